@@ -1,0 +1,342 @@
+/**
+ * `.raider-hall.yml`: types, zod schema and the text → config step.
+ *
+ * Seed 001 "CONFIG FILE" + hall-reference Appendix B, §9 (cron), §10 (telegram).
+ * Unknown keys are warnings; bad values are errors naming the file, the key
+ * path and what was expected (SPEC §8). The schema is the only list of keys:
+ * unknown-key detection walks its shape. Environment overrides
+ * (RAIDER_HALL_ACP_PORT, ...) are the caller's business.
+ */
+import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+
+export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'auto', 'bypassPermissions'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+/** A raider (or bot) name becomes part of file names: SPEC §3 "Names". */
+export const RAIDER_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
+
+export interface RaiderEntry {
+  engine?: string;
+  provider?: string;
+  model?: string;
+  persona?: string;
+  packs: string[];
+  permission_mode?: PermissionMode;
+  /** 'isolated', 'mcp' present on the entry, in that order: accepted, ignored by the hall (seed: noted in the slot log). */
+  ignoredKeys: string[];
+}
+
+export interface CronJobConfig {
+  /** Defaults to `name`; the binding is `cron:ID`. */
+  id: string;
+  name: string;
+  /** The expression, not validated here (the cron adapter does that). */
+  cron: string;
+  mission: string;
+  coalesce: boolean;
+  catch_up: 'once' | 'skip';
+  tz?: string;
+}
+
+export interface TelegramBotConfig {
+  name: string;
+  token: string;
+  allowlist: string[];
+  allowed_chats: string[];
+  /** chat id or '*' → raider name */
+  routing: Record<string, string>;
+  api_root: string;
+}
+
+export interface HallConfig {
+  /**
+   * In the YAML's order (ACP's default is the first raider). Note: as for any
+   * JS object, names made of digits only ("42") are listed before the others.
+   */
+  raiders: Record<string, RaiderEntry>;
+  cron: CronJobConfig[];
+  telegram: { api_root: string; bots: TelegramBotConfig[] } | null;
+  acp: { port: number | null; host: string };
+  logs: { keep_events: number; max_log_size: number };
+  cancel_grace: number;
+  permission_timeout: number;
+  longhouse: boolean;
+  /** Relative to the hall root; null = the default lib target. */
+  preferred_lib_target: string | null;
+  mcp: { enable: boolean };
+}
+
+export type ConfigResult = { ok: true; config: HallConfig; warnings: string[] } | { ok: false; errors: string[] };
+
+// ---------------------------------------------------------------- messages
+
+/** How a value is named in an error: scalars as written, collections by kind. */
+function show(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  if (typeof v === 'string') return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);
+  return String(v);
+}
+
+/** zod error option: "required" for a missing value, else "expected WHAT, got VALUE". */
+function expected(what: string, opts: { keyWhat?: string; hideValue?: boolean } = {}) {
+  return {
+    error: (iss: { code?: string; input?: unknown }): string => {
+      if (iss.code === 'invalid_key') return `expected ${opts.keyWhat ?? 'a valid key'}, got ${show(iss.input)}`;
+      if (iss.input === undefined) return 'required';
+      return opts.hideValue ? `expected ${what}` : `expected ${what}, got ${show(iss.input)}`;
+    },
+  };
+}
+
+/** `raiders.bjorn.packs`, `cron[1].cron`, `telegram.bots.ops.routing["*"]`. */
+export function keyPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const k of path) {
+    if (typeof k === 'number') out += `[${k}]`;
+    else if (/^[A-Za-z0-9_][A-Za-z0-9_-]*$/.test(String(k))) out += `${out ? '.' : ''}${String(k)}`;
+    else out += `[${JSON.stringify(String(k))}]`;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- leaves
+
+const NAME_WHAT = '1-64 letters, digits, _ or -, not starting with _ or -';
+const name = (what: string) => z.string(expected(`${what} (${NAME_WHAT})`)).regex(RAIDER_NAME_RE, expected(`${what} (${NAME_WHAT})`));
+const text = (what: string) => z.string(expected(what)).min(1, expected(what));
+/** A number that passes `test`; any failure is the one message "expected WHAT". */
+const number = (what: string, test: (n: number) => boolean) => z.number(expected(what)).refine(test, expected(what));
+const count = number('a whole number >= 0', (n) => Number.isInteger(n) && n >= 0);
+const flag = z
+  .custom<boolean | 0 | 1>((v) => v === true || v === false || v === 0 || v === 1, expected('true or false'))
+  .transform((v) => v === true || v === 1);
+const url = z
+  .string(expected('an http(s) URL'))
+  .regex(/^https?:\/\/[^\s/]+\S*$/, expected('an http(s) URL'))
+  .transform((u) => u.replace(/\/+$/, ''));
+const ID_WHAT = 'a Telegram id (an integer)';
+const telegramIds = z.array(
+  z
+    .custom<number | string>(
+      (v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,20}$/.test(v)),
+      expected(ID_WHAT),
+    )
+    .transform(String),
+  expected(`a list of Telegram ids`),
+);
+const validTimeZone = (tz: string): boolean => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+// ---------------------------------------------------------------- sections
+
+const raiderEntry = z
+  .object(
+    {
+      engine: text('an engine name').optional(),
+      provider: text('a provider alias').optional(),
+      model: text('a model name').optional(),
+      persona: text('a pack name').optional(),
+      packs: z.array(text('a pack name'), expected('a list of pack names')).default([]),
+      permission_mode: z.enum(PERMISSION_MODES, expected(`one of ${PERMISSION_MODES.join(', ')}`)).optional(),
+      isolated: z.unknown().optional(),
+      mcp: z.unknown().optional(),
+    },
+    expected('a mapping of raider settings'),
+  )
+  .nullable() // `bjorn:` with nothing under it is a raider with all defaults
+  .transform((e): RaiderEntry => {
+    if (e === null) return { packs: [], ignoredKeys: [] };
+    const { isolated: _isolated, mcp: _mcp, ...entry } = e;
+    return { ...entry, ignoredKeys: ['isolated', 'mcp'].filter((k) => k in e) };
+  });
+
+const cronJob = z.object(
+  {
+    id: text('a job id (a non-empty string)').optional(),
+    name: name('a raider name'),
+    cron: text('a cron expression'),
+    mission: z.string(expected('a string')).default(''),
+    coalesce: flag.default(false),
+    catch_up: z.enum(['once', 'skip'], expected('"once" or "skip"')).default('once'),
+    tz: text('a time zone name').refine(validTimeZone, expected('an IANA time zone such as Europe/Berlin')).optional(),
+  },
+  expected('a mapping (a cron job)'),
+);
+
+const cronJobs = z
+  .array(cronJob, expected('a list of cron jobs'))
+  .superRefine((jobs, ctx) => {
+    const first = new Map<string, number>();
+    jobs.forEach((job, i) => {
+      const id = job.id ?? job.name;
+      const j = first.get(id);
+      if (j === undefined) return void first.set(id, i);
+      ctx.addIssue({
+        code: 'custom',
+        path: job.id === undefined ? [i] : [i, 'id'],
+        message:
+          `duplicate id ${JSON.stringify(id)}, also the id of cron[${j}]` +
+          (job.id === undefined ? ' (the id defaults to the name; give one of them an id)' : ''),
+      });
+    });
+  })
+  .transform((jobs) => jobs.map(({ id, ...job }): CronJobConfig => ({ id: id ?? job.name, ...job })));
+
+const telegramBot = z
+  .object(
+    {
+      token: z.string(expected('a string (the bot token)', { hideValue: true })).optional(),
+      allowlist: telegramIds.default([]),
+      allowed_chats: telegramIds.default([]),
+      routing: z
+        .record(z.string().regex(/^(\*|-?\d+)$/), name('a raider name'), expected('a mapping of chat ids to raider names', { keyWhat: 'a chat id or "*"' }))
+        .default({}),
+      api_root: url.optional(),
+    },
+    expected('a mapping of bot settings'),
+  )
+  .nullable();
+
+const telegram = z.object(
+  {
+    api_root: url.default(DEFAULT_TELEGRAM_API_ROOT),
+    bots: z.record(name('a bot name'), telegramBot, expected('a mapping of bot names to bots', { keyWhat: `a bot name (${NAME_WHAT})` })).default({}),
+  },
+  expected('a mapping'),
+);
+
+const hallConfigSchema = z.object(
+  {
+    longhouse: flag.default(false),
+    preferred_lib_target: text('a directory path').nullable().default(null),
+    raiders: z
+      .record(name('a raider name'), raiderEntry, expected('a mapping of raider names to raider entries', { keyWhat: `a raider name (${NAME_WHAT})` }))
+      .default({}),
+    cron: cronJobs.default([]),
+    telegram: telegram.optional(),
+    acp: z
+      .object(
+        {
+          port: number('a port number (1-65535, or 0 for any free port)', (n) => Number.isInteger(n) && n >= 0 && n <= 65535)
+            .nullable()
+            .default(null),
+          host: text('a host name or address').default('127.0.0.1'),
+        },
+        expected('a mapping'),
+      )
+      .prefault({}),
+    logs: z
+      .object({ keep_events: count.default(20), max_log_size: count.default(1048576) }, expected('a mapping'))
+      .prefault({}),
+    cancel_grace: number('a number >= 0', (n) => n >= 0).default(5),
+    permission_timeout: number('a number > 0', (n) => n > 0).default(120),
+    mcp: z.object({ enable: flag.default(false) }, expected('a mapping')).prefault({}),
+  },
+  expected('a mapping'),
+);
+
+// ---------------------------------------------------------------- shape walk
+
+/** The schema a value is checked against, past optional/nullable/default/prefault and transforms. */
+function core(schema: z.ZodType): z.ZodType {
+  for (;;) {
+    if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) schema = schema.unwrap() as z.ZodType;
+    else if (schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault) schema = schema.unwrap() as z.ZodType;
+    else if (schema instanceof z.ZodPipe) schema = schema.in as z.ZodType;
+    else return schema;
+  }
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Walks the data along the schema: warns about (and drops) keys no object
+ * schema declares, and drops `key: ~` where the key does not take null, so
+ * an empty value counts as absent (its default applies).
+ */
+function prepare(schema: z.ZodType, value: unknown, path: PropertyKey[], warn: (w: string) => void): unknown {
+  const s = core(schema);
+  if (s instanceof z.ZodObject && isMapping(value)) {
+    const shape = s.shape as Record<string, z.ZodType>;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const field = Object.hasOwn(shape, k) ? shape[k] : undefined;
+      if (!field) warn(`unknown key ${keyPath([...path, k])} (ignored)`);
+      else if (v !== null || field.safeParse(null).success) out[k] = prepare(field, v, [...path, k], warn);
+    }
+    return out;
+  }
+  if (s instanceof z.ZodRecord && isMapping(value)) {
+    const vt = s.valueType as z.ZodType;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, prepare(vt, v, [...path, k], warn)]));
+  }
+  if (s instanceof z.ZodArray && Array.isArray(value)) {
+    return value.map((v, i) => prepare(s.element as z.ZodType, v, [...path, i], warn));
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------- entry points
+
+/** Parses and validates the text of a `.raider-hall.yml`; `file` only names it in messages. */
+export function parseHallConfig(text: string, file: string): ConfigResult {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, merge: true });
+  const where = (pos: readonly [number, number] | undefined): string => {
+    if (!pos) return '';
+    const { line, col } = lineCounter.linePos(pos[0]);
+    return ` line ${line}, column ${col}:`;
+  };
+  if (doc.errors.length > 0) {
+    return { ok: false, errors: doc.errors.map((e) => `${file}:${where(e.pos)} YAML syntax error: ${e.message}`) };
+  }
+  const warnings = doc.warnings.map((w) => `${file}:${where(w.pos)} ${w.message}`);
+
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (err) {
+    return { ok: false, errors: [`${file}: ${(err as Error).message}`] };
+  }
+  if (!isMapping(data)) {
+    return { ok: false, errors: [`${file}: expected a mapping of settings at the top level, got ${show(data)}`] };
+  }
+
+  const prepared = prepare(hallConfigSchema, data, [], (w) => warnings.push(`${file}: ${w}`));
+  const parsed = hallConfigSchema.safeParse(prepared);
+  if (!parsed.success) {
+    return { ok: false, errors: parsed.error.issues.map((i) => `${file}: ${keyPath(i.path) || '(top level)'}: ${i.message}`) };
+  }
+
+  const { telegram: tg, ...rest } = parsed.data;
+  const config: HallConfig = { ...rest, telegram: null };
+  if (tg) {
+    const bots: TelegramBotConfig[] = [];
+    for (const [botName, bot] of Object.entries(tg.bots)) {
+      if (!bot?.token) {
+        warnings.push(`${file}: ${keyPath(['telegram', 'bots', botName])}: no token, bot skipped`);
+        continue;
+      }
+      bots.push({ name: botName, ...bot, token: bot.token, api_root: bot.api_root ?? tg.api_root });
+    }
+    config.telegram = { api_root: tg.api_root, bots };
+  }
+  return { ok: true, config, warnings };
+}
+
+/** The configuration of a hall without a config file. */
+export function defaultHallConfig(): HallConfig {
+  const result = parseHallConfig('', '(defaults)');
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  return result.config;
+}

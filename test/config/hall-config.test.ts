@@ -1,0 +1,368 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type ConfigResult, type HallConfig, defaultHallConfig, parseHallConfig } from '../../src/adapters/config/hall-config.js';
+import { HALL_CONFIG_FILE, loadHallConfig } from '../../src/adapters/config/load-hall-config.js';
+
+const FILE = '/x/.raider-hall.yml';
+
+function ok(text: string): { config: HallConfig; warnings: string[] } {
+  const r = parseHallConfig(text, FILE);
+  if (!r.ok) throw new Error(`expected ok, got errors:\n${r.errors.join('\n')}`);
+  return r;
+}
+
+function errors(text: string): string[] {
+  const r: ConfigResult = parseHallConfig(text, FILE);
+  if (r.ok) throw new Error(`expected errors, got ${JSON.stringify(r.config)}`);
+  return r.errors;
+}
+
+// Seed 001 "CONFIG FILE" example. The seed's rendering reads `lagertha:{`
+// (a space lost); YAML needs `lagertha: {` — see the syntax error test below.
+const SEED_EXAMPLE = `longhouse: false
+preferred_lib_target: .raider-hall/lib
+raiders:
+  bjorn:   { engine: anthropic, persona: caveman }
+  lagertha: { engine: openai,    persona: polite, packs: [git-guru] }
+cron:
+  - { name: 1bjorn, cron: '*/15 * * * *', mission: 'ping CI' }
+telegram:
+  bots:
+    ops: { token: '...', allowlist: [42], routing: { '*': lagertha } }
+acp: { port: 38421, host: 127.0.0.1 }
+logs: { keep_events: 20, max_log_size: 1048576 }
+cancel_grace: 5
+permission_timeout: 120
+`;
+
+describe('parseHallConfig: the seed example', () => {
+  it('parses with the expected values and no warnings', () => {
+    const { config, warnings } = ok(SEED_EXAMPLE);
+    expect(warnings).toEqual([]);
+    expect(config).toEqual({
+      longhouse: false,
+      preferred_lib_target: '.raider-hall/lib',
+      raiders: {
+        bjorn: { engine: 'anthropic', persona: 'caveman', packs: [], ignoredKeys: [] },
+        lagertha: { engine: 'openai', persona: 'polite', packs: ['git-guru'], ignoredKeys: [] },
+      },
+      cron: [{ id: '1bjorn', name: '1bjorn', cron: '*/15 * * * *', mission: 'ping CI', coalesce: false, catch_up: 'once' }],
+      telegram: {
+        api_root: 'https://api.telegram.org',
+        bots: [
+          {
+            name: 'ops',
+            token: '...',
+            allowlist: ['42'],
+            allowed_chats: [],
+            routing: { '*': 'lagertha' },
+            api_root: 'https://api.telegram.org',
+          },
+        ],
+      },
+      acp: { port: 38421, host: '127.0.0.1' },
+      logs: { keep_events: 20, max_log_size: 1048576 },
+      cancel_grace: 5,
+      permission_timeout: 120,
+      mcp: { enable: false },
+    } satisfies HallConfig);
+  });
+
+  it('keeps the raiders in the order of the file', () => {
+    const { config } = ok('raiders:\n  zed: {}\n  1bjorn: {}\n  alf: {}\n');
+    expect(Object.keys(config.raiders)).toEqual(['zed', '1bjorn', 'alf']);
+  });
+
+  it('takes the provider example and provider next to engine (refused at spawn, not at load)', () => {
+    const { config } = ok(
+      'raiders:\n  ivar: { provider: acme, model: example-model, persona: caveman }\n  both: { provider: acme, engine: openai, permission_mode: acceptEdits }\n',
+    );
+    expect(config.raiders.ivar).toEqual({ provider: 'acme', model: 'example-model', persona: 'caveman', packs: [], ignoredKeys: [] });
+    expect(config.raiders.both).toEqual({ provider: 'acme', engine: 'openai', permission_mode: 'acceptEdits', packs: [], ignoredKeys: [] });
+  });
+});
+
+describe('defaults', () => {
+  const DEFAULTS: HallConfig = {
+    raiders: {},
+    cron: [],
+    telegram: null,
+    acp: { port: null, host: '127.0.0.1' },
+    logs: { keep_events: 20, max_log_size: 1048576 },
+    cancel_grace: 5,
+    permission_timeout: 120,
+    longhouse: false,
+    preferred_lib_target: null,
+    mcp: { enable: false },
+  };
+
+  it('defaultHallConfig() is the documented defaults, a fresh object each time', () => {
+    expect(defaultHallConfig()).toEqual(DEFAULTS);
+    const a = defaultHallConfig();
+    a.raiders.x = { packs: [], ignoredKeys: [] };
+    expect(defaultHallConfig().raiders).toEqual({});
+  });
+
+  it('an empty file, a comment-only file and empty values are all defaults', () => {
+    for (const text of ['', '# nothing yet\n', '---\n', 'raiders:\ncron:\ntelegram:\nacp:\nlogs:\ncancel_grace: ~\nmcp:\n']) {
+      expect(parseHallConfig(text, FILE)).toEqual({ ok: true, config: DEFAULTS, warnings: [] });
+    }
+  });
+
+  it('fills the defaults of raider entries, cron jobs, bots and sections', () => {
+    const { config } = ok(`raiders:
+  bjorn:
+cron:
+  - { name: bjorn, cron: '@daily' }
+telegram:
+  api_root: http://localhost:8081/
+  bots:
+    ops: { token: t1 }
+    dev: { token: t2, api_root: 'https://tg.example/' }
+acp: { port: 0 }
+logs: { keep_events: 0 }
+`);
+    expect(config.raiders.bjorn).toEqual({ packs: [], ignoredKeys: [] });
+    expect(config.cron).toEqual([{ id: 'bjorn', name: 'bjorn', cron: '@daily', mission: '', coalesce: false, catch_up: 'once' }]);
+    expect(config.telegram?.api_root).toBe('http://localhost:8081');
+    expect(config.telegram?.bots.map((b) => [b.name, b.api_root, b.allowlist, b.allowed_chats, b.routing])).toEqual([
+      ['ops', 'http://localhost:8081', [], [], {}],
+      ['dev', 'https://tg.example', [], [], {}],
+    ]);
+    expect(config.acp).toEqual({ port: 0, host: '127.0.0.1' });
+    expect(config.logs).toEqual({ keep_events: 0, max_log_size: 1048576 });
+  });
+
+  it('takes every optional value when given', () => {
+    const { config, warnings } = ok(`longhouse: 1
+preferred_lib_target: lib/here
+cancel_grace: 0.25
+permission_timeout: 2.5
+mcp: { enable: true }
+acp: { host: 0.0.0.0 }
+cron:
+  - { id: nightly, name: 1bjorn, cron: '0 3 * * *', mission: sweep, coalesce: true, catch_up: skip, tz: Europe/Berlin }
+`);
+    expect(warnings).toEqual([]);
+    expect(config.longhouse).toBe(true);
+    expect(config.preferred_lib_target).toBe('lib/here');
+    expect(config.cancel_grace).toBe(0.25);
+    expect(config.permission_timeout).toBe(2.5);
+    expect(config.mcp).toEqual({ enable: true });
+    expect(config.acp).toEqual({ port: null, host: '0.0.0.0' });
+    expect(config.cron[0]).toEqual({
+      id: 'nightly',
+      name: '1bjorn',
+      cron: '0 3 * * *',
+      mission: 'sweep',
+      coalesce: true,
+      catch_up: 'skip',
+      tz: 'Europe/Berlin',
+    });
+    expect(ok('longhouse: 0').config.longhouse).toBe(false);
+    expect(ok('longhouse: true').config.longhouse).toBe(true);
+    expect(ok('cancel_grace: 0').config.cancel_grace).toBe(0);
+  });
+});
+
+describe('bad values: file + key path + expectation', () => {
+  const cases: Array<[string, string]> = [
+    ['cancel_grace: soon', 'cancel_grace: expected a number >= 0, got "soon"'],
+    ['cancel_grace: -1', 'cancel_grace: expected a number >= 0, got -1'],
+    ['permission_timeout: 0', 'permission_timeout: expected a number > 0, got 0'],
+    ['longhouse: maybe', 'longhouse: expected true or false, got "maybe"'],
+    ['longhouse: 2', 'longhouse: expected true or false, got 2'],
+    ['preferred_lib_target: [a]', 'preferred_lib_target: expected a directory path, got a list'],
+    ['raiders: [bjorn]', 'raiders: expected a mapping of raider names to raider entries, got a list'],
+    ['raiders: { bjorn: { packs: 3 } }', 'raiders.bjorn.packs: expected a list of pack names, got 3'],
+    ['raiders: { bjorn: { packs: [ok, 7] } }', 'raiders.bjorn.packs[1]: expected a pack name, got 7'],
+    ['raiders: { bjorn: { persona: [a] } }', 'raiders.bjorn.persona: expected a pack name, got a list'],
+    ['raiders: { bjorn: { engine: "" } }', 'raiders.bjorn.engine: expected an engine name, got ""'],
+    [
+      'raiders: { bjorn: { permission_mode: yolo } }',
+      'raiders.bjorn.permission_mode: expected one of default, acceptEdits, plan, auto, bypassPermissions, got "yolo"',
+    ],
+    ['raiders: { bjorn: 5 }', 'raiders.bjorn: expected a mapping of raider settings, got 5'],
+    ['raiders: { "../x": {} }', 'raiders["../x"]: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "../x"'],
+    ['raiders: { _x: {} }', 'raiders._x: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "_x"'],
+    [`raiders: { ${'a'.repeat(65)}: {} }`, `raiders.${'a'.repeat(65)}: expected a raider name`],
+    ['cron: { name: x }', 'cron: expected a list of cron jobs, got a mapping'],
+    ['cron: [ 5 ]', 'cron[0]: expected a mapping (a cron job), got 5'],
+    ["cron: [ { cron: '* * * * *' } ]", 'cron[0].name: required'],
+    ["cron: [ { name: a, cron: '* * * * *' }, { name: b } ]", 'cron[1].cron: required'],
+    ["cron: [ { name: 'a b', cron: x } ]", 'cron[0].name: expected a raider name'],
+    ["cron: [ { name: a, cron: '' } ]", 'cron[0].cron: expected a cron expression, got ""'],
+    ['cron: [ { name: a, cron: x, coalesce: often } ]', 'cron[0].coalesce: expected true or false, got "often"'],
+    ['cron: [ { name: a, cron: x, catch_up: all } ]', 'cron[0].catch_up: expected "once" or "skip", got "all"'],
+    ['cron: [ { name: a, cron: x, tz: Mars/Base } ]', 'cron[0].tz: expected an IANA time zone such as Europe/Berlin, got "Mars/Base"'],
+    ['cron: [ { name: a, cron: x, mission: [1] } ]', 'cron[0].mission: expected a string, got a list'],
+    ['telegram: [ops]', 'telegram: expected a mapping, got a list'],
+    ['telegram: { api_root: ftp://x }', 'telegram.api_root: expected an http(s) URL, got "ftp://x"'],
+    ['telegram: { bots: { ops: { token: t, allowlist: 42 } } }', 'telegram.bots.ops.allowlist: expected a list of Telegram ids, got 42'],
+    ['telegram: { bots: { ops: { token: t, allowlist: [alice] } } }', 'telegram.bots.ops.allowlist[0]: expected a Telegram id (an integer), got "alice"'],
+    ['telegram: { bots: { ops: { token: t, allowed_chats: [1.5] } } }', 'telegram.bots.ops.allowed_chats[0]: expected a Telegram id (an integer), got 1.5'],
+    ['telegram: { bots: { ops: { token: t, routing: { bob: x } } } }', 'telegram.bots.ops.routing.bob: expected a chat id or "*", got "bob"'],
+    ["telegram: { bots: { ops: { token: t, routing: { '*': 'no/pe' } } } }", 'telegram.bots.ops.routing["*"]: expected a raider name'],
+    ['telegram: { bots: { "a b": { token: t } } }', 'telegram.bots["a b"]: expected a bot name'],
+    ['telegram: { bots: { ops: { token: t, api_root: x } } }', 'telegram.bots.ops.api_root: expected an http(s) URL, got "x"'],
+    ['acp: 38421', 'acp: expected a mapping, got 38421'],
+    ['acp: { port: 70000 }', 'acp.port: expected a port number (1-65535, or 0 for any free port), got 70000'],
+    ['acp: { port: "x" }', 'acp.port: expected a port number (1-65535, or 0 for any free port), got "x"'],
+    ['acp: { port: 80.5 }', 'acp.port: expected a port number (1-65535, or 0 for any free port), got 80.5'],
+    ['acp: { host: 1 }', 'acp.host: expected a host name or address, got 1'],
+    ['logs: { keep_events: -1 }', 'logs.keep_events: expected a whole number >= 0, got -1'],
+    ['logs: { max_log_size: 1.5 }', 'logs.max_log_size: expected a whole number >= 0, got 1.5'],
+    ['mcp: { enable: yes }', 'mcp.enable: expected true or false, got "yes"'],
+  ];
+
+  it.each(cases)('%s', (text, message) => {
+    const errs = errors(text);
+    expect(errs).toHaveLength(1);
+    expect(errs[0]?.startsWith(`${FILE}: ${message}`), errs[0]).toBe(true);
+  });
+
+  it('does not echo a bad bot token', () => {
+    expect(errors('telegram: { bots: { ops: { token: 123456 } } }')).toEqual([
+      `${FILE}: telegram.bots.ops.token: expected a string (the bot token)`,
+    ]);
+  });
+
+  it('reports every error, in a fixed order', () => {
+    const text = 'cancel_grace: soon\nraiders: { bjorn: { packs: 3 } }\nlogs: { keep_events: x }\ncron: [ { name: a } ]\n';
+    const expected = [
+      `${FILE}: raiders.bjorn.packs: expected a list of pack names, got 3`,
+      `${FILE}: cron[0].cron: required`,
+      `${FILE}: logs.keep_events: expected a whole number >= 0, got "x"`,
+      `${FILE}: cancel_grace: expected a number >= 0, got "soon"`,
+    ];
+    expect(errors(text)).toEqual(expected);
+    expect(errors(text)).toEqual(expected);
+  });
+
+  it('a duplicate cron id names both entries', () => {
+    expect(errors("cron:\n  - { name: 1bjorn, cron: '* * * * *' }\n  - { name: x, cron: y }\n  - { name: 1bjorn, cron: '0 * * * *' }\n")).toEqual([
+      `${FILE}: cron[2]: duplicate id "1bjorn", also the id of cron[0] (the id defaults to the name; give one of them an id)`,
+    ]);
+    expect(errors('cron:\n  - { id: j, name: a, cron: x }\n  - { id: j, name: b, cron: x }\n')).toEqual([
+      `${FILE}: cron[1].id: duplicate id "j", also the id of cron[0]`,
+    ]);
+    // distinct ids on one raider are fine
+    expect(ok('cron:\n  - { id: a, name: bjorn, cron: x }\n  - { id: b, name: bjorn, cron: x }\n').config.cron.map((j) => j.id)).toEqual(['a', 'b']);
+  });
+
+  it('the top level must be a mapping', () => {
+    expect(errors('- bjorn')).toEqual([`${FILE}: expected a mapping of settings at the top level, got a list`]);
+    expect(errors('just words')).toEqual([`${FILE}: expected a mapping of settings at the top level, got "just words"`]);
+  });
+});
+
+describe('unknown keys warn and are ignored', () => {
+  it('at every level', () => {
+    const { config, warnings } = ok(`colour: red
+raiders:
+  bjorn: { engine: anthropic, colour: blue }
+cron:
+  - { name: bjorn, cron: x, every: 5m }
+telegram:
+  polling: fast
+  bots:
+    ops: { token: t, secret: s }
+acp: { port: 1, tls: true }
+logs: { rotate: daily }
+mcp: { enable: false, socket: x }
+`);
+    expect(warnings).toEqual([
+      `${FILE}: unknown key colour (ignored)`,
+      `${FILE}: unknown key raiders.bjorn.colour (ignored)`,
+      `${FILE}: unknown key cron[0].every (ignored)`,
+      `${FILE}: unknown key telegram.polling (ignored)`,
+      `${FILE}: unknown key telegram.bots.ops.secret (ignored)`,
+      `${FILE}: unknown key acp.tls (ignored)`,
+      `${FILE}: unknown key logs.rotate (ignored)`,
+      `${FILE}: unknown key mcp.socket (ignored)`,
+    ]);
+    expect(config.raiders.bjorn).toEqual({ engine: 'anthropic', packs: [], ignoredKeys: [] });
+    expect(config.acp.port).toBe(1);
+  });
+
+  it('mcp and isolated on a raider entry are noted in ignoredKeys, not warned about', () => {
+    const { config, warnings } = ok('raiders:\n  a: { mcp: { servers: [x] }, isolated: true }\n  b: { isolated: ~ }\n  c: {}\n');
+    expect(warnings).toEqual([]);
+    expect(config.raiders.a?.ignoredKeys).toEqual(['isolated', 'mcp']);
+    expect(config.raiders.b?.ignoredKeys).toEqual(['isolated']);
+    expect(config.raiders.c?.ignoredKeys).toEqual([]);
+    expect(Object.keys(config.raiders.a ?? {}).sort()).toEqual(['ignoredKeys', 'packs']);
+  });
+
+  it('a bot without a token is skipped with a warning', () => {
+    const { config, warnings } = ok('telegram:\n  bots:\n    ops: { allowlist: [1] }\n    dev:\n    live: { token: t }\n');
+    expect(config.telegram?.bots.map((b) => b.name)).toEqual(['live']);
+    expect(warnings).toEqual([`${FILE}: telegram.bots.ops: no token, bot skipped`, `${FILE}: telegram.bots.dev: no token, bot skipped`]);
+  });
+});
+
+describe('Telegram ids', () => {
+  it('numbers and strings in allowlist / allowed_chats become strings', () => {
+    const { config } = ok(`telegram:
+  bots:
+    ops:
+      token: '123:abc'
+      allowlist: [42, "43", -7]
+      allowed_chats: [-1001234567890, "-1009876543210"]
+      routing: { -1001234567890: bjorn, 42: lagertha, '*': bjorn }
+`);
+    const bot = config.telegram?.bots[0];
+    expect(bot?.allowlist).toEqual(['42', '43', '-7']);
+    expect(bot?.allowed_chats).toEqual(['-1001234567890', '-1009876543210']);
+    expect(bot?.routing).toEqual({ '-1001234567890': 'bjorn', '42': 'lagertha', '*': 'bjorn' });
+  });
+});
+
+describe('YAML syntax errors', () => {
+  it('name the file, line and column', () => {
+    const errs = errors('raiders:\n  bjorn: { engine: anthropic\ncron: []\n');
+    expect(errs.length).toBeGreaterThan(0);
+    expect(errs[0]).toMatch(/^\/x\/\.raider-hall\.yml: line \d+, column \d+: YAML syntax error: /);
+  });
+
+  it('the seed text as rendered (`lagertha:{`) is one: line 5', () => {
+    const errs = errors(SEED_EXAMPLE.replace('lagertha: {', 'lagertha:{'));
+    expect(errs[0]).toMatch(/^\/x\/\.raider-hall\.yml: line 5, column \d+: YAML syntax error: /);
+  });
+
+  it('a duplicate key is an error with its line', () => {
+    expect(errors('cancel_grace: 1\ncancel_grace: 2\n')[0]).toMatch(/^\/x\/\.raider-hall\.yml: line 2, column 1: YAML syntax error: Map keys must be unique/);
+  });
+});
+
+describe('loadHallConfig', () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'hall-config-'));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('a missing file is the default config', () => {
+    expect(loadHallConfig(root)).toEqual({ ok: true, config: defaultHallConfig(), warnings: [] });
+  });
+
+  it('reads ROOT/.raider-hall.yml and names it in messages', () => {
+    writeFileSync(join(root, HALL_CONFIG_FILE), SEED_EXAMPLE.replace('permission_timeout: 120', 'permission_timeout: 30\nfoo: 1'));
+    const r = loadHallConfig(root);
+    expect(r.ok && r.config.permission_timeout).toBe(30);
+    expect(r.ok && r.config.raiders.lagertha?.packs).toEqual(['git-guru']);
+    expect(r.ok && r.warnings).toEqual([`${join(root, HALL_CONFIG_FILE)}: unknown key foo (ignored)`]);
+
+    writeFileSync(join(root, HALL_CONFIG_FILE), 'cancel_grace: soon\n');
+    expect(loadHallConfig(root)).toEqual({ ok: false, errors: [`${join(root, HALL_CONFIG_FILE)}: cancel_grace: expected a number >= 0, got "soon"`] });
+  });
+
+  it('an unreadable config is an error, not the defaults', () => {
+    mkdirSync(join(root, HALL_CONFIG_FILE));
+    const r = loadHallConfig(root);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.errors[0]).toMatch(new RegExp(`^${join(root, HALL_CONFIG_FILE).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: cannot read: `));
+  });
+});
