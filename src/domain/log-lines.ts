@@ -1,0 +1,60 @@
+/** The `[hall]` lines the hall writes into a slot log, and how they are read back. */
+
+const RESULT_TEXT_MAX = 300;
+
+export function startLine(runId: string): string {
+  return `[hall] raider ${runId} started\n`;
+}
+
+/** `[hall] raider ID STATUS: TEXT` with whitespace folded and TEXT cut at 300 characters plus `...`. */
+export function resultLine(runId: string, status: string, text: unknown): string {
+  return `[hall] raider ${runId} ${status}: ${foldResultText(text)}\n`;
+}
+
+export function resultText(outcome: { status: string; response?: unknown; error?: string }): unknown {
+  return outcome.status === 'completed' ? outcome.response : outcome.error;
+}
+
+export function foldResultText(text: unknown): string {
+  const raw = text === undefined || text === null ? '' : typeof text === 'string' ? text : JSON.stringify(text);
+  const folded = raw.replace(/\s+/g, ' ').trim();
+  const chars = Array.from(folded);
+  return chars.length > RESULT_TEXT_MAX ? `${chars.slice(0, RESULT_TEXT_MAX).join('')}...` : folded;
+}
+
+export function refusedLine(name: string, error: string): string {
+  return `[hall] raider ${name} refused: ${foldResultText(error)}; mission not run\n`;
+}
+
+export function ignoredKeysLine(baseName: string, keys: readonly string[]): string {
+  return `[hall] raider ${baseName}: ${keys.join(', ')} in .raider-hall.yml ignored\n`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The part of a slot log that belongs to one run: from its start line to its
+ * result line (or the end of the log while it runs). `found` is false when the
+ * log has no start line for the run.
+ */
+export function runSection(log: string, runId: string): { text: string; found: boolean; hasResult: boolean } {
+  const id = escapeRegExp(runId);
+  const start = new RegExp(`^\\[hall\\] raider ${id} started$`, 'm').exec(log);
+  const resultRe = new RegExp(`^\\[hall\\] raider ${id} [A-Za-z_]+: .*$`, 'm');
+  if (!start) {
+    return { text: log, found: false, hasResult: resultRe.test(log) };
+  }
+  const rest = log.slice(start.index);
+  const result = resultRe.exec(rest);
+  if (!result) return { text: rest, found: true, hasResult: false };
+  const end = result.index + result[0].length;
+  const withNewline = rest[end] === '\n' ? end + 1 : end;
+  return { text: rest.slice(0, withNewline), found: true, hasResult: true };
+}
+
+/** True when the log holds a result line for the run. */
+export function hasResultLine(log: string, runId: string): boolean {
+  return new RegExp(`^\\[hall\\] raider ${escapeRegExp(runId)} [A-Za-z_]+: `, 'm').test(log);
+}

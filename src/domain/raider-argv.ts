@@ -1,0 +1,84 @@
+/** The command line and environment the hall starts a raider with (seed 001, reference §4). */
+
+export interface RaiderEntryFields {
+  engine?: string;
+  provider?: string;
+  model?: string;
+  persona?: string;
+  packs?: readonly string[];
+  permission_mode?: string;
+}
+
+export interface RaiderArgvInput {
+  entry: RaiderEntryFields;
+  /** Absolute path of the lib target, passed as `-o preferred_lib_target=`. */
+  libTarget: string;
+  root: string;
+  session?: string;
+  /** Overrides the entry's permission mode (an ACP session's mode). */
+  permissionMode?: string;
+  permissionChannel?: string;
+  mission: string;
+}
+
+/** The arguments after the raider executable. */
+export function raiderArgv(input: RaiderArgvInput): string[] {
+  const { entry } = input;
+  const argv = ['--stream-json'];
+  if (entry.engine) argv.push('--engine', entry.engine);
+  if (entry.provider) argv.push('--provider', entry.provider);
+  if (entry.model) argv.push('--model', entry.model);
+  for (const pack of packList(entry)) argv.push('--pack', pack);
+  const mode = input.permissionMode ?? entry.permission_mode;
+  if (mode) argv.push('--permission-mode', mode);
+  argv.push('-o', `preferred_lib_target=${input.libTarget}`);
+  argv.push('--root', input.root);
+  if (input.session !== undefined) argv.push('--session', input.session);
+  if (input.permissionChannel !== undefined) argv.push('--permission-channel', input.permissionChannel);
+  argv.push('--', input.mission);
+  return argv;
+}
+
+/** The entry's packs in order, then its persona unless it is already listed. */
+export function packList(entry: RaiderEntryFields): string[] {
+  const packs = [...(entry.packs ?? [])];
+  if (entry.persona && !packs.includes(entry.persona)) packs.push(entry.persona);
+  return packs;
+}
+
+export interface RaiderEnvInput {
+  root: string;
+  slot: string;
+  runId: string;
+  socketPath: string;
+  libTarget: string;
+  longhouse: boolean;
+  telegram?: { bot: string; chat_id: string | number; message_thread_id?: number };
+}
+
+const TELEGRAM_VARS = ['RAIDER_HALL_TELEGRAM_BOT', 'RAIDER_HALL_TELEGRAM_CHAT_ID', 'RAIDER_HALL_TELEGRAM_THREAD_ID'];
+
+/** The hall's environment without the Telegram variables, plus the run's own. */
+export function raiderEnv(base: Readonly<Record<string, string | undefined>>, input: RaiderEnvInput): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(base)) {
+    if (value !== undefined && !TELEGRAM_VARS.includes(key)) env[key] = value;
+  }
+  env.RAIDER_HALL_MODE = '1';
+  env.RAIDER_HALL_ROOT = input.root;
+  env.RAIDER_HALL_SLOT = input.slot;
+  env.RAIDER_HALL_SOCKET = input.socketPath;
+  // Lets a restarted hall recognise its raiders among the live processes.
+  env.RAIDER_HALL_RUN_ID = input.runId;
+  const libs = [`${input.libTarget}/lib/perl5`];
+  if (input.longhouse) libs.push(`${input.root}/longhouse/lib`);
+  env.PERL5LIB = [base.PERL5LIB, ...libs].filter((p) => p !== undefined && p !== '').join(':');
+  if (input.telegram) {
+    env.RAIDER_HALL_TELEGRAM_BOT = input.telegram.bot;
+    env.RAIDER_HALL_TELEGRAM_CHAT_ID = String(input.telegram.chat_id);
+    if (input.telegram.message_thread_id !== undefined) {
+      env.RAIDER_HALL_TELEGRAM_THREAD_ID = String(input.telegram.message_thread_id);
+    }
+  }
+  return env;
+}

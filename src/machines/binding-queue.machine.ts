@@ -1,0 +1,135 @@
+/**
+ * A binding's queue: one writer per session (ADR 0003). While a run of the
+ * binding lives, or a mission of it is on its way to a slot, new missions of
+ * the binding wait here, and start one after the other in the binding's
+ * session.
+ *
+ *   free ──submit/offer──▶ reserved ──started──▶ occupied ──ended──▶ (next or free)
+ *                              └──waiting (it queued in a busy slot)──▶ (next or free)
+ */
+import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import type { Mission } from '../domain/mission.js';
+
+export interface BindingQueueInput {
+  binding: string;
+  /** Missions left waiting by a previous hall, oldest first. */
+  queue: Mission[];
+}
+
+export interface BindingQueueContext extends BindingQueueInput {
+  /** The run that holds the binding. */
+  runId?: string;
+  /** Time of the latest event, passed on with the next mission. */
+  now: number;
+  stopping: boolean;
+}
+
+export type BindingQueueEvent =
+  /** A new mission of this binding. */
+  | { type: 'binding.submit'; entry: Mission; at: number; reqId?: string }
+  /** A slot wants to start a waiting mission of this binding. */
+  | { type: 'binding.offer'; entry: Mission; slot: string; at: number }
+  /** A run of the binding was created. */
+  | { type: 'binding.started'; runId: string }
+  /** The mission passed on had to wait in its slot's queue: the binding is free again. */
+  | { type: 'binding.waiting'; at: number }
+  /** The run that held the binding ended. */
+  | { type: 'binding.ended'; runId: string; at: number }
+  | { type: 'binding.drain'; at: number }
+  | { type: 'binding.drop' }
+  | { type: 'binding.stop' };
+
+/** What a binding queue tells the hall. */
+export type BindingQueueReport =
+  | { type: 'binding.pass'; binding: string; entry: Mission; at: number; reqId?: string }
+  | { type: 'binding.queued'; binding: string; entry: Mission; depth: number; reqId?: string; fromSlot?: string }
+  | { type: 'binding.offerAccepted'; binding: string; slot: string; missionId: string; at: number }
+  | { type: 'binding.dropped'; binding: string; entries: Mission[] };
+
+export const bindingQueueMachine = setup({
+  types: {} as { context: BindingQueueContext; input: BindingQueueInput; events: BindingQueueEvent },
+  guards: {
+    holdsNoMore: ({ context }) => context.stopping || context.queue.length === 0,
+    isOwnRun: ({ context, event }) => event.type === 'binding.ended' && event.runId === context.runId,
+  },
+  actions: {
+    pass: sendParent(({ context, event }): BindingQueueReport => {
+      if (event.type !== 'binding.submit') throw new Error(`pass on ${event.type}`);
+      return {
+        type: 'binding.pass',
+        binding: context.binding,
+        entry: event.entry,
+        at: event.at,
+        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+      };
+    }),
+    passHead: enqueueActions(({ context, enqueue }) => {
+      const [head, ...rest] = context.queue;
+      if (!head) return;
+      enqueue.assign({ queue: rest });
+      enqueue.sendParent({ type: 'binding.pass', binding: context.binding, entry: head, at: context.now } satisfies BindingQueueReport);
+    }),
+    acceptOffer: sendParent(({ context, event }): BindingQueueReport => {
+      if (event.type !== 'binding.offer') throw new Error(`acceptOffer on ${event.type}`);
+      return { type: 'binding.offerAccepted', binding: context.binding, slot: event.slot, missionId: event.entry.id, at: event.at };
+    }),
+    enqueue: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'binding.submit' && event.type !== 'binding.offer') return;
+      const queue = [...context.queue, event.entry];
+      enqueue.assign({ queue, now: Math.max(context.now, event.at) });
+      enqueue.sendParent({
+        type: 'binding.queued',
+        binding: context.binding,
+        entry: event.entry,
+        depth: queue.length,
+        ...(event.type === 'binding.submit' && event.reqId !== undefined ? { reqId: event.reqId } : {}),
+        ...(event.type === 'binding.offer' ? { fromSlot: event.slot } : {}),
+      } satisfies BindingQueueReport);
+    }),
+    drop: enqueueActions(({ context, enqueue }) => {
+      if (context.queue.length === 0) return;
+      enqueue.sendParent({ type: 'binding.dropped', binding: context.binding, entries: context.queue } satisfies BindingQueueReport);
+      enqueue.assign({ queue: [] });
+    }),
+    noteTime: assign({
+      now: ({ context, event }) => ('at' in event ? Math.max(context.now, event.at) : context.now),
+    }),
+  },
+}).createMachine({
+  id: 'bindingQueue',
+  context: ({ input }) => ({ ...input, now: 0, stopping: false }),
+  initial: 'free',
+  on: {
+    'binding.drop': { actions: 'drop' },
+    'binding.stop': { actions: assign({ stopping: true }) },
+  },
+  states: {
+    free: {
+      on: {
+        'binding.submit': { target: 'reserved', actions: ['noteTime', 'pass'] },
+        'binding.offer': { target: 'reserved', actions: ['noteTime', 'acceptOffer'] },
+        'binding.drain': { target: 'next', actions: 'noteTime' },
+        // A run of a previous hall that still lives holds the binding.
+        'binding.started': { target: 'occupied', actions: assign({ runId: ({ event }) => event.runId }) },
+      },
+    },
+    reserved: {
+      on: {
+        'binding.submit': { actions: 'enqueue' },
+        'binding.offer': { actions: 'enqueue' },
+        'binding.started': { target: 'occupied', actions: assign({ runId: ({ event }) => event.runId }) },
+        'binding.waiting': { target: 'next', actions: 'noteTime' },
+      },
+    },
+    occupied: {
+      on: {
+        'binding.submit': { actions: 'enqueue' },
+        'binding.offer': { actions: 'enqueue' },
+        'binding.ended': { guard: 'isOwnRun', target: 'next', actions: ['noteTime', assign({ runId: undefined })] },
+      },
+    },
+    next: {
+      always: [{ guard: 'holdsNoMore', target: 'free' }, { target: 'reserved', actions: 'passHead' }],
+    },
+  },
+});

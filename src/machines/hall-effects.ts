@@ -1,0 +1,53 @@
+/**
+ * What the hall actor emits to the world. Adapters listen with
+ * `hall.on(type, ...)`: the event bus writes `bus` events, the control socket
+ * answers `reply` events, the state store applies `store` operations, and the
+ * run registry (behind ps, status, attach) follows `registry.*`.
+ */
+import type { Mission } from '../domain/mission.js';
+
+/** A public event-bus event before its envelope (version, seq, time, ts). */
+export interface BusEvent {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** A reply to a control command; the socket adapter writes it once its state is on disk. */
+export type ReplyBody = Record<string, unknown>;
+
+export type QueueRef = { kind: 'slot'; slot: string } | { kind: 'binding'; binding: string };
+
+/** A change to the durable state (queues, ledger, bindings). */
+export type StoreOp =
+  /** The mission waits at the tail of `queue`; if it waited elsewhere it moves. */
+  | { op: 'queue'; queue: QueueRef; entry: Mission }
+  /** The mission will not run (dropped or refused). */
+  | { op: 'remove'; missionId: string }
+  | { op: 'pid'; runId: string; pid: number }
+  /** The run's end was reported: it leaves the run ledger. */
+  | { op: 'end'; runId: string }
+  | { op: 'bind'; binding: string; session: string }
+  | { op: 'unbind'; binding: string };
+
+/** A live run, as `ps`, `status` and `attach` show it. */
+export interface LiveRun {
+  id: string;
+  slot: string;
+  base_name: string;
+  pid: number;
+  mission: string;
+  mission_id: string;
+  session?: string;
+  binding?: string;
+  events_path: string;
+  log_path: string;
+  started_at: number;
+}
+
+export type HallEmitted =
+  | { type: 'bus'; event: BusEvent }
+  | { type: 'reply'; reqId: string; body: ReplyBody }
+  | { type: 'store'; op: StoreOp }
+  | { type: 'registry.runStarted'; run: LiveRun }
+  | { type: 'registry.runEnded'; runId: string }
+  | { type: 'hall.stopped' };

@@ -1,0 +1,564 @@
+/**
+ * The hall root actor: owns the slots and binding queues, routes missions
+ * between them, answers control commands, and keeps the session of each
+ * binding. Lifecycle: booting → running → stopping → stopped.
+ *
+ * It decides; it never does I/O. What it decided leaves as emitted events
+ * (see hall-effects.ts) that adapters carry out.
+ */
+import { assign, emit, enqueueActions, setup, type ActorRefFrom } from 'xstate';
+import type { Mission, TelegramTarget } from '../domain/mission.js';
+import { bindingProblem, effectiveBinding, raiderNameProblem, slotBinding, slotOf } from '../domain/names.js';
+import type { RunIdCursor } from '../domain/run-id.js';
+import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.machine.js';
+import type { BusEvent, HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
+import type { RunOutput, RunSpawnedReport } from './run.machine.js';
+import { slotMachine, type SlotReport } from './slot.machine.js';
+
+/** A run of a previous hall whose process still lives; the hall watches it to its end. */
+export interface AdoptedRun {
+  runId: string;
+  entry: Mission;
+  binding?: string;
+  session?: string;
+  pid: number;
+  startedAt: number;
+  eventsPath: string;
+  logPath: string;
+}
+
+export interface HallInput {
+  root: string;
+  /** cancel_grace in milliseconds. */
+  graceMs: number;
+  /** How long raiders get to end after SIGTERM when the hall stops. */
+  shutdownGraceMs: number;
+  slotQueues: Record<string, Mission[]>;
+  bindingQueues: Record<string, Mission[]>;
+  sessions: Record<string, string>;
+  runIdCursors: Record<string, RunIdCursor>;
+  adopted: AdoptedRun[];
+}
+
+interface LiveRunRoute {
+  slot: string;
+  /** An explicit binding whose queue waits for this run. */
+  explicitBinding?: string;
+}
+
+export interface HallContext extends HallInput {
+  slots: Record<string, ActorRefFrom<typeof slotMachine>>;
+  bindings: Record<string, ActorRefFrom<typeof bindingQueueMachine>>;
+  runs: Record<string, LiveRunRoute>;
+}
+
+export interface SpawnCommand {
+  type: 'cmd.spawn';
+  reqId?: string;
+  missionId: string;
+  name: unknown;
+  mission: unknown;
+  binding?: unknown;
+  telegram?: TelegramTarget;
+  permission_mode?: string;
+  cwd?: string;
+  at: number;
+}
+
+export type HallCommand =
+  | SpawnCommand
+  | { type: 'cmd.kill'; reqId: string; id: unknown }
+  | { type: 'cmd.cancel'; reqId: string; id: unknown }
+  | { type: 'cmd.sessionReset'; reqId?: string; binding: unknown }
+  | { type: 'cmd.dropQueued'; binding: string };
+
+export type HallEvent =
+  | { type: 'hall.boot'; at: number }
+  | { type: 'hall.stop' }
+  | HallCommand
+  | SlotReport
+  | BindingQueueReport
+  | RunSpawnedReport;
+
+type SlotRef = ActorRefFrom<typeof slotMachine>;
+type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
+
+const bus = (event: BusEvent): HallEmitted => ({ type: 'bus', event });
+const store = (op: StoreOp): HallEmitted => ({ type: 'store', op });
+const reply = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
+
+function stringId(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** The explicit binding of a mission, which has a queue machine of its own. */
+function explicitBinding(entry: Mission): string | undefined {
+  return entry.binding;
+}
+
+const hallSetup = setup({
+  types: {} as {
+    context: HallContext;
+    input: HallInput;
+    events: HallEvent;
+    emitted: HallEmitted;
+  },
+  actors: { slot: slotMachine, bindingQueue: bindingQueueMachine },
+  delays: {
+    shutdownGrace: ({ context }) => context.shutdownGraceMs,
+    // After SIGKILL a process is gone at once; this only guards against a run that never reports.
+    lastResort: ({ context }) => context.shutdownGraceMs + 5000,
+  },
+  guards: {
+    noLiveRuns: ({ context }) => Object.keys(context.runs).length === 0,
+  },
+  actions: {
+    ensureSlot: assign(({ context, spawn }, params: { name: string }) => {
+      const { slot, baseName, singleton } = slotOf(params.name);
+      if (context.slots[slot]) return {};
+      const ref: SlotRef = spawn('slot', {
+        id: `slot:${slot}`,
+        systemId: `slot:${slot}`,
+        input: {
+          slot,
+          baseName,
+          singleton,
+          queue: context.slotQueues[slot] ?? [],
+          ...(context.runIdCursors[slot] ? { lastRunId: context.runIdCursors[slot] } : {}),
+          graceMs: context.graceMs,
+        },
+      });
+      return { slots: { ...context.slots, [slot]: ref } };
+    }),
+    ensureBinding: assign(({ context, spawn }, params: { binding: string }) => {
+      if (context.bindings[params.binding]) return {};
+      const ref: BindingRef = spawn('bindingQueue', {
+        id: `binding:${params.binding}`,
+        systemId: `binding:${params.binding}`,
+        input: { binding: params.binding, queue: context.bindingQueues[params.binding] ?? [] },
+      });
+      return { bindings: { ...context.bindings, [params.binding]: ref } };
+    }),
+
+  },
+});
+
+export const hallMachine = hallSetup
+  .extend({
+    actions: {
+    acceptSpawn: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'cmd.spawn') return;
+      const fail = (error: string) => {
+        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { error }));
+      };
+      const nameProblem = raiderNameProblem(event.name);
+      if (nameProblem) return fail(nameProblem);
+      if (typeof event.mission !== 'string') return fail('spawn requires a mission (a string)');
+      if (event.binding !== undefined && event.binding !== null) {
+        const problem = bindingProblem(event.binding);
+        if (problem) return fail(problem);
+      }
+      const entry: Mission = {
+        id: event.missionId,
+        name: event.name as string,
+        mission: event.mission,
+        ...(typeof event.binding === 'string' ? { binding: event.binding } : {}),
+        ...(event.telegram !== undefined ? { telegram: event.telegram } : {}),
+        ...(event.permission_mode !== undefined ? { permission_mode: event.permission_mode } : {}),
+        ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
+      };
+      const reqId = event.reqId !== undefined ? { reqId: event.reqId } : {};
+      if (entry.binding !== undefined) {
+        enqueue({ type: 'ensureBinding', params: { binding: entry.binding } });
+        enqueue.sendTo(({ context: c }) => c.bindings[entry.binding!]!, {
+          type: 'binding.submit',
+          entry,
+          at: event.at,
+          ...reqId,
+        });
+        return;
+      }
+      const { slot } = slotOf(entry.name);
+      const binding = effectiveBinding(slot, undefined);
+      const session = binding !== undefined ? context.sessions[binding] : undefined;
+      enqueue({ type: 'ensureSlot', params: { name: entry.name } });
+      enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
+        type: 'slot.submit',
+        entry,
+        at: event.at,
+        ...(session !== undefined ? { session } : {}),
+        ...reqId,
+      });
+    }),
+
+    refuseWhileStopping: hallSetup.enqueueActions(({ event, enqueue }) => {
+      if (event.type === 'cmd.spawn' && event.reqId !== undefined) {
+        enqueue.emit(reply(event.reqId, { error: 'the hall is stopping; the mission was not accepted' }));
+      }
+    }),
+
+    passToSlot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'binding.pass') return;
+      const { slot } = slotOf(event.entry.name);
+      const session = context.sessions[event.binding];
+      enqueue({ type: 'ensureSlot', params: { name: event.entry.name } });
+      enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
+        type: 'slot.submit',
+        entry: event.entry,
+        at: event.at,
+        ...(session !== undefined ? { session } : {}),
+        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+      });
+    }),
+
+    answerOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'slot.offer') return;
+      const slotRef = context.slots[event.slot];
+      if (!slotRef) return;
+      const explicit = explicitBinding(event.entry);
+      if (explicit !== undefined) {
+        enqueue({ type: 'ensureBinding', params: { binding: explicit } });
+        enqueue.sendTo(({ context: c }) => c.bindings[explicit]!, {
+          type: 'binding.offer',
+          entry: event.entry,
+          slot: event.slot,
+          at: event.at,
+        });
+        return;
+      }
+      const session = context.sessions[slotBinding(event.slot)];
+      enqueue.sendTo(slotRef, {
+        type: 'slot.offerAccepted',
+        missionId: event.entry.id,
+        at: event.at,
+        ...(session !== undefined ? { session } : {}),
+      });
+    }),
+
+    acceptBindingOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'binding.offerAccepted') return;
+      const slotRef = context.slots[event.slot];
+      if (!slotRef) return;
+      const session = context.sessions[event.binding];
+      enqueue.sendTo(slotRef, {
+        type: 'slot.offerAccepted',
+        missionId: event.missionId,
+        at: event.at,
+        ...(session !== undefined ? { session } : {}),
+      });
+    }),
+
+    noteRunCreated: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'slot.runCreated') return;
+      const explicit = explicitBinding(event.entry);
+      enqueue.assign({
+        runs: {
+          ...context.runs,
+          [event.runId]: { slot: event.slot, ...(explicit !== undefined ? { explicitBinding: explicit } : {}) },
+        },
+      });
+      if (explicit !== undefined && context.bindings[explicit]) {
+        enqueue.sendTo(context.bindings[explicit], { type: 'binding.started', runId: event.runId });
+      }
+    }),
+
+    reportSpawned: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'run.spawned') return;
+      const bound = event.binding !== undefined && event.session !== undefined;
+      if (bound && event.sessionCreated) {
+        enqueue.assign({ sessions: { ...context.sessions, [event.binding!]: event.session! } });
+        enqueue.emit(store({ op: 'bind', binding: event.binding!, session: event.session! }));
+        enqueue.emit(bus({ type: 'session.bound', binding: event.binding!, session: event.session! }));
+      }
+      const boundFields = bound ? { session: event.session!, binding: event.binding! } : {};
+      enqueue.emit({
+        type: 'registry.runStarted',
+        run: {
+          id: event.runId,
+          slot: event.slot,
+          base_name: event.baseName,
+          pid: event.pid,
+          mission: event.entry.mission,
+          mission_id: event.entry.id,
+          ...boundFields,
+          events_path: event.eventsPath,
+          log_path: event.logPath,
+          started_at: event.startedAt,
+        },
+      });
+      if (event.adopted) return;
+      enqueue.emit(store({ op: 'pid', runId: event.runId, pid: event.pid }));
+      enqueue.emit(
+        bus({
+          type: 'raider.spawned',
+          id: event.runId,
+          pid: event.pid,
+          slot: event.slot,
+          base_name: event.baseName,
+          mission_id: event.entry.id,
+          ...boundFields,
+        }),
+      );
+      if (event.sessionError !== undefined && event.binding !== undefined) {
+        enqueue.emit(bus({ type: 'hall.session_error', binding: event.binding, error: event.sessionError, id: event.runId }));
+      }
+      if (event.reqId !== undefined) {
+        enqueue.emit(
+          reply(event.reqId, {
+            id: event.runId,
+            pid: event.pid,
+            slot: event.slot,
+            events_path: event.eventsPath,
+            mission_id: event.entry.id,
+            ...boundFields,
+          }),
+        );
+      }
+    }),
+
+    reportRunEnded: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'slot.runEnded') return;
+      const out: RunOutput = event.output;
+      const { [out.runId]: route, ...runs } = context.runs;
+      enqueue.assign({ runs });
+      const explicit = route?.explicitBinding;
+      if (out.kind === 'refused') {
+        enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
+        enqueue.emit(
+          bus({
+            type: 'raider.refused',
+            status: 'refused',
+            slot: out.slot,
+            name: out.entry.name,
+            ...(out.binding !== undefined ? { binding: out.binding } : {}),
+            reason: out.reason,
+            error: out.error,
+            queued: out.queued,
+            mission_id: out.entry.id,
+          }),
+        );
+        if (out.reqId !== undefined) {
+          enqueue.emit(reply(out.reqId, { status: 'refused', reason: out.reason, error: out.error }));
+        }
+      } else {
+        const o = out.outcome;
+        enqueue.emit(
+          bus({
+            type: 'raider.done',
+            id: out.runId,
+            slot: out.slot,
+            pid: out.pid,
+            exit_code: o.exit_code,
+            signaled: o.signaled,
+            status: o.status,
+            ...(o.response !== undefined ? { response: o.response } : {}),
+            ...(o.error !== undefined ? { error: o.error } : {}),
+            ...(o.session !== undefined ? { session: o.session } : {}),
+            ...(out.binding !== undefined && out.session !== undefined ? { binding: out.binding } : {}),
+            mission_id: out.entry.id,
+            ...(out.cancelRequested ? { cancel_requested: true } : {}),
+          }),
+        );
+        enqueue.emit(store({ op: 'end', runId: out.runId }));
+        if (out.unstarted) enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
+        enqueue.emit({ type: 'registry.runEnded', runId: out.runId });
+        if (out.unstarted && out.reqId !== undefined) {
+          enqueue.emit(reply(out.reqId, { error: `command failed: ${o.error ?? 'the raider could not be started'}` }));
+        }
+      }
+      if (explicit !== undefined && context.bindings[explicit]) {
+        enqueue.sendTo(context.bindings[explicit], { type: 'binding.ended', runId: out.runId, at: out.endedAt });
+      }
+    }),
+
+    reportSlotQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'slot.queued') return;
+      enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot: event.slot }, entry: event.entry }));
+      enqueue.emit(bus({ type: 'raider.queued', slot: event.slot, queue_depth: event.depth, mission_id: event.entry.id }));
+      if (event.reqId !== undefined) {
+        enqueue.emit(reply(event.reqId, { queued: 1, slot: event.slot, queue_depth: event.depth, mission_id: event.entry.id }));
+      }
+      // The binding passed this mission on; it waits in the slot, so the binding is free again.
+      const explicit = explicitBinding(event.entry);
+      if (explicit !== undefined && context.bindings[explicit]) {
+        enqueue.sendTo(context.bindings[explicit], { type: 'binding.waiting', at: 0 });
+      }
+    }),
+
+    reportBindingQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'binding.queued') return;
+      const name = event.entry.name;
+      enqueue.emit(store({ op: 'queue', queue: { kind: 'binding', binding: event.binding }, entry: event.entry }));
+      enqueue.emit(
+        bus({ type: 'raider.queued', slot: name, binding: event.binding, queue_depth: event.depth, mission_id: event.entry.id }),
+      );
+      if (event.reqId !== undefined) {
+        enqueue.emit(
+          reply(event.reqId, {
+            queued: 1,
+            slot: name,
+            binding: event.binding,
+            queue_depth: event.depth,
+            mission_id: event.entry.id,
+          }),
+        );
+      }
+      const fromSlot = event.fromSlot !== undefined ? context.slots[event.fromSlot] : undefined;
+      if (fromSlot) enqueue.sendTo(fromSlot, { type: 'slot.offerDeclined', missionId: event.entry.id, at: 0 });
+    }),
+
+    reportDropped: hallSetup.enqueueActions(({ event, enqueue }) => {
+      if (event.type !== 'slot.dropped' && event.type !== 'binding.dropped') return;
+      for (const entry of event.entries) enqueue.emit(store({ op: 'remove', missionId: entry.id }));
+    }),
+
+    signalRun: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
+      if (event.type !== 'cmd.kill' && event.type !== 'cmd.cancel') return;
+      const id = stringId(event.id);
+      const ref = id !== null && context.runs[id] ? system.get(`run:${id}`) : undefined;
+      if (id === null || !ref) {
+        enqueue.emit(reply(event.reqId, { error: id === null ? `${event.type.slice(4)} requires an id` : 'raider not found' }));
+        return;
+      }
+      if (event.type === 'cmd.kill') {
+        enqueue.sendTo(ref, { type: 'run.kill' });
+        enqueue.emit(reply(event.reqId, { killed: 1, id }));
+      } else {
+        enqueue.sendTo(ref, { type: 'run.cancel' });
+        enqueue.emit(reply(event.reqId, { cancelled: 1, id }));
+      }
+    }),
+
+    resetSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'cmd.sessionReset') return;
+      const answer = (body: ReplyBody) => {
+        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, body));
+      };
+      const binding = stringId(event.binding);
+      if (binding === null) return answer({ error: 'session_reset requires a binding' });
+      const old = context.sessions[binding];
+      if (old === undefined) return answer({ error: `no session bound to ${binding}` });
+      const { [binding]: _, ...sessions } = context.sessions;
+      enqueue.assign({ sessions });
+      enqueue.emit(store({ op: 'unbind', binding }));
+      enqueue.emit(bus({ type: 'session.reset', binding, session: old }));
+      answer({ reset: 1, binding, session: old });
+    }),
+
+    dropQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'cmd.dropQueued') return;
+      const ref = context.bindings[event.binding];
+      if (ref) enqueue.sendTo(ref, { type: 'binding.drop' });
+      for (const slotRef of Object.values(context.slots)) enqueue.sendTo(slotRef, { type: 'slot.drop', binding: event.binding });
+    }),
+
+    boot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'hall.boot') return;
+      const slotsToDrain = new Set<string>();
+      const bindingsToDrain = new Set<string>();
+      let runs = context.runs;
+      for (const run of context.adopted) {
+        const slot = slotOf(run.entry.name).slot;
+        const explicit = explicitBinding(run.entry);
+        enqueue({ type: 'ensureSlot', params: { name: slot } });
+        slotsToDrain.add(slot);
+        runs = { ...runs, [run.runId]: { slot, ...(explicit !== undefined ? { explicitBinding: explicit } : {}) } };
+        enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
+          type: 'slot.adopt',
+          runId: run.runId,
+          entry: run.entry,
+          ...(run.binding !== undefined ? { binding: run.binding } : {}),
+          ...(run.session !== undefined ? { session: run.session } : {}),
+          pid: run.pid,
+          startedAt: run.startedAt,
+          eventsPath: run.eventsPath,
+          logPath: run.logPath,
+        });
+        if (explicit !== undefined) {
+          enqueue({ type: 'ensureBinding', params: { binding: explicit } });
+          bindingsToDrain.add(explicit);
+          enqueue.sendTo(({ context: c }) => c.bindings[explicit]!, { type: 'binding.started', runId: run.runId });
+        }
+      }
+      enqueue.assign({ runs });
+      for (const [slot, queue] of Object.entries(context.slotQueues)) {
+        if (queue.length === 0) continue;
+        enqueue({ type: 'ensureSlot', params: { name: slot } });
+        slotsToDrain.add(slot);
+      }
+      for (const [binding, queue] of Object.entries(context.bindingQueues)) {
+        if (queue.length === 0) continue;
+        enqueue({ type: 'ensureBinding', params: { binding } });
+        bindingsToDrain.add(binding);
+      }
+      // What a previous hall left waiting starts first: slots in name order, then bindings.
+      for (const slot of [...slotsToDrain].sort()) {
+        enqueue.sendTo(({ context: c }) => c.slots[slot]!, { type: 'slot.drain', at: event.at });
+      }
+      for (const binding of [...bindingsToDrain].sort()) {
+        enqueue.sendTo(({ context: c }) => c.bindings[binding]!, { type: 'binding.drain', at: event.at });
+      }
+      enqueue.emit(bus({ type: 'hall.started', root: context.root }));
+    }),
+    beginStopping: hallSetup.enqueueActions(({ context, enqueue }) => {
+      enqueue.emit(bus({ type: 'hall.stopping' }));
+      for (const ref of Object.values(context.bindings)) enqueue.sendTo(ref, { type: 'binding.stop' });
+      for (const ref of Object.values(context.slots)) enqueue.sendTo(ref, { type: 'slot.stop' });
+    }),
+    forceKill: hallSetup.enqueueActions(({ context, enqueue }) => {
+      for (const ref of Object.values(context.slots)) enqueue.sendTo(ref, { type: 'slot.forceKill' });
+    }),
+    },
+  })
+  .createMachine({
+  id: 'hall',
+  context: ({ input }) => ({ ...input, slots: {}, bindings: {}, runs: {} }),
+  initial: 'booting',
+  on: {
+    // Reports from the actor tree are handled in every state: nothing a run says is lost.
+    'slot.runCreated': { actions: 'noteRunCreated' },
+    'run.spawned': { actions: 'reportSpawned' },
+    'slot.runEnded': { actions: 'reportRunEnded' },
+    'slot.queued': { actions: 'reportSlotQueued' },
+    'binding.queued': { actions: 'reportBindingQueued' },
+    'slot.dropped': { actions: 'reportDropped' },
+    'binding.dropped': { actions: 'reportDropped' },
+    'cmd.kill': { actions: 'signalRun' },
+    'cmd.cancel': { actions: 'signalRun' },
+    'cmd.sessionReset': { actions: 'resetSession' },
+    'cmd.dropQueued': { actions: 'dropQueued' },
+  },
+  states: {
+    booting: {
+      on: {
+        'hall.boot': { target: 'running', actions: 'boot' },
+        'hall.stop': 'stopping',
+        'cmd.spawn': { actions: 'acceptSpawn' },
+      },
+    },
+    running: {
+      on: {
+        'cmd.spawn': { actions: 'acceptSpawn' },
+        'binding.pass': { actions: 'passToSlot' },
+        'slot.offer': { actions: 'answerOffer' },
+        'binding.offerAccepted': { actions: 'acceptBindingOffer' },
+        'hall.stop': 'stopping',
+      },
+    },
+    stopping: {
+      entry: 'beginStopping',
+      always: { guard: 'noLiveRuns', target: 'stopped' },
+      after: {
+        shutdownGrace: { actions: 'forceKill' },
+        lastResort: { target: 'stopped' },
+      },
+      on: {
+        'cmd.spawn': { actions: 'refuseWhileStopping' },
+      },
+    },
+    stopped: {
+      type: 'final',
+      entry: emit({ type: 'hall.stopped' } as const),
+    },
+  },
+});

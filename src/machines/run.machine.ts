@@ -1,0 +1,441 @@
+/**
+ * The life of one mission's run, from admission to its reported end:
+ *
+ *   queued → alive.spawning → alive.running → alive.cancelling (SIGINT sent)
+ *          → alive.terminating (SIGTERM) → alive.killing (SIGKILL) → reaping → done
+ *
+ * and `refused` when the hall refuses the raider entry. Timers are XState
+ * delays, so tests drive escalation with a simulated clock. The run never
+ * touches the OS itself: it invokes three named actors (prepareRun,
+ * raiderProcess, reapRun) that the daemon provides.
+ */
+import { assign, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
+import type { Mission } from '../domain/mission.js';
+import type { ProcessExit, RunOutcome } from '../domain/outcome.js';
+import { unstartedOutcome } from '../domain/outcome.js';
+import type { RefusalReason } from '../domain/refusal.js';
+
+export type RunSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL';
+
+export interface RunInput {
+  runId: string;
+  slot: string;
+  baseName: string;
+  entry: Mission;
+  /** The binding this run continues (explicit or the numbered slot's). */
+  binding?: string;
+  /** The binding's session when the run was admitted; none = the run creates one. */
+  session?: string;
+  /** True when no other run of the slot writes its log, so the log may be rotated. */
+  rotateLog: boolean;
+  /** cancel_grace in milliseconds; 0 never escalates. */
+  graceMs: number;
+  /** True when the mission waited in a queue (reported on refusal). */
+  queued: boolean;
+  /** The spawn request to answer once the run has a pid. */
+  reqId?: string;
+  /** A run of a previous hall whose process still lives: watch it instead of starting one. */
+  adopted?: { pid: number; startedAt: number; eventsPath: string; logPath: string };
+}
+
+/** What preparing a run decided and created. */
+export type PrepareOutput =
+  | {
+      kind: 'ready';
+      eventsPath: string;
+      logPath: string;
+      /** The session the run continues, if bound. */
+      session?: string;
+      /** True when the session was created for this run. */
+      sessionCreated?: boolean;
+      /** Why the binding's session could not be had (the run then starts unbound). */
+      sessionError?: string;
+      startedAt: number;
+      spawn: SpawnSpec;
+    }
+  | { kind: 'refused'; reason: RefusalReason; error: string; at: number };
+
+export interface SpawnSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface ProcessInput {
+  runId: string;
+  spawn?: SpawnSpec;
+  eventsPath: string;
+  logPath: string;
+  adoptedPid?: number;
+}
+
+export interface ReapInput {
+  runId: string;
+  slot: string;
+  eventsPath: string;
+  logPath: string;
+  exit: ProcessExit | null;
+  binding?: string;
+  session?: string;
+  adopted: boolean;
+}
+
+/** Commands the run sends to its process actor. */
+export type ProcessCommand = { type: 'signal'; signal: RunSignal };
+
+export type RunEvent =
+  | { type: 'run.cancel' }
+  | { type: 'run.kill' }
+  | { type: 'run.terminate' }
+  | { type: 'run.forceKill' }
+  | { type: 'proc.spawned'; pid: number; at: number }
+  | { type: 'proc.exited'; exit: ProcessExit | null; at: number }
+  | { type: 'proc.failed'; error: string; at: number };
+
+/** What a run tells its slot while it lives. */
+export interface RunSpawnedReport {
+  type: 'run.spawned';
+  runId: string;
+  slot: string;
+  baseName: string;
+  pid: number;
+  entry: Mission;
+  /** The binding the run belongs to (also when it runs unbound after a session error). */
+  binding?: string;
+  /** The session it continues; absent when it runs unbound. */
+  session?: string;
+  sessionCreated: boolean;
+  sessionError?: string;
+  eventsPath: string;
+  logPath: string;
+  startedAt: number;
+  reqId?: string;
+  adopted: boolean;
+}
+
+export type RunOutput =
+  | {
+      kind: 'done';
+      runId: string;
+      slot: string;
+      baseName: string;
+      entry: Mission;
+      pid: number;
+      binding?: string;
+      session?: string;
+      outcome: RunOutcome;
+      /** True when a cancel was asked for: ACP answers `cancelled` whatever the status. */
+      cancelRequested: boolean;
+      /** True when the process never started; the reply to its spawn is an error. */
+      unstarted: boolean;
+      endedAt: number;
+      reqId?: string;
+    }
+  | {
+      kind: 'refused';
+      runId: string;
+      slot: string;
+      baseName: string;
+      entry: Mission;
+      binding?: string;
+      reason: RefusalReason;
+      error: string;
+      queued: boolean;
+      endedAt: number;
+      reqId?: string;
+    };
+
+type PendingSignal = 'cancel' | 'kill' | 'terminate' | null;
+
+export interface RunContext extends RunInput {
+  pid: number;
+  session?: string;
+  sessionCreated: boolean;
+  sessionError?: string;
+  eventsPath: string;
+  logPath: string;
+  startedAt: number;
+  spawn?: SpawnSpec;
+  exit: ProcessExit | null;
+  outcome?: RunOutcome;
+  refusal?: { reason: RefusalReason; error: string };
+  /** A stop asked for before the process existed; applied once it does. */
+  pending: PendingSignal;
+  cancelRequested: boolean;
+  unstarted: boolean;
+  /** Signals sent, in order: what the run did, for inspection and tests. */
+  signals: RunSignal[];
+  endedAt: number;
+}
+
+const notProvided = (name: string) => () => {
+  throw new Error(`${name} is not provided: the daemon binds it with machine.provide()`);
+};
+
+export const runMachine = setup({
+  types: {} as {
+    context: RunContext;
+    input: RunInput;
+    events: RunEvent;
+    output: RunOutput;
+  },
+  actors: {
+    prepareRun: fromPromise<PrepareOutput, RunInput>(notProvided('prepareRun')),
+    raiderProcess: fromCallback<ProcessCommand, ProcessInput>(notProvided('raiderProcess')),
+    reapRun: fromPromise<RunOutcome, ReapInput>(notProvided('reapRun')),
+  },
+  delays: {
+    cancelGrace: ({ context }) => context.graceMs,
+  },
+  guards: {
+    escalates: ({ context }) => context.graceMs > 0,
+    isAdopted: ({ context }) => context.adopted !== undefined,
+    pendingCancel: ({ context }) => context.pending === 'cancel',
+    pendingStop: ({ context }) => context.pending === 'kill' || context.pending === 'terminate',
+  },
+  actions: {
+    signal: sendTo('process', (_, params: { signal: RunSignal }) => ({ type: 'signal' as const, signal: params.signal })),
+    recordSignal: assign({ signals: ({ context }, params: { signal: RunSignal }) => [...context.signals, params.signal] }),
+    reportSpawned: sendParent(({ context }): RunSpawnedReport => ({
+      type: 'run.spawned',
+      runId: context.runId,
+      slot: context.slot,
+      baseName: context.baseName,
+      pid: context.pid,
+      entry: context.entry,
+      ...(context.binding !== undefined ? { binding: context.binding } : {}),
+      ...(context.session !== undefined ? { session: context.session } : {}),
+      sessionCreated: context.sessionCreated,
+      ...(context.sessionError !== undefined ? { sessionError: context.sessionError } : {}),
+      eventsPath: context.eventsPath,
+      logPath: context.logPath,
+      startedAt: context.startedAt,
+      ...(context.reqId !== undefined ? { reqId: context.reqId } : {}),
+      adopted: context.adopted !== undefined,
+    })),
+  },
+}).createMachine({
+  id: 'run',
+  context: ({ input }) => ({
+    ...input,
+    pid: input.adopted?.pid ?? 0,
+    sessionCreated: false,
+    eventsPath: input.adopted?.eventsPath ?? '',
+    logPath: input.adopted?.logPath ?? '',
+    startedAt: input.adopted?.startedAt ?? 0,
+    exit: null,
+    pending: null,
+    cancelRequested: false,
+    unstarted: false,
+    signals: [],
+    endedAt: 0,
+  }),
+  initial: 'admitted',
+  states: {
+    admitted: {
+      always: [{ guard: 'isAdopted', target: 'alive.running', actions: 'reportSpawned' }, { target: 'queued' }],
+    },
+    queued: {
+      invoke: {
+        src: 'prepareRun',
+        input: ({ context }) => ({
+          runId: context.runId,
+          slot: context.slot,
+          baseName: context.baseName,
+          entry: context.entry,
+          ...(context.binding !== undefined ? { binding: context.binding } : {}),
+          ...(context.session !== undefined ? { session: context.session } : {}),
+          rotateLog: context.rotateLog,
+          graceMs: context.graceMs,
+          queued: context.queued,
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'refused',
+            target: 'refused',
+            actions: assign(({ event }) =>
+              event.output.kind === 'refused'
+                ? { refusal: { reason: event.output.reason, error: event.output.error }, endedAt: event.output.at }
+                : {},
+            ),
+          },
+          {
+            target: 'alive',
+            actions: assign(({ event }) => {
+              const out = event.output;
+              if (out.kind !== 'ready') return {};
+              return {
+                eventsPath: out.eventsPath,
+                logPath: out.logPath,
+                startedAt: out.startedAt,
+                spawn: out.spawn,
+                session: out.session,
+                sessionCreated: out.sessionCreated === true,
+                ...(out.sessionError !== undefined ? { sessionError: out.sessionError } : {}),
+              };
+            }),
+          },
+        ],
+        onError: {
+          target: 'done',
+          actions: assign(({ context, event }) => ({
+            unstarted: true,
+            outcome: unstartedOutcome(context.runId, errorText(event.error)),
+          })),
+        },
+      },
+      on: {
+        'run.cancel': { actions: assign({ pending: 'cancel', cancelRequested: true }) },
+        'run.kill': { actions: assign({ pending: 'kill' }) },
+        'run.terminate': { actions: assign({ pending: 'terminate' }) },
+        'run.forceKill': { actions: assign({ pending: 'kill' }) },
+      },
+    },
+    alive: {
+      invoke: {
+        id: 'process',
+        src: 'raiderProcess',
+        input: ({ context }) => ({
+          runId: context.runId,
+          ...(context.spawn !== undefined ? { spawn: context.spawn } : {}),
+          eventsPath: context.eventsPath,
+          logPath: context.logPath,
+          ...(context.adopted !== undefined ? { adoptedPid: context.adopted.pid } : {}),
+        }),
+      },
+      on: {
+        'proc.exited': {
+          target: 'reaping',
+          actions: assign({ exit: ({ event }) => event.exit, endedAt: ({ event }) => event.at }),
+        },
+      },
+      initial: 'spawning',
+      states: {
+        spawning: {
+          on: {
+            'proc.spawned': [
+              {
+                guard: 'pendingCancel',
+                target: 'cancelling',
+                actions: [assign({ pid: ({ event }) => event.pid }), 'reportSpawned'],
+              },
+              {
+                guard: 'pendingStop',
+                target: 'terminating',
+                actions: [assign({ pid: ({ event }) => event.pid }), 'reportSpawned'],
+              },
+              { target: 'running', actions: [assign({ pid: ({ event }) => event.pid }), 'reportSpawned'] },
+            ],
+            'proc.failed': {
+              target: '#run.done',
+              actions: assign(({ context, event }) => ({
+                unstarted: true,
+                endedAt: event.at,
+                outcome: unstartedOutcome(context.runId, event.error),
+              })),
+            },
+            'run.cancel': { actions: assign({ pending: 'cancel', cancelRequested: true }) },
+            'run.kill': { actions: assign({ pending: 'kill' }) },
+            'run.terminate': { actions: assign({ pending: 'terminate' }) },
+            'run.forceKill': { actions: assign({ pending: 'kill' }) },
+          },
+        },
+        running: {
+          on: {
+            'run.cancel': { target: 'cancelling', actions: assign({ cancelRequested: true }) },
+            'run.kill': 'terminating',
+            'run.terminate': 'terminating',
+            'run.forceKill': 'killing',
+          },
+        },
+        cancelling: {
+          entry: [{ type: 'signal', params: { signal: 'SIGINT' } }, { type: 'recordSignal', params: { signal: 'SIGINT' } }],
+          after: { cancelGrace: { guard: 'escalates', target: 'terminating' } },
+          on: {
+            'run.kill': 'terminating',
+            'run.terminate': 'terminating',
+            'run.forceKill': 'killing',
+          },
+        },
+        terminating: {
+          entry: [{ type: 'signal', params: { signal: 'SIGTERM' } }, { type: 'recordSignal', params: { signal: 'SIGTERM' } }],
+          after: { cancelGrace: { guard: 'escalates', target: 'killing' } },
+          on: {
+            // Asking again for a stop that is under way means: now.
+            'run.kill': 'killing',
+            'run.forceKill': 'killing',
+          },
+        },
+        killing: {
+          entry: [{ type: 'signal', params: { signal: 'SIGKILL' } }, { type: 'recordSignal', params: { signal: 'SIGKILL' } }],
+        },
+      },
+    },
+    reaping: {
+      invoke: {
+        src: 'reapRun',
+        input: ({ context }) => ({
+          runId: context.runId,
+          slot: context.slot,
+          eventsPath: context.eventsPath,
+          logPath: context.logPath,
+          exit: context.exit,
+          ...(context.binding !== undefined && context.session !== undefined
+            ? { binding: context.binding, session: context.session }
+            : {}),
+          adopted: context.adopted !== undefined,
+        }),
+        onDone: { target: 'done', actions: assign({ outcome: ({ event }) => event.output }) },
+        onError: {
+          target: 'done',
+          actions: assign(({ context, event }) => ({
+            outcome: {
+              status: 'failed',
+              exit_code: context.exit?.code ?? 0,
+              signaled: context.exit?.signal ? 1 : 0,
+              error: `raider ${context.runId}: its result could not be read: ${errorText(event.error)}`,
+            } satisfies RunOutcome,
+          })),
+        },
+      },
+    },
+    done: { type: 'final' },
+    refused: { type: 'final' },
+  },
+  output: ({ context }): RunOutput => {
+    const common = {
+      runId: context.runId,
+      slot: context.slot,
+      baseName: context.baseName,
+      entry: context.entry,
+      endedAt: context.endedAt,
+      ...(context.reqId !== undefined ? { reqId: context.reqId } : {}),
+    };
+    if (context.refusal) {
+      return {
+        kind: 'refused',
+        ...common,
+        ...(context.binding !== undefined ? { binding: context.binding } : {}),
+        reason: context.refusal.reason,
+        error: context.refusal.error,
+        queued: context.queued,
+      };
+    }
+    return {
+      kind: 'done',
+      ...common,
+      pid: context.pid,
+      ...(context.binding !== undefined && context.session !== undefined
+        ? { binding: context.binding, session: context.session }
+        : {}),
+      outcome: context.outcome ?? unstartedOutcome(context.runId, 'unknown'),
+      cancelRequested: context.cancelRequested,
+      unstarted: context.unstarted,
+    };
+  },
+});
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

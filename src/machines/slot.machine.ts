@@ -1,0 +1,273 @@
+/**
+ * A slot: where the runs of one raider name live.
+ *
+ * A plain name runs every mission at once. A numbered name (`1bjorn`) runs
+ * one mission at a time; the rest wait in its FIFO queue, and a new mission
+ * never overtakes those already waiting. Before the head of the queue starts,
+ * the slot offers it to the hall, which hands it the binding's session or
+ * moves it to its busy binding's queue.
+ */
+import { assign, enqueueActions, sendParent, setup, stopChild } from 'xstate';
+import type { DoneActorEvent } from 'xstate';
+import type { Mission } from '../domain/mission.js';
+import { effectiveBinding } from '../domain/names.js';
+import { nextRunId, type RunIdCursor } from '../domain/run-id.js';
+import { runMachine, type RunOutput, type RunSpawnedReport } from './run.machine.js';
+
+export interface SlotInput {
+  slot: string;
+  baseName: string;
+  singleton: boolean;
+  /** Missions left waiting by a previous hall, oldest first. */
+  queue: Mission[];
+  /** The last run id of this slot, so new ids never repeat one. */
+  lastRunId?: RunIdCursor;
+  graceMs: number;
+}
+
+export interface SlotContext extends SlotInput {
+  /** Run ids of the live runs. */
+  active: string[];
+  /** Time of the latest event: new run ids are made from it. */
+  now: number;
+  stopping: boolean;
+}
+
+export type SlotEvent =
+  | { type: 'slot.submit'; entry: Mission; at: number; reqId?: string; session?: string }
+  | { type: 'slot.drain'; at: number }
+  | { type: 'slot.offerAccepted'; missionId: string; at: number; session?: string }
+  | { type: 'slot.offerDeclined'; missionId: string; at: number }
+  | { type: 'slot.drop'; binding: string }
+  | { type: 'slot.stop' }
+  | { type: 'slot.forceKill' }
+  | { type: 'slot.adopt'; runId: string; entry: Mission; binding?: string; session?: string; pid: number; startedAt: number; eventsPath: string; logPath: string }
+  | RunSpawnedReport
+  | DoneActorEvent<RunOutput>;
+
+/** What a slot tells the hall. */
+export type SlotReport =
+  | { type: 'slot.runCreated'; slot: string; runId: string; entry: Mission; binding?: string; reqId?: string }
+  | { type: 'slot.queued'; slot: string; entry: Mission; depth: number; reqId?: string }
+  | { type: 'slot.offer'; slot: string; entry: Mission; at: number }
+  | { type: 'slot.runEnded'; slot: string; output: RunOutput }
+  | { type: 'slot.dropped'; slot: string; entries: Mission[] }
+  | RunSpawnedReport;
+
+interface StartRequest {
+  entry: Mission;
+  at: number;
+  session?: string;
+  reqId?: string;
+  queued: boolean;
+}
+
+export const slotMachine = setup({
+  types: {} as { context: SlotContext; input: SlotInput; events: SlotEvent },
+  actors: { run: runMachine },
+  guards: {
+    singleton: ({ context }) => context.singleton,
+    holdsNoMore: ({ context }) => context.stopping || context.queue.length === 0,
+    isOfferedHead: ({ context, event }) =>
+      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') &&
+      context.queue[0]?.id === event.missionId,
+    idleAfterRunEnds: ({ context, event }) =>
+      'actorId' in event && context.active.length === 1 && context.active[0] === runIdOf(event.actorId),
+  },
+  actions: {
+    startRun: enqueueActions(({ context, enqueue }, req: StartRequest) => {
+      const { id, cursor } = nextRunId(context.slot, req.at, context.lastRunId);
+      const binding = effectiveBinding(context.slot, req.entry.binding);
+      enqueue.assign({ lastRunId: cursor, active: [...context.active, id], now: req.at });
+      enqueue.spawnChild('run', {
+        id: `run:${id}`,
+        systemId: `run:${id}`,
+        input: {
+          runId: id,
+          slot: context.slot,
+          baseName: context.baseName,
+          entry: req.entry,
+          ...(binding !== undefined ? { binding } : {}),
+          ...(req.session !== undefined ? { session: req.session } : {}),
+          rotateLog: context.active.length === 0,
+          graceMs: context.graceMs,
+          queued: req.queued,
+          ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
+        },
+      });
+      enqueue.sendParent({
+        type: 'slot.runCreated',
+        slot: context.slot,
+        runId: id,
+        entry: req.entry,
+        ...(binding !== undefined ? { binding } : {}),
+        ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
+      } satisfies SlotReport);
+    }),
+    enqueue: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'slot.submit') return;
+      const queue = [...context.queue, event.entry];
+      enqueue.assign({ queue, now: event.at });
+      enqueue.sendParent({
+        type: 'slot.queued',
+        slot: context.slot,
+        entry: event.entry,
+        depth: queue.length,
+        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+      } satisfies SlotReport);
+    }),
+    offerHead: sendParent(({ context }): SlotReport => ({
+      type: 'slot.offer',
+      slot: context.slot,
+      entry: context.queue[0]!,
+      at: context.now,
+    })),
+    forwardToHall: sendParent(({ event }) => event as RunSpawnedReport),
+    endRun: enqueueActions(({ context, enqueue, event }) => {
+      if (!('output' in event) || !('actorId' in event)) return;
+      const runId = runIdOf(event.actorId);
+      enqueue.stopChild(event.actorId);
+      enqueue.assign({
+        active: context.active.filter((id) => id !== runId),
+        now: Math.max(context.now, event.output.endedAt),
+      });
+      enqueue.sendParent({ type: 'slot.runEnded', slot: context.slot, output: event.output } satisfies SlotReport);
+    }),
+    dropBinding: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'slot.drop') return;
+      const dropped = context.queue.filter((m) => m.binding === event.binding);
+      if (dropped.length === 0) return;
+      enqueue.assign({ queue: context.queue.filter((m) => m.binding !== event.binding) });
+      enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped } satisfies SlotReport);
+    }),
+    stopRuns: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ stopping: true });
+      for (const id of context.active) enqueue.sendTo(`run:${id}`, { type: 'run.terminate' });
+    }),
+    forceKillRuns: enqueueActions(({ context, enqueue }) => {
+      for (const id of context.active) enqueue.sendTo(`run:${id}`, { type: 'run.forceKill' });
+    }),
+    adoptRun: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'slot.adopt') return;
+      enqueue.assign({ active: [...context.active, event.runId] });
+      enqueue.spawnChild('run', {
+        id: `run:${event.runId}`,
+        systemId: `run:${event.runId}`,
+        input: {
+          runId: event.runId,
+          slot: context.slot,
+          baseName: context.baseName,
+          entry: event.entry,
+          ...(event.binding !== undefined ? { binding: event.binding } : {}),
+          ...(event.session !== undefined ? { session: event.session } : {}),
+          rotateLog: false,
+          graceMs: context.graceMs,
+          queued: false,
+          adopted: { pid: event.pid, startedAt: event.startedAt, eventsPath: event.eventsPath, logPath: event.logPath },
+        },
+      });
+    }),
+  },
+}).createMachine({
+  id: 'slot',
+  context: ({ input }) => ({ ...input, active: [], now: 0, stopping: false }),
+  initial: 'choosing',
+  on: {
+    'run.spawned': { actions: 'forwardToHall' },
+    'slot.stop': { actions: 'stopRuns' },
+    'slot.forceKill': { actions: 'forceKillRuns' },
+    'slot.drop': { actions: 'dropBinding' },
+  },
+  states: {
+    choosing: {
+      always: [{ guard: 'singleton', target: 'idle' }, { target: 'parallel' }],
+    },
+    parallel: {
+      on: {
+        'slot.submit': {
+          guard: ({ context }) => !context.stopping,
+          actions: {
+            type: 'startRun',
+            params: ({ event }) => ({
+              entry: event.entry,
+              at: event.at,
+              ...(event.session !== undefined ? { session: event.session } : {}),
+              ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+              queued: false,
+            }),
+          },
+        },
+        'slot.adopt': { actions: 'adoptRun' },
+        'xstate.done.actor.*': { actions: 'endRun' },
+      },
+    },
+    idle: {
+      on: {
+        'slot.submit': {
+          target: 'busy',
+          actions: {
+            type: 'startRun',
+            params: ({ event }) => ({
+              entry: event.entry,
+              at: event.at,
+              ...(event.session !== undefined ? { session: event.session } : {}),
+              ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+              queued: false,
+            }),
+          },
+        },
+        'slot.drain': { target: 'draining', actions: assign({ now: ({ event }) => event.at }) },
+        'slot.adopt': { target: 'busy', actions: 'adoptRun' },
+      },
+    },
+    busy: {
+      on: {
+        'slot.submit': { actions: 'enqueue' },
+        'xstate.done.actor.*': [
+          { guard: 'idleAfterRunEnds', target: 'draining', actions: 'endRun' },
+          { actions: 'endRun' },
+        ],
+      },
+    },
+    draining: {
+      always: [{ guard: 'holdsNoMore', target: 'idle' }, { target: 'offering', actions: 'offerHead' }],
+    },
+    offering: {
+      on: {
+        'slot.submit': { actions: 'enqueue' },
+        'slot.offerAccepted': [
+          {
+            guard: 'isOfferedHead',
+            target: 'busy',
+            actions: [
+              {
+                type: 'startRun',
+                params: ({ context, event }) => ({
+                  entry: context.queue[0]!,
+                  at: event.at,
+                  ...(event.session !== undefined ? { session: event.session } : {}),
+                  queued: true,
+                }),
+              },
+              assign({ queue: ({ context }) => context.queue.slice(1) }),
+            ],
+          },
+          // The head was dropped meanwhile: offer the next one.
+          { target: 'draining' },
+        ],
+        'slot.offerDeclined': [
+          {
+            guard: 'isOfferedHead',
+            target: 'draining',
+            actions: assign({ queue: ({ context }) => context.queue.slice(1), now: ({ event }) => event.at }),
+          },
+          { target: 'draining' },
+        ],
+      },
+    },
+  },
+});
+
+function runIdOf(actorId: string): string {
+  return actorId.startsWith('run:') ? actorId.slice(4) : actorId;
+}

@@ -1,0 +1,79 @@
+import { createActor } from 'xstate';
+import { hallWithRunActors } from '../../src/machines/hall-tree.js';
+import type { HallInput } from '../../src/machines/hall.machine.js';
+import type { HallEmitted } from '../../src/machines/hall-effects.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { createFakeWorld, fakeActors, settle } from '../support/fake-actors.js';
+
+export function startHall(input: Partial<HallInput> = {}) {
+  const clock = new ManualClock();
+  const world = createFakeWorld(() => clock.now());
+  const logic = hallWithRunActors(fakeActors(world));
+  const hall = createActor(logic, {
+    id: 'hall',
+    clock,
+    input: {
+      root: '/hall',
+      graceMs: 5000,
+      shutdownGraceMs: 5000,
+      slotQueues: {},
+      bindingQueues: {},
+      sessions: {},
+      runIdCursors: {},
+      adopted: [],
+      ...input,
+    },
+  });
+  const emitted: HallEmitted[] = [];
+  hall.on('*', (e) => emitted.push(e as HallEmitted));
+  const errors: unknown[] = [];
+  hall.subscribe({ error: (e) => errors.push(e) });
+  hall.start();
+  let req = 0;
+  let mission = 0;
+  const api = {
+    hall,
+    clock,
+    world,
+    emitted,
+    errors,
+    boot() {
+      hall.send({ type: 'hall.boot', at: clock.now() });
+    },
+    spawn(name: string, text: string, extra: { binding?: string } = {}): string {
+      const reqId = `r${++req}`;
+      hall.send({ type: 'cmd.spawn', reqId, missionId: `m${++mission}`, name, mission: text, at: clock.now(), ...extra });
+      return reqId;
+    },
+    reply(reqId: string) {
+      return emitted.find((e) => e.type === 'reply' && e.reqId === reqId) as Extract<HallEmitted, { type: 'reply' }> | undefined;
+    },
+    bus(type?: string) {
+      return emitted.flatMap((e) => (e.type === 'bus' && (type === undefined || e.event.type === type) ? [e.event] : []));
+    },
+    storeOps() {
+      return emitted.flatMap((e) => (e.type === 'store' ? [e.op] : []));
+    },
+    /** Missions in the order their processes started. */
+    started(): string[] {
+      return world.prepared.filter((p) => world.processes.has(p.runId)).map((p) => p.entry.mission);
+    },
+    proc(mission: string) {
+      const input = world.prepared.find((p) => p.entry.mission === mission);
+      return input ? world.processes.get(input.runId) : undefined;
+    },
+    runIdOf(mission: string): string {
+      const input = world.prepared.find((p) => p.entry.mission === mission);
+      if (!input) throw new Error(`no run for ${mission}`);
+      return input.runId;
+    },
+    async complete(mission: string, response = `done ${mission}`) {
+      const p = api.proc(mission);
+      if (!p) throw new Error(`no process for ${mission}`);
+      p.exit({ code: 0 }, { version: 1, status: 'completed', response });
+      await settle();
+    },
+    settle,
+  };
+  return api;
+}

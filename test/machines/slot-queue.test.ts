@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { startHall } from './hall-harness.js';
+
+describe('slots (hall + slot machines, simulated time)', () => {
+  it('a plain name runs every mission at once', async () => {
+    const h = startHall();
+    h.boot();
+    h.spawn('bjorn', 'a');
+    h.spawn('bjorn', 'b');
+    h.spawn('bjorn', 'c');
+    await h.settle();
+    expect(h.started()).toEqual(['a', 'b', 'c']);
+    expect(h.bus('raider.queued')).toEqual([]);
+  });
+
+  it('a numbered name runs one at a time and starts the waiting ones in order', async () => {
+    const h = startHall();
+    h.boot();
+    const r1 = h.spawn('1bjorn', 'a');
+    const r2 = h.spawn('1bjorn', 'b');
+    const r3 = h.spawn('1bjorn', 'c');
+    await h.settle();
+    expect(h.started()).toEqual(['a']);
+    expect(h.reply(r1)?.body).toMatchObject({ slot: '1bjorn', binding: 'slot:1bjorn' });
+    expect(h.reply(r2)?.body).toEqual({ queued: 1, slot: '1bjorn', queue_depth: 1, mission_id: 'm2' });
+    expect(h.reply(r3)?.body).toEqual({ queued: 1, slot: '1bjorn', queue_depth: 2, mission_id: 'm3' });
+    expect(h.bus('raider.queued').map((e) => e.queue_depth)).toEqual([1, 2]);
+    await h.complete('a');
+    expect(h.started()).toEqual(['a', 'b']);
+    // A new mission while b runs waits behind c.
+    h.spawn('1bjorn', 'd');
+    await h.complete('b');
+    await h.complete('c');
+    await h.complete('d');
+    expect(h.started()).toEqual(['a', 'b', 'c', 'd']);
+    expect(h.bus('raider.done').map((e) => e.response)).toEqual(['done a', 'done b', 'done c', 'done d']);
+    expect(h.errors).toEqual([]);
+  });
+
+  it('the numbered slot binding keeps one session across its missions', async () => {
+    const h = startHall();
+    h.boot();
+    h.spawn('1bjorn', 'a');
+    h.spawn('1bjorn', 'b');
+    await h.settle();
+    await h.complete('a');
+    await h.complete('b');
+    const sessions = h.world.prepared.map((p) => p.session);
+    // The first run creates the session, the second continues it.
+    expect(sessions[0]).toBeUndefined();
+    expect(sessions[1]).toBe(`sess-${h.runIdOf('a')}`);
+    expect(h.bus('session.bound')).toEqual([{ type: 'session.bound', binding: 'slot:1bjorn', session: `sess-${h.runIdOf('a')}` }]);
+  });
+
+  it('missions a previous hall left waiting start first, before any new one', async () => {
+    const waiting = [
+      { id: 'old1', name: '1bjorn', mission: 'old-1' },
+      { id: 'old2', name: '1bjorn', mission: 'old-2' },
+    ];
+    const h = startHall({ slotQueues: { '1bjorn': waiting } });
+    h.boot();
+    h.spawn('1bjorn', 'new');
+    await h.settle();
+    expect(h.started()).toEqual(['old-1']);
+    await h.complete('old-1');
+    await h.complete('old-2');
+    await h.complete('new');
+    expect(h.started()).toEqual(['old-1', 'old-2', 'new']);
+    expect(h.bus()[0]).toEqual({ type: 'hall.started', root: '/hall' });
+  });
+
+  it('run ids are SLOT-TIME with .2, .3 in one second, and never repeat a previous hall\'s', async () => {
+    const h = startHall({ runIdCursors: { bjorn: { sec: 0, n: 2 } } });
+    h.boot();
+    h.spawn('bjorn', 'a');
+    h.spawn('bjorn', 'b');
+    h.clock.advance(1500);
+    h.spawn('bjorn', 'c');
+    await h.settle();
+    expect(['a', 'b', 'c'].map((m) => h.runIdOf(m))).toEqual(['bjorn-0.3', 'bjorn-0.4', 'bjorn-1']);
+  });
+
+  it('a refused raider entry starts nothing and answers with the refusal', async () => {
+    const h = startHall();
+    h.world.refuse.set('ivar', { reason: 'provider_not_stored', error: 'alias acme is not stored' });
+    h.boot();
+    const r = h.spawn('ivar', 'x');
+    await h.settle();
+    expect(h.reply(r)?.body).toEqual({ status: 'refused', reason: 'provider_not_stored', error: 'alias acme is not stored' });
+    expect(h.bus('raider.refused')).toEqual([
+      expect.objectContaining({ status: 'refused', slot: 'ivar', name: 'ivar', reason: 'provider_not_stored', queued: false }),
+    ]);
+    expect(h.world.processes.size).toBe(0);
+  });
+
+  it('a mission refused as it is pulled from the queue says queued: true, and the next one runs', async () => {
+    const h = startHall();
+    h.boot();
+    h.spawn('1ivar', 'a');
+    h.spawn('1ivar', 'b');
+    h.spawn('1ivar', 'c');
+    await h.settle();
+    h.world.refuse.set('ivar', { reason: 'provider_not_stored', error: 'no' });
+    await h.complete('a');
+    // b and c are both refused as they are pulled; the slot is idle again.
+    expect(h.bus('raider.refused').map((e) => [e.mission_id, e.queued])).toEqual([
+      ['m2', true],
+      ['m3', true],
+    ]);
+    expect(h.started()).toEqual(['a']);
+    h.world.refuse.clear();
+    h.spawn('1ivar', 'd');
+    await h.settle();
+    expect(h.started()).toEqual(['a', 'd']);
+    expect(h.storeOps().filter((op) => op.op === 'remove')).toHaveLength(2);
+  });
+
+  it('unsafe names and bad payloads are refused before anything happens', async () => {
+    const h = startHall();
+    h.boot();
+    const bad = ['../x', '', 'a/b', 'x'.repeat(65), 'sp ace'];
+    const replies = bad.map((name) => h.spawn(name, 'm'));
+    await h.settle();
+    for (const r of replies) expect(h.reply(r)?.body).toMatchObject({ error: expect.stringMatching(/raider name/) });
+    expect(h.world.prepared).toEqual([]);
+  });
+
+  it('stopping: no waiting mission starts, raiders get SIGTERM, then SIGKILL after 5 s', async () => {
+    const h = startHall();
+    h.boot();
+    h.spawn('1bjorn', 'a');
+    h.spawn('1bjorn', 'b');
+    h.spawn('bjorn', 'p');
+    await h.settle();
+    h.hall.send({ type: 'hall.stop' });
+    expect(h.bus('hall.stopping')).toHaveLength(1);
+    expect(h.proc('a')!.signals).toEqual(['SIGTERM']);
+    expect(h.proc('p')!.signals).toEqual(['SIGTERM']);
+    const late = h.spawn('bjorn', 'late');
+    expect(h.reply(late)?.body).toEqual({ error: 'the hall is stopping; the mission was not accepted' });
+    h.proc('a')!.exit({ signal: 'SIGTERM' }, { version: 1, status: 'interrupted', signal: 'TERM' });
+    await h.settle();
+    expect(h.started()).toEqual(['a', 'p']);
+    h.clock.advance(5000);
+    expect(h.proc('p')!.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    h.proc('p')!.exit({ signal: 'SIGKILL' });
+    await h.settle();
+    expect(h.hall.getSnapshot().status).toBe('done');
+    expect(h.emitted.at(-1)).toEqual({ type: 'hall.stopped' });
+    expect(h.bus('raider.done')).toHaveLength(2);
+    // b stays in its queue for the next hall: no store op removed it.
+    expect(h.storeOps().filter((op) => op.op === 'remove')).toEqual([]);
+  });
+
+  it('a hall without raiders stops at once', () => {
+    const h = startHall();
+    h.boot();
+    h.hall.send({ type: 'hall.stop' });
+    expect(h.hall.getSnapshot().status).toBe('done');
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Fake actor logic for machine tests: a process the test ends by hand, a
+ * prepare step that admits or refuses, and a reap step that computes the
+ * outcome as the real one does, without files.
+ */
+import { fromCallback, fromPromise } from 'xstate';
+import type { PrepareOutput, ProcessCommand, ProcessInput, ReapInput, RunInput, RunSignal } from '../../src/machines/run.machine.js';
+import { runOutcome, type RunDocument } from '../../src/domain/outcome.js';
+
+export interface FakeProcess {
+  runId: string;
+  pid: number;
+  signals: RunSignal[];
+  /** The time (ManualClock ms) each signal arrived. */
+  signalTimes: number[];
+  stopped: boolean;
+  exit(exit: { code?: number | null; signal?: string | null }, document?: RunDocument | null): void;
+}
+
+export interface FakeWorld {
+  processes: Map<string, FakeProcess>;
+  prepared: RunInput[];
+  /** What the reap step reads from the run's events file. */
+  documents: Map<string, RunDocument | null>;
+  refuse: Map<string, { reason: 'provider_not_stored'; error: string }>;
+  failPrepare: Set<string>;
+  nextPid: number;
+  now: () => number;
+}
+
+const SIGNALS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+
+export function createFakeWorld(now: () => number = () => 0): FakeWorld {
+  return {
+    processes: new Map(),
+    prepared: [],
+    documents: new Map(),
+    refuse: new Map(),
+    failPrepare: new Set(),
+    nextPid: 1000,
+    now,
+  };
+}
+
+export function fakeActors(world: FakeWorld) {
+  const prepareRun = fromPromise<PrepareOutput, RunInput>(async ({ input }) => {
+    world.prepared.push(input);
+    if (world.failPrepare.has(input.entry.name)) throw new Error('disk full');
+    const refusal = world.refuse.get(input.baseName);
+    if (refusal) return { kind: 'refused', ...refusal, at: world.now() };
+    const created = input.binding !== undefined && input.session === undefined;
+    return {
+      kind: 'ready',
+      eventsPath: `/logs/${input.runId}.events.jsonl`,
+      logPath: `/logs/${input.slot}.log`,
+      ...(input.binding !== undefined ? { session: input.session ?? `sess-${input.runId}`, sessionCreated: created } : {}),
+      startedAt: world.now(),
+      spawn: { command: 'raider', args: ['--', input.entry.mission], env: {}, cwd: '/' },
+    };
+  });
+
+  const raiderProcess = fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
+    const pid = input.adoptedPid ?? world.nextPid++;
+    const proc: FakeProcess = {
+      runId: input.runId,
+      pid,
+      signals: [],
+      signalTimes: [],
+      stopped: false,
+      exit(exit, document = null) {
+        world.documents.set(input.runId, document);
+        sendBack({
+          type: 'proc.exited',
+          exit: { code: exit.code ?? null, signal: exit.signal ?? null, signalNumber: exit.signal ? (SIGNALS[exit.signal] ?? null) : null },
+          at: world.now(),
+        });
+      },
+    };
+    world.processes.set(input.runId, proc);
+    receive((cmd) => {
+      proc.signals.push(cmd.signal);
+      proc.signalTimes.push(world.now());
+    });
+    if (input.adoptedPid === undefined) sendBack({ type: 'proc.spawned', pid, at: world.now() });
+    return () => {
+      proc.stopped = true;
+    };
+  });
+
+  const reapRun = fromPromise(async ({ input }: { input: ReapInput }) =>
+    runOutcome({
+      runId: input.runId,
+      document: world.documents.get(input.runId) ?? null,
+      exit: input.exit ?? { code: null, signal: null, signalNumber: null },
+      ...(input.binding !== undefined ? { binding: input.binding } : {}),
+      ...(input.session !== undefined ? { session: input.session } : {}),
+    }),
+  );
+
+  return { prepareRun, raiderProcess, reapRun };
+}
+
+/** Lets promise-based actors (prepare, reap) settle. */
+export async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
