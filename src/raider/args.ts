@@ -1,0 +1,245 @@
+/**
+ * The raider's command line (raider-contract §1.2): `raider [flags] -- MISSION`.
+ *
+ * node:util parseArgs does the lexing. It runs non-strict with tokens so
+ * that `--stream-json` and `--json` can be plain switches that also accept
+ * an inline version (`--stream-json=1`) — a strict string option would
+ * swallow the next word (`--json 3` must leave `3` in the prompt) — and so
+ * that every problem becomes a UsageError with our own wording.
+ */
+import { parseArgs } from 'node:util';
+import { UsageError } from './errors.js';
+
+export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'auto', 'bypassPermissions'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+export type MachineFormat = 'json' | 'stream-json';
+export type OptionValue = string | number | boolean;
+
+/** Which session the run writes to (ADR 0015). */
+export type SessionChoice =
+  | { kind: 'new' }
+  | { kind: 'none' }
+  | { kind: 'continue' }
+  | { kind: 'resume'; ref: string };
+
+export interface RaiderArgs {
+  help: boolean;
+  version: boolean;
+  machine: MachineFormat | undefined;
+  engine: string | undefined;
+  model: string | undefined;
+  provider: string | undefined;
+  packs: string[];
+  permissionMode: PermissionMode;
+  /** `-o key=value` pairs, later ones win; numbers and true/false are coerced. */
+  options: Record<string, OptionValue>;
+  root: string | undefined;
+  session: SessionChoice;
+  permissionChannel: string | undefined;
+  maxIterations: number;
+  /** The prompt words, to be joined with single spaces. */
+  words: string[];
+}
+
+export const DEFAULT_MAX_ITERATIONS = 10000;
+const KNOWN_MACHINE_VERSIONS = ['1'];
+
+const OPTIONS = {
+  'stream-json': { type: 'boolean' },
+  json: { type: 'boolean' },
+  engine: { type: 'string', short: 'e' },
+  model: { type: 'string', short: 'm' },
+  provider: { type: 'string' },
+  pack: { type: 'string', multiple: true },
+  'permission-mode': { type: 'string' },
+  option: { type: 'string', short: 'o', multiple: true },
+  root: { type: 'string', short: 'r' },
+  session: { type: 'string' },
+  continue: { type: 'boolean' },
+  'no-session': { type: 'boolean' },
+  'permission-channel': { type: 'string' },
+  'max-iterations': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+
+function isOptionName(name: string): name is OptionName {
+  return Object.hasOwn(OPTIONS, name);
+}
+
+/** `-o` values: integers and decimals become numbers, true/false booleans. */
+export function coerceOptionValue(raw: string): OptionValue {
+  if (/^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  return raw;
+}
+
+export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+
+  const out: RaiderArgs = {
+    help: false,
+    version: false,
+    machine: undefined,
+    engine: undefined,
+    model: undefined,
+    provider: undefined,
+    packs: [],
+    permissionMode: 'default',
+    options: {},
+    root: undefined,
+    session: { kind: 'new' },
+    permissionChannel: undefined,
+    maxIterations: DEFAULT_MAX_ITERATIONS,
+    words: [],
+  };
+  const machineFlags: string[] = [];
+  const sessionFlags: string[] = [];
+
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      out.words.push(token.value);
+      continue;
+    }
+    if (token.kind === 'option-terminator') continue;
+
+    const { name, rawName } = token;
+    if (!isOptionName(name)) throw new UsageError(`unknown option ${rawName}`);
+    const spec = OPTIONS[name];
+
+    let value: string | undefined;
+    if (spec.type === 'string') {
+      // Non-strict parseArgs takes any next word as the value, even `--`.
+      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-'))) {
+        throw new UsageError(`option ${rawName} needs a value`);
+      }
+      value = token.value;
+    } else if (token.value !== undefined && name !== 'stream-json' && name !== 'json') {
+      throw new UsageError(`option ${rawName} takes no value`);
+    }
+
+    switch (name) {
+      case 'stream-json':
+      case 'json': {
+        if (token.value !== undefined && !KNOWN_MACHINE_VERSIONS.includes(token.value)) {
+          throw new UsageError(
+            `unknown --${name} version '${token.value}' (known: ${KNOWN_MACHINE_VERSIONS.join(', ')})`,
+          );
+        }
+        if (!machineFlags.includes(`--${name}`)) machineFlags.push(`--${name}`);
+        out.machine = name;
+        break;
+      }
+      case 'engine':
+        out.engine = value;
+        break;
+      case 'model':
+        out.model = value;
+        break;
+      case 'provider':
+        out.provider = value;
+        break;
+      case 'pack':
+        out.packs.push(value!);
+        break;
+      case 'permission-mode': {
+        const mode = PERMISSION_MODES.find((m) => m === value);
+        if (!mode) {
+          throw new UsageError(`unknown --permission-mode '${value}' (known: ${PERMISSION_MODES.join(', ')})`);
+        }
+        out.permissionMode = mode;
+        break;
+      }
+      case 'option': {
+        const eq = value!.indexOf('=');
+        if (eq <= 0) throw new UsageError(`bad option '${value}' (want -o KEY=VALUE)`);
+        out.options[value!.slice(0, eq)] = coerceOptionValue(value!.slice(eq + 1));
+        break;
+      }
+      case 'root':
+        out.root = value;
+        break;
+      case 'session':
+        sessionFlags.push('--session');
+        out.session = { kind: 'resume', ref: value! };
+        break;
+      case 'continue':
+        sessionFlags.push('--continue');
+        out.session = { kind: 'continue' };
+        break;
+      case 'no-session':
+        sessionFlags.push('--no-session');
+        out.session = { kind: 'none' };
+        break;
+      case 'permission-channel':
+        out.permissionChannel = value;
+        break;
+      case 'max-iterations': {
+        if (!/^\d+$/.test(value!) || Number(value) < 1) {
+          throw new UsageError(`--max-iterations wants a positive whole number, not '${value}'`);
+        }
+        out.maxIterations = Number(value);
+        break;
+      }
+      case 'help':
+        out.help = true;
+        break;
+      case 'version':
+        out.version = true;
+        break;
+    }
+  }
+
+  if (machineFlags.length > 1) {
+    throw new UsageError(`${machineFlags.join(', ')}: only one machine output format at a time`);
+  }
+  if (sessionFlags.length > 1) {
+    throw new UsageError(`${sessionFlags.join(', ')}: only one of --session, --continue, --no-session at a time`);
+  }
+  return out;
+}
+
+export const USAGE = `Usage: raider [flags] [--] MISSION...
+
+Runs one agent run on MISSION (the words after the flags, joined with
+spaces; read from stdin when there are none and stdin is not a terminal).
+
+Engine:
+  -e, --engine NAME           scripted (offline, plays a YAML script); anthropic
+                              and openai are not available in this build yet
+  -m, --model NAME            model id
+      --provider ALIAS        provider binding from ~/.raider/config.yml
+  -o, --option KEY=VALUE      repeatable; numbers and true/false are coerced.
+                              engine=NAME selects the engine, script=FILE the
+                              scripted engine's script (relative to --root)
+Workspace:
+  -r, --root DIR              working directory; file tools are confined to it
+                              (default: the current directory)
+      --pack NAME             instruction pack, repeatable
+      --permission-mode MODE  default | acceptEdits | plan | auto | bypassPermissions
+      --permission-channel P  UNIX socket for permission questions (from the hall)
+Output:
+      --stream-json[=1]       JSON Lines events on stdout (stream-json v1)
+      --json[=1]              one pretty JSON document at the end
+      --max-iterations N      cap on tool rounds (default ${DEFAULT_MAX_ITERATIONS})
+Sessions (<root>/.raider/sessions):
+      --session ID            continue that session (id, prefix of 4+, or last 4 hex)
+      --continue              continue the newest session
+      --no-session            record nothing
+Other:
+  -h, --help                  this text
+      --version               the version
+
+Exit codes: 0 completed, 1 failed, 2 usage, 3 configuration, 4 session in use;
+a cancelled run dies by SIGINT, an interrupted one by SIGTERM.
+`;

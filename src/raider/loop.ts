@@ -1,0 +1,129 @@
+/**
+ * The agent loop: ask the engine for a turn, run the tools it asks for,
+ * feed the results back, until the engine gives a final answer, fails, the
+ * tool-round budget runs out, or the run's signal is aborted (cancel or
+ * interrupt). It reports tool calls and results to a sink as they happen;
+ * the caller decides what to write where (stream, journal).
+ */
+import { errorMessage } from './errors.js';
+import type { Engine, HistoryEntry, ToolCallEntry } from './engines/engine.js';
+import type { Tool } from './tools/tool.js';
+
+export type ToolStatus = 'succeeded' | 'failed' | 'cancelled';
+
+export interface ToolOutcome {
+  call: string;
+  name: string;
+  status: ToolStatus;
+  ok: boolean;
+  content: string;
+}
+
+export interface LoopSink {
+  toolCall(call: ToolCallEntry): void;
+  toolResult(result: ToolOutcome): void;
+}
+
+export interface LoopCounts {
+  /** Engine turns (model calls). */
+  iterations: number;
+  toolCalls: number;
+}
+
+export type LoopOutcome =
+  | { status: 'completed'; response: string; counts: LoopCounts }
+  | { status: 'failed'; error: string; counts: LoopCounts }
+  | { status: 'cancelled'; counts: LoopCounts };
+
+export interface LoopInput {
+  engine: Engine;
+  tools: ReadonlyMap<string, Tool>;
+  root: string;
+  /** The conversation so far, ending with the current mission; the loop appends to it. */
+  history: HistoryEntry[];
+  /** Cap on tool rounds; asking for one more fails the run. */
+  maxIterations: number;
+  signal: AbortSignal;
+  sink: LoopSink;
+}
+
+const ABORTED = Symbol('aborted');
+
+export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
+  const { engine, tools, history, signal, sink } = input;
+  const counts: LoopCounts = { iterations: 0, toolCalls: 0 };
+  const specs = [...tools.values()].map((t) => t.spec);
+  let rounds = 0;
+
+  try {
+    for (;;) {
+      // A cancel before a model call ends the run without making the call.
+      if (signal.aborted) return { status: 'cancelled', counts };
+      counts.iterations++;
+      const turn = await engine.nextTurn(history, { signal, tools: specs });
+      if (signal.aborted) return { status: 'cancelled', counts };
+
+      if (turn.kind === 'final') {
+        history.push({ role: 'assistant', content: turn.text });
+        return { status: 'completed', response: turn.text, counts };
+      }
+      if (rounds >= input.maxIterations) {
+        return {
+          status: 'failed',
+          error: `stopped after ${input.maxIterations} tool round(s) (--max-iterations) without a final answer`,
+          counts,
+        };
+      }
+      rounds++;
+
+      const calls: ToolCallEntry[] = turn.calls.map((c) => ({
+        id: `c${++counts.toolCalls}`,
+        name: c.name,
+        arguments: c.arguments,
+      }));
+      history.push({ role: 'assistant', toolCalls: calls });
+      // One after another, so each result belongs to the call just announced.
+      for (const call of calls) {
+        if (signal.aborted) return { status: 'cancelled', counts };
+        sink.toolCall(call);
+        const outcome = await runTool(call, tools, input.root, signal);
+        sink.toolResult(outcome);
+        history.push({ role: 'tool', callId: call.id, name: call.name, ok: outcome.ok, content: outcome.content });
+        if (outcome.status === 'cancelled') return { status: 'cancelled', counts };
+      }
+    }
+  } catch (err) {
+    // An engine rejecting because of the abort is a cancel, not a failure.
+    if (signal.aborted) return { status: 'cancelled', counts };
+    return { status: 'failed', error: errorMessage(err), counts };
+  }
+}
+
+async function runTool(
+  call: ToolCallEntry,
+  tools: ReadonlyMap<string, Tool>,
+  root: string,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
+  const base = { call: call.id, name: call.name };
+  const tool = tools.get(call.name);
+  if (!tool) return { ...base, status: 'failed', ok: false, content: `unknown tool '${call.name}'` };
+
+  // The tool gets the signal too, but a tool that ignores it must not hold
+  // the run: the race lets the cancel win at once.
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<typeof ABORTED>((resolve) => {
+    onAbort = () => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const result = await Promise.race([tool.run(call.arguments, { root, signal }), aborted]);
+    if (result === ABORTED) return { ...base, status: 'cancelled', ok: false, content: 'cancelled' };
+    return { ...base, status: result.ok ? 'succeeded' : 'failed', ok: result.ok, content: result.content };
+  } catch (err) {
+    if (signal.aborted) return { ...base, status: 'cancelled', ok: false, content: 'cancelled' };
+    return { ...base, status: 'failed', ok: false, content: errorMessage(err) };
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+  }
+}

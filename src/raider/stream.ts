@@ -1,0 +1,44 @@
+/**
+ * The `--stream-json` v1 writer (raider-contract §2.1): one canonical JSON
+ * object per line, `version`/`type`/`seq`/`time` on every event, written
+ * synchronously (so flushed) one event at a time. The common fields are
+ * set last so a payload key of the same name can never override them.
+ */
+import { canonicalLine, epochSeconds, writeAllSync } from './canonical.js';
+
+export const STREAM_VERSION = 1;
+/** Longest tool result text the stream carries (`max_content_length`). */
+export const MAX_STREAM_CONTENT = 1000;
+
+export type StreamEventType = 'run.started' | 'run.state' | 'tool.call' | 'tool.result' | 'message' | 'run.finished';
+
+export interface EventSink {
+  emit(type: StreamEventType, payload: Record<string, unknown>): void;
+}
+
+export class StreamJsonWriter implements EventSink {
+  private seq = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly clock: () => number = epochSeconds,
+  ) {}
+
+  emit(type: StreamEventType, payload: Record<string, unknown>): void {
+    const event = { ...payload, version: STREAM_VERSION, type, seq: ++this.seq, time: this.clock() };
+    writeAllSync(this.fd, canonicalLine(event) + '\n');
+  }
+}
+
+/** For `--json` and plain output: the events go nowhere. */
+export const nullSink: EventSink = { emit() {} };
+
+/** The stream's view of a tool result: the first 1000 characters, and whether there was more. */
+export function streamToolContent(content: string): { content: string; size: number; truncated: boolean } {
+  const chars = [...content];
+  return {
+    content: chars.length > MAX_STREAM_CONTENT ? chars.slice(0, MAX_STREAM_CONTENT).join('') : content,
+    size: chars.length,
+    truncated: chars.length > MAX_STREAM_CONTENT,
+  };
+}
