@@ -80,6 +80,22 @@ function sessionIdOf(value: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The outcome of a run whose exit status is unknown: a run of a previous hall
+ * that this hall watched to its end, or one found already gone at start-up.
+ */
+export function adoptedOutcome(input: Omit<OutcomeInput, 'exit'>): RunOutcome {
+  if (input.document) return runOutcome({ ...input, exit: { code: 0, signal: null, signalNumber: null } });
+  const outcome: RunOutcome = {
+    status: 'failed',
+    exit_code: 0,
+    signaled: 0,
+    error: 'the hall stopped while this run was going',
+  };
+  if (input.binding !== undefined && input.session !== undefined) outcome.session = input.session;
+  return outcome;
+}
+
 /** The outcome of a run whose process could not be started at all. */
 export function unstartedOutcome(runId: string, reason: string): RunOutcome {
   return { status: 'failed', exit_code: 0, signaled: 0, error: `raider ${runId} could not be started: ${reason}` };

@@ -9,6 +9,7 @@
 import { assign, emit, enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import type { Mission, TelegramTarget } from '../domain/mission.js';
 import { bindingProblem, effectiveBinding, raiderNameProblem, slotBinding, slotOf } from '../domain/names.js';
+import type { RunOutcome } from '../domain/outcome.js';
 import type { RunIdCursor } from '../domain/run-id.js';
 import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.machine.js';
 import type { BusEvent, HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
@@ -27,6 +28,17 @@ export interface AdoptedRun {
   logPath: string;
 }
 
+/** A run of a previous hall found already gone at start-up: reported, never run again. */
+export interface EndedRun {
+  runId: string;
+  slot: string;
+  pid: number;
+  entry: Mission;
+  binding?: string;
+  session?: string;
+  outcome: RunOutcome;
+}
+
 export interface HallInput {
   root: string;
   /** cancel_grace in milliseconds. */
@@ -38,6 +50,7 @@ export interface HallInput {
   sessions: Record<string, string>;
   runIdCursors: Record<string, RunIdCursor>;
   adopted: AdoptedRun[];
+  ended: EndedRun[];
 }
 
 interface LiveRunRoute {
@@ -86,6 +99,35 @@ type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
 const bus = (event: BusEvent): HallEmitted => ({ type: 'bus', event });
 const store = (op: StoreOp): HallEmitted => ({ type: 'store', op });
 const reply = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
+
+/** The `raider.done` event of a run (seed 001 EVENT BUS). */
+function doneEvent(run: {
+  runId: string;
+  slot: string;
+  pid: number;
+  entry: Mission;
+  binding?: string;
+  session?: string;
+  outcome: RunOutcome;
+  cancelRequested?: boolean;
+}): BusEvent {
+  const o = run.outcome;
+  return {
+    type: 'raider.done',
+    id: run.runId,
+    slot: run.slot,
+    pid: run.pid,
+    exit_code: o.exit_code,
+    signaled: o.signaled,
+    status: o.status,
+    ...(o.response !== undefined ? { response: o.response } : {}),
+    ...(o.error !== undefined ? { error: o.error } : {}),
+    ...(o.session !== undefined ? { session: o.session } : {}),
+    ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
+    mission_id: run.entry.id,
+    ...(run.cancelRequested ? { cancel_requested: true } : {}),
+  };
+}
 
 function stringId(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
@@ -342,23 +384,7 @@ export const hallMachine = hallSetup
         }
       } else {
         const o = out.outcome;
-        enqueue.emit(
-          bus({
-            type: 'raider.done',
-            id: out.runId,
-            slot: out.slot,
-            pid: out.pid,
-            exit_code: o.exit_code,
-            signaled: o.signaled,
-            status: o.status,
-            ...(o.response !== undefined ? { response: o.response } : {}),
-            ...(o.error !== undefined ? { error: o.error } : {}),
-            ...(o.session !== undefined ? { session: o.session } : {}),
-            ...(out.binding !== undefined && out.session !== undefined ? { binding: out.binding } : {}),
-            mission_id: out.entry.id,
-            ...(out.cancelRequested ? { cancel_requested: true } : {}),
-          }),
-        );
+        enqueue.emit(bus(doneEvent(out)));
         enqueue.emit(store({ op: 'end', runId: out.runId }));
         if (out.unstarted) enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
         enqueue.emit({ type: 'registry.runEnded', runId: out.runId });
@@ -497,6 +523,10 @@ export const hallMachine = hallSetup
       }
       for (const binding of [...bindingsToDrain].sort()) {
         enqueue.sendTo(({ context: c }) => c.bindings[binding]!, { type: 'binding.drain', at: event.at });
+      }
+      for (const run of context.ended) {
+        enqueue.emit(bus(doneEvent(run)));
+        enqueue.emit(store({ op: 'end', runId: run.runId }));
       }
       enqueue.emit(bus({ type: 'hall.started', root: context.root }));
     }),

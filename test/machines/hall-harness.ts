@@ -21,6 +21,7 @@ export function startHall(input: Partial<HallInput> = {}) {
       sessions: {},
       runIdCursors: {},
       adopted: [],
+      ended: [],
       ...input,
     },
   });

@@ -1,0 +1,51 @@
+/**
+ * Commands that change the hall go to the hall actor as events with a request
+ * id; its `reply` comes back as an emitted event, and is handed out only once
+ * everything it depends on is on disk.
+ */
+import type { Actor } from 'xstate';
+import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { HallCommand, hallMachine } from '../machines/hall.machine.js';
+import type { ReplyBody } from '../machines/hall-effects.js';
+
+type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
+export type HallRequest = DistributiveOmit<Extract<HallCommand, { reqId?: string }>, 'reqId'>;
+
+/** A reply the hall owes for longer than this means a bug; the client still gets an answer. */
+const REPLY_TIMEOUT_MS = 120_000;
+
+export class HallGateway {
+  private readonly pending = new Map<string, { resolve: (body: ReplyBody) => void; timer: NodeJS.Timeout }>();
+  private counter = 0;
+
+  constructor(
+    private readonly hall: Actor<typeof hallMachine>,
+    private readonly store: HallStateStore,
+  ) {
+    hall.on('reply', (event) => this.settle(event.reqId, event.body));
+  }
+
+  request(command: HallRequest): Promise<ReplyBody> {
+    const reqId = `req-${++this.counter}`;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(reqId);
+        resolve({ error: 'the hall did not answer in time' });
+      }, REPLY_TIMEOUT_MS);
+      timer.unref();
+      this.pending.set(reqId, { resolve, timer });
+      this.hall.send({ ...command, reqId } as HallCommand);
+    });
+  }
+
+  private settle(reqId: string, body: ReplyBody): void {
+    const waiter = this.pending.get(reqId);
+    if (!waiter) return;
+    this.pending.delete(reqId);
+    clearTimeout(waiter.timer);
+    this.store.commit().then(
+      () => waiter.resolve(body),
+      (err: Error) => waiter.resolve({ error: err.message }),
+    );
+  }
+}

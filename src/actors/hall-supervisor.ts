@@ -1,0 +1,266 @@
+/**
+ * The composition root: loads the config and the durable state, recovers what
+ * a previous hall left, builds the actor tree with the real OS-facing actors,
+ * and wires the adapters (state store, event bus, run registry, control
+ * socket) to it. Data flows one way: adapters send events to the hall actor,
+ * the hall decides, and what it emits is carried out here.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createActor, type Actor } from 'xstate';
+import { type HallConfig } from '../adapters/config/hall-config.js';
+import { loadHallConfig } from '../adapters/config/load-hall-config.js';
+import { providerStorePath, readProviderStore } from '../adapters/config/provider-store.js';
+import { ControlSocket, type CommandHandler } from '../adapters/control/control-socket.js';
+import { EventBus, type Envelope } from '../adapters/control/event-bus.js';
+import { HallQueries } from '../adapters/control/queries.js';
+import { createRunRegistry, liveRuns } from '../adapters/control/run-registry.js';
+import { writeFileAtomic } from '../adapters/storage/atomic-file.js';
+import { FileStateStore } from '../adapters/storage/file-state-store.js';
+import { hallPaths, type HallPaths } from '../adapters/storage/hall-paths.js';
+import { newMissionId } from '../adapters/storage/mission-id.js';
+import { lastRunIds, pruneEventsFiles } from '../adapters/storage/slot-logs.js';
+import { laterCursor, parseRunId } from '../domain/run-id.js';
+import { hallWithRunActors } from '../machines/hall-tree.js';
+import type { hallMachine, HallInput } from '../machines/hall.machine.js';
+import { RAIDER_VERSION } from '../raider/version.js';
+import { acquireHallLock, type HallLock } from './hall-lock.js';
+import { HallGateway } from './hall-gateway.js';
+import { prepareRunLogic } from './prepare-run.actor.js';
+import { raiderProcessLogic } from './raider-process.actor.js';
+import { reapRunLogic } from './reap-run.actor.js';
+import { resolveRaiderCommand } from './raider-command.js';
+import { recoverRuns } from './run-recovery.js';
+
+/** The hall gives its raiders this long to end after SIGTERM when it stops. */
+export const SHUTDOWN_GRACE_MS = 5000;
+
+export class HallStartError extends Error {
+  constructor(
+    message: string,
+    /** 3 for configuration errors, 1 otherwise. */
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface HallStartOptions {
+  root: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The hall's diagnostics (config warnings, storage problems). */
+  log?: (line: string) => void;
+  /** Every event-bus event, for the foreground view. */
+  onEvent?: (event: Envelope) => void;
+}
+
+export interface RunningHall {
+  paths: HallPaths;
+  config: HallConfig;
+  bus: EventBus;
+  actor: Actor<typeof hallMachine>;
+  /** Begins shutdown (hall.stopping); `stopped` resolves when it is over. */
+  stop(): void;
+  stopped: Promise<void>;
+}
+
+export async function startHall(options: HallStartOptions): Promise<RunningHall> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const paths = hallPaths(options.root);
+  if (!fs.statSync(paths.root, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new HallStartError(`Not a directory: ${paths.root}`, 1);
+  }
+
+  const loaded = loadHallConfig(paths.root);
+  if (!loaded.ok) throw new HallStartError(loaded.errors.join('\n'), 3);
+  for (const warning of loaded.warnings) log(warning);
+  const config = loaded.config;
+
+  const lock = await acquireHallLock(paths.root);
+  if (!lock) throw new HallStartError(alreadyRunning(paths), 1);
+  try {
+    return await startLocked(paths, config, lock, env, log, options.onEvent);
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+}
+
+function alreadyRunning(paths: HallPaths): string {
+  const pid = fs.existsSync(paths.pidFile) ? fs.readFileSync(paths.pidFile, 'utf8').trim() : '';
+  return /^\d+$/.test(pid) ? `Hall already running with PID ${pid}` : `Hall already running in ${paths.root}`;
+}
+
+async function socketAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(socketPath);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function startLocked(
+  paths: HallPaths,
+  config: HallConfig,
+  lock: HallLock,
+  env: Readonly<Record<string, string | undefined>>,
+  log: (line: string) => void,
+  onEvent: ((event: Envelope) => void) | undefined,
+): Promise<RunningHall> {
+  if (fs.existsSync(paths.socket)) {
+    // Our lock is free, but another implementation (a Perl hall) may still answer here.
+    if (await socketAnswers(paths.socket)) throw new HallStartError(`Hall already running: ${paths.socket} answers`, 1);
+    fs.rmSync(paths.socket, { force: true });
+  }
+  fs.mkdirSync(paths.logsDir, { recursive: true });
+  const store = await FileStateStore.open(paths.stateDir, { warn: log });
+  forgetStartupBindings(store, config);
+  const raider = resolveRaiderCommand(env);
+  const { adopted, ended } = await recoverRuns([...store.state.runs.values()]);
+
+  const cursors = lastRunIds(paths.logsDir);
+  for (const id of store.state.runs.keys()) {
+    const parsed = parseRunId(id);
+    if (parsed) cursors[parsed.slot] = laterCursor(cursors[parsed.slot], parsed.cursor);
+  }
+  const input: HallInput = {
+    root: paths.root,
+    graceMs: Math.round(config.cancel_grace * 1000),
+    shutdownGraceMs: SHUTDOWN_GRACE_MS,
+    slotQueues: Object.fromEntries([...store.state.slotQueues].map(([slot, q]) => [slot, [...q]])),
+    bindingQueues: Object.fromEntries([...store.state.bindingQueues].map(([b, q]) => [b, [...q]])),
+    sessions: Object.fromEntries(store.state.sessions),
+    runIdCursors: cursors,
+    adopted,
+    ended,
+  };
+
+  const libTarget = path.resolve(paths.root, config.preferred_lib_target ?? '.raider/lib');
+  const home = env.HOME;
+  const logic = hallWithRunActors({
+    prepareRun: prepareRunLogic({
+      paths,
+      config,
+      store,
+      raider,
+      baseEnv: env,
+      libTarget,
+      providerStore: () => readProviderStore(providerStorePath(home)),
+      raiderVersion: RAIDER_VERSION,
+      warn: log,
+    }),
+    raiderProcess: raiderProcessLogic,
+    reapRun: reapRunLogic,
+  });
+  const actor = createActor(logic, { id: 'hall', input });
+  const bus = new EventBus(log);
+  const registry = createRunRegistry();
+
+  actor.on('store', (e) => store.apply(e.op));
+  actor.on('bus', (e) => {
+    const envelope = bus.publish(e.event);
+    onEvent?.(envelope);
+    if (e.event.type === 'raider.done') pruneAfterRun(String(e.event.slot));
+  });
+  actor.on('registry.runStarted', (e) => registry.trigger.runStarted({ run: e.run }));
+  actor.on('registry.runEnded', (e) => registry.trigger.runEnded({ runId: e.runId }));
+
+  const pruneAfterRun = (slot: string) => {
+    // After the run has left the registry: files of runs still going are kept.
+    setImmediate(() => {
+      const live = new Set(liveRuns(registry).map((r) => r.id));
+      pruneEventsFiles(paths.logsDir, slot, config.logs.keep_events, live).catch((err: Error) =>
+        log(`cannot prune events files of ${slot}: ${err.message}`),
+      );
+    });
+  };
+
+  const gateway = new HallGateway(actor, store);
+  const queries = new HallQueries(paths, registry, store);
+  const commands: Record<string, CommandHandler> = {
+    spawn: (p) =>
+      gateway.request({
+        type: 'cmd.spawn',
+        missionId: newMissionId(),
+        name: p.name ?? '',
+        mission: p.mission ?? '',
+        ...(p.binding !== undefined ? { binding: p.binding } : {}),
+        at: Date.now(),
+      }),
+    ps: () => queries.ps(),
+    status: () => queries.status(),
+    attach: (p) => queries.attach(p.id),
+    logs: (p) => queries.logs(p.id),
+    kill: (p) => gateway.request({ type: 'cmd.kill', id: p.id }),
+    cancel: (p) => gateway.request({ type: 'cmd.cancel', id: p.id }),
+    session_reset: (p) => gateway.request({ type: 'cmd.sessionReset', binding: p.binding }),
+    telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
+  };
+  const socket = new ControlSocket({ socketPath: paths.socket, commands, bus, warn: log });
+
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
+  actor.on('hall.stopped', () => {
+    void (async () => {
+      await socket.close().catch(() => {});
+      await store.close().catch((err: Error) => log(`cannot write the final state: ${err.message}`));
+      removePidFile(paths);
+      await lock.release();
+      resolveStopped();
+    })();
+  });
+  actor.subscribe({
+    error: (err) => {
+      // A bug in the hall: leave no raider behind, and let the service manager restart us.
+      log(`hall actor failed: ${(err as Error).stack ?? String(err)}`);
+      for (const run of liveRuns(registry)) {
+        try {
+          process.kill(-run.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+      process.exit(70);
+    },
+  });
+
+  await socket.listen();
+  await writeFileAtomic(paths.pidFile, `${process.pid}\n`);
+  actor.start();
+  actor.send({ type: 'hall.boot', at: Date.now() });
+
+  return {
+    paths,
+    config,
+    bus,
+    actor,
+    stop: () => actor.send({ type: 'hall.stop' }),
+    stopped,
+  };
+}
+
+/**
+ * A hall start forgets ACP bindings (their clients are gone) and the bindings
+ * of cron jobs no longer configured, and drops the missions they left waiting.
+ */
+function forgetStartupBindings(store: FileStateStore, config: HallConfig): void {
+  const cronIds = new Set(config.cron.map((job) => job.id));
+  const stale = (binding: string | undefined) =>
+    binding !== undefined && (binding.startsWith('acp:') || (binding.startsWith('cron:') && !cronIds.has(binding.slice(5))));
+  for (const binding of [...store.state.sessions.keys()]) if (stale(binding)) store.apply({ op: 'unbind', binding });
+  const waiting = [...store.state.slotQueues.values(), ...store.state.bindingQueues.values()].flat();
+  for (const entry of waiting) if (stale(entry.binding)) store.apply({ op: 'remove', missionId: entry.id });
+}
+
+function removePidFile(paths: HallPaths): void {
+  try {
+    if (fs.readFileSync(paths.pidFile, 'utf8').trim() === String(process.pid)) fs.rmSync(paths.pidFile, { force: true });
+  } catch {
+    /* already gone */
+  }
+}

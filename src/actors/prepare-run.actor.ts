@@ -1,0 +1,123 @@
+/**
+ * Preparing a run before its process starts: refuse the raider entry if the
+ * hall must, rotate the slot log, reserve the events file, write the start
+ * line, get the binding's session, and record the run in the ledger. The run
+ * starts only once that record is on disk, so a crash can never run a mission
+ * twice or lose it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fromPromise } from 'xstate';
+import { eventsPath, slotLogPath } from '../adapters/storage/hall-paths.js';
+import { appendToLog, rotateSlotLog } from '../adapters/storage/slot-logs.js';
+import { ignoredKeysLine, refusedLine, resultLine, startLine } from '../domain/log-lines.js';
+import { refusalOf } from '../domain/refusal.js';
+import { raiderArgv, raiderEnv } from '../domain/raider-argv.js';
+import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
+import { createSession, journalPath } from '../raider/journal.js';
+import type { RunEnvironment } from './run-environment.js';
+
+export function prepareRunLogic(env: RunEnvironment) {
+  // The ignored-keys note goes into the slot log once per raider name and hall process.
+  const noted = new Set<string>();
+
+  return fromPromise<PrepareOutput, RunInput>(async ({ input }) => {
+    const { paths, config } = env;
+    const entry = config.raiders[input.baseName] ?? { packs: [], ignoredKeys: [] };
+    const logPath = slotLogPath(paths, input.slot);
+    await fs.promises.mkdir(paths.logsDir, { recursive: true });
+
+    const refusal = refusalOf(input.entry.name, entry, env.providerStore);
+    if (refusal) {
+      await appendToLog(logPath, refusedLine(input.entry.name, refusal.error));
+      return { kind: 'refused', reason: refusal.reason, error: refusal.error, at: Date.now() };
+    }
+
+    if (input.rotateLog) await rotateSlotLog(logPath, config.logs.max_log_size);
+    const events = eventsPath(paths, input.runId);
+    // O_EXCL: a run id is never reused, even by a hall that crashed.
+    await fs.promises.writeFile(events, '', { flag: 'wx', mode: 0o644 });
+    await appendToLog(logPath, startLine(input.runId));
+    try {
+      if (!noted.has(input.baseName)) {
+        noted.add(input.baseName);
+        if (entry.ignoredKeys.length > 0) await appendToLog(logPath, ignoredKeysLine(input.baseName, entry.ignoredKeys));
+      }
+
+      let session: string | undefined;
+      let sessionCreated = false;
+      let sessionError: string | undefined;
+      if (input.binding !== undefined) {
+        try {
+          if (input.session !== undefined && fs.existsSync(journalPath(paths.root, input.session))) {
+            session = input.session;
+          } else {
+            session = createSession(paths.root, { raiderVersion: env.raiderVersion }).id;
+            sessionCreated = true;
+          }
+        } catch (err) {
+          sessionError = (err as Error).message.trim();
+        }
+      }
+
+      const cwd = runDirectory(paths.root, input.entry.cwd);
+      const args = raiderArgv({
+        entry,
+        libTarget: env.libTarget,
+        root: paths.root,
+        ...(session !== undefined ? { session } : {}),
+        ...(input.entry.permission_mode !== undefined ? { permissionMode: input.entry.permission_mode } : {}),
+        mission: input.entry.mission,
+      });
+      const startedAt = Date.now();
+      env.store.apply({
+        op: 'run',
+        run: {
+          id: input.runId,
+          slot: input.slot,
+          base_name: input.baseName,
+          entry: input.entry,
+          ...(input.binding !== undefined && session !== undefined ? { binding: input.binding, session } : {}),
+          started_at: startedAt,
+          events_path: events,
+          log_path: logPath,
+        },
+      });
+      await env.store.commit();
+      return {
+        kind: 'ready',
+        eventsPath: events,
+        logPath,
+        ...(session !== undefined ? { session, sessionCreated } : {}),
+        ...(sessionError !== undefined ? { sessionError } : {}),
+        startedAt,
+        spawn: {
+          command: env.raider.command,
+          args: [...env.raider.prefixArgs, ...args],
+          env: raiderEnv(env.baseEnv, {
+            root: paths.root,
+            slot: input.slot,
+            runId: input.runId,
+            socketPath: paths.socket,
+            libTarget: env.libTarget,
+            longhouse: config.longhouse,
+            ...(input.entry.telegram !== undefined ? { telegram: input.entry.telegram } : {}),
+          }),
+          cwd,
+        },
+      };
+    } catch (err) {
+      // The start line is written: close the run's section of the log.
+      await appendToLog(logPath, resultLine(input.runId, 'failed', `could not be started: ${(err as Error).message}`)).catch(() => {});
+      throw err;
+    }
+  });
+}
+
+/** A run works in the hall root, or in a directory inside it that its mission asked for. */
+function runDirectory(root: string, cwd: string | undefined): string {
+  if (cwd === undefined) return root;
+  const resolved = path.resolve(root, cwd);
+  const rel = path.relative(root, resolved);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? root : resolved;
+}

@@ -1,0 +1,123 @@
+/**
+ * One raider OS process, as an actor: started in a process group of its own
+ * with stdout into its events file and stderr appended to the slot log; told
+ * SIGINT or SIGTERM (the raider cleans up its tools) or SIGKILL (the whole
+ * group). A run is over only when the process has exited, and whatever it
+ * left behind in its group is killed then. Stopping the actor kills the group.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { fromCallback } from 'xstate';
+import type { ProcessExit } from '../domain/outcome.js';
+import type { ProcessCommand, ProcessInput, RunEvent, RunSignal } from '../machines/run.machine.js';
+
+/** How often a process adopted from a previous hall is checked (it is not our child). */
+const ADOPTED_POLL_MS = 250;
+
+export const raiderProcessLogic = fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
+  const send = (event: RunEvent) => sendBack(event);
+  if (input.adoptedPid !== undefined) return watchAdopted(input.adoptedPid, send, receive);
+  if (!input.spawn) {
+    send({ type: 'proc.failed', error: 'nothing to start', at: Date.now() });
+    return undefined;
+  }
+  const spec = input.spawn;
+  let child: ChildProcess;
+  let out: number | undefined;
+  let err: number | undefined;
+  try {
+    out = fs.openSync(input.eventsPath, 'w');
+    err = fs.openSync(input.logPath, 'a');
+    child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: ['ignore', out, err],
+      detached: true,
+    });
+  } catch (e) {
+    send({ type: 'proc.failed', error: (e as Error).message, at: Date.now() });
+    return undefined;
+  } finally {
+    if (out !== undefined) fs.closeSync(out);
+    if (err !== undefined) fs.closeSync(err);
+  }
+
+  const pid = child.pid;
+  let exited = false;
+  child.on('error', (e) => {
+    if (pid === undefined && !exited) {
+      exited = true;
+      send({ type: 'proc.failed', error: e.message, at: Date.now() });
+    }
+  });
+  child.on('exit', (code, signal) => {
+    exited = true;
+    if (pid !== undefined) killGroup(pid);
+    send({ type: 'proc.exited', exit: exitOf(code, signal), at: Date.now() });
+  });
+  if (pid !== undefined) send({ type: 'proc.spawned', pid, at: Date.now() });
+
+  receive((command) => {
+    if (pid === undefined || exited) return;
+    signal(pid, command.signal);
+  });
+  return () => {
+    if (pid !== undefined && !exited) killGroup(pid);
+  };
+});
+
+function watchAdopted(pid: number, send: (e: RunEvent) => void, receive: (fn: (c: ProcessCommand) => void) => void) {
+  let gone = false;
+  const timer = setInterval(() => {
+    if (alive(pid)) return;
+    gone = true;
+    clearInterval(timer);
+    killGroup(pid);
+    send({ type: 'proc.exited', exit: null, at: Date.now() });
+  }, ADOPTED_POLL_MS);
+  receive((command) => {
+    if (!gone) signal(pid, command.signal);
+  });
+  return () => clearInterval(timer);
+}
+
+function signal(pid: number, sig: RunSignal): void {
+  try {
+    if (sig === 'SIGKILL') killGroup(pid);
+    else process.kill(pid, sig);
+  } catch {
+    // Already gone: its exit is on its way.
+  }
+}
+
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // No process left in the group.
+  }
+}
+
+/** True while the process exists and is not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+function exitOf(code: number | null, signal: NodeJS.Signals | null): ProcessExit {
+  return {
+    code: signal ? null : code,
+    signal,
+    signalNumber: signal ? (os.constants.signals[signal] ?? null) : null,
+  };
+}

@@ -1,0 +1,27 @@
+/** What the run actors need from the hall around them, passed in once at start-up. */
+import type { HallConfig } from '../adapters/config/hall-config.js';
+import type { HallPaths } from '../adapters/storage/hall-paths.js';
+import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { ProviderStoreView } from '../domain/refusal.js';
+
+/** How to start the raider executable: `command prefixArgs... raiderArgs...`. */
+export interface RaiderCommand {
+  command: string;
+  prefixArgs: string[];
+}
+
+export interface RunEnvironment {
+  paths: HallPaths;
+  config: HallConfig;
+  store: HallStateStore;
+  raider: RaiderCommand;
+  /** The hall's own environment, the base of every raider's. */
+  baseEnv: Readonly<Record<string, string | undefined>>;
+  /** Absolute lib target (`preferred_lib_target`, default ROOT/.raider/lib). */
+  libTarget: string;
+  /** Reads `~/.raider/config.yml` when a run with a provider is about to start. */
+  providerStore: () => ProviderStoreView;
+  raiderVersion: string;
+  /** Diagnostics for the hall's own log. */
+  warn: (message: string) => void;
+}

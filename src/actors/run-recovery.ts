@@ -1,0 +1,69 @@
+/**
+ * What a starting hall does with the runs a previous hall left in its ledger:
+ * a raider process that still lives is adopted and watched to its end; a run
+ * whose process is gone is reported from its events file, or as failed when
+ * it left no result.
+ */
+import fs from 'node:fs';
+import { readRunDocument } from '../adapters/storage/events-file.js';
+import type { LedgerRun } from '../adapters/storage/durable-state.js';
+import { appendToLog } from '../adapters/storage/slot-logs.js';
+import { resultLine, resultText } from '../domain/log-lines.js';
+import { adoptedOutcome } from '../domain/outcome.js';
+import type { AdoptedRun, EndedRun } from '../machines/hall.machine.js';
+import { alive } from './raider-process.actor.js';
+
+const RUN_ID_VAR = 'RAIDER_HALL_RUN_ID=';
+
+/** The pid of the live raider started for `runId`, found by its environment. */
+function findRaiderPid(runId: string, hint: number | undefined): number | undefined {
+  const candidates = hint !== undefined ? [hint] : listPids();
+  for (const pid of candidates) {
+    if (!alive(pid)) continue;
+    let environ: string;
+    try {
+      environ = fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (environ.split('\0').includes(`${RUN_ID_VAR}${runId}`)) return pid;
+  }
+  return undefined;
+}
+
+function listPids(): number[] {
+  try {
+    return fs
+      .readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+export async function recoverRuns(runs: Iterable<LedgerRun>): Promise<{ adopted: AdoptedRun[]; ended: EndedRun[] }> {
+  const adopted: AdoptedRun[] = [];
+  const ended: EndedRun[] = [];
+  for (const run of runs) {
+    const pid = findRaiderPid(run.id, run.pid);
+    const bound = run.binding !== undefined && run.session !== undefined ? { binding: run.binding, session: run.session } : {};
+    if (pid !== undefined) {
+      adopted.push({
+        runId: run.id,
+        entry: run.entry,
+        ...bound,
+        pid,
+        startedAt: run.started_at,
+        eventsPath: run.events_path,
+        logPath: run.log_path,
+      });
+      continue;
+    }
+    const document = await readRunDocument(run.events_path).catch(() => null);
+    const outcome = adoptedOutcome({ runId: run.id, document, ...bound });
+    await appendToLog(run.log_path, resultLine(run.id, outcome.status, resultText(outcome))).catch(() => {});
+    ended.push({ runId: run.id, slot: run.slot, pid: run.pid ?? 0, entry: run.entry, ...bound, outcome });
+  }
+  return { adopted, ended };
+}

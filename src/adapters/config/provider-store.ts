@@ -1,0 +1,37 @@
+/**
+ * The provider store `~/.raider/config.yml` (`providers: {ALIAS: {url, engine, models}}`),
+ * as far as the hall needs it: which aliases somebody stored.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import type { ProviderStoreView } from '../../domain/refusal.js';
+
+export function providerStorePath(home: string = os.homedir()): string {
+  return path.join(home, '.raider', 'config.yml');
+}
+
+export function readProviderStore(file: string = providerStorePath()): ProviderStoreView {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, aliases: new Set() };
+    return { ok: false, error: `${file}: ${(err as Error).message}` };
+  }
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text);
+  } catch (err) {
+    return { ok: false, error: `${file}: ${(err as Error).message.split('\n')[0]}` };
+  }
+  if (doc === null || doc === undefined) return { ok: true, aliases: new Set() };
+  if (typeof doc !== 'object' || Array.isArray(doc)) return { ok: false, error: `${file}: expected a mapping at the top level` };
+  const providers = (doc as Record<string, unknown>).providers;
+  if (providers === undefined || providers === null) return { ok: true, aliases: new Set() };
+  if (typeof providers !== 'object' || Array.isArray(providers)) {
+    return { ok: false, error: `${file}: providers: expected a mapping of aliases` };
+  }
+  return { ok: true, aliases: new Set(Object.keys(providers)) };
+}

@@ -1,0 +1,91 @@
+/**
+ * Answers to the read-only control commands (`ps`, `status`, `attach`,
+ * `logs`) from the run registry and the durable state, without the hall actor.
+ */
+import type { HallPaths } from '../storage/hall-paths.js';
+import { runLog } from '../storage/slot-logs.js';
+import type { HallStateStore } from '../storage/state-store.js';
+import { liveRuns, type RunRegistry } from './run-registry.js';
+
+export type Reply = Record<string, unknown>;
+
+/** Adds sections to `status` (cron, telegram, acp), each under its own key. */
+export type StatusSection = () => Record<string, unknown>;
+
+export class HallQueries {
+  private readonly sections: StatusSection[] = [];
+
+  constructor(
+    private readonly paths: HallPaths,
+    private readonly registry: RunRegistry,
+    private readonly store: HallStateStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  addStatusSection(section: StatusSection): void {
+    this.sections.push(section);
+  }
+
+  ps(): Reply {
+    const raiders = liveRuns(this.registry)
+      .sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((run) => ({
+        slot: run.slot,
+        pid: run.pid,
+        base_name: run.base_name,
+        mission: run.mission,
+        id: run.id,
+        ...(run.session !== undefined ? { session: run.session } : {}),
+        ...(run.binding !== undefined ? { binding: run.binding } : {}),
+      }));
+    return { raiders };
+  }
+
+  status(): Reply {
+    const runs = liveRuns(this.registry);
+    const now = this.now();
+    const queues: Record<string, number> = {};
+    for (const [slot, queue] of this.store.state.slotQueues) queues[slot] = queue.length;
+    const bindingQueues: Record<string, number> = {};
+    for (const [binding, queue] of this.store.state.bindingQueues) if (queue.length > 0) bindingQueues[binding] = queue.length;
+    const reply: Reply = {
+      running: runs.length,
+      root: this.paths.root,
+      slots: [...new Set(runs.map((r) => r.slot))].sort(),
+      queues,
+      binding_queues: bindingQueues,
+      runs: runs
+        .sort((a, b) => a.started_at - b.started_at || (a.id < b.id ? -1 : 1))
+        .map((r) => ({
+          id: r.id,
+          slot: r.slot,
+          pid: r.pid,
+          age: Math.max(0, Math.round((now - r.started_at) / 100) / 10),
+          ...(r.binding !== undefined ? { binding: r.binding } : {}),
+        })),
+    };
+    const storageError = this.store.lastError();
+    if (storageError !== null) reply.storage_error = storageError;
+    for (const section of this.sections) Object.assign(reply, section());
+    return reply;
+  }
+
+  attach(id: unknown): Reply {
+    const run = typeof id === 'string' ? this.registry.getSnapshot().context.runs[id] : undefined;
+    if (!run) return { error: typeof id === 'string' && id !== '' ? 'raider not found' : 'attach requires an id' };
+    return {
+      id: run.id,
+      slot: run.slot,
+      pid: run.pid,
+      log_path: run.log_path,
+      events_path: run.events_path,
+      ...(run.session !== undefined ? { session: run.session } : {}),
+      ...(run.binding !== undefined ? { binding: run.binding } : {}),
+    };
+  }
+
+  async logs(id: unknown): Promise<Reply> {
+    const live = typeof id === 'string' ? this.registry.getSnapshot().context.runs[id] : undefined;
+    return runLog(this.paths, id, live?.slot);
+  }
+}

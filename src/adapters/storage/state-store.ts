@@ -1,0 +1,23 @@
+/**
+ * The storage seam: queues, session bindings and the run ledger behind one
+ * small interface. Today it is files under `.raider-hall/state`; a shared
+ * backend can replace it when one hall per host is not enough.
+ */
+import type { DurableOp, DurableState } from './durable-state.js';
+
+export interface HallStateStore {
+  /** The current state, with every applied operation in it. */
+  readonly state: DurableState;
+  /** Applies an operation now; it reaches the disk with the next commit. */
+  apply(op: DurableOp): void;
+  /**
+   * Resolves once every operation applied so far is durable. Operations
+   * applied in one burst share one write (group commit).
+   */
+  commit(): Promise<void>;
+  /** Writes every state file and empties the write-ahead log. */
+  checkpoint(): Promise<void>;
+  close(): Promise<void>;
+  /** The last storage failure, for `status`; null when writes succeed. */
+  lastError(): string | null;
+}

@@ -1,0 +1,78 @@
+/**
+ * `raider demo [DIR]`: a hall that works offline. Its raiders use the
+ * scripted engine, so missions answer, call tools and take their time without
+ * any API key. The hall runs in the foreground; the banner says what to try
+ * from another terminal.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startCommand } from './hall/daemon.js';
+
+const CONFIG = `# A demo hall: its raiders play .raider/script.yml, so everything works offline.
+# bjorn runs missions in parallel; 1bjorn (same raider, numbered) one at a time.
+raiders:
+  bjorn:
+    engine: scripted
+cancel_grace: 2
+logs:
+  keep_events: 20
+`;
+
+const SCRIPT = `# What the scripted engine answers; the first reply whose match fits the mission wins.
+replies:
+  - match: "look|list|files|read"
+    steps:
+      - tool: list_dir
+        arguments: { path: "." }
+      - tool: read_file
+        arguments: { path: "README.md" }
+      - message: "I looked around: a README and a hall config. ({{mission}})"
+  - match: "slow|long|wait"
+    steps:
+      - sleep: 30
+      - message: "Done with the long one: {{mission}}"
+  - match: "fail|break"
+    steps:
+      - fail: "the demo raider was asked to fail"
+  - steps:
+      - sleep: 1
+      - message: "Raid done: {{mission}} (turn {{turn}} of this session)"
+`;
+
+const README = `# Demo hall\n\nA hall started by \`npm start\`. Its raiders read this file when asked to look around.\n`;
+
+function writeIfMissing(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (!fs.existsSync(file)) fs.writeFileSync(file, text);
+}
+
+export async function demoCommand(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write('Usage: raider demo [DIR]\nStarts an offline demo hall in DIR (default ./demo-hall) in the foreground.\n');
+    return 0;
+  }
+  const dir = path.resolve(argv[0] ?? 'demo-hall');
+  writeIfMissing(path.join(dir, '.raider-hall.yml'), CONFIG);
+  writeIfMissing(path.join(dir, '.raider', 'script.yml'), SCRIPT);
+  writeIfMissing(path.join(dir, 'README.md'), README);
+  const raider = fileURLToPath(new URL('../../bin/raider', import.meta.url));
+  const rel = path.relative(process.cwd(), dir) || '.';
+  process.stderr.write(
+    [
+      `Demo hall in ${dir}`,
+      `Control socket: ${path.join(dir, '.raider-hall.socket')}`,
+      '',
+      'Try in another terminal:',
+      `  export PATH="${path.dirname(raider)}:$PATH"; cd ${rel}`,
+      '  raider hall spawn bjorn "look at the files" --attach',
+      '  raider hall spawn 1bjorn "a slow mission"; raider hall spawn 1bjorn "then this"',
+      '  raider hall ps            # running raiders; raider hall status for queues',
+      '  raider hall cancel ID     # SIGINT, escalating to SIGTERM and SIGKILL',
+      '  raider hall logs ID',
+      '  raider hall stop',
+      '',
+    ].join('\n') + '\n',
+  );
+  return startCommand({ dir, daemon: false, quiet: false });
+}

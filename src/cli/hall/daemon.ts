@@ -1,0 +1,147 @@
+/** `raider hall start` (foreground or --daemon) and `raider hall stop`. */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { HallStartError, startHall } from '../../actors/hall-supervisor.js';
+import { renderBusEvent, styleFor } from './render.js';
+
+export interface StartOptions {
+  dir: string;
+  daemon: boolean;
+  quiet: boolean;
+  acpPort?: number;
+  acpHost?: string;
+}
+
+const READY_TIMEOUT_MS = 15_000;
+
+export async function startCommand(options: StartOptions): Promise<number> {
+  if (options.acpPort !== undefined) {
+    process.env.RAIDER_HALL_ACP_PORT = String(options.acpPort);
+    if (options.acpHost !== undefined) process.env.RAIDER_HALL_ACP_HOST = options.acpHost;
+  }
+  return options.daemon ? startDaemon(options) : startForeground(options);
+}
+
+async function startForeground(options: StartOptions): Promise<number> {
+  const style = styleFor(process.stdout);
+  let hall;
+  try {
+    hall = await startHall({
+      root: options.dir,
+      ...(options.quiet ? {} : { onEvent: (event) => process.stdout.write(`${renderBusEvent(event, style)}\n`) }),
+    });
+  } catch (err) {
+    if (err instanceof HallStartError) {
+      process.stderr.write(`${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`Hall error: ${(err as Error).message}\n`);
+    return 1;
+  }
+  if (!options.quiet) {
+    process.stderr.write(`Hall running in ${hall.paths.root} (PID ${process.pid}); socket ${hall.paths.socket}. Stop with Ctrl-C or: raider hall stop\n`);
+  }
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    // A second Ctrl-C while stopping means: now.
+    if (signals > 1) process.exit(130);
+    hall.stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  await hall.stopped;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  return 0;
+}
+
+function connects(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(socketPath);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Starts the hall as a detached process logging to .raider-hall/hall.log, and waits until it answers. */
+async function startDaemon(options: StartOptions): Promise<number> {
+  const paths = hallPaths(options.dir);
+  fs.mkdirSync(`${paths.root}/.raider-hall`, { recursive: true });
+  const logFd = fs.openSync(paths.hallLog, 'a');
+  const logStart = fs.fstatSync(logFd).size;
+  const bin = fileURLToPath(new URL('../../../bin/raider', import.meta.url));
+  const child = spawn(process.execPath, [bin, 'hall', 'start', paths.root, '--quiet'], {
+    detached: true,
+    stdio: ['ignore', logFd, logFd],
+    env: process.env,
+  });
+  fs.closeSync(logFd);
+  let exitCode: number | null = null;
+  child.on('exit', (code) => (exitCode = code ?? 1));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (exitCode !== null) {
+      const log = fs.readFileSync(paths.hallLog, 'utf8').slice(logStart).trim();
+      process.stderr.write(`${log || `the hall exited with code ${exitCode}`}\n`);
+      return exitCode === 0 ? 1 : exitCode;
+    }
+    const pid = fs.existsSync(paths.pidFile) ? fs.readFileSync(paths.pidFile, 'utf8').trim() : '';
+    if (pid === String(child.pid) && (await connects(paths.socket))) {
+      child.unref();
+      process.stdout.write(`Hall started with PID ${child.pid}\n`);
+      return 0;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  process.stderr.write(`The hall did not come up within ${READY_TIMEOUT_MS / 1000} s; see ${paths.hallLog}\n`);
+  return 1;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const STOP_TIMEOUT_MS = 20_000;
+
+export async function stopCommand(dir: string, wait: boolean): Promise<number> {
+  const paths = hallPaths(dir);
+  if (!fs.existsSync(paths.pidFile)) {
+    process.stderr.write('No PID file found. Is the hall running?\n');
+    return 1;
+  }
+  const text = fs.readFileSync(paths.pidFile, 'utf8').trim();
+  if (!/^\d+$/.test(text)) {
+    process.stderr.write('Invalid PID file\n');
+    return 1;
+  }
+  const pid = Number(text);
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch (err) {
+    process.stderr.write(`Failed to send TERM to ${pid}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  process.stdout.write(`Sent TERM to hall PID ${pid}\n`);
+  if (!wait) return 0;
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      process.stderr.write(`The hall (PID ${pid}) has not stopped after ${STOP_TIMEOUT_MS / 1000} s\n`);
+      return 1;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return 0;
+}

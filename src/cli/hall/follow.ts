@@ -1,0 +1,95 @@
+/**
+ * Following a run as it goes (attach, spawn --attach, logs --follow): print
+ * what is appended to a file until the hall reports the run's end, then print
+ * the rest. The end comes from the event bus, not from polling the hall.
+ */
+import fs from 'node:fs';
+import { hallCommand, subscribe } from './hall-client.js';
+
+const POLL_MS = 100;
+
+export interface FollowOptions {
+  socketPath: string;
+  runId: string;
+  file: string;
+  /** Start reading here (bytes); 0 prints the file from its beginning. */
+  offset?: number;
+  /** Gets every chunk appended to the file. */
+  onChunk: (chunk: Buffer) => void;
+}
+
+export async function followFile(options: FollowOptions): Promise<void> {
+  let offset = options.offset ?? 0;
+  let ended = false;
+  let wake: (() => void) | null = null;
+  const end = () => {
+    ended = true;
+    wake?.();
+  };
+  const unsubscribe = await subscribe(
+    options.socketPath,
+    'raider.done',
+    (event) => {
+      if (event.id === options.runId) end();
+    },
+    end,
+  );
+  // The run may have ended before the subscription stood.
+  const probe = await hallCommand(options.socketPath, { cmd: 'attach', id: options.runId }).catch(() => ({ error: 'gone' }));
+  if ('error' in probe) end();
+
+  const readMore = () => {
+    let fd: number;
+    try {
+      fd = fs.openSync(options.file, 'r');
+    } catch {
+      return;
+    }
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (size < offset) offset = 0; // rotated or truncated: start over
+      while (offset < size) {
+        const buf = Buffer.alloc(Math.min(1 << 20, size - offset));
+        const n = fs.readSync(fd, buf, 0, buf.length, offset);
+        if (n <= 0) break;
+        offset += n;
+        options.onChunk(buf.subarray(0, n));
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+
+  try {
+    while (!ended) {
+      readMore();
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, POLL_MS);
+      });
+      wake = null;
+    }
+    readMore();
+  } finally {
+    unsubscribe();
+  }
+}
+
+/** Splits chunks into complete lines. */
+export function lineSplitter(onLine: (line: string) => void): { push(chunk: Buffer): void; flush(): void } {
+  let rest = '';
+  return {
+    push(chunk) {
+      rest += chunk.toString('utf8');
+      let nl: number;
+      while ((nl = rest.indexOf('\n')) >= 0) {
+        onLine(rest.slice(0, nl));
+        rest = rest.slice(nl + 1);
+      }
+    },
+    flush() {
+      if (rest !== '') onLine(rest);
+      rest = '';
+    },
+  };
+}

@@ -1,0 +1,293 @@
+/**
+ * `raider hall ...`: the hall daemon and its client commands (seed 001,
+ * reference §1). Exit codes: 0 success, 1 the hall answered an error or is
+ * not there, 2 usage, 3 configuration.
+ */
+import path from 'node:path';
+import readline from 'node:readline/promises';
+import { Command, CommanderError, Option } from 'commander';
+import stringify from 'safe-stable-stringify';
+import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { addRaider, initConfig } from './config-edit.js';
+import { startCommand, stopCommand } from './daemon.js';
+import { dirThen, NotADirectoryError, onlyDir, UsageError } from './dir-args.js';
+import { followFile, lineSplitter } from './follow.js';
+import { hallCommand as send, HallClientError, type Reply } from './hall-client.js';
+import { renderPs, renderRunEvent, renderStatus, styleFor } from './render.js';
+
+/** An error the hall answered: `Hall: MESSAGE`, exit 1. */
+class HallAnswer extends Error {}
+
+function socketOf(dir: string): string {
+  return hallPaths(dir).socket;
+}
+
+async function ask(dir: string, payload: Reply): Promise<Reply> {
+  const reply = await send(socketOf(dir), payload);
+  if (typeof reply.error === 'string') throw new HallAnswer(reply.error);
+  return reply;
+}
+
+function pretty(value: unknown): string {
+  return `${JSON.stringify(JSON.parse(stringify(value) ?? 'null'), null, 2)}\n`;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Follows a run's events file: raw lines with --json, rendered for a person otherwise. */
+async function attachTo(dir: string, reply: Reply, json: boolean): Promise<void> {
+  const id = String(reply.id);
+  if (typeof reply.events_path !== 'string') throw new Error(`Hall: raider ${id} has no event stream`);
+  const style = styleFor(process.stdout);
+  const lines = lineSplitter((line) => {
+    if (json) {
+      process.stdout.write(`${line}\n`);
+      return;
+    }
+    let event: Record<string, unknown>;
+    try {
+      event = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const text = renderRunEvent(event, style);
+    if (text !== null) process.stdout.write(`${text}\n`);
+  });
+  await followFile({ socketPath: socketOf(dir), runId: id, file: reply.events_path, onChunk: (chunk) => lines.push(chunk) });
+  lines.flush();
+}
+
+function buildProgram(setCode: (code: number) => void): Command {
+  const program = new Command('raider hall')
+    .description('Run and talk to a Raider Hall: a daemon that supervises raider processes for a project.')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  program
+    .command('init')
+    .description('write .raider-hall.yml in the current directory with one raider')
+    .option('--name <name>', 'the raider name')
+    .option('--engine <engine>', 'engine of the raider (default: the raider decides)')
+    .option('--persona <pack>', 'persona pack of the raider', 'caveman')
+    .action(async (opts: { name?: string; engine?: string; persona: string }) => {
+      let name = opts.name;
+      if (name === undefined) {
+        const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+        name = (await rl.question('Raider name (e.g. Bjorn, Ragnar, Astrid, Ivar, Lagertha): ')).trim();
+        rl.close();
+        if (name === '') {
+          process.stderr.write('No raider name given.\n');
+          return setCode(1);
+        }
+      }
+      const cwd = process.cwd();
+      initConfig(path.join(cwd, '.raider-hall.yml'), name, { ...(opts.engine ? { engine: opts.engine } : {}), persona: opts.persona });
+      process.stdout.write(`Hall initialised in ${cwd} with raider '${name}'.\nStart with: raider hall start\n`);
+    });
+
+  program
+    .command('add-raider')
+    .description('add a raider to .raider-hall.yml in the current directory (a running hall reads it at its next start)')
+    .argument('[name]')
+    .option('--engine <engine>')
+    .option('--persona <pack>', 'persona pack', 'caveman')
+    .option('--model <model>')
+    .option('--pack <pack>', 'an instruction pack (repeatable)', collect, [] as string[])
+    .action((name: string | undefined, opts: { engine?: string; persona: string; model?: string; pack: string[] }) => {
+      if (!name) throw new UsageError('Usage: raider hall add-raider NAME [--engine E] [--persona P] [--model M] [--pack X]...');
+      const file = path.join(process.cwd(), '.raider-hall.yml');
+      addRaider(file, name, {
+        ...(opts.engine ? { engine: opts.engine } : {}),
+        persona: opts.persona,
+        ...(opts.model ? { model: opts.model } : {}),
+        packs: opts.pack,
+      });
+      process.stdout.write(`Added raider '${name}' to ${file}.\n`);
+    });
+
+  program
+    .command('start')
+    .description('run the hall of DIR (default: the current directory)')
+    .argument('[dir]')
+    .option('--daemon', 'run in the background, logging to .raider-hall/hall.log')
+    .option('--quiet', 'do not print events in the foreground')
+    .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
+    .option('--acp-host <host>', 'address for the ACP port (default 127.0.0.1)')
+    .action(async (dir: string | undefined, opts: { daemon?: boolean; quiet?: boolean; acpPort?: number; acpHost?: string }) => {
+      setCode(
+        await startCommand({
+          dir: onlyDir(dir ? [dir] : []),
+          daemon: opts.daemon === true,
+          quiet: opts.quiet === true,
+          ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
+          ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
+        }),
+      );
+    });
+
+  program
+    .command('stop')
+    .description('stop the hall of DIR and wait until it has exited')
+    .argument('[dir]')
+    .option('--no-wait', 'return once the signal is sent')
+    .action(async (dir: string | undefined, opts: { wait: boolean }) => {
+      setCode(await stopCommand(onlyDir(dir ? [dir] : []), opts.wait));
+    });
+
+  program
+    .command('status')
+    .description('what the hall is doing: running raiders, queues')
+    .argument('[dir]')
+    .option('--json', 'print the status reply as JSON')
+    .action(async (dir: string | undefined, opts: { json?: boolean }) => {
+      const reply = await ask(onlyDir(dir ? [dir] : []), { cmd: 'status' });
+      process.stdout.write(opts.json ? `${pretty(reply)}\n` : renderStatus(reply, styleFor(process.stdout)));
+    });
+
+  program
+    .command('ps')
+    .description('the running raiders')
+    .argument('[dir]')
+    .option('--json', 'print the ps reply as JSON')
+    .action(async (dir: string | undefined, opts: { json?: boolean }) => {
+      const reply = await ask(onlyDir(dir ? [dir] : []), { cmd: 'ps' });
+      process.stdout.write(opts.json ? pretty(reply) : renderPs((reply.raiders ?? []) as Parameters<typeof renderPs>[0]));
+    });
+
+  program
+    .command('spawn')
+    .description('give a raider a mission: spawn [DIR] NAME MISSION...')
+    .argument('[args...]')
+    .option('--attach', 'follow the run until it ends')
+    .option('--json', 'with --attach: print the raw event stream')
+    .option('--binding <key>', 'run in the session of this binding')
+    .action(async (args: string[], opts: { attach?: boolean; json?: boolean; binding?: string }) => {
+      const { dir, rest } = dirThen(args, 2);
+      if (rest.length < 2) throw new UsageError('Usage: raider hall spawn NAME MISSION [--attach]');
+      const [name, ...words] = rest;
+      const reply = await send(socketOf(dir), {
+        cmd: 'spawn',
+        name,
+        mission: words.join(' '),
+        ...(opts.binding !== undefined ? { binding: opts.binding } : {}),
+      });
+      if (typeof reply.error === 'string') throw new Error(`Hall error: ${reply.error}`);
+      if (reply.status === 'refused') throw new Error(`Hall refused the mission (${String(reply.reason)}): ${String(reply.error)}`);
+      if (reply.queued) {
+        process.stdout.write(`Mission queued for slot ${String(reply.slot)} (queue depth: ${String(reply.queue_depth)}).\n`);
+        if (opts.attach) process.stderr.write('Not attached: the mission has no run yet.\n');
+        return;
+      }
+      const line = `Spawned raider ${String(reply.id)} (PID ${String(reply.pid)}) in slot ${String(reply.slot)}.\n`;
+      if (!opts.attach) {
+        process.stdout.write(line);
+        return;
+      }
+      process.stderr.write(line);
+      await attachTo(dir, reply, opts.json === true);
+    });
+
+  program
+    .command('attach')
+    .description("follow a running raider's events until it ends: attach [DIR] ID")
+    .argument('[args...]')
+    .option('--json', 'print the raw event stream')
+    .action(async (args: string[], opts: { json?: boolean }) => {
+      const { dir, rest } = dirThen(args, 1);
+      if (rest.length !== 1) throw new UsageError('Usage: raider hall attach ID');
+      const reply = await ask(dir, { cmd: 'attach', id: rest[0] });
+      await attachTo(dir, reply, opts.json === true);
+    });
+
+  for (const [cmd, verb, done] of [
+    ['kill', 'stop a raider with SIGTERM (SIGKILL after cancel_grace)', (id: string) => `Killed raider ${id}.`],
+    ['cancel', 'cancel a raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace)', (id: string) => `Cancelling raider ${id}.`],
+  ] as const) {
+    program
+      .command(cmd)
+      .description(`${verb}: ${cmd} [DIR] ID`)
+      .argument('[args...]')
+      .action(async (args: string[]) => {
+        const { dir, rest } = dirThen(args, 1);
+        if (rest.length !== 1) throw new UsageError(`Usage: raider hall ${cmd} ID`);
+        await ask(dir, { cmd, id: rest[0] });
+        process.stdout.write(`${done(rest[0]!)}\n`);
+      });
+  }
+
+  program
+    .command('logs')
+    .description("a run's part of its slot log, also after it ended: logs [DIR] ID")
+    .argument('[args...]')
+    .option('--follow', 'keep printing while the run goes')
+    .action(async (args: string[], opts: { follow?: boolean }) => {
+      const { dir, rest } = dirThen(args, 1);
+      if (rest.length !== 1) throw new UsageError('Usage: raider hall logs ID [--follow]');
+      const id = rest[0]!;
+      const reply = await ask(dir, { cmd: 'logs', id });
+      process.stdout.write(String(reply.log ?? ''));
+      if (!opts.follow) return;
+      const live = await send(socketOf(dir), { cmd: 'attach', id });
+      if (typeof live.error === 'string' || typeof live.log_path !== 'string') return;
+      const fs = await import('node:fs');
+      const offset = fs.statSync(live.log_path, { throwIfNoEntry: false })?.size ?? 0;
+      await followFile({ socketPath: socketOf(dir), runId: id, file: live.log_path, offset, onChunk: (c) => process.stdout.write(c) });
+    });
+
+  const session = program.command('session').description('session bindings');
+  session
+    .command('reset')
+    .description('start a binding over: its next mission gets a new session: session reset [DIR] BINDING')
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const { dir, rest } = dirThen(args, 1);
+      if (rest.length !== 1) throw new UsageError('Usage: raider hall session reset [DIR] BINDING');
+      const reply = await ask(dir, { cmd: 'session_reset', binding: rest[0] });
+      process.stdout.write(
+        `Binding ${String(reply.binding)} reset: its next mission starts a new session (the old one, ${String(reply.session)}, is kept).\n`,
+      );
+    });
+
+  return program;
+}
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 0 || n > 65535) throw new UsageError(`--acp-port: expected a port number, got ${value}`);
+  return n;
+}
+
+export async function hallCommand(argv: string[]): Promise<number> {
+  let code = 0;
+  const program = buildProgram((c) => (code = c));
+  if (argv.length === 0 || argv[0] === 'help') {
+    process.stdout.write(program.helpInformation());
+    return 0;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
+      return 2;
+    }
+    if (err instanceof UsageError || err instanceof NotADirectoryError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof HallAnswer) {
+      process.stderr.write(`Hall: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof HallClientError) {
+      process.stderr.write(`${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,148 @@
+/** How hall replies and run events look to a person. Machine output (`--json`) bypasses all of this. */
+import pc from 'picocolors';
+
+export interface Style {
+  bold(s: string): string;
+  dim(s: string): string;
+  green(s: string): string;
+  red(s: string): string;
+  yellow(s: string): string;
+  cyan(s: string): string;
+}
+
+/** Colour only when writing to a terminal, and never with NO_COLOR. */
+export function styleFor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv = process.env): Style {
+  const on = stream.isTTY === true && env.NO_COLOR === undefined;
+  const c = pc.createColors(on);
+  return { bold: c.bold, dim: c.dim, green: c.green, red: c.red, yellow: c.yellow, cyan: c.cyan };
+}
+
+/** Columns padded to their widest cell (at least `min`); the last one is not padded. */
+export function alignedTable(header: string[], rows: string[][], min: number[] = []): string {
+  const widths = header.map((h, i) => Math.max(min[i] ?? 0, h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join(' ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+export function formatAge(seconds: number): string {
+  if (seconds < 60) return `${Math.floor(seconds)}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(Math.floor(seconds % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+function oneLine(text: unknown, max: number): string {
+  const raw = text === undefined || text === null ? '' : typeof text === 'string' ? text : JSON.stringify(text);
+  const s = raw.replace(/\s+/g, ' ').trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+interface PsRow {
+  slot: string;
+  pid: number;
+  base_name: string;
+  id: string;
+  mission: string;
+}
+
+/** `ps`: the reference's SLOT (10), PID (8), BASE_NAME columns, then the run id and its mission. */
+export function renderPs(raiders: PsRow[]): string {
+  if (raiders.length === 0) return 'No running raiders.\n';
+  return alignedTable(
+    ['SLOT', 'PID', 'BASE_NAME', 'ID', 'MISSION'],
+    raiders.map((r) => [r.slot, String(r.pid), r.base_name, r.id, oneLine(r.mission, 50)]),
+    [10, 8],
+  );
+}
+
+interface StatusReply {
+  running?: number;
+  root?: string;
+  slots?: string[];
+  queues?: Record<string, number>;
+  binding_queues?: Record<string, number>;
+  runs?: Array<{ id: string; slot: string; pid: number; age: number; binding?: string }>;
+  storage_error?: string;
+  [key: string]: unknown;
+}
+
+export function renderStatus(reply: StatusReply, style: Style): string {
+  const out: string[] = [];
+  out.push(`${style.bold('Hall')} ${reply.root ?? ''}`);
+  out.push(`${reply.running ?? 0} running${reply.slots && reply.slots.length > 0 ? ` in ${reply.slots.join(', ')}` : ''}`);
+  if (reply.storage_error) out.push(style.red(`storage: ${reply.storage_error}`));
+  const runs = reply.runs ?? [];
+  if (runs.length > 0) {
+    out.push('');
+    out.push(
+      alignedTable(
+        ['ID', 'SLOT', 'PID', 'AGE', 'BINDING'],
+        runs.map((r) => [r.id, r.slot, String(r.pid), formatAge(r.age), r.binding ?? '']),
+      ).trimEnd(),
+    );
+  }
+  const queues = Object.entries(reply.queues ?? {}).filter(([, n]) => n > 0);
+  const bindingQueues = Object.entries(reply.binding_queues ?? {});
+  if (queues.length + bindingQueues.length > 0) {
+    out.push('');
+    out.push(
+      alignedTable(
+        ['WAITING FOR', 'MISSIONS'],
+        [...queues.map(([slot, n]) => [`slot ${slot}`, String(n)]), ...bindingQueues.map(([b, n]) => [`binding ${b}`, String(n)])],
+      ).trimEnd(),
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** One stream-json event of a run, as a person reads it; null for events not worth a line. */
+export function renderRunEvent(event: Record<string, unknown>, style: Style): string | null {
+  switch (event.type) {
+    case 'run.started':
+      return style.dim(`· run started (${String(event.engine ?? 'engine?')}${event.model ? `, ${String(event.model)}` : ''})`);
+    case 'message':
+      return String(event.content ?? '');
+    case 'tool.call':
+      return style.cyan(`→ ${String(event.name)} ${oneLine(event.arguments ?? {}, 100)}`);
+    case 'tool.result': {
+      const ok = event.ok !== false && event.status === 'succeeded';
+      const mark = ok ? style.green('←') : style.red('←');
+      return `${mark} ${String(event.name)} ${String(event.status)}: ${oneLine(event.content ?? '', 200)}${event.truncated ? style.dim(' …') : ''}`;
+    }
+    case 'run.finished': {
+      const status = String(event.status ?? 'failed');
+      const colour = status === 'completed' ? style.green : status === 'failed' ? style.red : style.yellow;
+      return colour(`■ ${status}${event.error ? `: ${String(event.error)}` : ''}`);
+    }
+    default:
+      return null;
+  }
+}
+
+/** A hall event-bus event as one concise line (the foreground view of `hall start`). */
+export function renderBusEvent(event: Record<string, unknown>, style: Style): string {
+  const time = new Date(Number(event.time ?? 0) * 1000).toISOString().slice(11, 19);
+  const type = String(event.type);
+  const { version: _v, seq: _s, time: _t, ts: _ts, type: _type, ...fields } = event;
+  const text = (() => {
+    switch (type) {
+      case 'raider.spawned':
+        return `${fields.id} started (pid ${fields.pid})${fields.binding ? ` in ${fields.binding}` : ''}`;
+      case 'raider.done': {
+        const status = String(fields.status);
+        const colour = status === 'completed' ? style.green : status === 'failed' ? style.red : style.yellow;
+        return `${fields.id} ${colour(status)}: ${oneLine(status === 'completed' ? fields.response : fields.error, 120)}`;
+      }
+      case 'raider.queued':
+        return `mission for ${fields.slot} waits${fields.binding ? ` for ${fields.binding}` : ''} (queue depth ${fields.queue_depth})`;
+      case 'raider.refused':
+        return style.red(`${fields.name} refused (${fields.reason}): ${fields.error}`);
+      default:
+        return Object.keys(fields).length === 0 ? '' : oneLine(fields, 160);
+    }
+  })();
+  return `${style.dim(time)} ${style.bold(type)}${text === '' ? '' : ` ${text}`}`;
+}
