@@ -1,0 +1,159 @@
+/**
+ * kill -9 of the hall at any moment loses no accepted mission and runs none
+ * twice (SPEC §3 durability).
+ */
+import { type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
+
+let halls: ChildProcess[] = [];
+afterEach(() => {
+  for (const h of halls) h.kill('SIGKILL');
+  halls = [];
+});
+
+async function crash(hall: ChildProcess): Promise<void> {
+  if (hall.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    hall.once('exit', () => resolve());
+    hall.kill('SIGKILL');
+  });
+}
+
+/** A tiny seeded PRNG (mulberry32), so a failure can be replayed. */
+function prng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('crash recovery', () => {
+  it('adopts a raider that outlived the hall and reports a run that ended while it was down', async () => {
+    const root = tempRoot();
+    fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
+    const first = await spawnHallProcess(root);
+    halls.push(first);
+    const long = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: 'bjorn', mission: 'wait 1.5' });
+    const short = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer quick' });
+    const queued = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer after' });
+    expect(queued).toMatchObject({ queued: 1 });
+    await crash(first);
+    // The quick one ends while no hall runs.
+    await eventually(() => expect(fs.readFileSync(short.events_path, 'utf8')).toContain('run.finished'));
+
+    const second = await spawnHallProcess(root);
+    halls.push(second);
+    const socket = path.join(root, '.raider-hall.socket');
+    const tap = await tapEvents(socket, 'raider.');
+    const ps = await request(socket, { cmd: 'ps' });
+    expect(ps.raiders.map((r: Json) => r.id)).toContain(long.id);
+    const adopted = await tap.waitFor((e) => e.type === 'raider.done' && e.id === long.id);
+    expect(adopted).toMatchObject({ status: 'completed', response: 'waited 1.5' });
+    // The run that ended while the hall was down was reported at start: its result line is in the log.
+    expect((await request(socket, { cmd: 'logs', id: short.id })).log).toContain(`[hall] raider ${short.id} completed: quick`);
+    // The waiting mission ran once, after the hall came back.
+    await tap.waitFor((e) => e.type === 'raider.done' && e.response === 'after');
+    const ledger = JSON.parse(fs.readFileSync(path.join(root, '.raider-hall/state/runs.json'), 'utf8'));
+    await eventually(async () => expect((await request(socket, { cmd: 'status' })).running).toBe(0));
+    tap.close();
+    second.kill('SIGTERM');
+    await new Promise((r) => second.once('exit', r));
+    expect(JSON.parse(fs.readFileSync(path.join(root, '.raider-hall/state/runs.json'), 'utf8'))).toEqual({});
+    expect(ledger).toBeDefined();
+  });
+
+  it('reports a run whose raider died with the hall as failed, and never runs it again', async () => {
+    const root = tempRoot();
+    fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
+    const first = await spawnHallProcess(root);
+    halls.push(first);
+    const socket = path.join(root, '.raider-hall.socket');
+    const run = await request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'deaf 60' });
+    await crash(first);
+    process.kill(-run.pid, 'SIGKILL');
+    const second = await spawnHallProcess(root);
+    halls.push(second);
+    const logs = await request(socket, { cmd: 'logs', id: run.id });
+    expect(logs.log).toContain(`[hall] raider ${run.id} failed: the hall stopped while this run was going`);
+    expect((await request(socket, { cmd: 'status' })).running).toBe(0);
+  });
+
+  it('200 missions over 3 numbered slots and 2 bindings survive repeated kill -9: each accepted one runs once, in order', async () => {
+    const root = tempRoot();
+    const record = path.join(root, 'record.txt');
+    fs.writeFileSync(record, '');
+    fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { a: {}, p: {} }\n');
+    const env = { FAKE_RAIDER_RECORD: record };
+    const socket = path.join(root, '.raider-hall.socket');
+    const random = prng(20261130);
+    const targets = [
+      { name: '1a' },
+      { name: '2a' },
+      { name: '3a' },
+      { name: 'p', binding: 'telegram:bot:1' },
+      { name: 'p', binding: 'telegram:bot:2' },
+    ];
+    const accepted = new Map<string, { target: number; index: number }>();
+    let next = 0;
+    for (let round = 0; round < 5 && next < 200; round++) {
+      const hall = await spawnHallProcess(root, env);
+      halls.push(hall);
+      const stopAt = Date.now() + 150 + random() * 500;
+      while (next < 200 && Date.now() < stopAt) {
+        const label = `m${next}`;
+        const t = Math.floor(random() * targets.length);
+        const target = targets[t]!;
+        try {
+          const reply = await request(socket, { cmd: 'spawn', name: target.name, mission: `record ${label}`, ...(target.binding ? { binding: target.binding } : {}) });
+          if (reply.error === undefined) accepted.set(label, { target: t, index: next });
+        } catch {
+          // The hall died while answering: the mission may or may not have been taken.
+        }
+        next++;
+      }
+      await crash(hall);
+    }
+    const last = await spawnHallProcess(root, env);
+    halls.push(last);
+    while (next < 200) {
+      const target = targets[next % targets.length]!;
+      await request(socket, { cmd: 'spawn', name: target.name, mission: `record m${next}`, ...(target.binding ? { binding: target.binding } : {}) });
+      accepted.set(`m${next}`, { target: next % targets.length, index: next });
+      next++;
+    }
+    await eventually(
+      async () => {
+        const status = await request(socket, { cmd: 'status' });
+        expect(status.running).toBe(0);
+        expect(Object.values(status.queues).every((n) => n === 0)).toBe(true);
+        expect(status.binding_queues).toEqual({});
+      },
+      60_000,
+      200,
+    );
+    const ran = fs.readFileSync(record, 'utf8').split('\n').filter((l) => l !== '');
+    const counts = new Map<string, number>();
+    for (const label of ran) counts.set(label, (counts.get(label) ?? 0) + 1);
+    // Never twice.
+    expect([...counts].filter(([, n]) => n > 1)).toEqual([]);
+    // Every accepted mission ran, unless it was going when the hall died (then it was reported).
+    const reportedStopped = fs
+      .readdirSync(path.join(root, '.raider-hall/logs'))
+      .filter((f) => f.endsWith('.log'))
+      .flatMap((f) => fs.readFileSync(path.join(root, '.raider-hall/logs', f), 'utf8').split('\n'))
+      .filter((l) => l.includes('the hall stopped while this run was going')).length;
+    const missing = [...accepted.keys()].filter((label) => !counts.has(label));
+    expect(missing.length).toBeLessThanOrEqual(reportedStopped);
+    // Per slot and per binding, missions ran in the order they were accepted.
+    for (let t = 0; t < targets.length; t++) {
+      const order = ran.filter((label) => accepted.get(label)?.target === t).map((label) => accepted.get(label)!.index);
+      expect(order).toEqual([...order].sort((x, y) => x - y));
+    }
+    expect(accepted.size).toBeGreaterThan(150);
+  }, 120_000);
+});
