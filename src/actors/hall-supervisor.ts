@@ -120,6 +120,7 @@ async function startLocked(
   fs.mkdirSync(paths.logsDir, { recursive: true });
   const store = await FileStateStore.open(paths.stateDir, { warn: log });
   forgetStartupBindings(store, config);
+  await store.checkpoint();
   const raider = resolveRaiderCommand(env);
   const { adopted, ended } = await recoverRuns([...store.state.runs.values()]);
 
