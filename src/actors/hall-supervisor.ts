@@ -25,6 +25,7 @@ import { laterCursor, parseRunId } from '../domain/run-id.js';
 import { hallWithRunActors } from '../machines/hall-tree.js';
 import type { hallMachine, HallInput } from '../machines/hall.machine.js';
 import { RAIDER_VERSION } from '../raider/version.js';
+import type { HallAdapter, HallAdapterFactory } from './hall-adapter.js';
 import { acquireHallLock, type HallLock } from './hall-lock.js';
 import { HallGateway } from './hall-gateway.js';
 import { prepareRunLogic } from './prepare-run.actor.js';
@@ -48,6 +49,8 @@ export class HallStartError extends Error {
 
 export interface HallStartOptions {
   root: string;
+  /** The optional faces to start (cron, Telegram, ACP, MCP); each decides from the config whether it runs. */
+  adapters?: readonly HallAdapterFactory[];
   env?: Readonly<Record<string, string | undefined>>;
   /** The hall's diagnostics (config warnings, storage problems). */
   log?: (line: string) => void;
@@ -81,7 +84,7 @@ export async function startHall(options: HallStartOptions): Promise<RunningHall>
   const lock = await acquireHallLock(paths.root);
   if (!lock) throw new HallStartError(alreadyRunning(paths), 1);
   try {
-    return await startLocked(paths, config, lock, env, log, options.onEvent);
+    return await startLocked(paths, config, lock, env, log, options.onEvent, options.adapters ?? []);
   } catch (err) {
     await lock.release();
     throw err;
@@ -111,6 +114,7 @@ async function startLocked(
   env: Readonly<Record<string, string | undefined>>,
   log: (line: string) => void,
   onEvent: ((event: Envelope) => void) | undefined,
+  adapterFactories: readonly HallAdapterFactory[],
 ): Promise<RunningHall> {
   if (fs.existsSync(paths.socket)) {
     // Our lock is free, but another implementation (a Perl hall) may still answer here.
@@ -183,6 +187,27 @@ async function startLocked(
 
   const gateway = new HallGateway(actor, store);
   const queries = new HallQueries(paths, registry, store);
+  const adapters: HallAdapter[] = [];
+  for (const factory of adapterFactories) {
+    const adapter = factory({
+      paths,
+      config,
+      env,
+      bus,
+      store,
+      queries,
+      request: (command) => gateway.request(command),
+      publish: (event) => {
+        const envelope = bus.publish(event);
+        onEvent?.(envelope);
+      },
+      newMissionId: () => newMissionId(),
+      log,
+    });
+    if (adapter) adapters.push(adapter);
+  }
+  for (const adapter of adapters) if (adapter.status) queries.addStatusSection(() => adapter.status!());
+
   const commands: Record<string, CommandHandler> = {
     spawn: (p) =>
       gateway.request({
@@ -202,6 +227,7 @@ async function startLocked(
     session_reset: (p) => gateway.request({ type: 'cmd.sessionReset', binding: p.binding }),
     telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
   };
+  for (const adapter of adapters) Object.assign(commands, adapter.commands ?? {});
   const socket = new ControlSocket({ socketPath: paths.socket, commands, bus, warn: log });
 
   let resolveStopped!: () => void;
@@ -234,13 +260,23 @@ async function startLocked(
   await writeFileAtomic(paths.pidFile, `${process.pid}\n`);
   actor.start();
   actor.send({ type: 'hall.boot', at: Date.now() });
+  for (const adapter of adapters) {
+    await adapter.start().catch((err: Error) => log(`${adapter.name}: cannot start: ${err.message}`));
+  }
 
+  let stopping = false;
   return {
     paths,
     config,
     bus,
     actor,
-    stop: () => actor.send({ type: 'hall.stop' }),
+    stop: () => {
+      if (stopping) return;
+      stopping = true;
+      // Adapters take no new work first; then the hall stops its raiders.
+      for (const adapter of adapters) adapter.stop().catch((err: Error) => log(`${adapter.name}: ${err.message}`));
+      actor.send({ type: 'hall.stop' });
+    },
     stopped,
   };
 }

@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { HallAdapterFactory } from '../../src/actors/hall-adapter.js';
 import { startHall, type RunningHall } from '../../src/actors/hall-supervisor.js';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -23,6 +24,7 @@ export function tempRoot(prefix = 'hall-'): string {
 
 export interface TestHallOptions {
   root?: string;
+  adapters?: readonly HallAdapterFactory[];
   config?: string;
   env?: Record<string, string | undefined>;
 }
@@ -47,7 +49,12 @@ export async function startTestHall(options: TestHallOptions = {}): Promise<Test
   const root = options.root ?? tempRoot();
   if (options.config !== undefined) fs.writeFileSync(path.join(root, '.raider-hall.yml'), options.config);
   const logs: string[] = [];
-  const hall = await startHall({ root, env: hallEnv(options.env), log: (line) => logs.push(line) });
+  const hall = await startHall({
+    root,
+    env: hallEnv(options.env),
+    log: (line) => logs.push(line),
+    ...(options.adapters ? { adapters: options.adapters } : {}),
+  });
   const socket = hall.paths.socket;
   return {
     root: hall.paths.root,

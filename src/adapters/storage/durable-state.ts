@@ -24,22 +24,33 @@ export interface LedgerRun {
   log_path: string;
 }
 
-export type DurableOp = StoreOp | { op: 'run'; run: LedgerRun };
+/**
+ * Small facts adapters keep across restarts, each namespace in a file of its
+ * own (`state/NS.json`): the last fired slot of each cron job, the update
+ * offset of each Telegram bot.
+ */
+export type KeyValueOp = { op: 'set'; ns: string; key: string; value: unknown } | { op: 'unset'; ns: string; key: string };
+
+export type DurableOp = StoreOp | { op: 'run'; run: LedgerRun } | KeyValueOp;
+
+/** Namespaces are file names: lower-case words only. */
+export const KV_NAMESPACE = /^[a-z][a-z0-9_]{0,31}$/;
 
 /** Which files a change touched, so only those are rewritten. */
 export interface DirtyFiles {
   slots: Set<string>;
+  kv: Set<string>;
   bindingQueues: boolean;
   sessions: boolean;
   runs: boolean;
 }
 
 export function noDirt(): DirtyFiles {
-  return { slots: new Set(), bindingQueues: false, sessions: false, runs: false };
+  return { slots: new Set(), kv: new Set(), bindingQueues: false, sessions: false, runs: false };
 }
 
 export function isClean(dirty: DirtyFiles): boolean {
-  return dirty.slots.size === 0 && !dirty.bindingQueues && !dirty.sessions && !dirty.runs;
+  return dirty.slots.size === 0 && dirty.kv.size === 0 && !dirty.bindingQueues && !dirty.sessions && !dirty.runs;
 }
 
 export class DurableState {
@@ -47,8 +58,14 @@ export class DurableState {
   readonly bindingQueues = new Map<string, Mission[]>();
   readonly sessions = new Map<string, string>();
   readonly runs = new Map<string, LedgerRun>();
+  readonly kv = new Map<string, Map<string, unknown>>();
   /** Where each waiting mission is, so the hot paths need no scan. */
   private readonly where = new Map<string, QueueRef>();
+
+  /** A value an adapter kept (see KeyValueOp). */
+  get(ns: string, key: string): unknown {
+    return this.kv.get(ns)?.get(key);
+  }
 
   /** Adds a mission read from a snapshot file. */
   load(queue: QueueRef, entry: Mission): void {
@@ -95,6 +112,20 @@ export class DurableState {
         return;
       case 'unbind':
         if (this.sessions.delete(op.binding)) dirty.sessions = true;
+        return;
+      case 'set': {
+        if (!KV_NAMESPACE.test(op.ns)) return;
+        let ns = this.kv.get(op.ns);
+        if (!ns) {
+          ns = new Map();
+          this.kv.set(op.ns, ns);
+        }
+        ns.set(op.key, op.value);
+        dirty.kv.add(op.ns);
+        return;
+      }
+      case 'unset':
+        if (this.kv.get(op.ns)?.delete(op.key)) dirty.kv.add(op.ns);
         return;
     }
   }

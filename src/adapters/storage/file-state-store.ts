@@ -21,7 +21,9 @@ import {
   WAL_FILE,
   canonical,
   loadStateFiles,
+  kvFile,
   renderBindingQueues,
+  renderKv,
   renderRuns,
   renderSessions,
   renderSlotQueue,
@@ -224,6 +226,10 @@ export class FileStateStore implements HallStateStore {
         writes.push([BINDING_QUEUES_FILE, () => renderBindingQueues(this.state)]);
       } else deferred = true;
     }
+    for (const ns of [...dirty.kv]) {
+      dirty.kv.delete(ns);
+      writes.push([kvFile(ns), () => renderKv(this.state, ns)]);
+    }
     if (dirty.sessions) {
       dirty.sessions = false;
       writes.push([SESSIONS_FILE, () => renderSessions(this.state)]);
@@ -239,8 +245,7 @@ export class FileStateStore implements HallStateStore {
       for (const [name, render] of writes) await writeFileAtomic(path.join(this.dir, name), render());
     } catch (err) {
       // Mark everything dirty again: the log still holds these changes.
-      this.dirty = { ...this.dirty, bindingQueues: true, sessions: true, runs: true };
-      for (const slot of this.state.slotQueues.keys()) this.dirty.slots.add(slot);
+      this.markAllDirty();
       this.error = `cannot write state files in ${this.dir}: ${(err as Error).message}`;
       this.options.warn(this.error);
       deferred = true;
@@ -249,9 +254,14 @@ export class FileStateStore implements HallStateStore {
   }
 
   private async writeAllFiles(): Promise<void> {
-    for (const slot of this.state.slotQueues.keys()) this.dirty.slots.add(slot);
-    this.dirty.bindingQueues = this.dirty.sessions = this.dirty.runs = true;
+    this.markAllDirty();
     await this.writeFiles(true);
+  }
+
+  private markAllDirty(): void {
+    for (const slot of this.state.slotQueues.keys()) this.dirty.slots.add(slot);
+    for (const ns of this.state.kv.keys()) this.dirty.kv.add(ns);
+    this.dirty.bindingQueues = this.dirty.sessions = this.dirty.runs = true;
   }
 
   private async truncateWal(): Promise<void> {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import stringify from 'safe-stable-stringify';
 import type { Mission, TelegramTarget } from '../../domain/mission.js';
 import { NUMBERED_SLOT } from '../../domain/names.js';
-import type { DurableState, LedgerRun } from './durable-state.js';
+import { KV_NAMESPACE, type DurableState, type LedgerRun } from './durable-state.js';
 import { newMissionId } from './mission-id.js';
 
 export const BINDING_QUEUES_FILE = 'binding_queues.json';
@@ -18,6 +18,7 @@ export const SESSIONS_FILE = 'sessions.json';
 export const RUNS_FILE = 'runs.json';
 export const WAL_FILE = 'wal.jsonl';
 const QUEUE_SUFFIX = '.queue.json';
+const RESERVED = new Set([BINDING_QUEUES_FILE, SESSIONS_FILE, RUNS_FILE]);
 
 export function slotQueueFile(slot: string): string {
   return `${slot}${QUEUE_SUFFIX}`;
@@ -39,6 +40,14 @@ export function renderBindingQueues(state: DurableState): string {
 
 export function renderSessions(state: DurableState): string {
   return `${canonical(Object.fromEntries(state.sessions))}\n`;
+}
+
+export function kvFile(ns: string): string {
+  return `${ns}.json`;
+}
+
+export function renderKv(state: DurableState, ns: string): string {
+  return `${canonical(Object.fromEntries(state.kv.get(ns) ?? []))}\n`;
 }
 
 export function renderRuns(state: DurableState): string {
@@ -120,6 +129,12 @@ export function loadStateFiles(stateDir: string, state: DurableState, warn: (msg
   const sessions = readJson(path.join(stateDir, SESSIONS_FILE), {}, warn);
   if (isRecord(sessions)) {
     for (const [binding, id] of Object.entries(sessions)) if (typeof id === 'string') state.sessions.set(binding, id);
+  }
+  for (const name of names) {
+    const ns = name.endsWith('.json') ? name.slice(0, -'.json'.length) : '';
+    if (!KV_NAMESPACE.test(ns) || RESERVED.has(name)) continue;
+    const values = readJson(path.join(stateDir, name), {}, warn);
+    if (isRecord(values)) state.kv.set(ns, new Map(Object.entries(values)));
   }
   const runs = readJson(path.join(stateDir, RUNS_FILE), {}, warn);
   if (isRecord(runs)) {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { defaultAdapters } from '../../actors/default-adapters.js';
 import { HallStartError, startHall } from '../../actors/hall-supervisor.js';
 import { renderBusEvent, styleFor } from './render.js';
 
@@ -31,6 +32,7 @@ async function startForeground(options: StartOptions): Promise<number> {
   try {
     hall = await startHall({
       root: options.dir,
+      adapters: defaultAdapters,
       ...(options.quiet ? {} : { onEvent: (event) => process.stdout.write(`${renderBusEvent(event, style)}\n`) }),
     });
   } catch (err) {

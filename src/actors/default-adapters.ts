@@ -1,0 +1,4 @@
+/** The optional faces a `raider hall start` runs; each one decides from the config whether it is needed. */
+import type { HallAdapterFactory } from './hall-adapter.js';
+
+export const defaultAdapters: readonly HallAdapterFactory[] = [];
