@@ -1,4 +1,5 @@
 /** The optional faces a `raider hall start` runs; each one decides from the config whether it is needed. */
+import { acpAdapter } from '../adapters/acp/acp-adapter.js';
 import type { HallAdapterFactory } from './hall-adapter.js';
 
-export const defaultAdapters: readonly HallAdapterFactory[] = [];
+export const defaultAdapters: readonly HallAdapterFactory[] = [acpAdapter];

@@ -12,6 +12,7 @@ import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import type { BusEvent, ReplyBody } from '../machines/hall-effects.js';
 import type { HallRequest } from './hall-gateway.js';
+import type { PermissionChannels } from './permission-channels.js';
 
 export interface HallServices {
   paths: HallPaths;
@@ -26,6 +27,8 @@ export interface HallServices {
   /** Publishes an adapter's own event (`cron.fired`, `telegram.in`, ...) on the event bus. */
   publish(event: BusEvent): void;
   newMissionId(): string;
+  /** Where a surface that can ask a person registers, per binding, to answer raiders' permission questions. */
+  permissionChannels: PermissionChannels;
   log(line: string): void;
 }
 

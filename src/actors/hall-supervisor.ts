@@ -5,8 +5,10 @@
  * socket) to it. Data flows one way: adapters send events to the hall actor,
  * the hall decides, and what it emits is carried out here.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { createActor, type Actor } from 'xstate';
 import { type HallConfig } from '../adapters/config/hall-config.js';
@@ -27,6 +29,7 @@ import type { hallMachine, HallInput } from '../machines/hall.machine.js';
 import { RAIDER_VERSION } from '../raider/version.js';
 import type { HallAdapter, HallAdapterFactory } from './hall-adapter.js';
 import { acquireHallLock, type HallLock } from './hall-lock.js';
+import { PermissionChannels } from './permission-channels.js';
 import { HallGateway } from './hall-gateway.js';
 import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
@@ -146,6 +149,7 @@ async function startLocked(
   };
 
   const libTarget = path.resolve(paths.root, config.preferred_lib_target ?? '.raider/lib');
+  const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log);
   const home = env.HOME;
   const logic = hallWithRunActors({
     prepareRun: prepareRunLogic({
@@ -157,6 +161,7 @@ async function startLocked(
       libTarget,
       providerStore: () => readProviderStore(providerStorePath(home)),
       raiderVersion: RAIDER_VERSION,
+      permissionChannels,
       warn: log,
     }),
     raiderProcess: raiderProcessLogic,
@@ -170,7 +175,10 @@ async function startLocked(
   actor.on('bus', (e) => {
     const envelope = bus.publish(e.event);
     onEvent?.(envelope);
-    if (e.event.type === 'raider.done') pruneAfterRun(String(e.event.slot));
+    if (e.event.type === 'raider.done') {
+      permissionChannels.close(String(e.event.id));
+      pruneAfterRun(String(e.event.slot));
+    }
   });
   actor.on('registry.runStarted', (e) => registry.trigger.runStarted({ run: e.run }));
   actor.on('registry.runEnded', (e) => registry.trigger.runEnded({ runId: e.runId }));
@@ -202,6 +210,7 @@ async function startLocked(
         onEvent?.(envelope);
       },
       newMissionId: () => newMissionId(),
+      permissionChannels,
       log,
     });
     if (adapter) adapters.push(adapter);
@@ -235,6 +244,7 @@ async function startLocked(
   actor.on('hall.stopped', () => {
     void (async () => {
       await socket.close().catch(() => {});
+      permissionChannels.closeAll();
       await store.close().catch((err: Error) => log(`cannot write the final state: ${err.message}`));
       removePidFile(paths);
       await lock.release();
@@ -292,6 +302,17 @@ function forgetStartupBindings(store: FileStateStore, config: HallConfig): void 
   for (const binding of [...store.state.sessions.keys()]) if (stale(binding)) store.apply({ op: 'unbind', binding });
   const waiting = [...store.state.slotQueues.values(), ...store.state.bindingQueues.values()].flat();
   for (const entry of waiting) if (stale(entry.binding)) store.apply({ op: 'remove', missionId: entry.id });
+}
+
+/**
+ * Where per-run permission sockets live: under the hall root when the path
+ * fits a UNIX socket name (108 bytes), else in a private temp directory.
+ */
+function permissionChannelDir(paths: HallPaths): string {
+  const inRoot = path.join(paths.root, '.raider-hall', 'perm');
+  if (inRoot.length + 48 < 104) return inRoot;
+  const hash = createHash('sha256').update(paths.root).digest('hex').slice(0, 16);
+  return path.join(os.tmpdir(), `raider-hall-${process.getuid?.() ?? 0}-${hash}`);
 }
 
 function removePidFile(paths: HallPaths): void {

@@ -61,12 +61,14 @@ export function prepareRunLogic(env: RunEnvironment) {
       }
 
       const cwd = runDirectory(paths.root, input.entry.cwd);
+      const channel = session !== undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
       const args = raiderArgv({
         entry,
         libTarget: env.libTarget,
         root: paths.root,
         ...(session !== undefined ? { session } : {}),
         ...(input.entry.permission_mode !== undefined ? { permissionMode: input.entry.permission_mode } : {}),
+        ...(channel !== null ? { permissionChannel: channel } : {}),
         mission: input.entry.mission,
       });
       const startedAt = Date.now();

@@ -3,6 +3,7 @@ import type { HallConfig } from '../adapters/config/hall-config.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import type { ProviderStoreView } from '../domain/refusal.js';
+import type { PermissionChannels } from './permission-channels.js';
 
 /** How to start the raider executable: `command prefixArgs... raiderArgs...`. */
 export interface RaiderCommand {
@@ -22,6 +23,8 @@ export interface RunEnvironment {
   /** Reads `~/.raider/config.yml` when a run with a provider is about to start. */
   providerStore: () => ProviderStoreView;
   raiderVersion: string;
+  /** Opens a run's permission channel when a surface answers for its binding. */
+  permissionChannels: PermissionChannels;
   /** Diagnostics for the hall's own log. */
   warn: (message: string) => void;
 }

@@ -83,7 +83,11 @@ export type HallCommand =
   | { type: 'cmd.kill'; reqId: string; id: unknown }
   | { type: 'cmd.cancel'; reqId: string; id: unknown }
   | { type: 'cmd.sessionReset'; reqId?: string; binding: unknown }
-  | { type: 'cmd.dropQueued'; binding: string };
+  | { type: 'cmd.dropQueued'; reqId?: string; binding: string }
+  /** Binds a binding to an existing session (ACP sessions are their raider session). */
+  | { type: 'cmd.bindSession'; reqId?: string; binding: string; session: string }
+  /** Forgets a binding; its journal stays. */
+  | { type: 'cmd.unbindSession'; reqId?: string; binding: string };
 
 export type HallEvent =
   | { type: 'hall.boot'; at: number }
@@ -471,11 +475,33 @@ export const hallMachine = hallSetup
       answer({ reset: 1, binding, session: old });
     }),
 
+    bindSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'cmd.bindSession') return;
+      if (context.sessions[event.binding] !== event.session) {
+        enqueue.assign({ sessions: { ...context.sessions, [event.binding]: event.session } });
+        enqueue.emit(store({ op: 'bind', binding: event.binding, session: event.session }));
+        enqueue.emit(bus({ type: 'session.bound', binding: event.binding, session: event.session }));
+      }
+      if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { bound: 1, binding: event.binding, session: event.session }));
+    }),
+
+    unbindSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'cmd.unbindSession') return;
+      const old = context.sessions[event.binding];
+      if (old !== undefined) {
+        const { [event.binding]: _, ...sessions } = context.sessions;
+        enqueue.assign({ sessions });
+        enqueue.emit(store({ op: 'unbind', binding: event.binding }));
+      }
+      if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { unbound: old === undefined ? 0 : 1, binding: event.binding }));
+    }),
+
     dropQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'cmd.dropQueued') return;
       const ref = context.bindings[event.binding];
       if (ref) enqueue.sendTo(ref, { type: 'binding.drop' });
       for (const slotRef of Object.values(context.slots)) enqueue.sendTo(slotRef, { type: 'slot.drop', binding: event.binding });
+      if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { dropped: 1, binding: event.binding }));
     }),
 
     boot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
@@ -557,6 +583,8 @@ export const hallMachine = hallSetup
     'cmd.cancel': { actions: 'signalRun' },
     'cmd.sessionReset': { actions: 'resetSession' },
     'cmd.dropQueued': { actions: 'dropQueued' },
+    'cmd.bindSession': { actions: 'bindSession' },
+    'cmd.unbindSession': { actions: 'unbindSession' },
   },
   states: {
     booting: {

@@ -1,0 +1,131 @@
+/**
+ * Per-run permission channels (SPEC §6). A surface that can ask a person
+ * registers a handler for a binding; a run of that binding gets a UNIX socket
+ * of its own and `--permission-channel PATH`. Every question on it gets
+ * exactly one answer: the handler's, or `no` when the handler fails, the
+ * channel closes or the run ends.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import stringify from 'safe-stable-stringify';
+import { parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
+
+export interface QuestionContext {
+  runId: string;
+  binding: string;
+  /** Aborts when the question is moot: the run ended or its channel closed. */
+  signal: AbortSignal;
+}
+
+export type PermissionHandler = (question: PermissionQuestion, context: QuestionContext) => Promise<PermissionAnswer>;
+
+interface OpenChannel {
+  server: net.Server;
+  path: string;
+  abort: AbortController;
+}
+
+export class PermissionChannels {
+  private readonly handlers = new Map<string, PermissionHandler>();
+  private readonly channels = new Map<string, OpenChannel>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  register(binding: string, handler: PermissionHandler): void {
+    this.handlers.set(binding, handler);
+  }
+
+  unregister(binding: string): void {
+    this.handlers.delete(binding);
+  }
+
+  /** Opens a channel for the run when someone can answer for its binding; returns its path or null. */
+  async open(runId: string, binding: string | undefined): Promise<string | null> {
+    if (binding === undefined || !this.handlers.has(binding)) return null;
+    await fs.promises.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const socketPath = path.join(this.dir, `${runId}.sock`);
+    await fs.promises.rm(socketPath, { force: true });
+    const abort = new AbortController();
+    const server = net.createServer((socket) => this.serve(socket, runId, binding, abort.signal));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => resolve());
+    });
+    fs.chmodSync(socketPath, 0o600);
+    this.channels.set(runId, { server, path: socketPath, abort });
+    return socketPath;
+  }
+
+  /** The run ended: open questions are answered `no`, the socket goes away. */
+  close(runId: string): void {
+    const channel = this.channels.get(runId);
+    if (!channel) return;
+    this.channels.delete(runId);
+    channel.abort.abort();
+    channel.server.close();
+    fs.rmSync(channel.path, { force: true });
+  }
+
+  closeAll(): void {
+    for (const runId of [...this.channels.keys()]) this.close(runId);
+  }
+
+  private serve(socket: net.Socket, runId: string, binding: string, runSignal: AbortSignal): void {
+    let buffer = '';
+    const connection = new AbortController();
+    const onRunEnd = () => connection.abort();
+    runSignal.addEventListener('abort', onRunEnd, { once: true });
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim() === '') continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch {
+          this.warn(`permission channel of ${runId}: not JSON: ${line.slice(0, 120)}`);
+          continue;
+        }
+        const question = parseQuestion(value);
+        if (!question) {
+          this.warn(`permission channel of ${runId}: not a question: ${line.slice(0, 120)}`);
+          continue;
+        }
+        void this.answer(socket, question, runId, binding, connection.signal);
+      }
+    });
+    socket.on('close', () => {
+      connection.abort();
+      runSignal.removeEventListener('abort', onRunEnd);
+    });
+    socket.on('error', () => socket.destroy());
+  }
+
+  private async answer(socket: net.Socket, question: PermissionQuestion, runId: string, binding: string, signal: AbortSignal): Promise<void> {
+    const handler = this.handlers.get(binding);
+    let answer: PermissionAnswer;
+    if (!handler) {
+      answer = refusal(question.id, 'nobody can answer for this session any more');
+    } else {
+      try {
+        const moot = new Promise<PermissionAnswer>((resolve) => {
+          const settle = () => resolve(refusal(question.id, 'the run ended or its channel closed before an answer'));
+          if (signal.aborted) settle();
+          else signal.addEventListener('abort', settle, { once: true });
+        });
+        answer = await Promise.race([handler(question, { runId, binding, signal }), moot]);
+      } catch (err) {
+        answer = refusal(question.id, `the question could not be asked: ${(err as Error).message}`);
+      }
+    }
+    if (!socket.destroyed) socket.write(`${stringify({ ...answer, id: question.id, type: 'answer' })}\n`);
+  }
+}

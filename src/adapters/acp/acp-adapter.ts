@@ -1,0 +1,118 @@
+/**
+ * Serves the hall's ACP agent: on `.raider-hall.acp.socket` (always; the
+ * `raider acp --stdio` bridge connects there) and on TCP when `acp.port`,
+ * `RAIDER_HALL_ACP_PORT` or `--acp-port` asks for it (host 127.0.0.1 unless
+ * told otherwise). Every connection gets its own agent; sessions live in
+ * one AcpHub.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { ndJsonStream } from '@agentclientprotocol/sdk';
+import type { HallAdapter, HallAdapterFactory, HallServices } from '../../actors/hall-adapter.js';
+import { createAcpAgent } from './acp-agent.js';
+import { AcpHub } from './acp-hub.js';
+import { AcpSessionStore } from './acp-session-store.js';
+
+export function acpSocketPath(root: string): string {
+  return path.join(root, '.raider-hall.acp.socket');
+}
+
+/** The TCP address asked for: the environment wins over the config; no port, no TCP. */
+export function acpTcpAddress(services: Pick<HallServices, 'env' | 'config'>): { host: string; port: number } | null {
+  const envPort = services.env.RAIDER_HALL_ACP_PORT;
+  const port = envPort !== undefined && envPort !== '' ? Number(envPort) : services.config.acp.port;
+  if (port === null || port === undefined || !Number.isInteger(port) || port < 0 || port > 65535) return null;
+  const host = services.env.RAIDER_HALL_ACP_HOST || services.config.acp.host || '127.0.0.1';
+  return { host, port };
+}
+
+export const acpAdapter: HallAdapterFactory = (services) => new AcpAdapter(services);
+
+class AcpAdapter implements HallAdapter {
+  readonly name = 'acp';
+  private readonly hub: AcpHub;
+  private readonly servers: net.Server[] = [];
+  private readonly sockets = new Set<net.Socket>();
+  private tcp: { host: string; port: number } | null = null;
+
+  constructor(private readonly services: HallServices) {
+    this.hub = new AcpHub(services, Math.round(services.config.permission_timeout * 1000));
+  }
+
+  status(): Record<string, unknown> {
+    return {
+      acp: {
+        ...(this.tcp ? { host: this.tcp.host, port: this.tcp.port } : {}),
+        socket: acpSocketPath(this.services.paths.root),
+        sessions: this.hub.count(),
+      },
+    };
+  }
+
+  async start(): Promise<void> {
+    this.hub.start();
+    const socketPath = acpSocketPath(this.services.paths.root);
+    fs.rmSync(socketPath, { force: true });
+    const local = this.server();
+    await listen(local, socketPath);
+    fs.chmodSync(socketPath, 0o600);
+    const address = acpTcpAddress(this.services);
+    if (address) {
+      const tcp = this.server();
+      try {
+        await listen(tcp, address.port, address.host);
+      } catch (err) {
+        this.services.log(`ACP: cannot listen on ${address.host}:${address.port}: ${(err as Error).message}`);
+        return;
+      }
+      const bound = tcp.address() as net.AddressInfo;
+      this.tcp = { host: address.host, port: bound.port };
+      this.services.publish({ type: 'acp.started', host: address.host, port: bound.port });
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const server of this.servers) server.close();
+    for (const socket of this.sockets) socket.destroy();
+    this.hub.stop();
+    fs.rmSync(acpSocketPath(this.services.paths.root), { force: true });
+  }
+
+  private server(): net.Server {
+    const server = net.createServer((socket) => this.serve(socket));
+    server.on('error', (err) => this.services.log(`ACP listener: ${err.message}`));
+    this.servers.push(server);
+    return server;
+  }
+
+  private serve(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    const app = createAcpAgent({
+      hub: this.hub,
+      sessions: new AcpSessionStore(this.services.store),
+      config: this.services.config,
+      root: this.services.paths.root,
+      log: (line) => this.services.log(line),
+    });
+    const connection = app.connect(
+      ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>),
+    );
+    void connection.closed.finally(() => socket.destroy());
+  }
+}
+
+function listen(server: net.Server, portOrPath: number | string, host?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    const done = () => {
+      server.off('error', reject);
+      resolve();
+    };
+    if (typeof portOrPath === 'string') server.listen(portOrPath, done);
+    else server.listen(portOrPath, host, done);
+  });
+}

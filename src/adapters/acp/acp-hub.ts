@@ -1,0 +1,297 @@
+/**
+ * The hall side of ACP, shared by every connection (TCP, the stdio bridge's
+ * socket): ACP sessions as actors, their prompts turned into missions of
+ * binding `acp:SESSION`, the runs' events streamed back as updates, and the
+ * runs' permission questions put to the client that owns the session.
+ */
+import { createActor, fromPromise, type Actor } from 'xstate';
+import type { HallServices } from '../../actors/hall-adapter.js';
+import {
+  finalChunk,
+  permissionToolCall,
+  updatesForEvent,
+  type AcpUpdate,
+  type PromptAnswer,
+  type RunEnd,
+} from '../../domain/acp-mapping.js';
+import type { PermissionAnswer, PermissionQuestion } from '../../domain/permission.js';
+import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
+import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
+import type { Envelope } from '../control/event-bus.js';
+import { eventsPath } from '../storage/hall-paths.js';
+import { RunEventTail } from './run-event-tail.js';
+
+/** What the hub needs from the connection that owns a session. */
+export interface AcpClientLink {
+  /** Sends a session/update; resolves once written. */
+  update(sessionId: string, update: AcpUpdate): Promise<void>;
+  /** Puts session/request_permission to the client; resolves with the option it chose. */
+  askPermission(params: {
+    sessionId: string;
+    toolCall: Record<string, unknown>;
+    options: Array<{ optionId: string; name: string; kind: string }>;
+  }, signal: AbortSignal): Promise<string | 'cancelled'>;
+}
+
+interface RunFollow {
+  tail: RunEventTail;
+  streamedText: boolean;
+  announced: Set<string>;
+}
+
+interface PendingQuestion {
+  question: PermissionQuestion;
+  runId: string;
+  resolve: (answer: PermissionAnswer) => void;
+}
+
+export interface AcpSessionInfo {
+  sessionId: string;
+  raider: string;
+  cwd: string;
+  modeId: string;
+}
+
+interface SessionHandle extends AcpSessionInfo {
+  actor: Actor<typeof acpSessionMachine>;
+  link: AcpClientLink;
+  texts: Map<string, string>;
+  answers: Map<string, (answer: PromptAnswer) => void>;
+  runs: Map<string, RunFollow>;
+  questions: Map<string, PendingQuestion>;
+  closed: Promise<void>;
+}
+
+const binding = (sessionId: string) => `acp:${sessionId}`;
+
+export class AcpHub {
+  private readonly sessions = new Map<string, SessionHandle>();
+  private readonly missions = new Map<string, string>();
+  private unsubscribe: (() => void) | null = null;
+  private questionCounter = 0;
+
+  constructor(
+    private readonly services: HallServices,
+    private readonly permissionTimeoutMs: number,
+  ) {}
+
+  start(): void {
+    this.unsubscribe = this.services.bus.subscribe({ filter: 'raider.', deliver: (_line, event) => this.route(event) });
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    for (const id of [...this.sessions.keys()]) void this.close(id);
+  }
+
+  has(sessionId: string, link: AcpClientLink): boolean {
+    return this.sessions.get(sessionId)?.link === link;
+  }
+
+  info(sessionId: string): AcpSessionInfo | undefined {
+    const s = this.sessions.get(sessionId);
+    return s && { sessionId: s.sessionId, raider: s.raider, cwd: s.cwd, modeId: s.modeId };
+  }
+
+  count(): number {
+    return this.sessions.size;
+  }
+
+  /** Opens (or takes over) a session: binds `acp:ID` to the raider session ID and answers its runs' questions. */
+  async open(info: AcpSessionInfo, link: AcpClientLink): Promise<void> {
+    if (this.sessions.has(info.sessionId)) await this.close(info.sessionId);
+    await this.services.request({ type: 'cmd.bindSession', binding: binding(info.sessionId), session: info.sessionId });
+    const handle = this.createHandle(info, link);
+    this.sessions.set(info.sessionId, handle);
+    this.services.permissionChannels.register(binding(info.sessionId), (question, context) =>
+      this.ask(handle, question, context.runId),
+    );
+  }
+
+  /** Forgets a session: its running run is cancelled, its waiting prompts are dropped; the journal stays. */
+  async close(sessionId: string): Promise<void> {
+    const handle = this.sessions.get(sessionId);
+    if (!handle) return;
+    this.sessions.delete(sessionId);
+    this.services.permissionChannels.unregister(binding(sessionId));
+    handle.actor.send({ type: 'acp.close' });
+    await handle.closed;
+    await this.services.request({ type: 'cmd.unbindSession', binding: binding(sessionId) });
+  }
+
+  prompt(sessionId: string, text: string): Promise<PromptAnswer> {
+    const handle = this.sessions.get(sessionId)!;
+    const promptId = `p${++this.questionCounter}`;
+    const missionId = this.services.newMissionId();
+    handle.texts.set(promptId, text);
+    this.missions.set(missionId, sessionId);
+    return new Promise((resolve) => {
+      handle.answers.set(promptId, resolve);
+      handle.actor.send({ type: 'acp.prompt', promptId, missionId });
+    });
+  }
+
+  cancel(sessionId: string): void {
+    this.sessions.get(sessionId)?.actor.send({ type: 'acp.cancel' });
+  }
+
+  setMode(sessionId: string, modeId: string): void {
+    const handle = this.sessions.get(sessionId);
+    if (!handle) return;
+    handle.modeId = modeId;
+    handle.actor.send({ type: 'acp.setMode', modeId });
+  }
+
+  private createHandle(info: AcpSessionInfo, link: AcpClientLink): SessionHandle {
+    let resolveClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+    const handle = { ...info, link, texts: new Map(), answers: new Map(), runs: new Map(), questions: new Map(), closed } as unknown as SessionHandle;
+    const askClient = fromPromise<ClientChoice, QuestionInput>(({ input, signal }) => this.askClient(handle, input, signal));
+    const logic = acpSessionMachine.provide({ actors: { question: permissionQuestionMachine.provide({ actors: { askClient } }) } });
+    handle.actor = createActor(logic, {
+      id: `acp:${info.sessionId}`,
+      input: { sessionId: info.sessionId, modeId: info.modeId, permissionTimeoutMs: this.permissionTimeoutMs },
+    });
+    handle.actor.on('*', (effect) => this.carryOut(handle, effect as AcpSessionEffect, resolveClosed));
+    handle.actor.subscribe({ error: (err) => this.services.log(`acp session ${info.sessionId} failed: ${String(err)}`) });
+    handle.actor.start();
+    return handle;
+  }
+
+  private carryOut(handle: SessionHandle, effect: AcpSessionEffect, resolveClosed: () => void): void {
+    switch (effect.type) {
+      case 'acp.submit':
+        void this.submit(handle, effect.promptId, effect.missionId, effect.modeId);
+        return;
+      case 'acp.answer': {
+        const resolve = handle.answers.get(effect.promptId);
+        handle.answers.delete(effect.promptId);
+        handle.texts.delete(effect.promptId);
+        resolve?.(effect.answer);
+        return;
+      }
+      case 'acp.cancelRun':
+        void this.services.request({ type: 'cmd.cancel', id: effect.runId });
+        return;
+      case 'acp.dropQueued':
+        void this.services.request({ type: 'cmd.dropQueued', binding: binding(handle.sessionId) });
+        return;
+      case 'acp.modeChanged':
+        void handle.link.update(handle.sessionId, { sessionUpdate: 'current_mode_update', currentModeId: effect.modeId }).catch(() => {});
+        return;
+      case 'acp.permissionAnswer': {
+        const pending = handle.questions.get(effect.questionId);
+        handle.questions.delete(effect.questionId);
+        pending?.resolve({ type: 'answer', id: pending.question.id, answer: effect.output.answer, reason: effect.output.reason });
+        return;
+      }
+      case 'acp.closed':
+        for (const run of handle.runs.values()) run.tail.stop();
+        for (const q of handle.questions.values()) q.resolve({ type: 'answer', id: q.question.id, answer: 'no', reason: 'the ACP session was closed' });
+        for (const resolve of handle.answers.values()) resolve({ stopReason: 'cancelled' });
+        handle.questions.clear();
+        handle.answers.clear();
+        resolveClosed();
+        return;
+    }
+  }
+
+  private async submit(handle: SessionHandle, promptId: string, missionId: string, modeId: string): Promise<void> {
+    const reply = await this.services.request({
+      type: 'cmd.spawn',
+      missionId,
+      name: handle.raider,
+      mission: handle.texts.get(promptId) ?? '',
+      binding: binding(handle.sessionId),
+      permission_mode: modeId,
+      cwd: handle.cwd,
+      at: Date.now(),
+    });
+    if (typeof reply.error === 'string') handle.actor.send({ type: 'hall.rejected', missionId, error: reply.error });
+    else if (reply.status === 'refused') handle.actor.send({ type: 'hall.rejected', missionId, error: String(reply.error) });
+    else if (reply.queued) handle.actor.send({ type: 'hall.queued', missionId });
+    else if (typeof reply.id === 'string') this.followRun(handle, missionId, reply.id);
+  }
+
+  /** Routes a hall event to the session whose mission it is about. */
+  private route(event: Envelope): void {
+    const missionId = typeof event.mission_id === 'string' ? event.mission_id : undefined;
+    const sessionId = missionId !== undefined ? this.missions.get(missionId) : undefined;
+    const handle = sessionId !== undefined ? this.sessions.get(sessionId) : undefined;
+    if (!handle || missionId === undefined) return;
+    switch (event.type) {
+      case 'raider.spawned':
+        this.followRun(handle, missionId, String(event.id));
+        return;
+      case 'raider.refused':
+        this.missions.delete(missionId);
+        handle.actor.send({ type: 'hall.rejected', missionId, error: String(event.error) });
+        return;
+      case 'raider.done':
+        this.missions.delete(missionId);
+        void this.endRun(handle, missionId, event);
+        return;
+    }
+  }
+
+  private followRun(handle: SessionHandle, missionId: string, runId: string): void {
+    if (handle.runs.has(runId)) return;
+    const follow: RunFollow = {
+      streamedText: false,
+      announced: new Set(),
+      tail: new RunEventTail(eventsPath(this.services.paths, runId), (event) => {
+        for (const update of updatesForEvent(runId, event, follow.announced)) {
+          if (update.sessionUpdate === 'agent_message_chunk') follow.streamedText = true;
+          void handle.link.update(handle.sessionId, update).catch(() => {});
+        }
+      }),
+    };
+    handle.runs.set(runId, follow);
+    follow.tail.start();
+    handle.actor.send({ type: 'hall.spawned', missionId, runId });
+  }
+
+  private async endRun(handle: SessionHandle, missionId: string, event: Envelope): Promise<void> {
+    const runId = String(event.id);
+    const end: RunEnd = {
+      status: String(event.status),
+      signaled: Number(event.signaled ?? 0),
+      ...(event.response !== undefined ? { response: event.response } : {}),
+      ...(typeof event.error === 'string' ? { error: event.error } : {}),
+    };
+    const follow = handle.runs.get(runId);
+    handle.runs.delete(runId);
+    follow?.tail.finish();
+    const chunk = finalChunk(end, follow?.streamedText ?? false);
+    if (chunk) await handle.link.update(handle.sessionId, chunk).catch(() => {});
+    handle.actor.send({ type: 'hall.done', missionId, end, cancelRequested: event.cancel_requested === true });
+  }
+
+  private ask(handle: SessionHandle, question: PermissionQuestion, runId: string): Promise<PermissionAnswer> {
+    const questionId = `${runId}:${question.id}:${++this.questionCounter}`;
+    return new Promise((resolve) => {
+      handle.questions.set(questionId, { question, runId, resolve });
+      handle.actor.send({ type: 'question.asked', questionId, runId, ...(question.rule !== undefined ? { rule: question.rule } : {}) });
+    });
+  }
+
+  /** The question machine's `askClient`: the tool call first, then the question. */
+  private async askClient(handle: SessionHandle, input: QuestionInput, signal: AbortSignal): Promise<ClientChoice> {
+    const pending = handle.questions.get(input.questionId);
+    if (!pending) return 'cancelled';
+    const { question, runId } = pending;
+    const toolCall = permissionToolCall(runId, question);
+    const follow = handle.runs.get(runId);
+    follow?.announced.add(String(toolCall.toolCallId));
+    await handle.link.update(handle.sessionId, toolCall);
+    const options = [
+      { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
+      ...(question.rule !== undefined ? [{ optionId: 'allow_always', name: `Allow for this session: ${question.rule}`, kind: 'allow_always' }] : []),
+      { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
+    ];
+    const { sessionUpdate: _kind, ...call } = toolCall;
+    const chosen = await handle.link.askPermission({ sessionId: handle.sessionId, toolCall: call, options }, signal);
+    if (chosen === 'cancelled') return 'cancelled';
+    return options.some((o) => o.optionId === chosen) ? (chosen as ClientChoice) : 'unknown';
+  }
+}

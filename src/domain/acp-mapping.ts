@@ -1,0 +1,164 @@
+/**
+ * How the hall's world looks in ACP: prompt blocks become a mission, a run's
+ * stream-json events become `session/update`s, a journal becomes a replay, and
+ * a run's end becomes a stop reason or a JSON-RPC error.
+ */
+
+export type AcpUpdate = Record<string, unknown> & { sessionUpdate: string };
+
+const TOOL_KINDS: Record<string, string> = {
+  read_file: 'read',
+  list_dir: 'search',
+  write_file: 'edit',
+  edit_file: 'edit',
+  bash: 'execute',
+  web_fetch: 'fetch',
+  web_search: 'search',
+  delete_file: 'delete',
+  move_file: 'move',
+};
+
+export function toolKind(name: string): string {
+  return TOOL_KINDS[name] ?? 'other';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A short title for a tool call: the command for bash, the path for file tools. */
+export function toolTitle(name: string, args: unknown): string {
+  if (isRecord(args)) {
+    if (typeof args.command === 'string') return `${name}: ${args.command}`;
+    if (typeof args.path === 'string') return `${name} ${args.path}`;
+  }
+  return name;
+}
+
+function textContent(text: string): Array<Record<string, unknown>> {
+  return [{ type: 'content', content: { type: 'text', text } }];
+}
+
+/**
+ * The mission text of a prompt: text blocks, and resource links as references
+ * (`[name](uri)`), joined by newlines. Other blocks are not advertised.
+ */
+export function promptText(blocks: readonly unknown[]): string {
+  const parts: string[] = [];
+  for (const block of blocks) {
+    if (!isRecord(block)) continue;
+    if (block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
+    else if (block.type === 'resource_link' && typeof block.uri === 'string') {
+      const name = typeof block.name === 'string' && block.name !== '' ? block.name : block.uri;
+      parts.push(`[${name}](${block.uri})`);
+    }
+  }
+  return parts.join('\n').trim();
+}
+
+export function toolCallId(runId: string, call: string): string {
+  return `${runId}:${call}`;
+}
+
+/** The updates one stream-json event of a run becomes; `announced` holds the tool calls already shown. */
+export function updatesForEvent(runId: string, event: Record<string, unknown>, announced: Set<string>): AcpUpdate[] {
+  switch (event.type) {
+    case 'message': {
+      const text = typeof event.content === 'string' ? event.content : '';
+      if (text === '' || (event.role !== undefined && event.role !== 'assistant')) return [];
+      return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } }];
+    }
+    case 'tool.call': {
+      const name = String(event.name ?? 'tool');
+      const id = toolCallId(runId, String(event.call ?? '?'));
+      if (announced.has(id)) return [{ sessionUpdate: 'tool_call_update', toolCallId: id, status: 'in_progress' }];
+      announced.add(id);
+      return [
+        {
+          sessionUpdate: 'tool_call',
+          toolCallId: id,
+          title: toolTitle(name, event.arguments),
+          kind: toolKind(name),
+          status: 'in_progress',
+          rawInput: isRecord(event.arguments) ? event.arguments : {},
+        },
+      ];
+    }
+    case 'tool.result': {
+      const id = toolCallId(runId, String(event.call ?? '?'));
+      const ok = event.status === 'succeeded' && event.ok !== false;
+      const text = typeof event.content === 'string' ? event.content : '';
+      return [
+        {
+          sessionUpdate: 'tool_call_update',
+          toolCallId: id,
+          status: ok ? 'completed' : 'failed',
+          content: textContent(event.truncated ? `${text}\n…` : text),
+        },
+      ];
+    }
+    default:
+      return [];
+  }
+}
+
+/** The tool call shown before a permission question about it. */
+export function permissionToolCall(runId: string, q: { id: string; call?: string; tool: string; title: string; kind: string; input: Record<string, unknown>; reason: string }): AcpUpdate {
+  const subject = typeof q.input.command === 'string' ? q.input.command : typeof q.input.path === 'string' ? q.input.path : '';
+  const text = [subject, q.reason].filter((s) => s !== '').join('\n');
+  return {
+    sessionUpdate: 'tool_call',
+    toolCallId: toolCallId(runId, q.call ?? q.id),
+    title: q.title || toolTitle(q.tool, q.input),
+    kind: q.kind,
+    status: 'pending',
+    rawInput: q.input,
+    ...(text !== '' ? { content: textContent(text) } : {}),
+  };
+}
+
+export interface RunEnd {
+  status: string;
+  signaled: number;
+  response?: unknown;
+  error?: string;
+}
+
+export type PromptAnswer = { stopReason: 'end_turn' | 'cancelled' } | { error: string };
+
+/**
+ * How a prompt ends: a run whose cancel was asked for is always `cancelled`;
+ * a completed run `end_turn`; a cancelled or interrupted one `cancelled`;
+ * anything else (failed, killed without a cancel) a JSON-RPC error.
+ */
+export function promptAnswer(end: RunEnd, cancelRequested: boolean): PromptAnswer {
+  if (cancelRequested) return { stopReason: 'cancelled' };
+  if (end.status === 'completed' && !end.signaled) return { stopReason: 'end_turn' };
+  if (end.status === 'cancelled' || end.status === 'interrupted') return { stopReason: 'cancelled' };
+  return { error: `raider run failed: ${end.error ?? 'the run ended without a result'}` };
+}
+
+/** The final answer as one chunk, when the run streamed no message of its own. */
+export function finalChunk(end: RunEnd, streamedText: boolean): AcpUpdate | null {
+  if (streamedText || end.response === undefined || end.response === null) return null;
+  if (end.status !== 'completed' && end.status !== 'cancelled' && end.status !== 'interrupted') return null;
+  const text = typeof end.response === 'string' ? end.response : JSON.stringify(end.response);
+  return text === '' ? null : { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } };
+}
+
+/** A journal (raider-contract §4) replayed as updates, for session/load. */
+export function replayUpdates(records: readonly Record<string, unknown>[]): AcpUpdate[] {
+  const out: AcpUpdate[] = [];
+  for (const r of records) {
+    const run = typeof r.run === 'string' ? r.run : 'r0';
+    if (r.type === 'message' && typeof r.content === 'string') {
+      out.push({
+        sessionUpdate: r.role === 'user' ? 'user_message_chunk' : 'agent_message_chunk',
+        content: { type: 'text', text: r.content },
+      });
+    } else if (r.type === 'tool.call' || r.type === 'tool.result') {
+      out.push(...updatesForEvent(run, r, new Set()));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,57 @@
+/**
+ * The permission channel between a raider and the hall (SPEC §6): the raider
+ * asks about a tool call its policy cannot decide; a person answers through
+ * whatever surface registered for the run's binding (ACP today).
+ */
+
+export type PermissionAnswerValue = 'once' | 'session' | 'no';
+
+/** raider → hall */
+export interface PermissionQuestion {
+  type: 'ask';
+  id: string;
+  tool: string;
+  input: Record<string, unknown>;
+  title: string;
+  /** ACP tool kind: read, edit, delete, move, search, execute, think, fetch, other. */
+  kind: string;
+  reason: string;
+  /** The rule that would name this call (`Bash(git status)`), when one can. */
+  rule?: string;
+  /** The stream-json call id (`c1`) of the tool call asked about, when the raider sends it. */
+  call?: string;
+}
+
+/** hall → raider */
+export interface PermissionAnswer {
+  type: 'answer';
+  id: string;
+  answer: PermissionAnswerValue;
+  reason: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reads one `ask` line; null for anything else (which gets no answer but a log line). */
+export function parseQuestion(value: unknown): PermissionQuestion | null {
+  if (!isRecord(value) || value.type !== 'ask' || typeof value.id !== 'string' || value.id === '') return null;
+  const str = (v: unknown, fallback: string) => (typeof v === 'string' ? v : fallback);
+  const tool = str(value.tool, 'tool');
+  return {
+    type: 'ask',
+    id: value.id,
+    tool,
+    input: isRecord(value.input) ? value.input : {},
+    title: str(value.title, tool),
+    kind: str(value.kind, 'other'),
+    reason: str(value.reason, ''),
+    ...(typeof value.rule === 'string' && value.rule !== '' ? { rule: value.rule } : {}),
+    ...(typeof value.call === 'string' && value.call !== '' ? { call: value.call } : {}),
+  };
+}
+
+export function refusal(id: string, reason: string): PermissionAnswer {
+  return { type: 'answer', id, answer: 'no', reason };
+}

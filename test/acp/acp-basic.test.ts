@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TestHall } from '../support/test-hall.js';
+import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
+
+let hall: TestHall | undefined;
+let acp: AcpTestClient | undefined;
+afterEach(async () => {
+  acp?.close();
+  acp = undefined;
+  await hall?.stop();
+  hall = undefined;
+});
+
+describe('ACP over TCP', () => {
+  it('initializes, opens a session and answers a prompt with streamed updates then end_turn', async () => {
+    const started = await startAcpHall('raiders: { bjorn: {}, lagertha: {} }\n');
+    hall = started.hall;
+    acp = await connectAcp({ port: started.port });
+    const init = await initialize(acp);
+    expect(init).toMatchObject({
+      protocolVersion: 1,
+      agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: false } },
+      agentInfo: { name: 'raider-hall' },
+    });
+    const sessionId = await newSession(acp, hall.root);
+    expect(sessionId).toMatch(/^\d{8}-\d{6}-[0-9a-f]{4}$/);
+    const result = await prompt(acp, sessionId, 'answer hello there');
+    expect(result).toEqual({ stopReason: 'end_turn' });
+    expect(updatesOf(acp, sessionId)).toEqual([{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'hello there' } }]);
+    const second = await prompt(acp, sessionId, 'argv');
+    expect(second).toEqual({ stopReason: 'end_turn' });
+    const argvText = updatesOf(acp, sessionId).at(-1)!.content.text as string;
+    const argv = JSON.parse(argvText).argv as string[];
+    expect(argv).toContain('--session');
+    expect(argv[argv.indexOf('--session') + 1]).toBe(sessionId);
+  });
+
+  it('a failed run is a JSON-RPC error -32000 whose text never appears as a chunk', async () => {
+    const started = await startAcpHall('raiders: { bjorn: {} }\n');
+    hall = started.hall;
+    acp = await connectAcp({ port: started.port });
+    await initialize(acp);
+    const sessionId = await newSession(acp, hall.root);
+    await expect(prompt(acp, sessionId, 'fail the engine broke')).rejects.toMatchObject({ code: -32000, message: expect.stringContaining('the engine broke') });
+    expect(JSON.stringify(updatesOf(acp, sessionId))).not.toContain('the engine broke');
+  });
+
+  it('unknown raider names, sessions and methods get -32602 / -32601', async () => {
+    const started = await startAcpHall('raiders: { bjorn: {} }\n');
+    hall = started.hall;
+    acp = await connectAcp({ port: started.port });
+    await initialize(acp);
+    await expect(newSession(acp, hall.root, 'nobody')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('bjorn') });
+    await expect(prompt(acp, 'nope', 'x')).rejects.toMatchObject({ code: -32602 });
+    await expect(acp.conn.agent.request('session/frobnicate', {})).rejects.toMatchObject({ code: -32601 });
+  });
+});

@@ -1,0 +1,67 @@
+/** An SDK client connected to a test hall's ACP agent over TCP or the bridge's UNIX socket. */
+import net from 'node:net';
+import { Readable, Writable } from 'node:stream';
+import { client, methods, ndJsonStream, type ClientConnection } from '@agentclientprotocol/sdk';
+import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
+import { startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+
+export interface AcpTestClient {
+  conn: ClientConnection;
+  updates: Json[];
+  /** Answers each session/request_permission; defaults to the first option. */
+  onPermission: (params: Json) => Promise<Json> | Json;
+  permissions: Json[];
+  socket: net.Socket;
+  close(): void;
+}
+
+export async function startAcpHall(config: string, env: Record<string, string | undefined> = {}): Promise<{ hall: TestHall; port: number }> {
+  const hall = await startTestHall({ config, adapters: [acpAdapter], env: { RAIDER_HALL_ACP_PORT: '0', ...env } });
+  const status = await hall.request({ cmd: 'status' });
+  return { hall, port: status.acp.port as number };
+}
+
+export async function connectAcp(target: { port: number } | { path: string }): Promise<AcpTestClient> {
+  const socket = 'port' in target ? net.connect(target.port, '127.0.0.1') : net.connect(target.path);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('error', reject);
+  });
+  const updates: Json[] = [];
+  const permissions: Json[] = [];
+  const state: AcpTestClient = {
+    conn: undefined as never,
+    updates,
+    permissions,
+    socket,
+    onPermission: (params) => ({ outcome: { outcome: 'selected', optionId: params.options[0].optionId } }),
+    close: () => socket.destroy(),
+  };
+  const app = client({ name: 'test-client' })
+    .onNotification(methods.client.session.update, ({ params }) => {
+      updates.push(params as Json);
+    })
+    .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+      permissions.push(params as Json);
+      return (await state.onPermission(params as Json)) as never;
+    });
+  state.conn = app.connect(ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>));
+  return state;
+}
+
+export async function initialize(c: AcpTestClient): Promise<Json> {
+  return (await c.conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })) as Json;
+}
+
+export async function newSession(c: AcpTestClient, cwd: string, raiderName?: string): Promise<string> {
+  const res = (await c.conn.agent.request('session/new', { cwd, mcpServers: [], ...(raiderName ? { raiderName } : {}) })) as Json;
+  return res.sessionId as string;
+}
+
+export function prompt(c: AcpTestClient, sessionId: string, text: string): Promise<Json> {
+  return c.conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] }) as Promise<Json>;
+}
+
+export function updatesOf(c: AcpTestClient, sessionId: string): Json[] {
+  return c.updates.filter((u) => u.sessionId === sessionId).map((u) => u.update as Json);
+}
