@@ -8,6 +8,8 @@ export async function main(argv: string[]): Promise<number> {
   switch (first) {
     case 'hall':
       return (await import('./hall/hall-command.js')).hallCommand(argv.slice(1));
+    case 'acp':
+      return (await import('./acp/acp-command.js')).acpCommand(argv.slice(1));
     case 'demo':
       return (await import('./demo.js')).demoCommand(argv.slice(1));
     default:

@@ -40,6 +40,20 @@ export interface AcpAgentDeps {
   log: (line: string) => void;
 }
 
+/** The answer to `initialize`: only what works. The stdio bridge answers with the same, at once. */
+export function initializeResult() {
+  return {
+    protocolVersion: ACP_PROTOCOL_VERSION,
+    agentCapabilities: {
+      loadSession: true,
+      promptCapabilities: { image: false, audio: false, embeddedContext: false },
+      sessionCapabilities: { list: {}, resume: {}, close: {} },
+    },
+    authMethods: [],
+    agentInfo: { name: 'raider-hall', title: 'Raider Hall', version: RAIDER_VERSION },
+  };
+}
+
 function modesFor(current: string) {
   const available = MODES.map((m) => ({ ...m }));
   if (!available.some((m) => m.id === current)) available.push({ id: current as never, name: current as never, description: 'The raider entry\u2019s mode' as never });
@@ -114,16 +128,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
         owned.clear();
       });
     })
-    .onRequest(methods.agent.initialize, () => ({
-      protocolVersion: ACP_PROTOCOL_VERSION,
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        sessionCapabilities: { list: {}, resume: {}, close: {} },
-      },
-      authMethods: [],
-      agentInfo: { name: 'raider-hall', title: 'Raider Hall', version: RAIDER_VERSION },
-    }))
+    .onRequest(methods.agent.initialize, () => initializeResult())
     .onRequest('session/new', newSessionParams, async ({ params }) => {
       const raider = pickRaider(params.raiderName ?? params._meta?.raiderName);
       const sessionId = createSession(deps.root, { raiderVersion: RAIDER_VERSION }).id;

@@ -1,0 +1,112 @@
+/**
+ * `raider acp [DIR] [--host H --port P] [--raider NAME]`: an ACP client in the
+ * terminal. Type a prompt, watch the reply and the tool calls stream, answer
+ * permission questions at the keyboard; Ctrl-C cancels the turn (and leaves
+ * when no turn runs).
+ */
+import net from 'node:net';
+import readline from 'node:readline/promises';
+import { Readable, Writable } from 'node:stream';
+import { client, methods, ndJsonStream, type RequestPermissionRequest, type SessionNotification } from '@agentclientprotocol/sdk';
+import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
+import { styleFor } from '../hall/render.js';
+
+export interface TerminalClientOptions {
+  root: string;
+  host?: string;
+  port?: number;
+  raider?: string;
+}
+
+export async function runTerminalClient(options: TerminalClientOptions): Promise<number> {
+  const style = styleFor(process.stdout);
+  const target = options.port !== undefined ? `${options.host ?? '127.0.0.1'}:${options.port}` : acpSocketPath(options.root);
+  const socket = options.port !== undefined ? net.connect(options.port, options.host ?? '127.0.0.1') : net.connect(target);
+  const connected = await new Promise<string | null>((resolve) => {
+    socket.once('connect', () => resolve(null));
+    socket.once('error', (err) => resolve(err.message));
+  });
+  if (connected !== null) {
+    process.stderr.write(`Cannot connect to ${target}: ${connected}\n`);
+    return 1;
+  }
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+  let busy = false;
+  const app = client({ name: 'raider-acp' })
+    .onNotification(methods.client.session.update, ({ params }) => render(params, style))
+    .onRequest(methods.client.session.requestPermission, async ({ params }) => askPerson(rl, params, style));
+  const conn = app.connect(ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>));
+  const init = await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+  const session = (await conn.agent.request('session/new', {
+    cwd: process.cwd(),
+    mcpServers: [],
+    ...(options.raider !== undefined ? { raiderName: options.raider } : {}),
+  })) as { sessionId: string };
+  process.stdout.write(style.dim(`connected to ${target} (protocol v${init.protocolVersion}); session ${session.sessionId}. Ctrl-C cancels a turn, /quit leaves.\n`));
+  rl.on('SIGINT', () => {
+    if (busy) {
+      process.stdout.write(style.yellow('\n(cancelling)\n'));
+      void conn.agent.notify(methods.agent.session.cancel, { sessionId: session.sessionId });
+    } else rl.close();
+  });
+  for (;;) {
+    let line: string;
+    try {
+      line = (await rl.question('acp> ')).trim();
+    } catch {
+      break;
+    }
+    if (['/quit', '/exit', ':q', 'quit', 'exit'].includes(line)) break;
+    if (line === '') continue;
+    busy = true;
+    try {
+      const res = await conn.agent.request(methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: 'text', text: line }] });
+      process.stdout.write(`\n${style.dim(`-- stopReason: ${res.stopReason}`)}\n`);
+    } catch (err) {
+      process.stdout.write(`\n${style.red(`error: ${(err as Error).message}`)}\n`);
+    } finally {
+      busy = false;
+    }
+  }
+  process.stdout.write('bye.\n');
+  rl.close();
+  conn.close();
+  socket.destroy();
+  return 0;
+}
+
+function render(params: SessionNotification, style: ReturnType<typeof styleFor>): void {
+  const u = params.update as Record<string, unknown> & { sessionUpdate: string };
+  switch (u.sessionUpdate) {
+    case 'agent_message_chunk':
+    case 'user_message_chunk': {
+      const content = u.content as { text?: string } | undefined;
+      if (content?.text) process.stdout.write(content.text);
+      return;
+    }
+    case 'tool_call':
+      process.stdout.write(`\n${style.cyan(`→ ${String(u.title)}`)} ${style.dim(String(u.status ?? ''))}\n`);
+      return;
+    case 'tool_call_update':
+      if (u.status === 'completed' || u.status === 'failed') {
+        const mark = u.status === 'completed' ? style.green('←') : style.red('←');
+        process.stdout.write(`${mark} ${String(u.toolCallId)} ${String(u.status)}\n`);
+      }
+      return;
+    case 'current_mode_update':
+      process.stdout.write(style.dim(`(mode: ${String(u.currentModeId)})\n`));
+      return;
+    default:
+      return;
+  }
+}
+
+async function askPerson(rl: readline.Interface, params: RequestPermissionRequest, style: ReturnType<typeof styleFor>) {
+  const title = String((params.toolCall as { title?: unknown }).title ?? 'a tool call');
+  process.stdout.write(`\n${style.yellow(`The raider asks to run: ${title}`)}\n`);
+  params.options.forEach((o, i) => process.stdout.write(`  ${i + 1}) ${o.name}\n`));
+  const answer = (await rl.question('choose: ')).trim();
+  const option = params.options[Number(answer) - 1];
+  if (!option) return { outcome: { outcome: 'cancelled' as const } };
+  return { outcome: { outcome: 'selected' as const, optionId: option.optionId } };
+}
