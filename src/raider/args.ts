@@ -31,7 +31,8 @@ export interface RaiderArgs {
   model: string | undefined;
   provider: string | undefined;
   packs: string[];
-  permissionMode: PermissionMode;
+  /** Undefined unless given: then the project's settings decide (permissions/settings.ts). */
+  permissionMode: PermissionMode | undefined;
   /** `-o key=value` pairs, later ones win; numbers and true/false are coerced. */
   options: Record<string, OptionValue>;
   root: string | undefined;
@@ -95,7 +96,7 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
     model: undefined,
     provider: undefined,
     packs: [],
-    permissionMode: 'default',
+    permissionMode: undefined,
     options: {},
     root: undefined,
     session: { kind: 'new' },
@@ -214,19 +215,26 @@ export const USAGE = `Usage: raider [flags] [--] MISSION...
 Runs one agent run on MISSION (the words after the flags, joined with
 spaces; read from stdin when there are none and stdin is not a terminal).
 
-Engine:
-  -e, --engine NAME           scripted (offline, plays a YAML script); anthropic
-                              and openai are not available in this build yet
+Engine (first that applies: --engine, --provider, .raider.yml, API keys):
+  -e, --engine NAME           openai (OpenAI-compatible: OpenAI, ollama, vLLM,
+                              llama.cpp), anthropic, or scripted (offline, plays
+                              a YAML script)
   -m, --model NAME            model id
       --provider ALIAS        provider binding from ~/.raider/config.yml
+                              (raider provider add|list|rm)
   -o, --option KEY=VALUE      repeatable; numbers and true/false are coerced.
-                              engine=NAME selects the engine, script=FILE the
-                              scripted engine's script (relative to --root)
+                              engine=NAME, url=BASE_URL, api_key=KEY,
+                              max_retries=N, max_tokens=N, temperature=X,
+                              script=FILE (the scripted engine's script)
 Workspace:
-  -r, --root DIR              working directory; file tools are confined to it
+  -r, --root DIR              working directory; tools are confined to it
                               (default: the current directory)
-      --pack NAME             instruction pack, repeatable
+      --pack NAME             instructions from .raider/packs/NAME.md,
+                              ~/.raider/packs/NAME.md or a built-in persona
+                              (caveman, polite, terse); repeatable
       --permission-mode MODE  default | acceptEdits | plan | auto | bypassPermissions
+                              (default: permissions.default_mode of
+                              .raider/config.yml, the Claude settings, else default)
       --permission-channel P  UNIX socket for permission questions (from the hall)
 Output:
       --stream-json[=1]       JSON Lines events on stdout (stream-json v1)
@@ -237,6 +245,8 @@ Sessions (<root>/.raider/sessions):
       --continue              continue the newest session
       --no-session            record nothing
 Other:
+  raider provider add ALIAS URL [--engine E] [--model M] [--key-env VAR]
+  raider provider list | rm ALIAS
   -h, --help                  this text
       --version               the version
 

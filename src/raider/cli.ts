@@ -3,23 +3,33 @@
  *
  * Order of checks, so the exit code says what is wrong: usage (2) — flags,
  * prompt, session reference — then configuration (3) — root, engine,
- * script — then the session lock (4). None of these print anything on
- * stdout. Then the run: stream-json events, a `--json` document or the
- * plain answer; exit 0 completed, 1 failed; death by SIGINT (cancelled) or
- * by the interrupting signal (interrupted).
+ * packs, permission settings — then the session lock (4). None of these
+ * print anything on stdout. Then the run: stream-json events, a `--json`
+ * document or the plain answer; exit 0 completed, 1 failed; death by
+ * SIGINT (cancelled) or by the interrupting signal (interrupted).
  */
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { parseRaiderArgs, USAGE, type RaiderArgs } from './args.js';
 import { canonicalPretty, writeAllSync } from './canonical.js';
+import { loadProjectConfig } from './config/project-config.js';
+import { findProvider, providerStorePath } from './config/provider-store.js';
 import type { RunDocument } from './document.js';
 import { selectEngine } from './engines/select.js';
 import { ConfigError, errorMessage, RaiderExit, UsageError } from './errors.js';
+import { resolvePacks } from './packs/resolve.js';
+import { PermissionChannel } from './permissions/channel.js';
+import { PermissionGate } from './permissions/gate.js';
+import { loadPermissionSettings } from './permissions/settings.js';
+import { systemPrompt } from './prompt.js';
 import { performRun } from './run.js';
 import { openSession, resolveSessionTarget } from './session.js';
 import { RunSignals } from './signals.js';
 import { nullSink, StreamJsonWriter } from './stream.js';
-import { defaultTools } from './tools/index.js';
+import { hallBinding, hallTools } from './tools/hall.js';
+import { defaultTools, toolMap } from './tools/index.js';
+import { ProcessGroups } from './tools/process-groups.js';
 import { RAIDER_VERSION } from './version.js';
 
 const STDOUT = 1;
@@ -29,7 +39,28 @@ function say(fd: number, text: string): void {
   writeAllSync(fd, text.endsWith('\n') ? text : `${text}\n`);
 }
 
+/**
+ * stdout carries only our events or answer; a library printing there (the
+ * AI SDK logs with console.info) would corrupt the stream-json protocol.
+ */
+function keepStdoutClean(): void {
+  const toStderr = (...items: unknown[]): void => console.error(...items);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+  // Once each: the SDK repeats a warning on every model call.
+  const seen = new Set<string>();
+  globalThis.AI_SDK_LOG_WARNINGS = ({ warnings, provider, model }) => {
+    for (const w of warnings) {
+      const line = `raider: warning from ${provider} ${model}: ${JSON.stringify(w)}`;
+      if (!seen.has(line)) say(STDERR, line);
+      seen.add(line);
+    }
+  };
+}
+
 export async function runRaiderCli(argv: string[]): Promise<number> {
+  keepStdoutClean();
   try {
     return await runRaider(argv);
   } catch (err) {
@@ -55,15 +86,39 @@ async function runRaider(argv: string[]): Promise<number> {
   const mission = await readMission(args);
   const root = checkRoot(args.root);
   const target = resolveSessionTarget(args.session, root);
-  const engine = selectEngine({
+  const home = homedir();
+  const env = process.env;
+  const warn = (message: string): void => say(STDERR, message);
+
+  const project = loadProjectConfig(root);
+  const engine = await selectEngine({
     engine: args.engine,
+    provider: args.provider,
     model: args.model,
     options: args.options,
     root,
-    env: process.env,
+    env,
+    home,
+    project,
   });
-  const warn = (message: string): void => say(STDERR, message);
-  const { writer, history } = await openSession(target, root, warn);
+  const permissions = loadPermissionSettings(root, args.permissionMode);
+  for (const w of permissions.warnings) warn(`warning: ${w}`);
+  const packs = resolvePacks([...project.packs, ...args.packs], root, home);
+  const hall = hallBinding(env);
+  const tools = toolMap([...defaultTools().values(), ...(hall ? hallTools(hall) : [])]);
+  const system = systemPrompt({
+    root,
+    mode: permissions.mode,
+    packs,
+    underHall: hall !== undefined,
+    ...(hall?.telegram ? { telegramChat: hall.telegram.chatId } : {}),
+  });
+  const toolEnv = scrubSecrets(env, args.provider === undefined ? undefined : findProvider(args.provider, providerStorePath(home)).keyEnv);
+
+  const { writer, history, sessionRules } = await openSession(target, root, warn);
+  const processes = new ProcessGroups();
+  const channel = args.permissionChannel === undefined ? undefined : new PermissionChannel(args.permissionChannel, warn);
+  const matchRoot = realpathSync(root);
 
   const signals = new RunSignals();
   signals.install();
@@ -71,7 +126,7 @@ async function runRaider(argv: string[]): Promise<number> {
   try {
     doc = await performRun({
       engine,
-      tools: defaultTools(),
+      tools,
       root,
       mission,
       history,
@@ -79,8 +134,16 @@ async function runRaider(argv: string[]): Promise<number> {
       signals,
       events: args.machine === 'stream-json' ? new StreamJsonWriter(STDOUT) : nullSink,
       journal: writer,
+      system,
+      makeGate: (onEvent) =>
+        new PermissionGate({ mode: permissions.mode, rules: permissions, sessionRules, ctx: { root: matchRoot, home }, asker: channel, onEvent }),
+      processes,
+      toolEnv,
     });
   } finally {
+    // Whatever a tool started is gone before we report and exit (§3.4).
+    await processes.terminateAll();
+    channel?.close();
     writer?.close();
   }
 
@@ -89,6 +152,19 @@ async function runRaider(argv: string[]): Promise<number> {
   if (doc.status === 'interrupted') return signals.dieBy(doc.signal ?? 'TERM');
   signals.uninstall();
   return doc.status === 'completed' ? 0 : 1;
+}
+
+/**
+ * The environment of tool processes: the raider's without API keys, so a
+ * `bash` call cannot print a key into the model's context and the journal.
+ */
+export function scrubSecrets(env: NodeJS.ProcessEnv, keyEnv: string | undefined): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (/_API_KEY$/i.test(k) || k === keyEnv) continue;
+    out[k] = v;
+  }
+  return out;
 }
 
 /** The mission: the words joined by single spaces, else all of stdin when it is not a terminal. */

@@ -7,7 +7,9 @@
  */
 import { errorMessage } from './errors.js';
 import type { Engine, HistoryEntry, ToolCallEntry } from './engines/engine.js';
-import type { Tool } from './tools/tool.js';
+import type { ToolGate } from './permissions/gate.js';
+import type { ProcessGroups } from './tools/process-groups.js';
+import type { Tool, ToolContext } from './tools/tool.js';
 
 export type ToolStatus = 'succeeded' | 'failed' | 'cancelled';
 
@@ -45,6 +47,13 @@ export interface LoopInput {
   maxIterations: number;
   signal: AbortSignal;
   sink: LoopSink;
+  /** The system prompt for every model call. */
+  system?: string;
+  /** Asked before every tool call; without one every call is allowed (tests, trusted setups). */
+  gate?: ToolGate;
+  processes: ProcessGroups;
+  /** The environment tool processes get. */
+  env: NodeJS.ProcessEnv;
 }
 
 const ABORTED = Symbol('aborted');
@@ -60,7 +69,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
       // A cancel before a model call ends the run without making the call.
       if (signal.aborted) return { status: 'cancelled', counts };
       counts.iterations++;
-      const turn = await engine.nextTurn(history, { signal, tools: specs });
+      const turn = await engine.nextTurn(history, { signal, tools: specs, system: input.system ?? '' });
       if (signal.aborted) return { status: 'cancelled', counts };
 
       if (turn.kind === 'final') {
@@ -81,12 +90,12 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
         name: c.name,
         arguments: c.arguments,
       }));
-      history.push({ role: 'assistant', toolCalls: calls });
+      history.push(turn.text ? { role: 'assistant', toolCalls: calls, text: turn.text } : { role: 'assistant', toolCalls: calls });
       // One after another, so each result belongs to the call just announced.
       for (const call of calls) {
         if (signal.aborted) return { status: 'cancelled', counts };
         sink.toolCall(call);
-        const outcome = await runTool(call, tools, input.root, signal);
+        const outcome = await runTool(call, tools, input, { root: input.root, signal, processes: input.processes, env: input.env });
         sink.toolResult(outcome);
         history.push({ role: 'tool', callId: call.id, name: call.name, ok: outcome.ok, content: outcome.content });
         if (outcome.status === 'cancelled') return { status: 'cancelled', counts };
@@ -99,13 +108,9 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
   }
 }
 
-async function runTool(
-  call: ToolCallEntry,
-  tools: ReadonlyMap<string, Tool>,
-  root: string,
-  signal: AbortSignal,
-): Promise<ToolOutcome> {
+async function runTool(call: ToolCallEntry, tools: ReadonlyMap<string, Tool>, input: LoopInput, ctx: ToolContext): Promise<ToolOutcome> {
   const base = { call: call.id, name: call.name };
+  const { signal } = ctx;
   const tool = tools.get(call.name);
   if (!tool) return { ...base, status: 'failed', ok: false, content: `unknown tool '${call.name}'` };
 
@@ -117,7 +122,13 @@ async function runTool(
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    const result = await Promise.race([tool.run(call.arguments, { root, signal }), aborted]);
+    if (input.gate) {
+      const verdict = await Promise.race([input.gate.check(call, tool, signal), aborted]);
+      if (verdict === ABORTED || signal.aborted) return { ...base, status: 'cancelled', ok: false, content: 'cancelled' };
+      // The model is told why, and the run goes on.
+      if (!verdict.allowed) return { ...base, status: 'failed', ok: false, content: `permission refused: ${verdict.reason}` };
+    }
+    const result = await Promise.race([tool.run(call.arguments, ctx), aborted]);
     if (result === ABORTED) return { ...base, status: 'cancelled', ok: false, content: 'cancelled' };
     return { ...base, status: result.ok ? 'succeeded' : 'failed', ok: result.ok, content: result.content };
   } catch (err) {

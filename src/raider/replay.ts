@@ -65,3 +65,16 @@ export function conversationFromJournal(records: readonly JournalRecord[]): Hist
   }
   return history;
 }
+
+/**
+ * Rules granted "for this session" over the permission channel in earlier
+ * runs (`permission` records answered `session`), so a resumed session
+ * does not ask again what its user already allowed.
+ */
+export function sessionRulesFromJournal(records: readonly JournalRecord[]): string[] {
+  const rules: string[] = [];
+  for (const r of records) {
+    if (r.type === 'permission' && r.answer === 'session' && typeof r.rule === 'string' && !rules.includes(r.rule)) rules.push(r.rule);
+  }
+  return rules;
+}

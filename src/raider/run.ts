@@ -9,8 +9,10 @@ import { runDocument, type RunDocument, type RunEnd, type SessionInfo } from './
 import type { Engine, HistoryEntry } from './engines/engine.js';
 import type { JournalWriter } from './journal.js';
 import { runAgentLoop, type LoopOutcome, type LoopSink } from './loop.js';
+import type { PermissionEvent, ToolGate } from './permissions/gate.js';
 import type { RunSignals } from './signals.js';
 import { streamToolContent, type EventSink } from './stream.js';
+import type { ProcessGroups } from './tools/process-groups.js';
 import type { Tool } from './tools/tool.js';
 
 /** How long an interrupt waits for the loop to notice before finishing anyway. */
@@ -27,6 +29,12 @@ export interface RunParams {
   signals: RunSignals;
   events: EventSink;
   journal: JournalWriter | undefined;
+  system: string;
+  /** Builds the permission gate; its events go to the stream and the journal. */
+  makeGate?: (onEvent: (event: PermissionEvent) => void) => ToolGate;
+  processes: ProcessGroups;
+  /** The environment tool processes get. */
+  toolEnv: NodeJS.ProcessEnv;
 }
 
 export async function performRun(p: RunParams): Promise<RunDocument> {
@@ -57,6 +65,13 @@ export async function performRun(p: RunParams): Promise<RunDocument> {
     },
   };
 
+  const onPermission = (e: PermissionEvent): void => {
+    if (!open) return;
+    events.emit('permission', { ...e });
+    journal?.append('permission', { ...e }, run);
+  };
+  const gate = p.makeGate?.(onPermission);
+
   const history: HistoryEntry[] = [...p.history, { role: 'user', content: p.mission }];
   const loop = runAgentLoop({
     engine,
@@ -66,6 +81,10 @@ export async function performRun(p: RunParams): Promise<RunDocument> {
     maxIterations: p.maxIterations,
     signal: p.signals.signal,
     sink,
+    system: p.system,
+    ...(gate ? { gate } : {}),
+    processes: p.processes,
+    env: p.toolEnv,
   });
   const stuck: LoopOutcome = { status: 'cancelled', counts: { iterations: 0, toolCalls: 0 } };
   const outcome = await Promise.race([

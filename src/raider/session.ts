@@ -16,7 +16,7 @@ import {
   sessionsDir,
   type JournalWriter,
 } from './journal.js';
-import { readJournal, conversationFromJournal } from './replay.js';
+import { conversationFromJournal, readJournal, sessionRulesFromJournal } from './replay.js';
 import { RAIDER_VERSION } from './version.js';
 
 /** `undefined`: no journal; `'new'`: a fresh one; else the id to continue. */
@@ -42,6 +42,8 @@ export interface OpenedSession {
   writer: JournalWriter | undefined;
   /** The resumed conversation (empty for a new session). */
   history: HistoryEntry[];
+  /** Permission rules granted for this session in earlier runs. */
+  sessionRules: string[];
 }
 
 /** A session that exists but cannot be opened or replayed: the run fails (exit 1). */
@@ -54,15 +56,15 @@ export async function openSession(
   root: string,
   warn: (message: string) => void,
 ): Promise<OpenedSession> {
-  if (target === undefined) return { writer: undefined, history: [] };
+  if (target === undefined) return { writer: undefined, history: [], sessionRules: [] };
   if (target === 'new') {
     // A journal that cannot be created must not stop the run (§4.5).
     try {
       const created = createSession(root, { raiderVersion: RAIDER_VERSION });
-      return { writer: await openJournalWriter(root, created.id, { warn }), history: [] };
+      return { writer: await openJournalWriter(root, created.id, { warn }), history: [], sessionRules: [] };
     } catch (err) {
       warn(`session not saved: ${errorMessage(err)}`);
-      return { writer: undefined, history: [] };
+      return { writer: undefined, history: [], sessionRules: [] };
     }
   }
   let writer: JournalWriter;
@@ -74,7 +76,8 @@ export async function openSession(
   }
   try {
     // Read under the lock, so no other writer can be halfway through a run.
-    return { writer, history: conversationFromJournal(readJournal(writer.path).records) };
+    const { records } = readJournal(writer.path);
+    return { writer, history: conversationFromJournal(records), sessionRules: sessionRulesFromJournal(records) };
   } catch (err) {
     writer.close();
     throw new SessionOpenError(`cannot replay session ${target.id}: ${errorMessage(err)}`);

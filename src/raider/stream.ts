@@ -10,7 +10,11 @@ export const STREAM_VERSION = 1;
 /** Longest tool result text the stream carries (`max_content_length`). */
 export const MAX_STREAM_CONTENT = 1000;
 
-export type StreamEventType = 'run.started' | 'run.state' | 'tool.call' | 'tool.result' | 'message' | 'run.finished';
+/**
+ * The v1 types, plus `permission` (a question asked or a call refused by the
+ * permission policy): readers ignore types they do not know (§2.1).
+ */
+export type StreamEventType = 'run.started' | 'run.state' | 'tool.call' | 'tool.result' | 'permission' | 'message' | 'run.finished';
 
 export interface EventSink {
   emit(type: StreamEventType, payload: Record<string, unknown>): void;

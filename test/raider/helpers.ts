@@ -61,11 +61,20 @@ export async function ensureBuilt(): Promise<void> {
   }
 }
 
-/** An environment without anything that would choose an engine or a script for the raider. */
+/** A HOME of our own, so the user's ~/.raider (providers, packs) never leaks into a test. */
+let emptyHome: string | undefined;
+export function testHome(): string {
+  emptyHome ??= mkdtempSync(join(tmpdir(), 'raider-home-'));
+  return emptyHome;
+}
+
+/** An environment without anything that would choose an engine, a script, a provider or a hall for the raider. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const key of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'RAIDER_SCRIPT']) delete env[key];
-  return { ...env, ...extra };
+  for (const key of Object.keys(env)) {
+    if (/_API_KEY$|^(OPENAI|ANTHROPIC)_BASE_URL$|^RAIDER_(SCRIPT|HALL_.*)$/.test(key)) delete env[key];
+  }
+  return { ...env, HOME: testHome(), ...extra };
 }
 
 /** Every child a test started, so a failed assertion leaves none running. */
@@ -84,6 +93,8 @@ const projects: string[] = [];
 export async function cleanUp(): Promise<void> {
   await Promise.all([...children].map((c) => killAndWait(c)));
   for (const root of projects.splice(0)) rmSync(root, { recursive: true, force: true });
+  if (emptyHome) rmSync(emptyHome, { recursive: true, force: true });
+  emptyHome = undefined;
 }
 
 export interface RaiderResult {

@@ -6,6 +6,7 @@ import type { Engine, HistoryEntry, Turn } from '../../src/raider/engines/engine
 import { runAgentLoop, type ToolOutcome } from '../../src/raider/loop.js';
 import type { Tool } from '../../src/raider/tools/tool.js';
 import { defaultTools } from '../../src/raider/tools/index.js';
+import { ProcessGroups } from '../../src/raider/tools/process-groups.js';
 import { cleanUp, makeProject } from './helpers.js';
 
 afterAll(cleanUp);
@@ -23,8 +24,11 @@ function engineOf(...turns: Turn[]): Engine {
 }
 
 function tool(name: string, run: Tool['run']): Tool {
-  return { spec: { name, description: name, parameters: {} }, run };
+  return { spec: { name, description: name, parameters: {} }, access: () => ({ category: 'read', kind: 'read', title: name, family: name }), run };
 }
+
+/** What every loop needs besides the engine and tools. */
+const plumbing = (): { processes: ProcessGroups; env: NodeJS.ProcessEnv } => ({ processes: new ProcessGroups(), env: process.env });
 
 function record(): { calls: string[]; results: ToolOutcome[]; sink: Parameters<typeof runAgentLoop>[0]['sink'] } {
   const calls: string[] = [];
@@ -47,6 +51,7 @@ describe('runAgentLoop', () => {
       root: '/',
       history,
       maxIterations: 10,
+      ...plumbing(),
       signal: controller.signal,
       sink: { ...rec.sink, toolCall: (c) => (rec.sink.toolCall(c), setTimeout(() => controller.abort(), 10)) },
     });
@@ -60,7 +65,7 @@ describe('runAgentLoop', () => {
     controller.abort();
     let asked = 0;
     const engine: Engine = { name: 'x', model: undefined, nextTurn: async () => (asked++, { kind: 'final', text: 'x' }) };
-    const outcome = await runAgentLoop({ engine, tools: new Map(), root: '/', history: [], maxIterations: 1, signal: controller.signal, sink: record().sink });
+    const outcome = await runAgentLoop({ engine, tools: new Map(), root: '/', history: [], maxIterations: 1, ...plumbing(), signal: controller.signal, sink: record().sink });
     expect(outcome.status).toBe('cancelled');
     expect(asked).toBe(0);
   });
@@ -76,6 +81,7 @@ describe('runAgentLoop', () => {
       root: '/',
       history: [{ role: 'user', content: 'go' }],
       maxIterations: 10,
+      ...plumbing(),
       signal: new AbortController().signal,
       sink: rec.sink,
     });
@@ -104,6 +110,7 @@ describe('runAgentLoop', () => {
       root,
       history: [{ role: 'user', content: 'go' }],
       maxIterations: 10,
+      ...plumbing(),
       signal: new AbortController().signal,
       sink: rec.sink,
     });

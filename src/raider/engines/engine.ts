@@ -25,18 +25,21 @@ export interface ToolCallEntry {
 export type HistoryEntry =
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string }
-  | { role: 'assistant'; toolCalls: ToolCallEntry[] }
+  /** A tool round; `text` is what the model said alongside the calls, if anything. */
+  | { role: 'assistant'; toolCalls: ToolCallEntry[]; text?: string }
   | { role: 'tool'; callId: string; name: string; ok: boolean; content: string };
 
 /** What the engine wants next: run these tools, or here is the final answer. */
 export type Turn =
-  | { kind: 'tools'; calls: Array<{ name: string; arguments: Record<string, unknown> }> }
+  | { kind: 'tools'; calls: Array<{ name: string; arguments: Record<string, unknown> }>; text?: string }
   | { kind: 'final'; text: string };
 
 export interface TurnContext {
   /** Aborted on cancel or interrupt; an engine must stop waiting at once. */
   signal: AbortSignal;
   tools: readonly ToolSpec[];
+  /** The system prompt: base instructions plus the packs. */
+  system: string;
 }
 
 export interface Engine {

@@ -1,7 +1,7 @@
 /** `list_dir {path?}`: the entries of a directory under the root, one per line, directories with `/`. */
 import { readdir } from 'node:fs/promises';
 import { confinedPath } from './confine.js';
-import { stringArg, type Tool, type ToolResult } from './tool.js';
+import { peekString, stringArg, type Tool, type ToolResult } from './tool.js';
 
 export const listDirTool: Tool = {
   spec: {
@@ -11,6 +11,10 @@ export const listDirTool: Tool = {
       type: 'object',
       properties: { path: { type: 'string', description: 'path relative to the project root' } },
     },
+  },
+  access(args) {
+    const path = peekString(args, 'path', '.');
+    return { category: 'read', kind: 'read', title: `List ${path}`, family: 'Read', subject: { type: 'path', path } };
   },
   async run(args, ctx): Promise<ToolResult> {
     const path = stringArg(args, 'path', '.');

@@ -1,7 +1,7 @@
 /** `read_file {path}`: the text of one file under the root. */
 import { readFile, stat } from 'node:fs/promises';
 import { confinedPath } from './confine.js';
-import { stringArg, type Tool, type ToolResult } from './tool.js';
+import { peekString, stringArg, type Tool, type ToolResult } from './tool.js';
 
 /** Bigger files would flood the model's context; refuse them plainly. */
 const MAX_BYTES = 1024 * 1024;
@@ -15,6 +15,10 @@ export const readFileTool: Tool = {
       properties: { path: { type: 'string', description: 'path relative to the project root' } },
       required: ['path'],
     },
+  },
+  access(args) {
+    const path = peekString(args, 'path', '');
+    return { category: 'read', kind: 'read', title: `Read ${path}`, family: 'Read', subject: { type: 'path', path } };
   },
   async run(args, ctx): Promise<ToolResult> {
     const path = stringArg(args, 'path');

@@ -1,0 +1,126 @@
+/**
+ * The real engines (anthropic, openai) on top of the AI SDK: one streamed
+ * model call per turn, with the loop's tools offered but not executed by
+ * the SDK (no `execute`), so the raider's loop keeps running the tools
+ * itself — with its permissions, events, journal and cancel handling.
+ * The SDK does the wire formats, retries and message conversion.
+ */
+import { APICallError, jsonSchema, RetryError, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import { errorMessage } from '../errors.js';
+import type { Engine, HistoryEntry, ToolSpec, Turn, TurnContext } from './engine.js';
+
+export interface ModelSettings {
+  /** Retries of a failed call (the SDK backs off exponentially); 2 unless `-o max_retries=`. */
+  maxRetries: number;
+  maxOutputTokens?: number;
+  temperature?: number;
+}
+
+export class AiSdkEngine implements Engine {
+  constructor(
+    readonly name: string,
+    readonly model: string,
+    private readonly languageModel: LanguageModel,
+    private readonly settings: ModelSettings,
+    /** Where the calls go, for error messages. */
+    private readonly url: string,
+  ) {}
+
+  async nextTurn(history: readonly HistoryEntry[], ctx: TurnContext): Promise<Turn> {
+    let failure: unknown;
+    const result = streamText({
+      model: this.languageModel,
+      system: ctx.system,
+      messages: toModelMessages(history),
+      tools: toToolSet(ctx.tools),
+      abortSignal: ctx.signal,
+      maxRetries: this.settings.maxRetries,
+      ...(this.settings.maxOutputTokens === undefined ? {} : { maxOutputTokens: this.settings.maxOutputTokens }),
+      ...(this.settings.temperature === undefined ? {} : { temperature: this.settings.temperature }),
+      // The SDK would print errors with console.error; they are ours to report.
+      onError: ({ error }) => {
+        failure ??= error;
+      },
+    });
+
+    let text = '';
+    const calls: Array<{ name: string; arguments: Record<string, unknown> }> = [];
+    try {
+      for await (const part of result.fullStream) {
+        if (part.type === 'text-delta') text += part.text;
+        else if (part.type === 'tool-call') calls.push({ name: part.toolName, arguments: asArguments(part.input) });
+        else if (part.type === 'error') failure ??= part.error;
+      }
+    } catch (err) {
+      failure ??= err;
+    }
+    // An aborted call is the loop's business (cancelled), not a failure.
+    if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
+    if (failure !== undefined) throw new Error(describeModelError(this.name, this.url, failure));
+    if (calls.length > 0) return text ? { kind: 'tools', calls, text } : { kind: 'tools', calls };
+    return { kind: 'final', text };
+  }
+}
+
+/** The loop's history as AI SDK messages; consecutive tool results go into one message. */
+export function toModelMessages(history: readonly HistoryEntry[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (const entry of history) {
+    if (entry.role === 'user') {
+      out.push({ role: 'user', content: entry.content });
+    } else if (entry.role === 'assistant' && 'toolCalls' in entry) {
+      out.push({
+        role: 'assistant',
+        content: [
+          ...(entry.text ? [{ type: 'text' as const, text: entry.text }] : []),
+          ...entry.toolCalls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.id, toolName: c.name, input: c.arguments })),
+        ],
+      });
+    } else if (entry.role === 'assistant') {
+      out.push({ role: 'assistant', content: entry.content });
+    } else {
+      const part = {
+        type: 'tool-result' as const,
+        toolCallId: entry.callId,
+        toolName: entry.name,
+        output: entry.ok ? { type: 'text' as const, value: entry.content } : { type: 'error-text' as const, value: entry.content },
+      };
+      const last = out.at(-1);
+      if (last && last.role === 'tool') last.content.push(part);
+      else out.push({ role: 'tool', content: [part] });
+    }
+  }
+  return out;
+}
+
+function toToolSet(specs: readonly ToolSpec[]): ToolSet {
+  const set: ToolSet = {};
+  for (const spec of specs) {
+    // No `execute`: the SDK stops after the call and hands it to us.
+    set[spec.name] = tool({ description: spec.description, inputSchema: jsonSchema(spec.parameters) });
+  }
+  return set;
+}
+
+function asArguments(input: unknown): Record<string, unknown> {
+  return input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+}
+
+/**
+ * One line a user can act on: which engine, which URL, what went wrong.
+ * Never includes request headers, so no API key can leak into the
+ * document or the journal.
+ */
+export function describeModelError(engine: string, url: string, err: unknown): string {
+  const last = RetryError.isInstance(err) ? err.lastError : err;
+  const attempts = RetryError.isInstance(err) ? ` (after ${err.errors.length} attempts)` : '';
+  if (APICallError.isInstance(last)) {
+    if (last.statusCode === undefined) {
+      const cause = last.cause instanceof Error ? last.cause : undefined;
+      const detail = cause ? errorMessage((cause as Error & { cause?: unknown }).cause ?? cause) : last.message;
+      return `${engine} engine: cannot reach ${url}${attempts}: ${detail}`;
+    }
+    return `${engine} engine: ${url} answered HTTP ${last.statusCode}${attempts}: ${last.message}`;
+  }
+  return `${engine} engine (${url}): ${errorMessage(last)}${attempts}`;
+}

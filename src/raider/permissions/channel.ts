@@ -1,0 +1,151 @@
+/**
+ * The raider's side of the permission channel (SPEC §6): a UNIX socket the
+ * hall listens on, one JSON object per line.
+ *
+ *   raider → hall  {"type":"ask","id":"q1","tool":"bash","input":{...},
+ *                   "title":"...","kind":"execute","reason":"...","rule":"Bash(git status)"}
+ *   hall → raider  {"type":"answer","id":"q1","answer":"once"|"session"|"no","reason":"..."}
+ *
+ * One connection per run, opened at the first question. Each question
+ * resolves exactly once: with the hall's answer, or `no` when the channel
+ * cannot be reached, closes, or the run is cancelled. Nothing here ever
+ * allows by default. Lines that are not a valid answer are reported once
+ * on stderr and skipped.
+ */
+import { connect, type Socket } from 'node:net';
+import { canonicalLine } from '../canonical.js';
+import { errorMessage } from '../errors.js';
+import type { ToolKind } from '../tools/tool.js';
+
+export interface PermissionQuestion {
+  tool: string;
+  input: Record<string, unknown>;
+  title: string;
+  kind: ToolKind;
+  reason: string;
+  rule?: string;
+}
+
+export type AnswerWord = 'once' | 'session' | 'no';
+
+export interface PermissionAnswer {
+  answer: AnswerWord;
+  reason: string;
+}
+
+const ANSWERS: readonly AnswerWord[] = ['once', 'session', 'no'];
+/** The longest line we buffer from the hall; anything longer is nonsense. */
+const MAX_LINE = 1024 * 1024;
+
+export interface Asker {
+  ask(question: PermissionQuestion, signal: AbortSignal): Promise<PermissionAnswer>;
+  close(): void;
+}
+
+export class PermissionChannel implements Asker {
+  private socket: Socket | undefined;
+  private connecting: Promise<Socket> | undefined;
+  private closedBecause: string | undefined;
+  private buffer = '';
+  private next = 0;
+  private readonly pending = new Map<string, (a: PermissionAnswer) => void>();
+  private warnedBadLine = false;
+
+  constructor(
+    readonly path: string,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  async ask(question: PermissionQuestion, signal: AbortSignal): Promise<PermissionAnswer> {
+    if (signal.aborted) return { answer: 'no', reason: 'the run was cancelled' };
+    if (this.closedBecause) return { answer: 'no', reason: this.closedBecause };
+    let socket: Socket;
+    try {
+      socket = await this.open();
+    } catch (err) {
+      return { answer: 'no', reason: this.closedBecause ?? `permission channel ${this.path}: ${errorMessage(err)}` };
+    }
+    const id = `q${++this.next}`;
+    return new Promise<PermissionAnswer>((resolve) => {
+      const settle = (a: PermissionAnswer): void => {
+        if (!this.pending.delete(id)) return; // answered already: exactly one answer
+        signal.removeEventListener('abort', onAbort);
+        resolve(a);
+      };
+      const onAbort = (): void => settle({ answer: 'no', reason: 'the run was cancelled' });
+      this.pending.set(id, settle);
+      signal.addEventListener('abort', onAbort, { once: true });
+      socket.write(`${canonicalLine({ ...question, type: 'ask', id })}\n`);
+    });
+  }
+
+  close(): void {
+    this.shut('the permission channel was closed');
+    this.socket?.destroy();
+  }
+
+  private open(): Promise<Socket> {
+    if (this.socket) return Promise.resolve(this.socket);
+    this.connecting ??= new Promise<Socket>((resolve, reject) => {
+      const socket = connect(this.path);
+      // Kept referenced: while a question waits, this socket is what keeps the process alive.
+      socket.setEncoding('utf8');
+      socket.once('connect', () => {
+        this.socket = socket;
+        resolve(socket);
+      });
+      socket.on('data', (chunk: string) => this.receive(chunk));
+      socket.on('error', (err) => {
+        const why = `permission channel ${this.path}: ${errorMessage(err)}`;
+        this.shut(why);
+        reject(err);
+      });
+      socket.on('close', () => this.shut('the permission channel closed before an answer came'));
+    });
+    return this.connecting;
+  }
+
+  /** Every question still waiting is answered `no`, and so is every later one. */
+  private shut(reason: string): void {
+    this.closedBecause ??= reason;
+    for (const settle of [...this.pending.values()]) settle({ answer: 'no', reason });
+  }
+
+  private receive(chunk: string): void {
+    this.buffer += chunk;
+    let nl: number;
+    while ((nl = this.buffer.indexOf('\n')) >= 0) {
+      const line = this.buffer.slice(0, nl).trim();
+      this.buffer = this.buffer.slice(nl + 1);
+      if (line) this.handle(line);
+    }
+    if (this.buffer.length > MAX_LINE) {
+      this.buffer = '';
+      this.badLine('a line longer than 1 MiB');
+    }
+  }
+
+  private handle(line: string): void {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return this.badLine('not JSON');
+    }
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return this.badLine('not an object');
+    const { type, id, answer, reason } = msg as Record<string, unknown>;
+    if (type !== 'answer' || typeof id !== 'string') return this.badLine('not {"type":"answer","id":...}');
+    const settle = this.pending.get(id);
+    if (!settle) return; // a late or second answer: the question is settled already
+    const word = ANSWERS.find((a) => a === answer);
+    // An answer we cannot read refuses: nothing allows by default.
+    if (!word) settle({ answer: 'no', reason: `unreadable answer ${JSON.stringify(answer)} from the permission channel` });
+    else settle({ answer: word, reason: typeof reason === 'string' ? reason : '' });
+  }
+
+  private badLine(what: string): void {
+    if (this.warnedBadLine) return;
+    this.warnedBadLine = true;
+    this.warn(`warning: permission channel ${this.path} sent ${what}; such lines are skipped`);
+  }
+}
