@@ -2,7 +2,7 @@
  * The raider's side of the permission channel (SPEC §6): a UNIX socket the
  * hall listens on, one JSON object per line.
  *
- *   raider → hall  {"type":"ask","id":"q1","tool":"bash","input":{...},
+ *   raider → hall  {"type":"ask","id":"q1","tool":"bash","input":{...},"call":"c3",
  *                   "title":"...","kind":"execute","reason":"...","rule":"Bash(git status)"}
  *   hall → raider  {"type":"answer","id":"q1","answer":"once"|"session"|"no","reason":"..."}
  *
@@ -19,6 +19,8 @@ import type { ToolKind } from '../tools/tool.js';
 
 export interface PermissionQuestion {
   tool: string;
+  /** The stream's call id (`c3`), so the hall can tie the question to its `tool.call` event. */
+  call: string;
   input: Record<string, unknown>;
   title: string;
   kind: ToolKind;

@@ -66,6 +66,7 @@ export class PermissionGate implements ToolGate {
     }
     const question = {
       tool: call.name,
+      call: call.id,
       input: call.arguments,
       title: facts.access.title,
       kind: facts.access.kind,

@@ -1,0 +1,303 @@
+// The real engines through the real raider, against fake model servers on
+// loopback that speak the OpenAI chat-completions and the Anthropic
+// messages streaming formats: tool-call rounds, errors, an unreachable
+// server, a cancel during a model call, and which engine and key are used.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLlm, type FakeDialect, type FakeLlm, type FakeReply } from './fake-llm.js';
+import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, startRaider, type StreamEvent } from './helpers.js';
+
+beforeAll(ensureBuilt, 120_000);
+afterAll(cleanUp);
+
+const fakes: FakeLlm[] = [];
+afterEach(async () => {
+  await Promise.all(fakes.splice(0).map((f) => f.close()));
+});
+
+async function fake(dialect: FakeDialect, replies: FakeReply[]): Promise<FakeLlm> {
+  const f = await startFakeLlm(dialect, replies);
+  fakes.push(f);
+  return f;
+}
+
+function types(events: StreamEvent[]): string[] {
+  return events.map((e) => (e.type === 'run.state' ? `run.state(${String(e.state)})` : e.type));
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+const KEYS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
+
+for (const dialect of ['openai', 'anthropic'] as const) {
+  describe(`the ${dialect} engine`, () => {
+    it('runs a tool-call round and answers; the stream, the request and the journal show it', async () => {
+      const llm = await fake(dialect, [
+        { text: 'Let me read it.', tools: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
+        { text: 'The note says: hello raider' },
+      ]);
+      const root = makeProject(undefined, { 'notes.txt': 'hello raider\n' });
+      const secret = `sk-${dialect}-secret-123`;
+      const r = await runRaider(['--stream-json', '-e', dialect, '-m', 'model-x', '-o', `url=${llm.url}`, '-r', root, '--', 'what does the note say?'], {
+        env: cleanEnv({ [KEYS[dialect]]: secret }),
+      });
+      expect(r.stderr).not.toMatch(/error/i);
+      expect(r.code).toBe(0);
+      const events = parseEvents(r.stdout);
+      expect(types(events)).toEqual(['run.started', 'run.state(running)', 'tool.call', 'tool.result', 'message', 'run.state(completed)', 'run.finished']);
+      expect(events[0]).toMatchObject({ engine: dialect, model: 'model-x' });
+      expect(events[2]).toMatchObject({ call: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } });
+      expect(events[3]).toMatchObject({ call: 'c1', status: 'succeeded', ok: true, content: 'hello raider\n' });
+      expect(events.at(-1)).toMatchObject({ status: 'completed', response: 'The note says: hello raider', metrics: { iterations: 2, tool_calls: 1 } });
+
+      // Two streamed calls; the second carries the tool result back under the loop's call id.
+      expect(llm.requests).toHaveLength(2);
+      const first = llm.requests[0]!;
+      expect(first.body.stream).toBe(true);
+      const second = JSON.stringify(llm.requests[1]!.body);
+      expect(second).toContain('hello raider\\n');
+      expect(second).toContain('"c1"');
+      if (dialect === 'openai') {
+        expect(first.headers.authorization).toBe(`Bearer ${secret}`);
+        const tools = (first.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
+        expect(tools).toEqual(['read_file', 'list_dir', 'write_file', 'edit_file', 'bash']);
+        expect((first.body.messages as Array<{ role: string; content: string }>)[0]).toMatchObject({ role: 'system' });
+      } else {
+        expect(first.headers['x-api-key']).toBe(secret);
+        const tools = (first.body.tools as Array<{ name: string }>).map((t) => t.name);
+        expect(tools).toEqual(['read_file', 'list_dir', 'write_file', 'edit_file', 'bash']);
+        expect(JSON.stringify(first.body.system)).toContain('You are raider');
+      }
+
+      // The journal has the whole run, and never the key.
+      const session = events.at(-1)!.session as { path: string };
+      const journal = readFileSync(session.path, 'utf8');
+      expect(journal).not.toContain(secret);
+      expect(r.stdout).not.toContain(secret);
+      const recs = journal.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(recs.map((x) => x.type)).toEqual(['session.created', 'run.started', 'message', 'tool.call', 'tool.result', 'message', 'run.finished']);
+    });
+
+    it('resumes a session with the conversation so far', async () => {
+      const llm = await fake(dialect, [{ text: 'first answer' }, { text: 'second answer' }]);
+      const root = makeProject();
+      const env = cleanEnv({ [KEYS[dialect]]: 'k' });
+      const one = await runRaider(['--json', '-e', dialect, '-o', `url=${llm.url}`, '-r', root, '--', 'first question'], { env });
+      const id = (JSON.parse(one.stdout) as { session: { id: string } }).session.id;
+      const two = await runRaider(['--json', '-e', dialect, '-o', `url=${llm.url}`, '-r', root, '--session', id.slice(-4), '--', 'second question'], { env });
+      expect(JSON.parse(two.stdout)).toMatchObject({ status: 'completed', response: 'second answer', session: { id } });
+      const sent = JSON.stringify(llm.requests[1]!.body.messages);
+      for (const text of ['first question', 'first answer', 'second question']) expect(sent).toContain(text);
+      expect(sent.indexOf('first question')).toBeLessThan(sent.indexOf('first answer'));
+      expect(sent.indexOf('first answer')).toBeLessThan(sent.indexOf('second question'));
+    });
+
+    it('an HTTP error from the server fails the run with the status in the error', async () => {
+      const llm = await fake(dialect, [{ status: 400 }]);
+      const r = await runRaider(['--stream-json', '-e', dialect, '-o', `url=${llm.url}`, '-r', makeProject(), '--no-session', '--', 'x'], {
+        env: cleanEnv({ [KEYS[dialect]]: 'k' }),
+      });
+      expect(r.code).toBe(1);
+      const finished = parseEvents(r.stdout).at(-1)!;
+      expect(finished).toMatchObject({ type: 'run.finished', status: 'failed' });
+      expect(String(finished.error)).toMatch(new RegExp(`^${dialect} engine: .* answered HTTP 400`));
+    });
+
+    it('SIGINT during a model call cancels at once and drops the request', async () => {
+      const llm = await fake(dialect, [{ hang: true }]);
+      const { child, done } = startRaider(['--stream-json', '-e', dialect, '-o', `url=${llm.url}`, '-r', makeProject(), '--', 'think hard'], {
+        env: cleanEnv({ [KEYS[dialect]]: 'k' }),
+      });
+      await llm.waiting();
+      const sent = Date.now();
+      child.kill('SIGINT');
+      const r = await done;
+      expect(Date.now() - sent).toBeLessThan(3000);
+      expect(r.signal).toBe('SIGINT');
+      expect(types(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(cancelled)', 'run.finished']);
+      await new Promise((res) => setTimeout(res, 100));
+      expect(llm.aborted).toBe(1);
+    });
+  });
+}
+
+describe('an unreachable server', () => {
+  it('fails the run with exit 1, naming the URL', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/v1`;
+    const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${url}`, '-o', 'max_retries=0', '-r', makeProject(), '--no-session', '--', 'hello?']);
+    expect(r.code).toBe(1);
+    const events = parseEvents(r.stdout);
+    expect(types(events)).toEqual(['run.started', 'run.state(running)', 'run.state(failed)', 'run.finished']);
+    expect(events.at(-1)!.error).toMatch(new RegExp(`^openai engine: cannot reach ${url.replace(/[./]/g, '\\$&')}: .*ECONNREFUSED`));
+  });
+});
+
+describe('tool rounds and budgets', () => {
+  it('--max-iterations ends a model that keeps calling tools as failed', async () => {
+    const loop: FakeReply = { tools: [{ name: 'list_dir', arguments: {} }] };
+    const llm = await fake('openai', [loop, loop, loop, loop]);
+    const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', makeProject(), '--max-iterations', '2', '--no-session', '--', 'loop']);
+    expect(r.code).toBe(1);
+    const events = parseEvents(r.stdout);
+    expect(events.filter((e) => e.type === 'tool.result')).toHaveLength(2);
+    expect(events.at(-1)).toMatchObject({ status: 'failed', error: 'stopped after 2 tool round(s) (--max-iterations) without a final answer' });
+  });
+
+  it('several calls in one turn run one after another; a refused one tells the model why', async () => {
+    const llm = await fake('openai', [
+      { tools: [{ name: 'list_dir', arguments: {} }, { name: 'write_file', arguments: { path: 'x.txt', content: 'x' } }] },
+      { text: 'I could not write.' },
+    ]);
+    const root = makeProject(undefined, { 'a.txt': '' });
+    const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', root, '--no-session', '--', 'write']);
+    expect(r.code).toBe(0);
+    const events = parseEvents(r.stdout);
+    expect(types(events)).toEqual([
+      'run.started', 'run.state(running)', 'tool.call', 'tool.result', 'tool.call', 'permission', 'tool.result', 'message', 'run.state(completed)', 'run.finished',
+    ]);
+    expect(events[5]).toMatchObject({ call: 'c2', name: 'write_file', decision: 'refused', asked: false, rule: 'Edit(/x.txt)' });
+    expect(events[6]).toMatchObject({ call: 'c2', status: 'failed', ok: false });
+    expect(String(events[6]!.content)).toMatch(/^permission refused: default mode asks before writing files/);
+    const toolMessages = (llm.requests[1]!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool');
+    expect(toolMessages.map((m) => m.content)).toEqual(['a.txt', expect.stringMatching(/^permission refused: /)]);
+  });
+});
+
+describe('choosing the engine', () => {
+  it('.raider.yml names engine, model and URL; an environment key is not sent to a URL from a project file', async () => {
+    const llm = await fake('openai', [{ text: 'from the project config' }]);
+    const root = makeProject(undefined, { '.raider.yml': `engine: openai\nmodel: qwen-local\nurl: ${llm.url}\n` });
+    const r = await runRaider(['--stream-json', '-r', root, '--no-session', '--', 'hi'], { env: cleanEnv({ OPENAI_API_KEY: 'sk-do-not-leak' }) });
+    expect(r.code).toBe(0);
+    expect(parseEvents(r.stdout)[0]).toMatchObject({ engine: 'openai', model: 'qwen-local' });
+    expect(llm.requests[0]!.body.model).toBe('qwen-local');
+    expect(llm.requests[0]!.headers.authorization).toBeUndefined();
+  });
+
+  it('OPENAI_BASE_URL with OPENAI_API_KEY: the pair from the environment goes together', async () => {
+    const llm = await fake('openai', [{ text: 'ok' }]);
+    const r = await runRaider(['--json', '-r', makeProject(), '--no-session', '--', 'hi'], {
+      env: cleanEnv({ OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-env' }),
+    });
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'completed', response: 'ok' });
+    expect(llm.requests[0]!.headers.authorization).toBe('Bearer sk-env');
+  });
+
+  it('ANTHROPIC_API_KEY alone picks anthropic and its default model', async () => {
+    // Pointed at a closed port: only the choice matters here, not the answer.
+    const url = `http://127.0.0.1:${await closedPort()}/v1`;
+    const r = await runRaider(['--stream-json', '-o', `url=${url}`, '-o', 'max_retries=0', '-r', makeProject(), '--no-session', '--', 'hi'], {
+      env: cleanEnv({ ANTHROPIC_API_KEY: 'k' }),
+    });
+    expect(parseEvents(r.stdout)[0]).toMatchObject({ engine: 'anthropic', model: 'claude-haiku-4-5' });
+  });
+
+  it('an openai engine without a key for the real service is a configuration error that says what to set', async () => {
+    const r = await runRaider(['--stream-json', '-e', 'openai', '-r', makeProject(), '--', 'hi']);
+    expect(r).toMatchObject({ code: 3, stdout: '' });
+    expect(r.stderr).toMatch(/OPENAI_API_KEY/);
+    expect(r.stderr).toMatch(/OPENAI_BASE_URL/);
+  });
+
+  it('an invalid .raider.yml is exit 3 naming the file and the key', async () => {
+    const root = makeProject(undefined, { '.raider.yml': 'engine: [openai]\n' });
+    const r = await runRaider(['--stream-json', '-r', root, '--', 'hi']);
+    expect(r).toMatchObject({ code: 3, stdout: '' });
+    expect(r.stderr).toContain(`${join(root, '.raider.yml')}: engine:`);
+  });
+});
+
+describe('--provider ALIAS', () => {
+  function homeWith(config: string): string {
+    const home = makeProject(undefined, { '.raider/config.yml': config });
+    return home;
+  }
+
+  it('uses the binding: engine, URL, its first model; the key only from key_env', async () => {
+    const llm = await fake('openai', [{ text: 'via provider' }]);
+    const home = homeWith(`providers:\n  acme:\n    url: ${llm.url}\n    engine: openai\n    models: [acme-small, acme-big]\n    key_env: ACME_KEY\n`);
+    const r = await runRaider(['--stream-json', '--provider', 'acme', '-r', makeProject(), '--no-session', '--', 'hi'], {
+      env: cleanEnv({ HOME: home, ACME_KEY: 'acme-secret', OPENAI_API_KEY: 'sk-not-for-acme' }),
+    });
+    expect(r.code).toBe(0);
+    expect(parseEvents(r.stdout)[0]).toMatchObject({ engine: 'openai', model: 'acme-small' });
+    expect(llm.requests[0]!.headers.authorization).toBe('Bearer acme-secret');
+  });
+
+  it('--model picks among the models; one it does not offer is exit 3', async () => {
+    const llm = await fake('openai', [{ text: 'big' }]);
+    const home = homeWith(`providers:\n  acme: { url: '${llm.url}', models: [acme-small, acme-big] }\n`);
+    const env = cleanEnv({ HOME: home });
+    const ok = await runRaider(['--json', '--provider', 'acme', '-m', 'acme-big', '-r', makeProject(), '--no-session', '--', 'hi'], { env });
+    expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'completed' });
+    expect(llm.requests[0]!.body.model).toBe('acme-big');
+    const bad = await runRaider(['--json', '--provider', 'acme', '-m', 'gpt-9', '-r', makeProject(), '--', 'hi'], { env });
+    expect(bad).toMatchObject({ code: 3, stdout: '' });
+    expect(bad.stderr).toMatch(/provider 'acme' offers no model 'gpt-9' \(offers: acme-small, acme-big/);
+  });
+
+  it('an unknown alias is exit 3; --provider with --engine is exit 2', async () => {
+    const env = cleanEnv({ HOME: homeWith('providers: {}\n') });
+    const unknown = await runRaider(['--stream-json', '--provider', 'nope', '-r', makeProject(), '--', 'hi'], { env });
+    expect(unknown).toMatchObject({ code: 3, stdout: '' });
+    expect(unknown.stderr).toMatch(/unknown provider 'nope'.*raider provider add nope URL/);
+    const both = await runRaider(['--stream-json', '--provider', 'nope', '-e', 'openai', '-r', makeProject(), '--', 'hi'], { env });
+    expect(both).toMatchObject({ code: 2, stdout: '' });
+  });
+});
+
+describe('packs', () => {
+  it('go into the system prompt in order: project file, home file, built-in persona', async () => {
+    const llm = await fake('openai', [{ text: 'ok' }]);
+    const home = makeProject(undefined, { '.raider/packs/mine.md': 'HOME PACK TEXT\n' });
+    const root = makeProject(undefined, { '.raider/packs/house.md': 'HOUSE RULES: tabs\n', '.raider/packs/caveman.md': 'PROJECT CAVEMAN\n' });
+    mkdirSync(join(root, 'src'));
+    const r = await runRaider(['--json', '-e', 'openai', '-o', `url=${llm.url}`, '--pack', 'house', '--pack', 'mine', '--pack', 'polite', '--pack', 'caveman', '-r', root, '--no-session', '--', 'hi'], {
+      env: cleanEnv({ HOME: home }),
+    });
+    expect(r.code).toBe(0);
+    const system = (llm.requests[0]!.body.messages as Array<{ role: string; content: string }>)[0]!.content;
+    const at = (s: string): number => system.indexOf(s);
+    expect(at('HOUSE RULES: tabs')).toBeGreaterThan(0);
+    expect(at('HOME PACK TEXT')).toBeGreaterThan(at('HOUSE RULES'));
+    expect(at('Persona: polite.')).toBeGreaterThan(at('HOME PACK TEXT'));
+    // A project pack of a built-in's name wins over the built-in.
+    expect(at('PROJECT CAVEMAN')).toBeGreaterThan(at('Persona: polite.'));
+    expect(at('Persona: caveman.')).toBe(-1);
+  });
+
+  it('an unknown pack is exit 3 with nothing on stdout and where it looked', async () => {
+    const root = makeProject('replies:\n  - steps: [ { message: "x" } ]\n');
+    const r = await runRaider(['--stream-json', '-e', 'scripted', '--pack', 'nosuch', '-r', root, '--', 'hi']);
+    expect(r).toMatchObject({ code: 3, stdout: '' });
+    expect(r.stderr).toMatch(/unknown pack 'nosuch'/);
+    expect(r.stderr).toContain(join(root, '.raider', 'packs', 'nosuch.md'));
+    expect(r.stderr).toMatch(/built-in: caveman, polite, terse/);
+    const path = await runRaider(['--stream-json', '-e', 'scripted', '--pack', '../etc/passwd', '-r', root, '--', 'hi']);
+    expect(path).toMatchObject({ code: 3, stdout: '' });
+  });
+});
+
+describe('the stdout of a real engine run', () => {
+  it('holds nothing but events, even when the SDK warns', async () => {
+    // An unknown anthropic model makes the SDK warn about max tokens.
+    const llm = await fake('anthropic', [{ text: 'fine' }]);
+    const root = makeProject();
+    writeFileSync(join(root, 'x'), '');
+    const r = await runRaider(['--stream-json', '-e', 'anthropic', '-m', 'unknown-model', '-o', `url=${llm.url}`, '-r', root, '--no-session', '--', 'hi'], {
+      env: cleanEnv({ ANTHROPIC_API_KEY: 'k' }),
+    });
+    expect(r.code).toBe(0);
+    for (const line of r.stdout.trim().split('\n')) expect(JSON.parse(line)).toHaveProperty('version', 1);
+    expect(r.stderr).toMatch(/warning from anthropic/);
+  });
+});
