@@ -6,18 +6,42 @@
  * over, and counts as gone only when no process of it is left.
  */
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 
-/** TERM-to-KILL grace: short enough that a group is gone within 2 s of a cancel. */
-export const TERMINATE_GRACE_MS = 1500;
+/** TERM-to-KILL grace: a second to clean up, so the group is gone within 2 s of a cancel. */
+export const TERMINATE_GRACE_MS = 1000;
 const POLL_MS = 25;
 
-function groupAlive(pgid: number): boolean {
+/**
+ * Is any process of the group still running? kill(-pgid, 0) also counts
+ * zombies, and members orphaned by the group's leader wait as zombies until
+ * init reaps them — which can take seconds in a container. On Linux /proc
+ * tells the living from the dead.
+ */
+export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return true; // no /proc: trust kill()
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+  }
+  return false;
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
