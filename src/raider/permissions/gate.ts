@@ -74,6 +74,8 @@ export class PermissionGate implements ToolGate {
       ...(rule === undefined ? {} : { rule }),
     };
     const answer = await this.opts.asker.ask(question, signal);
+    // A cancel ends the call as cancelled; that is no permission decision to report.
+    if (signal.aborted) return { allowed: false, reason: 'the run was cancelled' };
     if (answer.answer === 'no') {
       const reason = `refused when asked${answer.reason ? `: ${answer.reason}` : ''}`;
       return this.refuse({ ...base, decision: 'refused', asked: true, answer: 'no', reason });
