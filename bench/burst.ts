@@ -1,0 +1,175 @@
+/**
+ * A burst of missions to a plain slot (parallel runs), against the physical
+ * floor: the same number of bare spawns of the same minimal raider.
+ *
+ *   bare        -- 10 workers, each spawning the raider (hall stdio set-up)
+ *                  and waiting for its exit before the next: concurrency 10.
+ *   hall piped  -- 10 connections, each writing its share of `spawn` frames
+ *                  in one go; timed until every raider.done has been read.
+ *   hall c=10   -- 10 connections, each sending a spawn and waiting for its
+ *                  raider.done before the next: the same concurrency as bare.
+ *
+ * The runs go bare, piped, c=10, piped, bare, so drift in the machine's load
+ * hits the sides alike; the figure of a side is the mean of its runs.
+ * Target: hall / bare <= 1.3.
+ *
+ * When the warm-up shows that the runs would take longer than a budget
+ * (150 s, BENCH_BURST_BUDGET_S) -- a loaded machine -- the count is scaled
+ * down and the output says so; an explicit --missions is always run as asked.
+ *
+ *   node --import tsx bench/burst.ts [--quick] [--missions N]
+ */
+import path from 'node:path';
+import {
+  bareSpawn,
+  Client,
+  count,
+  fmt,
+  hallEnv,
+  hallLikeArgs,
+  machine,
+  nowMs,
+  runMain,
+  startHall,
+  Subscription,
+  summary,
+  table,
+  tempRoot,
+  writeMinimalRaider,
+  type Json,
+} from './lib.js';
+
+const CONNECTIONS = 10;
+const TARGET_RATIO = 1.3;
+/** Seconds the measured runs may take; on a slower machine the count is scaled down (and says so). */
+const BUDGET_S = Number(process.env.BENCH_BURST_BUDGET_S ?? 150);
+
+function argNumber(name: string): number | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : undefined;
+}
+
+function shares(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}
+
+runMain(async () => {
+  let missions = argNumber('--missions') ?? count(1000, 200);
+  console.log(`# burst: ${missions} missions, ${CONNECTIONS} connections / workers, ${machine()}`);
+  // An explicit --missions is run as asked.
+  const budgetS = argNumber('--missions') !== undefined ? Infinity : BUDGET_S;
+
+  const root = tempRoot('burst');
+  const bareDir = tempRoot('burst-bare');
+  const raider = writeMinimalRaider(bareDir);
+  const bareEnv = { ...hallEnv(raider), RAIDER_HALL_MODE: '1', RAIDER_HALL_ROOT: bareDir, RAIDER_HALL_SLOT: 'bare' };
+  const bareArgs = hallLikeArgs(bareDir, 'go');
+
+  const { hall } = await startHall(root, raider);
+  const sub = await Subscription.open(hall.socket, 'raider.done');
+  const clients = await Promise.all(Array.from({ length: CONNECTIONS }, () => Client.connect(hall.socket)));
+  const spawnFrame: Json = { cmd: 'spawn', name: 'burst', mission: 'go' };
+
+  const checkDone = (event: Json) => {
+    if (event.status !== 'completed') throw new Error(`a run ended ${JSON.stringify(event)}`);
+  };
+
+  let bareSeq = 0;
+  const bare = async (n: number): Promise<number> => {
+    const t0 = nowMs();
+    await Promise.all(
+      shares(n, CONNECTIONS).map(async (share, w) => {
+        for (let i = 0; i < share; i++) {
+          const file = path.join(bareDir, `bare-${w}-${bareSeq++ % 20}.events.jsonl`);
+          await bareSpawn(raider, bareArgs, file, path.join(bareDir, 'bare.log'), bareEnv, bareDir);
+        }
+      }),
+    );
+    return nowMs() - t0;
+  };
+
+  const piped = async (n: number): Promise<number> => {
+    const t0 = nowMs();
+    const replies = await Promise.all(shares(n, CONNECTIONS).map((share, w) => clients[w]!.pipeline(Array.from({ length: share }, () => spawnFrame))));
+    const ids = replies.flat().map((r) => {
+      if (typeof r.id !== 'string') throw new Error(`spawn answered ${JSON.stringify(r)}`);
+      return r.id;
+    });
+    const dones = await Promise.all(ids.map((id) => sub.done(id, 300_000)));
+    for (const d of dones) checkDone(d.event);
+    return Math.max(...dones.map((d) => d.at)) - t0;
+  };
+
+  const closed = async (n: number): Promise<number> => {
+    const t0 = nowMs();
+    await Promise.all(
+      shares(n, CONNECTIONS).map(async (share, w) => {
+        for (let i = 0; i < share; i++) {
+          const reply = await clients[w]!.command(spawnFrame);
+          if (typeof reply.id !== 'string') throw new Error(`spawn answered ${JSON.stringify(reply)}`);
+          checkDone((await sub.done(reply.id, 300_000)).event);
+        }
+      }),
+    );
+    return nowMs() - t0;
+  };
+
+  // Warm-up: a few of each, which also tells how long the full runs would take.
+  const warm = 20;
+  const warmMs = { bare: await bare(warm), piped: await piped(warm), closed: await closed(warm) };
+  const projectedS = ((missions / warm) * (2 * warmMs.bare + 2 * warmMs.piped + warmMs.closed)) / 1000;
+  if (projectedS > budgetS) {
+    // A loaded or slow machine: fewer missions, so the whole suite still ends in time.
+    const scaled = Math.max(100, Math.floor((missions * budgetS) / projectedS / 10) * 10);
+    console.log(`note: ${missions} missions would take ~${fmt(projectedS, 0)} s here (budget ${budgetS} s, BENCH_BURST_BUDGET_S); running ${scaled} instead`);
+    missions = scaled;
+  }
+
+  const times = { bare: [] as number[], piped: [] as number[], closed: [] as number[] };
+  for (const side of ['bare', 'piped', 'closed', 'piped', 'bare'] as const) {
+    const ms = side === 'bare' ? await bare(missions) : side === 'piped' ? await piped(missions) : await closed(missions);
+    times[side].push(ms);
+    console.log(`  ${side.padEnd(6)} ${missions} missions: ${fmt(ms, 0)} ms`);
+  }
+  for (const c of clients) c.close();
+  sub.close();
+  await hall.stop();
+
+  const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
+  const b = mean(times.bare);
+  const p = mean(times.piped);
+  const c = mean(times.closed);
+  const perSec = (ms: number) => fmt((missions / ms) * 1000, 0);
+  console.log('');
+  console.log(
+    table(
+      ['', 'runs (ms)', 'mean (ms)', 'missions/s', 'ms/mission', 'vs bare'],
+      [
+        ['bare spawns, 10 workers', times.bare.map((x) => fmt(x, 0)).join(' / '), fmt(b, 0), perSec(b), fmt(b / missions, 2), '1.00'],
+        ['hall, 10 conns pipelined', times.piped.map((x) => fmt(x, 0)).join(' / '), fmt(p, 0), perSec(p), fmt(p / missions, 2), fmt(p / b)],
+        ['hall, 10 conns closed loop', times.closed.map((x) => fmt(x, 0)).join(' / '), fmt(c, 0), perSec(c), fmt(c / missions, 2), fmt(c / b)],
+      ],
+    ),
+  );
+  console.log('');
+  console.log(`hall pipelined / bare: ${fmt(p / b)}  target <= ${TARGET_RATIO}: ${p / b <= TARGET_RATIO ? 'met' : 'MISSED'}`);
+  console.log(`hall closed loop (same concurrency) / bare: ${fmt(c / b)}  target <= ${TARGET_RATIO}: ${c / b <= TARGET_RATIO ? 'met' : 'MISSED'}`);
+
+  summary([
+    { bench: 'burst', metric: `bare: ${missions} spawns, 10 workers (ms)`, value: `${fmt(b, 0)} (${perSec(b)}/s)` },
+    {
+      bench: 'burst',
+      metric: `hall: ${missions} missions, 10 conns pipelined (ms)`,
+      value: `${fmt(p, 0)} (${perSec(p)}/s) = ${fmt(p / b)}x bare`,
+      target: `<= ${TARGET_RATIO}x`,
+      met: p / b <= TARGET_RATIO,
+    },
+    {
+      bench: 'burst',
+      metric: `hall: ${missions} missions, 10 conns closed loop (ms)`,
+      value: `${fmt(c, 0)} (${perSec(c)}/s) = ${fmt(c / b)}x bare`,
+      target: `<= ${TARGET_RATIO}x`,
+      met: c / b <= TARGET_RATIO,
+    },
+  ]);
+});

@@ -1,0 +1,537 @@
+/**
+ * Shared pieces of the benchmarks: statistics, tables, temp hall roots,
+ * minimal raider scripts, a hall started as its own process (the built CLI),
+ * control-socket clients, and a clean-up that leaves no hall or raider behind
+ * even when a benchmark fails.
+ *
+ * Benchmarks print; they never assert on time. Every figure is set against a
+ * baseline measured in the same run, because these machines are noisy.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = fileURLToPath(new URL('..', import.meta.url));
+export const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
+
+export type Json = Record<string, any>;
+
+// ---------------------------------------------------------------- options
+
+/** `--quick` or BENCH_QUICK=1: smaller counts, for a smoke run. */
+export const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
+
+/** A count: the default, or its quick size. */
+export function count(full: number, quick: number): number {
+  return QUICK ? quick : full;
+}
+
+// ---------------------------------------------------------------- statistics
+
+export interface Stats {
+  n: number;
+  median: number;
+  p90: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+
+export function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  // Linear interpolation between closest ranks.
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+export function stats(values: readonly number[]): Stats {
+  const sorted = [...values].sort((a, b) => a - b);
+  const sum = sorted.reduce((a, b) => a + b, 0);
+  return {
+    n: sorted.length,
+    median: quantile(sorted, 0.5),
+    p90: quantile(sorted, 0.9),
+    mean: sorted.length ? sum / sorted.length : NaN,
+    min: sorted[0] ?? NaN,
+    max: sorted[sorted.length - 1] ?? NaN,
+  };
+}
+
+export function nowMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+export function fmt(value: number, digits = 2): string {
+  if (!Number.isFinite(value)) return String(value);
+  return value.toFixed(digits);
+}
+
+// ---------------------------------------------------------------- output
+
+export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function statsRow(label: string, s: Stats, digits = 2): string[] {
+  return [label, String(s.n), fmt(s.median, digits), fmt(s.p90, digits), fmt(s.mean, digits), fmt(s.min, digits), fmt(s.max, digits)];
+}
+
+export const STATS_HEADERS = ['', 'n', 'median', 'p90', 'mean', 'min', 'max'] as const;
+
+/** One line of the summary that bench/run-all.ts collects. */
+export interface SummaryRow {
+  bench: string;
+  metric: string;
+  value: string;
+  target?: string;
+  /** true met, false missed, undefined: no target. */
+  met?: boolean;
+}
+
+export const SUMMARY_PREFIX = 'BENCH-SUMMARY ';
+
+export function summary(rows: SummaryRow[]): void {
+  process.stdout.write(`${SUMMARY_PREFIX}${JSON.stringify(rows)}\n`);
+}
+
+export function machine(): string {
+  return `${os.cpus().length} CPUs (nproc ${os.availableParallelism()}), ${os.cpus()[0]?.model ?? '?'}, node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
+// ---------------------------------------------------------------- clean-up
+
+/**
+ * Every temp root of this process lives under one directory, so a sweep can
+ * find exactly the processes we started: halls name it in their argv, raiders
+ * carry RAIDER_HALL_ROOT=... in their environment.
+ */
+const PARENT = process.env.BENCH_TMP ?? os.tmpdir();
+const OWN_DIR = fs.mkdtempSync(path.join(PARENT, `raider-bench-${process.pid}-`));
+const children = new Set<ChildProcess>();
+let cleaned = false;
+
+export function tempRoot(label: string): string {
+  return fs.mkdtempSync(path.join(OWN_DIR, `${label}-`));
+}
+
+/** Pids of live processes whose argv or environment names `dir` (ours only: others' /proc entries are unreadable). */
+export function processesUnder(dir: string): number[] {
+  const found: number[] = [];
+  const needleArg = Buffer.from(dir);
+  const needleEnv = Buffer.from(`RAIDER_HALL_ROOT=${dir}`);
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    try {
+      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`);
+      if (cmdline.includes(needleArg)) {
+        found.push(pid);
+        continue;
+      }
+      const environ = fs.readFileSync(`/proc/${name}/environ`);
+      if (environ.includes(needleEnv)) found.push(pid);
+    } catch {
+      // Gone, or not ours.
+    }
+  }
+  return found;
+}
+
+/** SIGKILLs every process that belongs to a root under `dir`; returns how many there were. */
+export function killUnder(dir: string): number {
+  const pids = processesUnder(dir);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  return pids.length;
+}
+
+export function cleanup(): void {
+  if (cleaned) return;
+  cleaned = true;
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  const strays = killUnder(OWN_DIR);
+  if (strays > 0) process.stderr.write(`bench clean-up: killed ${strays} leftover process(es)\n`);
+  if (process.env.BENCH_KEEP !== '1') fs.rmSync(OWN_DIR, { recursive: true, force: true });
+}
+
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(sig, () => {
+    cleanup();
+    process.exit(128 + (os.constants.signals[sig] ?? 0));
+  });
+}
+
+/** Runs a benchmark's main, cleans up, and exits 1 on failure (the figures printed so far stay). */
+export function runMain(main: () => Promise<void>): void {
+  main().then(
+    () => {
+      cleanup();
+      process.exit(0);
+    },
+    (err: unknown) => {
+      process.stderr.write(`benchmark failed: ${(err as Error)?.stack ?? String(err)}\n`);
+      cleanup();
+      process.exit(1);
+    },
+  );
+}
+
+// ---------------------------------------------------------------- raiders
+
+/** The run.finished line of a completed run, in stream-json v1 with sorted keys. */
+export const FINISHED_LINE = '{"elapsed":0,"response":"ok","seq":1,"status":"completed","time":0,"type":"run.finished","version":1}';
+
+/**
+ * The minimal raider: one /bin/sh script that prints a `run.finished` line
+ * and exits. It is the physical floor the hall is measured against.
+ */
+export function writeMinimalRaider(dir: string): string {
+  const file = path.join(dir, 'min-raider.sh');
+  fs.writeFileSync(file, `#!/bin/sh\nprintf '%s\\n' '${FINISHED_LINE}'\n`, { mode: 0o755 });
+  return file;
+}
+
+/**
+ * A minimal raider that can also hold its slot: a mission `wait N` sleeps N
+ * seconds (SIGTERM or SIGINT end it as interrupted); anything else finishes at once.
+ */
+export function writeWaitingRaider(dir: string): string {
+  const file = path.join(dir, 'wait-raider.sh');
+  const interrupted = '{"elapsed":0,"error":"interrupted","seq":1,"status":"interrupted","time":0,"type":"run.finished","version":1}';
+  fs.writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      'for a; do m=$a; done',
+      'case $m in',
+      "  'wait '*)",
+      `    trap 'kill $s 2>/dev/null; printf "%s\\n" '"'"'${interrupted}'"'"'; exit 143' TERM INT`,
+      '    sleep "${m#wait }" & s=$!',
+      '    wait $s',
+      '    ;;',
+      'esac',
+      `printf '%s\\n' '${FINISHED_LINE}'`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return file;
+}
+
+/** The argv the hall gives a raider of `root` for `mission` (no config entry): see src/domain/raider-argv.ts. */
+export function hallLikeArgs(root: string, mission: string): string[] {
+  return ['--stream-json', '-o', `preferred_lib_target=${root}/.raider/lib`, '--root', root, '--', mission];
+}
+
+/**
+ * One bare spawn with the hall's stdio set-up: stdin /dev/null, stdout to a
+ * fresh file, stderr appended to a file, its own process group. Resolves with
+ * the wall time from opening the files to the exit, in ms.
+ */
+export function bareSpawn(command: string, args: string[], outFile: string, errFile: string, env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = nowMs();
+    let out: number | undefined;
+    let err: number | undefined;
+    let child: ChildProcess;
+    try {
+      out = fs.openSync(outFile, 'w');
+      err = fs.openSync(errFile, 'a');
+      child = spawn(command, args, { cwd, env, stdio: ['ignore', out, err], detached: true });
+    } catch (e) {
+      reject(e as Error);
+      return;
+    } finally {
+      if (out !== undefined) fs.closeSync(out);
+      if (err !== undefined) fs.closeSync(err);
+    }
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`bare raider exited ${code}`));
+      else resolve(nowMs() - t0);
+    });
+  });
+}
+
+// ---------------------------------------------------------------- the hall
+
+export interface HallProcess {
+  root: string;
+  socket: string;
+  child: ChildProcess;
+  stderr(): string;
+  /** SIGTERM, then wait for the exit; resolves with the ms it took. */
+  stop(timeoutMs?: number): Promise<number>;
+}
+
+export function socketPath(root: string): string {
+  return path.join(root, '.raider-hall.socket');
+}
+
+export function hallEnv(raiderBin: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, RAIDER_HALL_RAIDER_BIN: raiderBin };
+  // The benches want a plain hall: no ACP listener, no Telegram poller from the caller's environment.
+  for (const key of Object.keys(env)) if (key.startsWith('RAIDER_HALL_TELEGRAM') || key.startsWith('RAIDER_HALL_ACP')) delete env[key];
+  return env;
+}
+
+/**
+ * Starts `node bin/raider hall start ROOT --quiet` (the built CLI) and waits
+ * until `status` answers. Resolves with the hall and the ms until it answered.
+ */
+export async function startHall(
+  root: string,
+  raiderBin: string,
+  options: { timeoutMs?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ hall: HallProcess; readyMs: number }> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const t0 = nowMs();
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), RAIDER_BIN, 'hall', 'start', root, '--quiet'], {
+    env: { ...hallEnv(raiderBin), ...options.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const socket = socketPath(root);
+  const deadline = t0 + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`hall exited (${child.exitCode ?? child.signalCode}): ${stderr}`);
+    try {
+      const reply = await request(socket, { cmd: 'status' }, 5_000);
+      if (reply.error === undefined) break;
+    } catch {
+      /* not yet */
+    }
+    if (nowMs() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`hall did not answer within ${timeoutMs} ms: ${stderr}`);
+    }
+    await sleep(5);
+  }
+  const readyMs = nowMs() - t0;
+  const hall: HallProcess = {
+    root,
+    socket,
+    child,
+    stderr: () => stderr,
+    stop: (stopTimeoutMs = 20_000) =>
+      new Promise((resolve, reject) => {
+        const s0 = nowMs();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(0);
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`hall did not stop within ${stopTimeoutMs} ms`));
+        }, stopTimeoutMs);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve(nowMs() - s0);
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+  return { hall, readyMs };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** One command on a connection of its own. */
+export function request(socket: string, payload: Json, timeoutMs = 30_000): Promise<Json> {
+  return new Promise((resolve, reject) => {
+    const conn = net.connect(socket);
+    let buffer = '';
+    const timer = setTimeout(() => {
+      conn.destroy();
+      reject(new Error(`no reply to ${JSON.stringify(payload)} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    conn.setEncoding('utf8');
+    conn.on('data', (chunk: string) => {
+      buffer += chunk;
+      const nl = buffer.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      conn.destroy();
+      try {
+        resolve(JSON.parse(buffer.slice(0, nl)) as Json);
+      } catch (err) {
+        reject(err as Error);
+      }
+    });
+    conn.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    conn.write(`${JSON.stringify({ type: 'command', payload })}\n`);
+  });
+}
+
+/** A connection that keeps going: replies come back in the order the commands went. */
+export class Client {
+  private readonly conn: net.Socket;
+  private buffer = '';
+  private readonly waiting: Array<{ resolve: (reply: Json) => void; reject: (err: Error) => void }> = [];
+  private failure: Error | null = null;
+
+  private constructor(conn: net.Socket) {
+    this.conn = conn;
+    conn.setEncoding('utf8');
+    conn.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        const w = this.waiting.shift();
+        if (!w) continue;
+        try {
+          w.resolve(JSON.parse(line) as Json);
+        } catch (err) {
+          w.reject(err as Error);
+        }
+      }
+    });
+    const fail = (err: Error) => {
+      this.failure = err;
+      for (const w of this.waiting.splice(0)) w.reject(err);
+    };
+    conn.on('error', fail);
+    conn.on('close', () => fail(new Error('connection closed')));
+  }
+
+  static connect(socket: string): Promise<Client> {
+    return new Promise((resolve, reject) => {
+      const conn = net.connect(socket);
+      conn.once('connect', () => {
+        conn.off('error', reject);
+        resolve(new Client(conn));
+      });
+      conn.once('error', reject);
+    });
+  }
+
+  /** Sends one command; `onSent` gets the time the frame was handed to the socket. */
+  command(payload: Json): Promise<Json> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.conn.write(`${JSON.stringify({ type: 'command', payload })}\n`);
+    });
+  }
+
+  /** Sends many commands in one write (pipelined); resolves with every reply. */
+  pipeline(payloads: readonly Json[]): Promise<Json[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const replies = payloads.map(
+      () =>
+        new Promise<Json>((resolve, reject) => {
+          this.waiting.push({ resolve, reject });
+        }),
+    );
+    this.conn.write(payloads.map((p) => `${JSON.stringify({ type: 'command', payload: p })}\n`).join(''));
+    return Promise.all(replies);
+  }
+
+  close(): void {
+    this.conn.removeAllListeners('close');
+    this.conn.destroy();
+  }
+}
+
+/**
+ * An event-bus subscription. Resolves once the hall has it (the reply to a
+ * `status` sent after the subscribe frame has come back). `onEvent` sees each
+ * event with the time it was read.
+ */
+export class Subscription {
+  private readonly doneWaiters = new Map<string, (event: Json, at: number) => void>();
+  /** raider.done events that came before anybody waited for them: id → [event, at]. */
+  private readonly doneSeen = new Map<string, [Json, number]>();
+  readonly counts = new Map<string, number>();
+
+  private constructor(private readonly conn: net.Socket) {}
+
+  static open(socket: string, filter = 'raider.'): Promise<Subscription> {
+    return new Promise((resolve, reject) => {
+      const conn = net.connect(socket);
+      const sub = new Subscription(conn);
+      let buffer = '';
+      let ready = false;
+      conn.setEncoding('utf8');
+      conn.on('data', (chunk: string) => {
+        const at = nowMs();
+        buffer += chunk;
+        let nl: number;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          const event = JSON.parse(line) as Json;
+          if (!ready) {
+            ready = true;
+            resolve(sub);
+            continue;
+          }
+          sub.take(event, at);
+        }
+      });
+      conn.on('error', reject);
+      conn.on('connect', () => {
+        conn.write(`${JSON.stringify({ type: 'subscribe', payload: { filter } })}\n`);
+        conn.write(`${JSON.stringify({ type: 'command', payload: { cmd: 'status' } })}\n`);
+      });
+    });
+  }
+
+  private take(event: Json, at: number): void {
+    const type = String(event.type);
+    this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
+    if (type !== 'raider.done') return;
+    const id = String(event.id);
+    const waiter = this.doneWaiters.get(id);
+    if (waiter) {
+      this.doneWaiters.delete(id);
+      waiter(event, at);
+    } else this.doneSeen.set(id, [event, at]);
+  }
+
+  /** Resolves with the raider.done of run `id` and the time it was read. */
+  done(id: string, timeoutMs = 60_000): Promise<{ event: Json; at: number }> {
+    const seen = this.doneSeen.get(id);
+    if (seen) {
+      this.doneSeen.delete(id);
+      return Promise.resolve({ event: seen[0], at: seen[1] });
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.doneWaiters.delete(id);
+        reject(new Error(`no raider.done for ${id} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.doneWaiters.set(id, (event, at) => {
+        clearTimeout(timer);
+        resolve({ event, at });
+      });
+    });
+  }
+
+  close(): void {
+    this.conn.destroy();
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Runs every benchmark in turn, each in a child process of its own (a crash
+ * or a hang of one does not stop the others), then prints one summary table.
+ *
+ *   npm run bench                     -- all of them, default sizes
+ *   npm run bench -- --quick          -- smaller counts (a smoke run)
+ *   npm run bench -- --only queue     -- one of them (repeatable)
+ *   npm run bench -- --write-results  -- also rewrite bench/RESULTS.md
+ *
+ * Nothing here asserts on time: the figures and the targets are printed.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { killUnder, machine, REPO, SUMMARY_PREFIX, table, type SummaryRow } from './lib.js';
+
+interface Bench {
+  name: string;
+  file: string;
+  /** A hung benchmark is stopped after this long. */
+  timeoutMs: number;
+}
+
+const BENCHES: Bench[] = [
+  { name: 'spawn-latency', file: 'bench/spawn-latency.ts', timeoutMs: 180_000 },
+  { name: 'cli-status', file: 'bench/cli-status.ts', timeoutMs: 180_000 },
+  { name: 'queue', file: 'bench/queue.ts', timeoutMs: 240_000 },
+  { name: 'burst', file: 'bench/burst.ts', timeoutMs: 300_000 },
+];
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick') || process.env.BENCH_QUICK === '1';
+const writeResults = args.includes('--write-results');
+const only = args.flatMap((a, i) => (args[i - 1] === '--only' ? [a] : []));
+const selected = only.length > 0 ? BENCHES.filter((b) => only.includes(b.name)) : BENCHES;
+
+/** Every temp root of the children lives under this directory, so a final sweep finds their leftovers. */
+const benchTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'raider-bench-all-'));
+
+interface Outcome {
+  bench: Bench;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  ms: number;
+  rows: SummaryRow[];
+  timedOut: boolean;
+}
+
+function runOne(bench: Bench): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const childArgs = ['--import', 'tsx', bench.file, ...(quick ? ['--quick'] : [])];
+    const child = spawn(process.execPath, childArgs, {
+      cwd: REPO,
+      env: { ...process.env, BENCH_TMP: benchTmp },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    });
+    const rows: SummaryRow[] = [];
+    let buffer = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      buffer += chunk;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.startsWith(SUMMARY_PREFIX)) {
+          try {
+            rows.push(...(JSON.parse(line.slice(SUMMARY_PREFIX.length)) as SummaryRow[]));
+          } catch {
+            process.stdout.write(`(unreadable summary line from ${bench.name})\n`);
+          }
+        } else process.stdout.write(`${line}\n`);
+      }
+    });
+    let timedOut = false;
+    const kill = (sig: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, sig);
+      } catch {
+        /* gone */
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      process.stdout.write(`${bench.name}: no end after ${bench.timeoutMs / 1000} s; stopping it\n`);
+      kill('SIGTERM');
+      setTimeout(() => kill('SIGKILL'), 5000).unref();
+    }, bench.timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (buffer !== '') process.stdout.write(`${buffer}\n`);
+      resolve({ bench, code, signal, ms: Date.now() - t0, rows, timedOut });
+    });
+  });
+}
+
+function commandOf(bench: Bench): string {
+  return `node --import tsx ${bench.file}${quick ? ' --quick' : ''}`;
+}
+
+async function main(): Promise<number> {
+  const started = new Date();
+  const t0 = Date.now();
+  process.stdout.write(`# Raider Hall benchmarks${quick ? ' (--quick)' : ''}: ${machine()}\n`);
+  const outcomes: Outcome[] = [];
+  try {
+    for (const bench of selected) {
+      process.stdout.write(`\n======== ${bench.name}: ${commandOf(bench)}\n`);
+      const outcome = await runOne(bench);
+      outcomes.push(outcome);
+      const leftovers = killUnder(benchTmp);
+      if (leftovers > 0) process.stdout.write(`(killed ${leftovers} process(es) ${bench.name} left behind)\n`);
+    }
+  } finally {
+    killUnder(benchTmp);
+    fs.rmSync(benchTmp, { recursive: true, force: true });
+  }
+  const totalS = (Date.now() - t0) / 1000;
+
+  const rows: string[][] = [];
+  for (const o of outcomes) {
+    for (const r of o.rows) rows.push([r.bench, r.metric, r.value, r.target ?? '', r.met === undefined ? '' : r.met ? 'met' : 'MISSED']);
+    if (o.code !== 0 || o.rows.length === 0) {
+      const how = o.timedOut ? 'timed out' : o.signal ? `killed by ${o.signal}` : `exit ${o.code}`;
+      rows.push([o.bench.name, 'benchmark did not finish', how, '', 'FAILED']);
+    }
+  }
+  const headers = ['bench', 'metric', 'value', 'target', ''];
+  process.stdout.write(`\n======== summary (${totalS.toFixed(0)} s in all)\n${table(headers, rows)}\n`);
+
+  if (writeResults) writeResultsFile(started, totalS, outcomes, rows, headers);
+  return outcomes.every((o) => o.code === 0) ? 0 : 1;
+}
+
+function writeResultsFile(started: Date, totalS: number, outcomes: Outcome[], rows: string[][], headers: string[]): void {
+  const md = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Latest run: ${started.toISOString()}, ${totalS.toFixed(0)} s in all, \`npm run bench${quick ? ' -- --quick' : ''}\`.`,
+    '',
+    `Machine: ${machine()}.`,
+    '',
+    md(headers.map((h) => h || 'target met')),
+    md(headers.map(() => '---')),
+    ...rows.map(md),
+    '',
+    'Each benchmark alone (from the repository root, after `npm ci`):',
+    '',
+    ...outcomes.map((o) => `- ${o.bench.name}: \`${commandOf(o.bench)}\` (${(o.ms / 1000).toFixed(0)} s)`),
+    '',
+  ];
+  fs.writeFileSync(path.join(REPO, 'bench', 'RESULTS.md'), lines.join('\n'));
+  process.stdout.write('bench/RESULTS.md written\n');
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`run-all failed: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,191 @@
+/**
+ * Spawn latency: one minimal raider (a /bin/sh script printing one
+ * run.finished line), N times in a row,
+ *   bare  -- spawned from Node with the hall's stdio set-up (stdin /dev/null,
+ *            stdout to a fresh file, stderr appended to a file, detached),
+ *            timed from opening the files to the exit;
+ *   hall  -- through a real hall (the built CLI, RAIDER_HALL_RAIDER_BIN = the
+ *            script): a `spawn` frame on the control socket, timed from
+ *            sending it to reading the run's raider.done on a subscription.
+ * The two are interleaved (bare, hall, hall, bare, ...) so noise hits both.
+ * Target: the hall's overhead (median difference) under 3 ms.
+ *
+ * Then (unless --no-phases) a second hall, with bench/hall-phases-hook.mjs
+ * loaded into it, runs N/2 more to show where inside the hall the time goes:
+ * frame read -> spawn() called -> spawn() returned -> reply written, and
+ * process exit -> raider.done written, plus each WAL fdatasync.
+ *
+ *   node --import tsx bench/spawn-latency.ts [--quick] [--n N] [--no-phases]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  bareSpawn,
+  Client,
+  count,
+  fmt,
+  hallEnv,
+  hallLikeArgs,
+  machine,
+  nowMs,
+  runMain,
+  startHall,
+  stats,
+  STATS_HEADERS,
+  statsRow,
+  Subscription,
+  summary,
+  table,
+  tempRoot,
+  writeMinimalRaider,
+} from './lib.js';
+
+const TARGET_OVERHEAD_MS = 3;
+
+function argNumber(name: string): number | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : undefined;
+}
+
+runMain(async () => {
+  const n = argNumber('--n') ?? count(200, 40);
+  const warmup = Math.min(10, n);
+  console.log(`# spawn latency: ${n} sequential runs each side (+${warmup} warm-up), ${machine()}`);
+
+  const root = tempRoot('spawn-latency');
+  const bareDir = tempRoot('spawn-latency-bare');
+  const raider = writeMinimalRaider(bareDir);
+  const bareEnv = {
+    ...hallEnv(raider),
+    RAIDER_HALL_MODE: '1',
+    RAIDER_HALL_ROOT: bareDir,
+    RAIDER_HALL_SLOT: 'bare',
+  };
+  const bareArgs = hallLikeArgs(bareDir, 'go');
+
+  const { hall, readyMs } = await startHall(root, raider);
+  console.log(`hall answered ${fmt(readyMs, 0)} ms after start`);
+  const sub = await Subscription.open(hall.socket, 'raider.done');
+  const client = await Client.connect(hall.socket);
+
+  let bareSeq = 0;
+  const bareOnce = () =>
+    bareSpawn(raider, bareArgs, path.join(bareDir, `bare-${bareSeq++ % 20}.events.jsonl`), path.join(bareDir, 'bare.log'), bareEnv, bareDir);
+
+  const hallOnce = async (): Promise<{ total: number; reply: number }> => {
+    const t0 = nowMs();
+    const reply = await client.command({ cmd: 'spawn', name: 'bench', mission: 'go' });
+    const tReply = nowMs();
+    if (typeof reply.id !== 'string') throw new Error(`spawn answered ${JSON.stringify(reply)}`);
+    const { event, at } = await sub.done(reply.id);
+    if (event.status !== 'completed' || event.response !== 'ok') throw new Error(`run ended ${JSON.stringify(event)}`);
+    return { total: at - t0, reply: tReply - t0 };
+  };
+
+  for (let i = 0; i < warmup; i++) {
+    await bareOnce();
+    await hallOnce();
+  }
+
+  const bare: number[] = [];
+  const viaHall: number[] = [];
+  const replyMs: number[] = [];
+  const paired: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let b: number;
+    let h: { total: number; reply: number };
+    if (i % 2 === 0) {
+      b = await bareOnce();
+      h = await hallOnce();
+    } else {
+      h = await hallOnce();
+      b = await bareOnce();
+    }
+    bare.push(b);
+    viaHall.push(h.total);
+    replyMs.push(h.reply);
+    paired.push(h.total - b);
+  }
+
+  client.close();
+  sub.close();
+  const stopMs = await hall.stop();
+
+  const sb = stats(bare);
+  const sh = stats(viaHall);
+  const sr = stats(replyMs);
+  const sp = stats(paired);
+  const overhead = sh.median - sb.median;
+  console.log('');
+  console.log(
+    table(STATS_HEADERS, [
+      statsRow('bare spawn → exit (ms)', sb),
+      statsRow('hall spawn frame → raider.done (ms)', sh),
+      statsRow('  of which: frame → spawn reply (ms)', sr),
+      statsRow('paired difference hall − bare (ms)', sp),
+    ]),
+  );
+  console.log('');
+  console.log(`hall overhead (median hall − median bare): ${fmt(overhead)} ms   target < ${TARGET_OVERHEAD_MS} ms: ${overhead < TARGET_OVERHEAD_MS ? 'met' : 'MISSED'}`);
+  console.log(`ratio median hall / median bare: ${fmt(sh.median / sb.median)}x; p90 hall / p90 bare: ${fmt(sh.p90 / sb.p90)}x`);
+  console.log(`hall stopped in ${fmt(stopMs, 0)} ms`);
+
+  if (!process.argv.includes('--no-phases')) await phases(raider, Math.max(10, Math.floor(n / 2)));
+
+  summary([
+    { bench: 'spawn-latency', metric: `bare spawn median / p90 (ms), n=${n}`, value: `${fmt(sb.median)} / ${fmt(sb.p90)}` },
+    { bench: 'spawn-latency', metric: 'hall spawn→raider.done median / p90 (ms)', value: `${fmt(sh.median)} / ${fmt(sh.p90)}` },
+    {
+      bench: 'spawn-latency',
+      metric: 'hall overhead, median difference (ms)',
+      value: `${fmt(overhead)} (${fmt(sh.median / sb.median)}x)`,
+      target: `< ${TARGET_OVERHEAD_MS} ms`,
+      met: overhead < TARGET_OVERHEAD_MS,
+    },
+  ]);
+});
+
+interface PhaseRun {
+  arrive: number;
+  spawnStart?: number;
+  spawnEnd?: number;
+  reply?: number;
+  exit?: number;
+  done?: number;
+}
+
+/** Sequential spawns through a hall that times its own phases (bench/hall-phases-hook.mjs). */
+async function phases(raider: string, n: number): Promise<void> {
+  const root = tempRoot('spawn-phases');
+  const outFile = path.join(root, 'phases.json');
+  const hook = new URL('./hall-phases-hook.mjs', import.meta.url).href;
+  const { hall } = await startHall(root, raider, { nodeArgs: ['--import', hook], env: { BENCH_PHASES_OUT: outFile } });
+  const sub = await Subscription.open(hall.socket, 'raider.done');
+  const client = await Client.connect(hall.socket);
+  const warmup = 5;
+  for (let i = 0; i < n + warmup; i++) {
+    const reply = await client.command({ cmd: 'spawn', name: 'bench', mission: 'go' });
+    if (typeof reply.id !== 'string') throw new Error(`spawn answered ${JSON.stringify(reply)}`);
+    await sub.done(reply.id);
+  }
+  client.close();
+  sub.close();
+  await hall.stop();
+  const data = JSON.parse(fs.readFileSync(outFile, 'utf8')) as { runs: PhaseRun[]; fdatasyncs: number[] };
+  const runs = data.runs.slice(warmup).filter((r) => r.spawnStart !== undefined && r.exit !== undefined && r.done !== undefined && r.reply !== undefined);
+  const col = (f: (r: PhaseRun) => number) => stats(runs.map(f));
+  console.log(`\n# inside the hall (instrumented hall, ${runs.length} sequential runs; the hook adds a little)`);
+  console.log(
+    table(STATS_HEADERS, [
+      statsRow('frame read → spawn() called (prepare: files, ledger, fdatasync)', col((r) => r.spawnStart! - r.arrive)),
+      statsRow('spawn() call (synchronous fork+exec)', col((r) => r.spawnEnd! - r.spawnStart!)),
+      statsRow('spawn() returned → spawn reply written', col((r) => r.reply! - r.spawnEnd!)),
+      statsRow('spawn() called → process exit seen', col((r) => r.exit! - r.spawnStart!)),
+      statsRow('process exit → raider.done written (reap)', col((r) => r.done! - r.exit!)),
+      statsRow('frame read → raider.done written', col((r) => r.done! - r.arrive)),
+      statsRow('WAL fdatasync (all, ms)', stats(data.fdatasyncs)),
+    ]),
+  );
+  const perRun = data.fdatasyncs.length / Math.max(1, data.runs.length);
+  console.log(`WAL fdatasyncs per run: ${fmt(perRun, 1)}`);
+}
