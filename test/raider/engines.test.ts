@@ -256,18 +256,24 @@ describe('--provider ALIAS', () => {
 });
 
 describe('packs', () => {
-  it('go into the system prompt in order: project file, home file, built-in persona', async () => {
+  it('go into the system prompt in order (.raider.yml packs first, persona last): project file, home file, built-in', async () => {
     const llm = await fake('openai', [{ text: 'ok' }]);
     const home = makeProject(undefined, { '.raider/packs/mine.md': 'HOME PACK TEXT\n' });
-    const root = makeProject(undefined, { '.raider/packs/house.md': 'HOUSE RULES: tabs\n', '.raider/packs/caveman.md': 'PROJECT CAVEMAN\n' });
+    const root = makeProject(undefined, {
+      '.raider/packs/house.md': 'HOUSE RULES: tabs\n',
+      '.raider/packs/caveman.md': 'PROJECT CAVEMAN\n',
+      '.raider.yml': 'packs: [house]\n',
+    });
     mkdirSync(join(root, 'src'));
-    const r = await runRaider(['--json', '-e', 'openai', '-o', `url=${llm.url}`, '--pack', 'house', '--pack', 'mine', '--pack', 'polite', '--pack', 'caveman', '-r', root, '--no-session', '--', 'hi'], {
+    // house comes from .raider.yml (before the --pack ones) and is added once even when repeated.
+    const r = await runRaider(['--json', '-e', 'openai', '-o', `url=${llm.url}`, '--pack', 'mine', '--pack', 'polite', '--pack', 'house', '--pack', 'caveman', '-r', root, '--no-session', '--', 'hi'], {
       env: cleanEnv({ HOME: home }),
     });
     expect(r.code).toBe(0);
     const system = (llm.requests[0]!.body.messages as Array<{ role: string; content: string }>)[0]!.content;
     const at = (s: string): number => system.indexOf(s);
     expect(at('HOUSE RULES: tabs')).toBeGreaterThan(0);
+    expect(system.lastIndexOf('HOUSE RULES')).toBe(at('HOUSE RULES'));
     expect(at('HOME PACK TEXT')).toBeGreaterThan(at('HOUSE RULES'));
     expect(at('Persona: polite.')).toBeGreaterThan(at('HOME PACK TEXT'));
     // A project pack of a built-in's name wins over the built-in.

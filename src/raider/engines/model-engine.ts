@@ -22,6 +22,6 @@ export function buildModelEngine(c: ModelEngineConfig): Engine {
     c.engine === 'anthropic'
       ? // An explicit key (even an empty one) stops the SDK from reading ANTHROPIC_API_KEY itself.
         createAnthropic({ baseURL: c.url, apiKey: c.apiKey ?? '' })(c.model)
-      : createOpenAICompatible({ name: 'openai', baseURL: c.url, ...(c.apiKey ? { apiKey: c.apiKey } : {}), includeUsage: true }).chatModel(c.model);
+      : createOpenAICompatible({ name: 'openai', baseURL: c.url, ...(c.apiKey ? { apiKey: c.apiKey } : {}) }).chatModel(c.model);
   return new AiSdkEngine(c.engine, c.model, languageModel, c.settings, c.url);
 }

@@ -48,7 +48,9 @@ export const bashTool: Tool = {
   async run(args, ctx): Promise<ToolResult> {
     const command = stringArg(args, 'command');
     const timeoutS = timeoutArg(args);
-    const child = spawn('bash', ['-c', command], {
+    // One stream for both, in the order they were written: an error next to the output
+    // that led to it. (Two pipes would interleave by chance.) Costs "line 2" in bash's messages.
+    const child = spawn('bash', ['-c', `exec 2>&1\n${command}`], {
       cwd: ctx.root,
       env: ctx.env,
       detached: true, // its own process group
