@@ -130,6 +130,43 @@ for (const dialect of ['openai', 'anthropic'] as const) {
   });
 }
 
+describe('SIGTERM during a model call', () => {
+  it('ends the run interrupted with signal TERM', async () => {
+    const llm = await fake('openai', [{ hang: true }]);
+    const { child, done } = startRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', makeProject(), '--', 'think'], {
+      env: cleanEnv({ OPENAI_API_KEY: 'k' }),
+    });
+    await llm.waiting();
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.signal).toBe('SIGTERM');
+    expect(types(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(interrupted)', 'run.finished']);
+    expect(parseEvents(r.stdout).at(-1)).toMatchObject({ status: 'interrupted', signal: 'TERM' });
+  });
+});
+
+describe('a model that edits', () => {
+  it('in acceptEdits mode writes and edits files, while bash is still refused', async () => {
+    const llm = await fake('openai', [
+      { tools: [{ name: 'write_file', arguments: { path: 'src/app.txt', content: 'colour = red\n' } }] },
+      { tools: [{ name: 'edit_file', arguments: { path: 'src/app.txt', old_string: 'red', new_string: 'blue' } }] },
+      { tools: [{ name: 'bash', arguments: { command: 'cat src/app.txt' } }] },
+      { text: 'Set the colour to blue.' },
+    ]);
+    const root = makeProject();
+    const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '--permission-mode', 'acceptEdits', '-r', root, '--no-session', '--', 'make it blue']);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(root, 'src/app.txt'), 'utf8')).toBe('colour = blue\n');
+    const results = parseEvents(r.stdout).filter((e) => e.type === 'tool.result');
+    expect(results.map((e) => [e.name, e.status])).toEqual([
+      ['write_file', 'succeeded'],
+      ['edit_file', 'succeeded'],
+      ['bash', 'failed'],
+    ]);
+    expect(String(results[2]!.content)).toMatch(/acceptEdits mode asks before running commands/);
+  });
+});
+
 describe('an unreachable server', () => {
   it('fails the run with exit 1, naming the URL', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/v1`;
