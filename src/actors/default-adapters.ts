@@ -1,5 +1,6 @@
 /** The optional faces a `raider hall start` runs; each one decides from the config whether it is needed. */
 import { acpAdapter } from '../adapters/acp/acp-adapter.js';
+import { cronAdapter } from '../adapters/cron/cron-adapter.js';
 import type { HallAdapterFactory } from './hall-adapter.js';
 
-export const defaultAdapters: readonly HallAdapterFactory[] = [acpAdapter];
+export const defaultAdapters: readonly HallAdapterFactory[] = [acpAdapter, cronAdapter()];

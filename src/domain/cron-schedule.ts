@@ -1,0 +1,83 @@
+/**
+ * When a cron job's occurrences fall: cron-parser 5 does the calendar work
+ * (5- or 6-field expressions, `@daily`-style aliases, an optional IANA time
+ * zone; without one, the hall's local time). Pure: no clock is read here,
+ * every answer is relative to a time the caller passes.
+ *
+ * An occurrence is always what `next()` yields from the previous one. Around
+ * a DST fall-back, cron-parser's `prev()` also returns the repeated hour's
+ * slots that `next()` skips (tested: `30 2 * * *` gives 02:30 CET after
+ * 02:30 CEST), so `prev()` is only used to get close to a time, never to
+ * name a slot.
+ */
+import { CronExpressionParser } from 'cron-parser';
+
+export interface CronSpec {
+  /** The expression as configured. */
+  cron: string;
+  /** IANA time zone; none = the hall's local time. */
+  tz?: string;
+}
+
+function expression(spec: CronSpec, fromMs: number) {
+  return CronExpressionParser.parse(spec.cron, {
+    currentDate: new Date(fromMs),
+    ...(spec.tz !== undefined ? { tz: spec.tz } : {}),
+  });
+}
+
+/** Why the expression cannot be scheduled, or null when it can. */
+export function cronProblem(spec: CronSpec): string | null {
+  // cron-parser reads an empty expression as `* * * * *`; nobody means that.
+  if (spec.cron.trim() === '') return 'the expression is empty';
+  try {
+    expression(spec, Date.UTC(2000, 0, 1)).next();
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** The first occurrence strictly after `afterMs`, or null when there is none. */
+export function nextSlot(spec: CronSpec, afterMs: number): number | null {
+  try {
+    return expression(spec, afterMs).next().getTime();
+  } catch {
+    return null;
+  }
+}
+
+/** The occurrence `steps` occurrences before `beforeMs` by `prev()`, or null. */
+function stepsBack(spec: CronSpec, beforeMs: number, steps: number): number | null {
+  try {
+    const it = expression(spec, beforeMs);
+    let at: number | null = null;
+    for (let i = 0; i < steps; i++) at = it.prev().getTime();
+    return at;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The latest occurrence in (afterMs, nowMs], or null when none is due.
+ *
+ * Walking `next()` from `afterMs` would cost one step per missed slot (a
+ * per-second job after a week's outage is 600 000 steps), so the walk starts
+ * a few `prev()` steps before now instead, which is close enough to meet the
+ * `next()` sequence whatever DST did in between.
+ */
+export function latestSlot(spec: CronSpec, afterMs: number, nowMs: number): number | null {
+  const first = nextSlot(spec, afterMs);
+  if (first === null || first > nowMs) return null;
+  const near = stepsBack(spec, nowMs + 1, 3);
+  let cursor = near !== null && near - 1 > afterMs ? near - 1 : afterMs;
+  let latest: number | null = null;
+  for (;;) {
+    const at = nextSlot(spec, cursor);
+    if (at === null || at > nowMs) break;
+    latest = at;
+    cursor = at;
+  }
+  return latest ?? first;
+}

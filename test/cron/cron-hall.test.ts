@@ -1,0 +1,172 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HallStartError } from '../../src/actors/hall-supervisor.js';
+import { cronAdapter } from '../../src/adapters/cron/cron-adapter.js';
+import { eventually, runCli, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
+
+let hall: TestHall | undefined;
+afterEach(async () => {
+  await hall?.stop();
+  hall = undefined;
+});
+
+const HOUR = 3600_000;
+const adapters = [cronAdapter()];
+
+function writeState(root: string, file: string, value: unknown): void {
+  const dir = path.join(root, '.raider-hall/state');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, file), JSON.stringify(value));
+}
+
+function readCronState(root: string): Json {
+  return JSON.parse(fs.readFileSync(path.join(root, '.raider-hall/state/cron.json'), 'utf8')) as Json;
+}
+
+/** The latest whole hour at or before now, as the hourly jobs below see it. */
+function currentHour(): number {
+  return Math.floor(Date.now() / HOUR) * HOUR;
+}
+
+describe('cron through a real hall', () => {
+  it('fires a 6-field job: cron.fired names the run, the run is bound cron:ID, status shows next and the last outcome', async () => {
+    hall = await startTestHall({
+      adapters,
+      config: "raiders: { bjorn: {} }\ncron:\n  - { id: tick, name: bjorn, cron: '* * * * * *', mission: 'answer tick' }\n",
+    });
+    const tap = await hall.events('');
+    const fired = await tap.waitFor((e) => e.type === 'cron.fired' && e.raider_id !== undefined);
+    expect(fired).toMatchObject({ id: 'tick', name: 'bjorn', slot: expect.stringMatching(/Z$/), mission_id: expect.any(String) });
+    const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === fired.raider_id);
+    expect(done).toMatchObject({ status: 'completed', response: 'tick', binding: 'cron:tick' });
+    const status = await eventually(async () => {
+      const s = await hall!.request({ cmd: 'status' });
+      const job = s.cron?.tick;
+      expect(job?.last?.status).toBe('completed');
+      return s;
+    });
+    const job = status.cron.tick as Json;
+    expect(job).toMatchObject({ name: 'bjorn', cron: '* * * * * *', coalesce: false, catch_up: 'once' });
+    expect(Date.parse(job.next as string)).toBeGreaterThan(Date.parse(fired.slot as string));
+    expect(job.last).toMatchObject({ result: 'started', raider_id: expect.any(String), mission_id: expect.any(String) });
+    tap.close();
+  });
+
+  it('coalesce: true drops an occurrence while the previous run goes; without it the occurrence waits in the binding queue', async () => {
+    hall = await startTestHall({
+      adapters,
+      config:
+        'raiders: { bjorn: {} }\ncron:\n' +
+        "  - { id: lone, name: bjorn, cron: '* * * * * *', mission: 'wait 2', coalesce: true }\n" +
+        "  - { id: line, name: bjorn, cron: '* * * * * *', mission: 'wait 2' }\n",
+    });
+    const tap = await hall.events('');
+    const coalesced = await tap.waitFor((e) => e.type === 'cron.coalesced' && e.id === 'lone');
+    expect(coalesced).toMatchObject({ name: 'bjorn', slot: expect.any(String) });
+    const queued = await tap.waitFor((e) => e.type === 'raider.queued' && e.binding === 'cron:line');
+    expect(queued).toMatchObject({ slot: 'bjorn', queue_depth: 1 });
+    // While lone's first run goes, no second run of it started.
+    const loneRuns = tap.all.filter((e) => e.type === 'raider.spawned' && e.binding === 'cron:lone');
+    expect(loneRuns).toHaveLength(1);
+    expect(tap.all.some((e) => e.type === 'raider.done' && e.binding === 'cron:lone')).toBe(false);
+    const status = await hall.request({ cmd: 'status' });
+    expect(status.binding_queues['cron:line']).toBeGreaterThanOrEqual(1);
+    expect(status.cron.lone.last.result).toBe('coalesced');
+    tap.close();
+  });
+
+  it('a restart across a due slot runs it once (catch_up: once) or not at all (skip), and a second restart fires nothing', async () => {
+    const root = tempRoot();
+    const threeHoursAgo = new Date(currentHour() - 3 * HOUR).toISOString();
+    const config =
+      'raiders: { bjorn: {} }\ncron:\n' +
+      "  - { id: hourly, name: bjorn, cron: '0 * * * *', tz: UTC, mission: 'answer caught up' }\n" +
+      "  - { id: skipper, name: bjorn, cron: '0 * * * *', tz: UTC, mission: 'answer no', catch_up: skip }\n";
+    writeState(root, 'cron.json', {
+      hourly: { slot: threeHoursAgo, since: threeHoursAgo },
+      skipper: { slot: threeHoursAgo, since: threeHoursAgo },
+      gone: { slot: threeHoursAgo, since: threeHoursAgo },
+    });
+    const expectedSlot = new Date(currentHour()).toISOString();
+
+    hall = await startTestHall({ root, adapters, config });
+    const tap = await hall.events('');
+    const status = await eventually(async () => {
+      const s = await hall!.request({ cmd: 'status' });
+      expect(s.cron.hourly.last?.status).toBe('completed');
+      expect(s.cron.skipper.last?.result).toBe('skipped');
+      return s;
+    });
+    // The cron.fired came before we subscribed; the record and the run tell the story.
+    expect(status.cron.hourly.last).toMatchObject({ slot: expectedSlot, result: 'started', catch_up: true });
+    expect(status.cron.skipper.last).toMatchObject({ slot: expectedSlot, result: 'skipped' });
+    const state = readCronState(root);
+    expect(Object.keys(state).sort()).toEqual(['hourly', 'skipper']);
+    expect(state.hourly.slot).toBe(expectedSlot);
+    await hall.stop();
+    tap.close();
+
+    hall = await startTestHall({ root, adapters, config });
+    const tap2 = await hall.events('');
+    await new Promise((r) => setTimeout(r, 300));
+    const again = await hall.request({ cmd: 'status' });
+    expect(again.running).toBe(0);
+    expect(again.cron.hourly.last).toEqual(status.cron.hourly.last);
+    expect(tap2.all.filter((e) => e.type.startsWith('cron.') || e.type === 'raider.spawned')).toEqual([]);
+    expect(again.cron.hourly.next).toBe(new Date(currentHour() + HOUR).toISOString());
+    tap2.close();
+  });
+
+  it('an occurrence half handed over when the hall died is never fired again: found waiting, or not found', async () => {
+    const root = tempRoot();
+    const slot = new Date(currentHour()).toISOString();
+    writeState(root, 'cron.json', {
+      waiting: { slot, since: slot, pending: { slot, mission_id: 'm-waiting' } },
+      lost: { slot, since: slot, pending: { slot, mission_id: 'm-lost' } },
+    });
+    // The hall took m-waiting (it waits behind a busy binding); m-lost never arrived.
+    writeState(root, 'binding_queues.json', {
+      'cron:waiting': [{ id: 'm-waiting', name: 'bjorn', mission: 'answer late', binding: 'cron:waiting' }],
+    });
+    hall = await startTestHall({
+      root,
+      adapters,
+      config:
+        'raiders: { bjorn: {} }\ncron:\n' +
+        "  - { id: waiting, name: bjorn, cron: '0 * * * *', tz: UTC }\n" +
+        "  - { id: lost, name: bjorn, cron: '0 * * * *', tz: UTC }\n",
+    });
+    const status = await hall.request({ cmd: 'status' });
+    expect(status.cron.waiting.last).toMatchObject({ slot, result: 'queued', mission_id: 'm-waiting' });
+    expect(status.cron.lost.last).toMatchObject({ slot, result: 'unknown', mission_id: 'm-lost', error: expect.stringContaining('not fired again') });
+    expect(readCronState(root).lost.pending).toBeUndefined();
+  });
+
+  it('an invalid expression is a configuration error naming the job: the hall refuses to start (exit 3)', async () => {
+    const root = tempRoot();
+    fs.writeFileSync(
+      path.join(root, '.raider-hall.yml'),
+      "raiders: { bjorn: {} }\ncron:\n  - { id: fine, name: bjorn, cron: '@daily' }\n  - { id: broken, name: bjorn, cron: '61 * * * *' }\n",
+    );
+    const err = await startTestHall({ root, adapters }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(HallStartError);
+    expect((err as HallStartError).exitCode).toBe(3);
+    expect((err as Error).message).toBe(
+      `${path.join(path.resolve(root), '.raider-hall.yml')}: cron[1].cron: job "broken": invalid cron expression "61 * * * *": Constraint error, got value 61 expected range 0-59`,
+    );
+    expect(fs.existsSync(path.join(root, '.raider-hall.socket'))).toBe(false);
+    // The same through `raider hall start`, which runs the default adapters.
+    const cli = await runCli(['hall', 'start', root, '--quiet']);
+    expect(cli.code).toBe(3);
+    expect(cli.stderr).toContain('job "broken": invalid cron expression "61 * * * *"');
+  });
+
+  it('a config without cron jobs runs no cron adapter', async () => {
+    hall = await startTestHall({ adapters, config: 'raiders: { bjorn: {} }\n' });
+    expect((await hall.request({ cmd: 'status' })).cron).toBeUndefined();
+  });
+});

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { cronConfigErrors } from '../../src/domain/cron-config.js';
+import { bindingInFlight, MAX_TIMER_MS, occurrenceAction, planWake, sleepMs } from '../../src/domain/cron-plan.js';
+import {
+  handledUpTo,
+  noteRunEvent,
+  outcomeFromReply,
+  readCronRecord,
+  resolvePending,
+  withOutcome,
+  withPending,
+  type CronOutcome,
+} from '../../src/domain/cron-record.js';
+import { cronProblem, latestSlot, nextSlot } from '../../src/domain/cron-schedule.js';
+
+const t = (s: string) => Date.parse(s);
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const berlin = (cron: string) => ({ cron, tz: 'Europe/Berlin' });
+
+describe('cron schedule', () => {
+  it('accepts 5- and 6-field expressions and aliases; names what is wrong otherwise', () => {
+    for (const cron of ['*/15 * * * *', '*/5 * * * * *', '@daily', '@hourly', '0 9 * * 1-5']) expect(cronProblem({ cron })).toBeNull();
+    expect(cronProblem({ cron: '61 * * * *' })).toBe('Constraint error, got value 61 expected range 0-59');
+    expect(cronProblem({ cron: '* * * * * * *' })).toBe('Invalid cron expression, too many fields');
+    expect(cronProblem({ cron: '@fortnightly' })).toMatch(/alias/);
+    expect(cronProblem({ cron: '   ' })).toBe('the expression is empty');
+  });
+
+  it('next is strictly after the given time, in the job time zone', () => {
+    expect(iso(nextSlot({ cron: '0 * * * *', tz: 'UTC' }, t('2026-01-01T10:00:00Z')))).toBe('2026-01-01T11:00:00.000Z');
+    expect(iso(nextSlot({ cron: '@daily', tz: 'America/New_York' }, t('2026-01-01T10:00:00Z')))).toBe('2026-01-02T05:00:00.000Z');
+  });
+
+  it('latest due slot follows next(), not prev(), around a DST fall-back', () => {
+    // prev() from 03:00 CET would name 02:30 CET, which next() never yields.
+    const at = latestSlot(berlin('30 2 * * *'), t('2026-10-24T12:00:00Z'), t('2026-10-25T02:00:00Z'));
+    expect(iso(at)).toBe('2026-10-25T00:30:00.000Z');
+    expect(latestSlot(berlin('30 2 * * *'), t('2026-10-25T00:30:00Z'), t('2026-10-25T02:00:00Z'))).toBeNull();
+  });
+
+  it('the latest due slot of a per-second job after a week is found without walking the week', () => {
+    const started = performance.now();
+    const at = latestSlot({ cron: '* * * * * *', tz: 'UTC' }, t('2026-01-01T00:00:00Z'), t('2026-01-08T00:00:00.500Z'));
+    expect(iso(at)).toBe('2026-01-08T00:00:00.000Z');
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+});
+
+describe('cron plans', () => {
+  const spec = { cron: '0 6 * * *', tz: 'UTC' };
+  const plan = (after: string, now: string, graceMs: number, catchUp: 'once' | 'skip' = 'once') =>
+    planWake({ spec, after: t(after), now: t(now), graceMs, catchUp });
+
+  it('sleeps until the next slot when none is due', () => {
+    expect(plan('2026-05-04T06:00:00Z', '2026-05-04T09:00:00Z', 60_000)).toEqual({ kind: 'sleep', until: t('2026-05-05T06:00:00Z') });
+  });
+
+  it('fires a slot on time within the grace, and a missed one as a catch-up or a skip', () => {
+    expect(plan('2026-05-03T06:00:00Z', '2026-05-04T06:00:30Z', 60_000)).toEqual({ kind: 'fire', slot: t('2026-05-04T06:00:00Z'), late: false });
+    expect(plan('2026-05-03T06:00:00Z', '2026-05-04T06:00:30Z', 0)).toEqual({ kind: 'fire', slot: t('2026-05-04T06:00:00Z'), late: true });
+    expect(plan('2026-05-01T06:00:00Z', '2026-05-04T09:00:00Z', 0, 'skip')).toEqual({ kind: 'skip', slot: t('2026-05-04T06:00:00Z') });
+  });
+
+  it('folds several missed slots into the latest one: a backlog never runs', () => {
+    expect(plan('2026-04-01T06:00:00Z', '2026-05-04T09:00:00Z', 0)).toEqual({ kind: 'fire', slot: t('2026-05-04T06:00:00Z'), late: true });
+  });
+
+  it('is done when the expression names no further time', () => {
+    expect(planWake({ spec: { cron: '0 0 31 4 *' }, after: 0, now: 1, graceMs: 0, catchUp: 'once' })).toEqual({ kind: 'done' });
+  });
+
+  it('coalesces only with coalesce: true and a previous occurrence in flight', () => {
+    expect(occurrenceAction(true, true)).toBe('coalesce');
+    expect(occurrenceAction(true, false)).toBe('fire');
+    expect(occurrenceAction(false, true)).toBe('fire');
+    expect(bindingInFlight('cron:a', [{ binding: 'cron:b' }, {}, { binding: 'cron:a' }])).toBe(true);
+    expect(bindingInFlight('cron:a', [{ binding: 'cron:ab' }])).toBe(false);
+  });
+
+  it('never sleeps longer than the timer limit, nor a negative time', () => {
+    expect(sleepMs(10 ** 13, 0, Infinity)).toBe(MAX_TIMER_MS);
+    expect(sleepMs(100, 0, 60_000)).toBe(100);
+    expect(sleepMs(100, 500, 60_000)).toBe(0);
+  });
+});
+
+describe('cron records', () => {
+  const slot = t('2026-05-04T06:00:00Z');
+
+  it('reads back what it wrote; anything unreadable is no record', () => {
+    const record = withPending({ slot: null, since: '2026-05-01T00:00:00.000Z' }, slot, 'm1');
+    expect(readCronRecord(JSON.parse(JSON.stringify(record)))).toEqual(record);
+    expect(handledUpTo(record)).toBe(slot);
+    expect(handledUpTo({ slot: null, since: '2026-05-01T00:00:00.000Z' })).toBe(t('2026-05-01T00:00:00Z'));
+    for (const bad of [null, 'x', [], { slot: 'yesterday', since: '2026-05-01T00:00:00Z' }, { slot: null }]) {
+      expect(readCronRecord(bad)).toBeNull();
+    }
+  });
+
+  it('maps the hall reply to an outcome', () => {
+    const at = slot + 5;
+    expect(outcomeFromReply(slot, 'm1', { id: 'bjorn-1', pid: 1 }, at, false)).toMatchObject({ result: 'started', raider_id: 'bjorn-1' });
+    expect(outcomeFromReply(slot, 'm1', { queued: 1, slot: 'bjorn' }, at, true)).toMatchObject({ result: 'queued', catch_up: true });
+    expect(outcomeFromReply(slot, 'm1', { status: 'refused', reason: 'provider_not_stored', error: 'no alias' }, at, false)).toMatchObject({
+      result: 'refused',
+      error: 'no alias',
+    });
+    expect(outcomeFromReply(slot, 'm1', { error: 'the hall is stopping' }, at, false)).toMatchObject({ result: 'error', error: 'the hall is stopping' });
+  });
+
+  it('follows the run of its mission to its end and ignores other runs', () => {
+    const queued: CronOutcome = { slot: iso(slot)!, result: 'queued', at: iso(slot)!, mission_id: 'm1' };
+    const started = noteRunEvent(queued, { type: 'raider.spawned', mission_id: 'm1', id: 'bjorn-7' });
+    expect(started).toMatchObject({ result: 'started', raider_id: 'bjorn-7' });
+    expect(noteRunEvent(started!, { type: 'raider.done', mission_id: 'm1', id: 'bjorn-7', status: 'failed', error: 'boom' })).toMatchObject({
+      status: 'failed',
+      error: 'boom',
+    });
+    expect(noteRunEvent(queued, { type: 'raider.done', mission_id: 'm2', status: 'completed' })).toBeNull();
+    expect(noteRunEvent(undefined, { type: 'raider.done', mission_id: 'm1' })).toBeNull();
+  });
+
+  it('a pending hand-over resolves to started, queued, or unknown (never fired again)', () => {
+    const pending = withPending({ slot: null, since: '2026-05-01T00:00:00.000Z' }, slot, 'm1');
+    expect(resolvePending(pending, { where: 'running', runId: 'bjorn-1' }, slot).last).toMatchObject({ result: 'started', raider_id: 'bjorn-1' });
+    expect(resolvePending(pending, { where: 'queued' }, slot).last).toMatchObject({ result: 'queued' });
+    const lost = resolvePending(pending, null, slot);
+    expect(lost).toMatchObject({ slot: iso(slot), last: { result: 'unknown' } });
+    expect(lost.pending).toBeUndefined();
+    expect(withOutcome(pending, lost.last!).pending).toBeUndefined();
+  });
+});
+
+describe('cron configuration check', () => {
+  it('names the file, the key, the job and what is wrong', () => {
+    expect(
+      cronConfigErrors(
+        [
+          { id: 'ok', cron: '@daily' },
+          { id: 'bad', cron: '0 25 * * *' },
+        ],
+        '/h/.raider-hall.yml',
+      ),
+    ).toEqual(['/h/.raider-hall.yml: cron[1].cron: job "bad": invalid cron expression "0 25 * * *": Constraint error, got value 25 expected range 0-23']);
+  });
+});
