@@ -85,17 +85,22 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
       }
       rounds++;
 
-      const calls: ToolCallEntry[] = turn.calls.map((c) => ({
-        id: `c${++counts.toolCalls}`,
-        name: c.name,
-        arguments: c.arguments,
-      }));
+      const problems = new Map<string, string>();
+      const calls: ToolCallEntry[] = turn.calls.map((c) => {
+        const id = `c${++counts.toolCalls}`;
+        if (c.problem !== undefined) problems.set(id, c.problem);
+        return { id, name: c.name, arguments: c.arguments };
+      });
       history.push(turn.text ? { role: 'assistant', toolCalls: calls, text: turn.text } : { role: 'assistant', toolCalls: calls });
       // One after another, so each result belongs to the call just announced.
       for (const call of calls) {
         if (signal.aborted) return { status: 'cancelled', counts };
         sink.toolCall(call);
-        const outcome = await runTool(call, tools, input, { root: input.root, signal, processes: input.processes, env: input.env });
+        const problem = problems.get(call.id);
+        const outcome: ToolOutcome =
+          problem !== undefined
+            ? { call: call.id, name: call.name, status: 'failed', ok: false, content: problem }
+            : await runTool(call, tools, input, { root: input.root, signal, processes: input.processes, env: input.env });
         sink.toolResult(outcome);
         history.push({ role: 'tool', callId: call.id, name: call.name, ok: outcome.ok, content: outcome.content });
         if (outcome.status === 'cancelled') return { status: 'cancelled', counts };

@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { toModelMessages } from '../../src/raider/engines/ai-sdk.js';
 import { startFakeLlm, type FakeDialect, type FakeLlm, type FakeReply } from './fake-llm.js';
 import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, startRaider, type StreamEvent } from './helpers.js';
 
@@ -206,6 +207,30 @@ describe('tool rounds and budgets', () => {
     expect(String(events[6]!.content)).toMatch(/^permission refused: default mode asks before writing files/);
     const toolMessages = (llm.requests[1]!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool');
     expect(toolMessages.map((m) => m.content)).toEqual(['a.txt', expect.stringMatching(/^permission refused: /)]);
+  });
+});
+
+describe('model slips', () => {
+  it('arguments that are not JSON fail that call with a message the model can act on', async () => {
+    const llm = await fake('openai', [
+      { tools: [{ name: 'read_file', arguments: {}, raw: '{"path": "a.txt"' }] },
+      { text: 'Sorry, fixed.' },
+    ]);
+    const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', makeProject(), '--no-session', '--', 'read']);
+    expect(r.code).toBe(0);
+    const result = parseEvents(r.stdout).find((e) => e.type === 'tool.result')!;
+    expect(result).toMatchObject({ name: 'read_file', status: 'failed', content: 'the arguments were not a JSON object: {"path": "a.txt"' });
+  });
+
+  it('an empty answer is not sent back as an empty message on resume', () => {
+    expect(toModelMessages([
+      { role: 'user', content: 'q1' },
+      { role: 'assistant', content: '' },
+      { role: 'user', content: 'q2' },
+    ])).toEqual([
+      { role: 'user', content: 'q1' },
+      { role: 'user', content: 'q2' },
+    ]);
   });
 });
 

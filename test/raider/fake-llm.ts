@@ -14,6 +14,8 @@ export type FakeDialect = 'openai' | 'anthropic';
 export interface FakeToolCall {
   name: string;
   arguments: Record<string, unknown>;
+  /** Sent instead of the JSON of `arguments`, to play a model that writes broken JSON. */
+  raw?: string;
 }
 
 export interface FakeReply {
@@ -141,7 +143,7 @@ function openAiFrames(reply: FakeReply, model: string): string[] {
   const frames = [chunk({ role: 'assistant', content: '' })];
   for (const p of pieces(reply.text ?? '')) frames.push(chunk({ content: p }));
   (reply.tools ?? []).forEach((t, index) => {
-    const args = JSON.stringify(t.arguments);
+    const args = t.raw ?? JSON.stringify(t.arguments);
     const half = Math.floor(args.length / 2);
     frames.push(chunk({ tool_calls: [{ index, id: `call_${index}`, type: 'function', function: { name: t.name, arguments: args.slice(0, half) } }] }));
     frames.push(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
@@ -167,7 +169,7 @@ function anthropicFrames(reply: FakeReply, model: string): string[] {
     index++;
   }
   for (const t of reply.tools ?? []) {
-    const args = JSON.stringify(t.arguments);
+    const args = t.raw ?? JSON.stringify(t.arguments);
     const half = Math.floor(args.length / 2);
     frames.push(ev('content_block_start', { index, content_block: { type: 'tool_use', id: `toolu_${index}`, name: t.name, input: {} } }));
     frames.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: args.slice(0, half) } }));

@@ -7,7 +7,7 @@
  */
 import { APICallError, jsonSchema, RetryError, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { errorMessage } from '../errors.js';
-import type { Engine, HistoryEntry, ToolSpec, Turn, TurnContext } from './engine.js';
+import type { Engine, HistoryEntry, RequestedCall, ToolSpec, Turn, TurnContext } from './engine.js';
 
 export interface ModelSettings {
   /** Retries of a failed call (the SDK backs off exponentially); 2 unless `-o max_retries=`. */
@@ -44,11 +44,11 @@ export class AiSdkEngine implements Engine {
     });
 
     let text = '';
-    const calls: Array<{ name: string; arguments: Record<string, unknown> }> = [];
+    const calls: RequestedCall[] = [];
     try {
       for await (const part of result.fullStream) {
         if (part.type === 'text-delta') text += part.text;
-        else if (part.type === 'tool-call') calls.push({ name: part.toolName, arguments: asArguments(part.input) });
+        else if (part.type === 'tool-call') calls.push(requestedCall(part.toolName, part.input));
         else if (part.type === 'error') failure ??= part.error;
       }
     } catch (err) {
@@ -77,7 +77,8 @@ export function toModelMessages(history: readonly HistoryEntry[]): ModelMessage[
         ],
       });
     } else if (entry.role === 'assistant') {
-      out.push({ role: 'assistant', content: entry.content });
+      // Anthropic refuses an empty text block; an empty answer adds nothing to the conversation.
+      if (entry.content !== '') out.push({ role: 'assistant', content: entry.content });
     } else {
       const part = {
         type: 'tool-result' as const,
@@ -102,8 +103,17 @@ function toToolSet(specs: readonly ToolSpec[]): ToolSet {
   return set;
 }
 
-function asArguments(input: unknown): Record<string, unknown> {
-  return input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+/**
+ * The SDK hands over arguments it could not parse as the raw text; small
+ * local models do that now and then. The model is then told so, rather
+ * than the tool complaining about missing arguments.
+ */
+function requestedCall(name: string, input: unknown): RequestedCall {
+  if (input && typeof input === 'object' && !Array.isArray(input)) return { name, arguments: input as Record<string, unknown> };
+  if (typeof input === 'string' && input.trim() !== '') {
+    return { name, arguments: {}, problem: `the arguments were not a JSON object: ${input.slice(0, 200)}` };
+  }
+  return { name, arguments: {} };
 }
 
 /**

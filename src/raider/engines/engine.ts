@@ -29,9 +29,17 @@ export type HistoryEntry =
   | { role: 'assistant'; toolCalls: ToolCallEntry[]; text?: string }
   | { role: 'tool'; callId: string; name: string; ok: boolean; content: string };
 
+/** A tool call as the model asked for it. */
+export interface RequestedCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Set when the model's arguments could not be read (not JSON): the call fails with this, unrun. */
+  problem?: string;
+}
+
 /** What the engine wants next: run these tools, or here is the final answer. */
 export type Turn =
-  | { kind: 'tools'; calls: Array<{ name: string; arguments: Record<string, unknown> }>; text?: string }
+  | { kind: 'tools'; calls: RequestedCall[]; text?: string }
   | { kind: 'final'; text: string };
 
 export interface TurnContext {
