@@ -16,6 +16,7 @@ import { raiderArgv, raiderEnv } from '../domain/raider-argv.js';
 import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
 import { createSession, journalPath } from '../raider/journal.js';
 import type { RunEnvironment } from './run-environment.js';
+import { ownEntry } from '../domain/own-entry.js';
 
 export function prepareRunLogic(env: RunEnvironment) {
   // The ignored-keys note goes into the slot log once per raider name and hall process.
@@ -23,7 +24,7 @@ export function prepareRunLogic(env: RunEnvironment) {
 
   return fromPromise<PrepareOutput, RunInput>(async ({ input }) => {
     const { paths, config } = env;
-    const entry = config.raiders[input.baseName] ?? { packs: [], ignoredKeys: [] };
+    const entry = ownEntry(config.raiders, input.baseName) ?? { packs: [], ignoredKeys: [] };
     const logPath = slotLogPath(paths, input.slot);
     await fs.promises.mkdir(paths.logsDir, { recursive: true });
 

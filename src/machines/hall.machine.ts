@@ -15,6 +15,7 @@ import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.ma
 import type { BusEvent, HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
 import type { RunOutput, RunSpawnedReport } from './run.machine.js';
 import { slotMachine, type SlotReport } from './slot.machine.js';
+import { ownEntry as own } from '../domain/own-entry.js';
 
 /** A run of a previous hall whose process still lives; the hall watches it to its end. */
 export interface AdoptedRun {
@@ -161,7 +162,7 @@ const hallSetup = setup({
   actions: {
     ensureSlot: assign(({ context, spawn }, params: { name: string }) => {
       const { slot, baseName, singleton } = slotOf(params.name);
-      if (context.slots[slot]) return {};
+      if (own(context.slots, slot)) return {};
       const ref: SlotRef = spawn('slot', {
         id: `slot:${slot}`,
         systemId: `slot:${slot}`,
@@ -169,19 +170,19 @@ const hallSetup = setup({
           slot,
           baseName,
           singleton,
-          queue: context.slotQueues[slot] ?? [],
-          ...(context.runIdCursors[slot] ? { lastRunId: context.runIdCursors[slot] } : {}),
+          queue: own(context.slotQueues, slot) ?? [],
+          ...(own(context.runIdCursors, slot) ? { lastRunId: own(context.runIdCursors, slot)! } : {}),
           graceMs: context.graceMs,
         },
       });
       return { slots: { ...context.slots, [slot]: ref } };
     }),
     ensureBinding: assign(({ context, spawn }, params: { binding: string }) => {
-      if (context.bindings[params.binding]) return {};
+      if (own(context.bindings, params.binding)) return {};
       const ref: BindingRef = spawn('bindingQueue', {
         id: `binding:${params.binding}`,
         systemId: `binding:${params.binding}`,
-        input: { binding: params.binding, queue: context.bindingQueues[params.binding] ?? [] },
+        input: { binding: params.binding, queue: own(context.bindingQueues, params.binding) ?? [] },
       });
       return { bindings: { ...context.bindings, [params.binding]: ref } };
     }),
@@ -226,7 +227,7 @@ export const hallMachine = hallSetup
       }
       const { slot } = slotOf(entry.name);
       const binding = effectiveBinding(slot, undefined);
-      const session = binding !== undefined ? context.sessions[binding] : undefined;
+      const session = binding !== undefined ? own(context.sessions, binding) : undefined;
       enqueue({ type: 'ensureSlot', params: { name: entry.name } });
       enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
         type: 'slot.submit',
@@ -246,7 +247,7 @@ export const hallMachine = hallSetup
     passToSlot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'binding.pass') return;
       const { slot } = slotOf(event.entry.name);
-      const session = context.sessions[event.binding];
+      const session = own(context.sessions, event.binding);
       enqueue({ type: 'ensureSlot', params: { name: event.entry.name } });
       enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
         type: 'slot.submit',
@@ -259,7 +260,7 @@ export const hallMachine = hallSetup
 
     answerOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'slot.offer') return;
-      const slotRef = context.slots[event.slot];
+      const slotRef = own(context.slots, event.slot);
       if (!slotRef) return;
       const explicit = explicitBinding(event.entry);
       if (explicit !== undefined) {
@@ -272,7 +273,7 @@ export const hallMachine = hallSetup
         });
         return;
       }
-      const session = context.sessions[slotBinding(event.slot)];
+      const session = own(context.sessions, slotBinding(event.slot));
       enqueue.sendTo(slotRef, {
         type: 'slot.offerAccepted',
         missionId: event.entry.id,
@@ -283,9 +284,9 @@ export const hallMachine = hallSetup
 
     acceptBindingOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'binding.offerAccepted') return;
-      const slotRef = context.slots[event.slot];
+      const slotRef = own(context.slots, event.slot);
       if (!slotRef) return;
-      const session = context.sessions[event.binding];
+      const session = own(context.sessions, event.binding);
       enqueue.sendTo(slotRef, {
         type: 'slot.offerAccepted',
         missionId: event.missionId,
@@ -303,8 +304,8 @@ export const hallMachine = hallSetup
           [event.runId]: { slot: event.slot, ...(explicit !== undefined ? { explicitBinding: explicit } : {}) },
         },
       });
-      if (explicit !== undefined && context.bindings[explicit]) {
-        enqueue.sendTo(context.bindings[explicit], { type: 'binding.started', runId: event.runId });
+      if (explicit !== undefined && own(context.bindings, explicit)) {
+        enqueue.sendTo(own(context.bindings, explicit)!, { type: 'binding.started', runId: event.runId });
       }
     }),
 
@@ -365,7 +366,8 @@ export const hallMachine = hallSetup
     reportRunEnded: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'slot.runEnded') return;
       const out: RunOutput = event.output;
-      const { [out.runId]: route, ...runs } = context.runs;
+      const route = own(context.runs, out.runId);
+      const { [out.runId]: _ended, ...runs } = context.runs;
       enqueue.assign({ runs });
       const explicit = route?.explicitBinding;
       if (out.kind === 'refused') {
@@ -396,8 +398,8 @@ export const hallMachine = hallSetup
           enqueue.emit(reply(out.reqId, { error: `command failed: ${o.error ?? 'the raider could not be started'}` }));
         }
       }
-      if (explicit !== undefined && context.bindings[explicit]) {
-        enqueue.sendTo(context.bindings[explicit], { type: 'binding.ended', runId: out.runId, at: out.endedAt });
+      if (explicit !== undefined && own(context.bindings, explicit)) {
+        enqueue.sendTo(own(context.bindings, explicit)!, { type: 'binding.ended', runId: out.runId, at: out.endedAt });
       }
     }),
 
@@ -410,8 +412,8 @@ export const hallMachine = hallSetup
       }
       // The binding passed this mission on; it waits in the slot, so the binding is free again.
       const explicit = explicitBinding(event.entry);
-      if (explicit !== undefined && context.bindings[explicit]) {
-        enqueue.sendTo(context.bindings[explicit], { type: 'binding.waiting', at: 0 });
+      if (explicit !== undefined && own(context.bindings, explicit)) {
+        enqueue.sendTo(own(context.bindings, explicit)!, { type: 'binding.waiting', at: 0 });
       }
     }),
 
@@ -433,7 +435,7 @@ export const hallMachine = hallSetup
           }),
         );
       }
-      const fromSlot = event.fromSlot !== undefined ? context.slots[event.fromSlot] : undefined;
+      const fromSlot = event.fromSlot !== undefined ? own(context.slots, event.fromSlot) : undefined;
       if (fromSlot) enqueue.sendTo(fromSlot, { type: 'slot.offerDeclined', missionId: event.entry.id, at: 0 });
     }),
 
@@ -445,7 +447,7 @@ export const hallMachine = hallSetup
     signalRun: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
       if (event.type !== 'cmd.kill' && event.type !== 'cmd.cancel') return;
       const id = stringId(event.id);
-      const ref = id !== null && context.runs[id] ? system.get(`run:${id}`) : undefined;
+      const ref = id !== null && own(context.runs, id) ? system.get(`run:${id}`) : undefined;
       if (id === null || !ref) {
         enqueue.emit(reply(event.reqId, { error: id === null ? `${event.type.slice(4)} requires an id` : 'raider not found' }));
         return;
@@ -466,7 +468,7 @@ export const hallMachine = hallSetup
       };
       const binding = stringId(event.binding);
       if (binding === null) return answer({ error: 'session_reset requires a binding' });
-      const old = context.sessions[binding];
+      const old = own(context.sessions, binding);
       if (old === undefined) return answer({ error: `no session bound to ${binding}` });
       const { [binding]: _, ...sessions } = context.sessions;
       enqueue.assign({ sessions });
@@ -477,7 +479,7 @@ export const hallMachine = hallSetup
 
     bindSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'cmd.bindSession') return;
-      if (context.sessions[event.binding] !== event.session) {
+      if (own(context.sessions, event.binding) !== event.session) {
         enqueue.assign({ sessions: { ...context.sessions, [event.binding]: event.session } });
         enqueue.emit(store({ op: 'bind', binding: event.binding, session: event.session }));
         enqueue.emit(bus({ type: 'session.bound', binding: event.binding, session: event.session }));
@@ -487,7 +489,7 @@ export const hallMachine = hallSetup
 
     unbindSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'cmd.unbindSession') return;
-      const old = context.sessions[event.binding];
+      const old = own(context.sessions, event.binding);
       if (old !== undefined) {
         const { [event.binding]: _, ...sessions } = context.sessions;
         enqueue.assign({ sessions });
@@ -498,7 +500,7 @@ export const hallMachine = hallSetup
 
     dropQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'cmd.dropQueued') return;
-      const ref = context.bindings[event.binding];
+      const ref = own(context.bindings, event.binding);
       if (ref) enqueue.sendTo(ref, { type: 'binding.drop' });
       for (const slotRef of Object.values(context.slots)) enqueue.sendTo(slotRef, { type: 'slot.drop', binding: event.binding });
       if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { dropped: 1, binding: event.binding }));

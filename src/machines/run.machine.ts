@@ -193,6 +193,7 @@ export const runMachine = setup({
     isAdopted: ({ context }) => context.adopted !== undefined,
     pendingCancel: ({ context }) => context.pending === 'cancel',
     pendingStop: ({ context }) => context.pending === 'kill' || context.pending === 'terminate',
+    isRefusal: (_, params: { output: PrepareOutput }) => params.output.kind === 'refused',
   },
   actions: {
     signal: sendTo('process', (_, params: { signal: RunSignal }) => ({ type: 'signal' as const, signal: params.signal })),
@@ -252,7 +253,7 @@ export const runMachine = setup({
         }),
         onDone: [
           {
-            guard: ({ event }) => event.output.kind === 'refused',
+            guard: { type: 'isRefusal', params: ({ event }) => ({ output: event.output }) },
             target: 'refused',
             actions: assign(({ event }) =>
               event.output.kind === 'refused'

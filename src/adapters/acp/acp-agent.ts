@@ -14,6 +14,7 @@ import { createSession, journalPath, SESSION_ID_RE } from '../../raider/journal.
 import { RAIDER_VERSION } from '../../raider/version.js';
 import type { AcpHub, AcpClientLink, AcpSessionInfo } from './acp-hub.js';
 import type { AcpSessionStore } from './acp-session-store.js';
+import { ownEntry } from '../../domain/own-entry.js';
 
 export const ACP_PROTOCOL_VERSION = 1;
 
@@ -106,14 +107,14 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
     return name;
   };
 
-  const entryMode = (raider: string) => config.raiders[slotOf(raider).baseName]?.permission_mode ?? 'default';
+  const entryMode = (raider: string) => ownEntry(config.raiders, slotOf(raider).baseName)?.permission_mode ?? 'default';
 
   const openExisting = async (sessionId: string, cwd: string): Promise<AcpSessionInfo> => {
     if (!SESSION_ID_RE.test(sessionId) || !fs.existsSync(journalPath(deps.root, sessionId))) {
       throw RequestError.resourceNotFound(sessionId);
     }
     const record = deps.sessions.get(sessionId);
-    const raider = record?.raider !== undefined && config.raiders[slotOf(record.raider).baseName] ? record.raider : pickRaider(undefined);
+    const raider = record?.raider !== undefined && ownEntry(config.raiders, slotOf(record.raider).baseName) ? record.raider : pickRaider(undefined);
     const info: AcpSessionInfo = { sessionId, raider, cwd: cwd || record?.cwd || deps.root, modeId: record?.mode ?? entryMode(raider) };
     await hub.open(info, link);
     owned.add(sessionId);

@@ -29,7 +29,8 @@ export class ControlSocket {
   private readonly connections = new Set<net.Socket>();
 
   constructor(private readonly options: ControlSocketOptions) {
-    this.server = net.createServer((socket) => this.serve(socket));
+    // Half-open: a client may send its frames and close its side; it still gets every reply.
+    this.server = net.createServer({ allowHalfOpen: true }, (socket) => this.serve(socket));
     this.server.on('error', (err) => options.warn(`control socket: ${err.message}`));
   }
 
@@ -90,6 +91,13 @@ export class ControlSocket {
       for (const off of unsubscribe) off();
       unsubscribe = [];
     };
+    socket.on('end', () => {
+      // The client is done sending: answer what it sent, then close our side.
+      // A subscriber that has nothing more to say still gets its events.
+      chain = chain.then(() => {
+        if (!socket.destroyed && unsubscribe.length === 0) socket.end();
+      });
+    });
     socket.on('close', cleanup);
     socket.on('error', () => socket.destroy());
   }
@@ -115,10 +123,8 @@ export class ControlSocket {
           if (!socket.destroyed) socket.write(text);
         },
         backlog: () => socket.writableLength,
-        drop: (reason) => {
-          this.options.warn(reason);
-          socket.destroy();
-        },
+        // The bus has logged why.
+        drop: () => socket.destroy(),
       });
     }
     if (type !== 'command') return { error: `unknown message type: ${typeof type === 'string' ? type : ''}` };

@@ -6,6 +6,7 @@ import type { HallPaths } from '../storage/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
 import { liveRuns, type RunRegistry } from './run-registry.js';
+import { ownEntry } from '../../domain/own-entry.js';
 
 export type Reply = Record<string, unknown>;
 
@@ -71,7 +72,7 @@ export class HallQueries {
   }
 
   attach(id: unknown): Reply {
-    const run = typeof id === 'string' ? this.registry.getSnapshot().context.runs[id] : undefined;
+    const run = typeof id === 'string' ? ownEntry(this.registry.getSnapshot().context.runs, id) : undefined;
     if (!run) return { error: typeof id === 'string' && id !== '' ? 'raider not found' : 'attach requires an id' };
     return {
       id: run.id,
@@ -85,7 +86,7 @@ export class HallQueries {
   }
 
   async logs(id: unknown): Promise<Reply> {
-    const live = typeof id === 'string' ? this.registry.getSnapshot().context.runs[id] : undefined;
+    const live = typeof id === 'string' ? ownEntry(this.registry.getSnapshot().context.runs, id) : undefined;
     return runLog(this.paths, id, live?.slot);
   }
 }

@@ -12,7 +12,7 @@ export function createRunRegistry() {
     on: {
       runStarted: (context, event: { run: LiveRun }) => ({ runs: { ...context.runs, [event.run.id]: event.run } }),
       runEnded: (context, event: { runId: string }) => {
-        if (!(event.runId in context.runs)) return context;
+        if (!Object.hasOwn(context.runs, event.runId)) return context;
         const { [event.runId]: _ended, ...runs } = context.runs;
         return { runs };
       },

@@ -41,6 +41,8 @@ class AcpBridge {
   private readonly own = new Set<string>();
   private initializeParams: unknown = { protocolVersion: 1, clientCapabilities: {} };
   private readonly sessions = new Map<string, string>();
+  /** stdin ended: the editor is gone, and so is the bridge. */
+  private closed = false;
 
   constructor(private readonly options: BridgeOptions) {
     this.socketPath = acpSocketPath(options.root);
@@ -51,6 +53,7 @@ class AcpBridge {
     lines.on('line', (line) => void this.fromStdin(line));
     return new Promise((resolve) => {
       lines.on('close', () => {
+        this.closed = true;
         this.upstream?.destroy();
         resolve(0);
       });
@@ -128,7 +131,7 @@ class AcpBridge {
       socket.once('connect', () => resolve(true));
       socket.once('error', () => resolve(false));
     });
-    if (!ok) {
+    if (!ok || this.closed) {
       socket.destroy();
       return false;
     }

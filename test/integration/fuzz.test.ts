@@ -1,0 +1,532 @@
+/**
+ * The hall never dies of a frame: 10,000 random and malformed frames over ten
+ * concurrent connections, cut into random pieces. Every complete, non-blank
+ * line gets exactly one reply on its connection, in order, and each reply is
+ * the one the wire contract says (SPEC §3 "Wire", seed 001 "CONTROL SOCKET").
+ *
+ * The frames come from a seeded PRNG: FUZZ_SEED=N reproduces a run.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+
+const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed_2026);
+const CONNECTIONS = 10;
+const FRAMES_PER_CONNECTION = 1000;
+const MAX_FRAME_BYTES = 1024 * 1024;
+const NAME_HINT = "use 1 to 64 letters, digits, '_' or '-', starting with a letter or digit";
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+/** Keys of Object.prototype are left to control-socket.test.ts, which has the details. */
+const PROTO_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+let hall: TestHall | undefined;
+afterEach(async () => {
+  if (hall) await Promise.race([hall.stop(), new Promise((r) => setTimeout(r, 3000))]);
+  hall = undefined;
+});
+
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
+  return { next, int, pick, chance: (p: number) => next() < p };
+}
+type Rng = ReturnType<typeof prng>;
+
+// ---------------------------------------------------------------- the oracle
+
+/** What the hall must answer to one line: a reply check, or null for no reply. */
+type Expected = null | { exact: Json } | { anyError: true } | { status: true };
+
+const COMMAND_NAMES = new Set(['spawn', 'ps', 'status', 'attach', 'logs', 'kill', 'cancel', 'session_reset', 'telegram_reply']);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
+
+class WouldAct extends Error {}
+
+/**
+ * The reply the contract gives for one line (without its \n), from the seed,
+ * the SPEC and the hall's documented error texts. Throws WouldAct for a line
+ * that would subscribe or start a raider: the generator never sends those.
+ */
+function expectedReply(line: Buffer): Expected {
+  if (line.length > MAX_FRAME_BYTES) return { exact: { error: `frame too long: a line may hold at most ${MAX_FRAME_BYTES} bytes` } };
+  const body = line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, -1) : line;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    return { exact: { error: 'invalid UTF-8 in frame' } };
+  }
+  if (text.trim() === '') return null;
+  let frame: unknown;
+  try {
+    frame = JSON.parse(text);
+  } catch (err) {
+    return { exact: { error: `invalid JSON: ${(err as Error).message}` } };
+  }
+  if (!isObject(frame)) return { exact: { error: 'invalid frame: expected a JSON object with type and payload' } };
+  const payload = frame.payload ?? {};
+  if (!isObject(payload)) return { exact: { error: 'invalid frame: payload must be a JSON object' } };
+  if (frame.type === 'subscribe') {
+    if (payload.filter === undefined || payload.filter === null || typeof payload.filter === 'string') throw new WouldAct('subscribe');
+    return { exact: { error: 'subscribe: filter must be a string' } };
+  }
+  if (frame.type !== 'command') return { exact: { error: `unknown message type: ${typeof frame.type === 'string' ? frame.type : ''}` } };
+  const cmd = payload.cmd;
+  if (typeof cmd !== 'string' || !COMMAND_NAMES.has(cmd)) return { exact: { error: `unknown command: ${typeof cmd === 'string' ? cmd : ''}` } };
+  const id = payload.id;
+  switch (cmd) {
+    case 'status':
+      return { status: true };
+    case 'ps':
+      return { exact: { raiders: [] } };
+    case 'attach':
+    case 'kill':
+    case 'cancel':
+      return { exact: { error: nonEmpty(id) ? 'raider not found' : `${cmd} requires an id` } };
+    case 'logs':
+      // An id that cannot even be a file name may fail as "command failed: ...".
+      return nonEmpty(id) ? { anyError: true } : { exact: { error: 'logs requires an id' } };
+    case 'session_reset':
+      return { exact: { error: nonEmpty(payload.binding) ? `no session bound to ${payload.binding}` : 'session_reset requires a binding' } };
+    case 'telegram_reply':
+      return { exact: { error: 'telegram not configured in .raider-hall.yml' } };
+    case 'spawn': {
+      const name = payload.name ?? '';
+      if (!nonEmpty(name)) return { exact: { error: 'spawn requires a raider name' } };
+      if (!SAFE_NAME.test(name)) return { exact: { error: `invalid raider name ${JSON.stringify(name)}: ${NAME_HINT}` } };
+      if (typeof (payload.mission ?? '') !== 'string') return { exact: { error: 'spawn requires a mission (a string)' } };
+      const binding = payload.binding;
+      if (binding !== undefined && binding !== null) {
+        if (!nonEmpty(binding)) return { exact: { error: 'a binding must be a non-empty string' } };
+        if (binding.length > 256 || /[\s\u0000-\u001f]/.test(binding)) {
+          return {
+            exact: { error: `invalid binding ${JSON.stringify(binding.slice(0, 80))}: no whitespace or control characters, at most 256 characters` },
+          };
+        }
+      }
+      throw new WouldAct('spawn');
+    }
+  }
+  throw new Error(`unreachable: ${cmd}`);
+}
+
+// ------------------------------------------------------------ the generators
+
+const LONE_SURROGATES = [
+  [0xed, 0xa0, 0x80],
+  [0xed, 0xaf, 0xbf],
+  [0xed, 0xb0, 0x80],
+  [0xed, 0xbf, 0xbf],
+];
+const HUGE_NUMBERS = ['1e400', '-1e400', '123456789012345678901234567890', '1e-400', '-0', '9007199254740993', '0.1e999999999', '1' + '0'.repeat(5000)];
+const ODD_STRINGS = [
+  '',
+  ' ',
+  'status',
+  'STATUS',
+  'status ',
+  'command',
+  'subscribe ',
+  'ü 日本 🚀',
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  '\u2028\u2029',
+  '../x',
+  'a/b',
+  '..',
+  '.hidden',
+  'x'.repeat(65),
+  'plain-1712345678',
+  'plain-1712345678.2',
+  '1bjorn-1712345678',
+  '../../etc/passwd-1',
+  '%s%n',
+  '${x}',
+  '\t\r',
+  'a b',
+  '-x',
+];
+const COMMANDS = ['spawn', 'ps', 'status', 'attach', 'logs', 'kill', 'cancel', 'session_reset', 'telegram_reply'];
+
+function randomString(rng: Rng, max = 40): string {
+  const n = rng.int(max + 1);
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    const r = rng.next();
+    if (r < 0.7) s += String.fromCharCode(0x20 + rng.int(0x5f));
+    else if (r < 0.8) s += String.fromCharCode(rng.int(0x20));
+    else if (r < 0.9) s += String.fromCodePoint(0xa0 + rng.int(0x2ff00));
+    else if (r < 0.95) s += String.fromCharCode(0xd800 + rng.int(0x800)); // lone surrogates, as JSON escapes
+    else s += rng.pick(['"', '\\', '{', '}', '[', ']', ':', ',']);
+  }
+  return s;
+}
+
+function randomScalar(rng: Rng): unknown {
+  switch (rng.int(9)) {
+    case 0:
+      return rng.int(1000) - 500;
+    case 1:
+      return rng.next() * 1e12;
+    case 2:
+      return null;
+    case 3:
+      return rng.chance(0.5);
+    case 4:
+      return rng.pick(ODD_STRINGS);
+    default:
+      return randomString(rng);
+  }
+}
+
+function randomValue(rng: Rng, depth = 0): unknown {
+  const r = rng.next();
+  if (depth > 3 || r < 0.6) return randomScalar(rng);
+  if (r < 0.8) return Array.from({ length: rng.int(4) }, () => randomValue(rng, depth + 1));
+  return Object.fromEntries(Array.from({ length: rng.int(4) }, () => [rng.chance(0.2) ? rng.pick(['cmd', 'type', 'payload', 'id', '__proto__']) : randomString(rng, 8), randomValue(rng, depth + 1)]));
+}
+
+/** A wrong-typed argument: number, object, array, boolean, huge number (as raw JSON). */
+function wrongTypeJson(rng: Rng): string {
+  return rng.pick([
+    () => String(rng.int(100000)),
+    () => rng.pick(HUGE_NUMBERS),
+    () => '{}',
+    () => '{"id":"x"}',
+    () => '[]',
+    () => '["plain"]',
+    () => 'true',
+    () => 'false',
+    () => JSON.stringify(randomValue(rng)),
+  ])();
+}
+
+function randomId(rng: Rng): string | undefined {
+  const r = rng.next();
+  if (r < 0.1) return undefined;
+  if (r < 0.5) return JSON.stringify(rng.pick(ODD_STRINGS));
+  if (r < 0.8) return JSON.stringify(randomString(rng, 30));
+  return wrongTypeJson(rng);
+}
+
+const cmdFrame = (fields: Array<[string, string | undefined]>) =>
+  `{"type":"command","payload":{${fields
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${JSON.stringify(k)}:${v}`)
+    .join(',')}}}`;
+
+const generators: Array<[weight: number, kind: string, gen: (rng: Rng) => Buffer | string]> = [
+  [
+    14,
+    'random bytes',
+    (rng) => {
+      const parts: number[] = [];
+      const n = rng.int(120);
+      for (let i = 0; i < n; i++) {
+        const r = rng.next();
+        if (r < 0.5) parts.push(0x20 + rng.int(0x5f));
+        else if (r < 0.6) parts.push(rng.pick([0x00, 0xff, 0xfe, 0x0d, 0x09, 0x80, 0xc0, 0xc1, 0xf5]));
+        else if (r < 0.7) parts.push(...rng.pick(LONE_SURROGATES));
+        else if (r < 0.8) parts.push(...Buffer.from(rng.pick(['ü', '日本', '🚀', '\u00a0', '\ufeff'])));
+        else if (r < 0.9) parts.push(...Buffer.from(rng.pick(['{', '}', '"type"', ':"command"', '"payload":', '{"cmd":"status"}', ','])));
+        else {
+          let b = rng.int(256);
+          if (b === 0x0a) b = 0x0b;
+          parts.push(b);
+        }
+      }
+      return Buffer.from(parts);
+    },
+  ],
+  [
+    8,
+    'truncated JSON',
+    (rng) => {
+      const whole = rng.pick([
+        cmdFrame([['cmd', '"status"']]),
+        cmdFrame([['cmd', '"spawn"'], ['name', '"plain"'], ['mission', '"answer x"']]),
+        JSON.stringify({ type: 'subscribe', payload: { filter: '' } }),
+        JSON.stringify({ type: 'command', payload: { cmd: 'logs', id: 'plain-1712345678' } }),
+        JSON.stringify(randomValue(rng)),
+      ]);
+      return whole.slice(0, Math.max(1, rng.int(whole.length)));
+    },
+  ],
+  [
+    2,
+    'deep nesting',
+    (rng) => {
+      const depth = rng.pick([1000, 10_000]);
+      return rng.pick([
+        () => '['.repeat(depth),
+        () => '['.repeat(depth) + ']'.repeat(depth),
+        () => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth),
+        () => `{"type":"command","payload":{"cmd":"spawn","name":${'['.repeat(depth)}${']'.repeat(depth)},"mission":"x"}}`,
+        () => `{"type":"command","payload":{"cmd":"attach","id":${'{"id":'.repeat(depth)}"x"${'}'.repeat(depth)}}}`,
+        () => `{"type":"command","payload":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+        () => `{"type":"command","payload":{"cmd":"status","deep":${'['.repeat(depth)}0${']'.repeat(depth)}}}`,
+      ])();
+    },
+  ],
+  [4, 'huge numbers', (rng) => rng.pick([() => rng.pick(HUGE_NUMBERS), () => `{"type":${rng.pick(HUGE_NUMBERS)}}`, () => cmdFrame([['cmd', '"attach"'], ['id', rng.pick(HUGE_NUMBERS)]]), () => `[${rng.pick(HUGE_NUMBERS)}]`])()],
+  [
+    12,
+    'odd type/payload/cmd',
+    (rng) => {
+      const type = rng.pick(['"command"', '"command"', '"subscribe"', '"Command"', '""', 'null', '5', '[]', '{}', 'true', JSON.stringify(randomString(rng, 12)), undefined]);
+      const payload = rng.pick([
+        () => undefined,
+        () => 'null',
+        () => '"status"',
+        () => '[]',
+        () => '7',
+        () => 'true',
+        () => `{"cmd":${rng.pick([JSON.stringify(rng.pick(COMMANDS)), '5', 'null', '[]', '{}', '"toString"', '"__proto__"', '"constructor"', '""', JSON.stringify(randomString(rng, 12))])}}`,
+        () => `{"filter":${rng.pick(['5', '[]', '{}', 'true', '1e400'])}}`,
+        () => '{"__proto__":{"cmd":"status"}}',
+        () => JSON.stringify(randomValue(rng)),
+      ])();
+      const fields = [type === undefined ? '' : `"type":${type}`, payload === undefined ? '' : `"payload":${payload}`].filter((f) => f !== '');
+      if (rng.chance(0.2)) fields.push(`${JSON.stringify(randomString(rng, 6))}:${JSON.stringify(randomValue(rng))}`);
+      if (rng.chance(0.1)) fields.push('"type":"command"'); // a duplicate key: the last one wins
+      return `{${fields.join(',')}}`;
+    },
+  ],
+  [
+    12,
+    'wrong argument types',
+    (rng) =>
+      rng.pick([
+        () => cmdFrame([['cmd', JSON.stringify(rng.pick(['attach', 'logs', 'kill', 'cancel']))], ['id', wrongTypeJson(rng)]]),
+        () => cmdFrame([['cmd', '"spawn"'], ['name', wrongTypeJson(rng)], ['mission', '"answer x"']]),
+        () => cmdFrame([['cmd', '"spawn"'], ['name', '"plain"'], ['mission', rng.pick(['5', '1e400', '{}', '[]', '["answer x"]', 'true', '{"text":"x"}'])]]),
+        () => cmdFrame([['cmd', '"spawn"'], ['name', '"fz"'], ['mission', '"answer x"'], ['binding', rng.pick(['5', '""', '{}', '[]', 'true', '"a b"', '"a\\nb"', JSON.stringify('b'.repeat(300))])]]),
+        () => cmdFrame([['cmd', '"session_reset"'], ['binding', rng.chance(0.5) ? wrongTypeJson(rng) : undefined]]),
+        () => cmdFrame([['cmd', '"telegram_reply"'], ['bot', wrongTypeJson(rng)], ['chat_id', wrongTypeJson(rng)], ['text', wrongTypeJson(rng)]]),
+      ])(),
+  ],
+  [
+    8,
+    'unsafe spawn names',
+    (rng) => {
+      const name = rng.chance(0.5) ? rng.pick(['', '../x', 'a/b', '..', '.x', '-x', '_x', 'a b', 'x'.repeat(65), 'ü', 'a\u0000b', 'plain\n', '1bjorn/..']) : randomString(rng, 20);
+      return cmdFrame([['cmd', '"spawn"'], ['name', JSON.stringify(name)], ['mission', rng.chance(0.8) ? '"answer fuzz"' : undefined]]);
+    },
+  ],
+  [
+    38,
+    'read-only commands with random ids',
+    (rng) => {
+      const cmd = rng.pick(['status', 'ps', 'attach', 'logs', 'kill', 'cancel', 'attach', 'logs', 'kill', 'cancel']);
+      return cmdFrame([['cmd', JSON.stringify(cmd)], ['id', randomId(rng)]]);
+    },
+  ],
+  [2, 'blank lines', (rng) => rng.pick(['', ' ', '\t', '\r', '   \t '])],
+];
+const TOTAL_WEIGHT = generators.reduce((n, [w]) => n + w, 0);
+
+interface Frame {
+  kind: string;
+  line: Buffer;
+  expected: Expected;
+}
+
+function generateFrame(rng: Rng): Frame {
+  for (;;) {
+    let roll = rng.int(TOTAL_WEIGHT);
+    const [, kind, gen] = generators.find(([w]) => (roll -= w) < 0)!;
+    const produced = gen(rng);
+    let line = Buffer.isBuffer(produced) ? produced : Buffer.from(produced, 'utf8');
+    if (line.includes(0x0a)) continue; // one frame, one line
+    if (rng.chance(0.1)) line = Buffer.concat([line, Buffer.from('\r')]);
+    const text = line.toString('utf8');
+    if ([...PROTO_KEYS].some((k) => text.includes(`"${k}"`)) && /"(id|binding)"/.test(text)) continue;
+    try {
+      return { kind, line, expected: expectedReply(line) };
+    } catch (err) {
+      if (err instanceof WouldAct) continue; // never subscribe or start a raider by accident
+      throw err;
+    }
+  }
+}
+
+/** One connection: writes the stream in random pieces, collects reply lines as they come. */
+function runConnection(socketPath: string, stream: Buffer, expectedCount: number, rng: Rng, timeoutMs: number): Promise<string[]> {
+  const pieces: Buffer[] = [];
+  for (let at = 0; at < stream.length; ) {
+    const size = rng.pick([1, 2, 3, 7, 64, 512, 4096, 65_536]) * (1 + rng.int(3));
+    pieces.push(stream.subarray(at, at + size));
+    at += size;
+  }
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    const lines: string[] = [];
+    let buffer = '';
+    let settled = false;
+    const finish = (err?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) {
+        socket.destroy();
+        reject(err);
+      } else {
+        // Keep listening a little: a second reply to any line would show up here.
+        setTimeout(() => {
+          socket.destroy();
+          resolve(lines);
+        }, 300);
+      }
+    };
+    const timer = setTimeout(() => finish(new Error(`timed out with ${lines.length}/${expectedCount} replies`)), timeoutMs);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        lines.push(buffer.slice(0, nl));
+        buffer = buffer.slice(nl + 1);
+      }
+      if (lines.length >= expectedCount) finish();
+    });
+    socket.on('error', (err) => finish(err));
+    socket.on('close', () => finish(new Error(`the hall closed the connection after ${lines.length}/${expectedCount} replies`)));
+    socket.on('connect', async () => {
+      for (const piece of pieces) {
+        if (socket.destroyed) return;
+        if (!socket.write(piece)) await new Promise((r) => socket.once('drain', r));
+        if (rng.chance(0.02)) await new Promise((r) => setImmediate(r));
+      }
+    });
+  });
+}
+
+function checkReply(reply: Json, expected: NonNullable<Expected>, root: string): void {
+  if ('exact' in expected) expect(reply).toEqual(expected.exact);
+  else if ('anyError' in expected) {
+    expect(Object.keys(reply)).toEqual(['error']);
+    expect(typeof reply.error).toBe('string');
+  } else expect(reply).toMatchObject({ running: 0, root, slots: [] });
+}
+
+describe('fuzzing the control socket', () => {
+  it(`answers each of ${CONNECTIONS * FRAMES_PER_CONNECTION} random and malformed frames exactly once (seed ${SEED})`, async () => {
+    hall = await startTestHall({ config: 'raiders:\n  plain: {}\n' });
+    const h = hall;
+    const rng = prng(SEED);
+    const connections = Array.from({ length: CONNECTIONS }, () => {
+      const frames = Array.from({ length: FRAMES_PER_CONNECTION }, () => generateFrame(rng));
+      // A few lines over the limit, on some connections.
+      if (rng.chance(0.3)) {
+        const at = rng.int(frames.length);
+        const line = Buffer.alloc(MAX_FRAME_BYTES + 1 + rng.int(1000), '{');
+        frames.splice(at, 1, { kind: 'too long', line, expected: expectedReply(line) });
+      }
+      return { frames, rng: prng(SEED + 1 + rng.int(1_000_000)) };
+    });
+    const frames = connections.flatMap((c) => c.frames);
+    expect(frames).toHaveLength(CONNECTIONS * FRAMES_PER_CONNECTION);
+    const answered = frames.filter((f) => f.expected !== null).length;
+    const kinds = new Map<string, number>();
+    for (const f of frames) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
+
+    const t0 = Date.now();
+    const results = await Promise.all(
+      connections.map(({ frames: fs_, rng: r }) => {
+        const stream = Buffer.concat(fs_.flatMap((f) => [f.line, Buffer.from('\n')]));
+        return runConnection(h.socket, stream, fs_.filter((f) => f.expected !== null).length, r, 25_000);
+      }),
+    );
+    const elapsed = Date.now() - t0;
+
+    for (const [i, { frames: fs_ }] of connections.entries()) {
+      const lines = results[i]!;
+      const expectedReplies = fs_.filter((f) => f.expected !== null);
+      // Exactly one reply per complete, non-blank line: no more, no fewer.
+      expect(lines.length, `connection ${i}`).toBe(expectedReplies.length);
+      lines.forEach((line, j) => {
+        const frame = expectedReplies[j]!;
+        const context = () =>
+          `seed ${SEED}, connection ${i}, reply ${j} (${frame.kind}: ${JSON.stringify(frame.line.subarray(0, 120).toString('utf8'))}): ${line.slice(0, 300)}`;
+        try {
+          const reply: unknown = JSON.parse(line);
+          if (!isObject(reply)) throw new Error('the reply is not a JSON object');
+          checkReply(reply, frame.expected!, h.root);
+        } catch (err) {
+          throw new Error(`${context()}: ${(err as Error).message}`);
+        }
+      });
+    }
+
+    // The hall is well and started nothing.
+    const status = await h.request({ cmd: 'status' });
+    expect(status).toMatchObject({ running: 0, root: h.root, slots: [], queues: {}, runs: [] });
+    expect(await h.request({ cmd: 'ps' })).toEqual({ raiders: [] });
+    expect(h.hall.bus.subscriberCount()).toBe(0);
+    expect(fs.readdirSync(path.join(h.root, '.raider-hall', 'logs'))).toEqual([]);
+    expect(h.logs.filter((l) => /failed|crash|uncaught/i.test(l))).toEqual([]);
+    console.log(
+      `fuzz seed ${SEED}: ${frames.length} frames (${answered} answered, ${frames.length - answered} blank) over ${CONNECTIONS} connections in ${elapsed} ms; ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    );
+  }, 60_000);
+
+  it(`survives valid spawns with hostile names among the garbage (seed ${SEED})`, async () => {
+    hall = await startTestHall({ config: 'raiders:\n  plain: {}\n' });
+    const h = hall;
+    const rng = prng(SEED ^ 0xbad);
+    const names = ['fz', '1fz', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'x__proto__', 'Z9'];
+    const bindings = [undefined, undefined, 'fz-binding', '__proto__', 'constructor', 'toString'];
+    const lines: Array<{ line: Buffer; expected: Expected | 'spawn' }> = [];
+    let spawns = 0;
+    for (let i = 0; i < 400; i++) {
+      if (rng.chance(0.05)) {
+        const binding = rng.pick(bindings);
+        const payload: Json = { cmd: 'spawn', name: rng.pick(names), mission: `answer ${i}` };
+        if (binding !== undefined) payload.binding = binding;
+        lines.push({ line: Buffer.from(JSON.stringify({ type: 'command', payload })), expected: 'spawn' });
+        spawns++;
+      } else {
+        const f = generateFrame(rng);
+        lines.push({ line: f.line, expected: f.expected });
+      }
+    }
+    const tap = await h.events('raider.done');
+    const expectedCount = lines.filter((l) => l.expected !== null).length;
+    const stream = Buffer.concat(lines.flatMap((l) => [l.line, Buffer.from('\n')]));
+    const replies = await runConnection(h.socket, stream, expectedCount, rng, 10_000);
+    expect(replies).toHaveLength(expectedCount);
+    const answered = lines.filter((l) => l.expected !== null);
+    const started: string[] = [];
+    replies.forEach((line, j) => {
+      const reply = JSON.parse(line) as Json;
+      const expected = answered[j]!.expected!;
+      if (expected === 'spawn') {
+        expect(reply.error, line).toBeUndefined();
+        expect(reply.id !== undefined || reply.queued === 1, line).toBe(true);
+        if (typeof reply.id === 'string') started.push(reply.id);
+      } else checkReply(reply, expected, h.root);
+    });
+    expect(spawns).toBeGreaterThan(5);
+    // Every mission ran (queued ones too), and then nothing runs any more.
+    await tap.waitFor(() => tap.all.length === spawns, 20_000).catch(() => {});
+    expect(tap.all).toHaveLength(spawns);
+    expect(tap.all.every((e) => e.status === 'completed')).toBe(true);
+    for (const id of started) expect(tap.all.map((e) => e.id)).toContain(id);
+    const status = await h.request({ cmd: 'status' });
+    expect(status).toMatchObject({ running: 0, root: h.root, slots: [] });
+    tap.close();
+  }, 60_000);
+});
