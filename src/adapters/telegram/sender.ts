@@ -1,0 +1,80 @@
+/**
+ * Sending text into a chat or topic (telegram_reply, the /new confirmation):
+ * split at 4096 characters, each part sent as Markdown like the reference,
+ * retried as SendStep says (retry_after, server errors; plain text when the
+ * Markdown does not parse; the chat itself when the topic is gone). The
+ * answer comes once Telegram accepted every part, or with the error; a
+ * failure is also published as `telegram.send_error`.
+ */
+import type { HallServices } from '../../actors/hall-adapter.js';
+import { splitMessage } from '../../domain/telegram-split.js';
+import { sendRetry, type SendPolicy } from '../../domain/telegram-retry.js';
+import { BotApiError, type BotApi, type OutgoingMessage } from './bot-api.js';
+
+export interface SendTarget {
+  chat_id: number | string;
+  message_thread_id?: number;
+}
+
+export type SendResult = { ok: true; message_ids: number[] } | { ok: false; error: string };
+
+export class TelegramSender {
+  constructor(
+    private readonly services: Pick<HallServices, 'publish'>,
+    private readonly policy: SendPolicy,
+    /** Aborted when the hall stops: a retry wait ends at once (a request under way is let finish). */
+    private readonly signal: AbortSignal,
+  ) {}
+
+  async send(bot: string, api: BotApi, target: SendTarget, text: string): Promise<SendResult> {
+    const parts = splitMessage(text);
+    const ids: number[] = [];
+    for (const [i, part] of parts.entries()) {
+      try {
+        ids.push(await this.sendPart(api, target, part));
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        const error = parts.length > 1 ? `part ${i + 1} of ${parts.length} not sent: ${reason}` : reason;
+        this.services.publish({ type: 'telegram.send_error', bot, chat_id: target.chat_id, error });
+        return { ok: false, error };
+      }
+    }
+    return { ok: true, message_ids: ids };
+  }
+
+  private async sendPart(api: BotApi, target: SendTarget, text: string): Promise<number> {
+    const message: OutgoingMessage = { chat_id: target.chat_id, text, parse_mode: 'Markdown' };
+    if (target.message_thread_id !== undefined) message.message_thread_id = target.message_thread_id;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await api.sendMessage(message)).message_id;
+      } catch (err) {
+        if (!(err instanceof BotApiError) || err.aborted) throw err;
+        const step = sendRetry(err, attempt, this.policy, {
+          markdown: message.parse_mode !== undefined,
+          thread: message.message_thread_id !== undefined,
+        });
+        if (step.kind === 'fail') throw err;
+        if (step.kind === 'plain') delete message.parse_mode;
+        else if (step.kind === 'withoutThread') delete message.message_thread_id;
+        else await sleep(step.delayMs, this.signal);
+      }
+    }
+  }
+}
+
+/** Waits, or rejects at once when the signal aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new BotApiError('the hall is stopping', undefined, undefined, true));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new BotApiError('the hall is stopping', undefined, undefined, true));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,132 @@
+/**
+ * One Telegram update, start to end (reference §10): read it, check access,
+ * announce and store an accepted message, then `/new` (reset the binding and
+ * confirm) or hand the mission to the raider its chat is routed to. The
+ * answer tells the poll loop whether the update is done with (its offset may
+ * be confirmed) or must come again: only when the hall stops before its
+ * mission was taken.
+ */
+import type { HallServices } from '../../actors/hall-adapter.js';
+import type { TelegramTarget } from '../../domain/mission.js';
+import { accessDecision } from '../../domain/telegram-access.js';
+import { isNewCommand, NEW_SESSION_TEXT, routeFor, telegramBinding, telegramMissionId } from '../../domain/telegram-routing.js';
+import { readUpdate, type TelegramMessage } from '../../domain/telegram-update.js';
+import type { DurableState } from '../storage/durable-state.js';
+import type { TelegramBotConfig } from '../config/hall-config.js';
+import type { BotApi } from './bot-api.js';
+import type { ChatHistory } from './chat-history.js';
+import type { TelegramSender } from './sender.js';
+
+export type Handled = 'done' | 'again';
+
+export interface BotParts {
+  bot: TelegramBotConfig;
+  /** The token's numeric prefix. */
+  botId: string;
+  api: BotApi;
+}
+
+export class UpdateHandler {
+  constructor(
+    private readonly services: HallServices,
+    private readonly parts: BotParts,
+    private readonly history: ChatHistory,
+    private readonly sender: TelegramSender,
+    private readonly stopping: () => boolean,
+  ) {}
+
+  async handle(raw: unknown): Promise<Handled> {
+    const bot = this.parts.bot.name;
+    const read = readUpdate(raw);
+    if (read.kind === 'invalid') {
+      this.updateError(read.updateId, read.error);
+      return 'done';
+    }
+    if (read.kind === 'ignored') return 'done';
+    const { updateId, message } = read;
+
+    const access = accessDecision(this.parts.bot, message.chatId, message.fromId);
+    if (!access.ok) {
+      this.services.publish({
+        type: 'telegram.rejected',
+        bot,
+        chat_id: message.chatId,
+        from_id: message.fromId ?? null,
+        reason: access.reason,
+        update_id: updateId,
+      });
+      return 'done';
+    }
+
+    this.services.publish({
+      type: 'telegram.in',
+      bot,
+      chat_id: message.chatId,
+      ...(message.threadId !== undefined ? { message_thread_id: message.threadId } : {}),
+      text: message.text,
+      first_name: message.firstName,
+      username: message.username,
+      update_id: updateId,
+    });
+    try {
+      await this.history.append(bot, message.chatId, raw);
+    } catch (err) {
+      // History is a record, not the work: the message is still handled.
+      this.updateError(updateId, `cannot write the chat history: ${(err as Error).message}`);
+    }
+
+    const binding = telegramBinding(bot, message.chatId, message.threadId);
+    if (isNewCommand(message.text)) {
+      // No error when nothing is bound: the next message starts a new session either way.
+      await this.services.request({ type: 'cmd.sessionReset', binding });
+      void this.sender.send(bot, this.parts.api, target(bot, message), NEW_SESSION_TEXT);
+      return 'done';
+    }
+
+    const raider = routeFor(this.parts.bot.routing, message.chatId);
+    if (raider === null) return 'done';
+    if (message.text.trim() === '') {
+      this.updateError(updateId, 'the message has no text; no mission started');
+      return 'done';
+    }
+    const missionId = telegramMissionId(bot, this.parts.botId, updateId);
+    // Telegram delivers again what the hall did not confirm; a mission still waiting or running is not run twice.
+    if (missionKnown(this.services.store.state, missionId)) return 'done';
+    if (this.stopping()) return 'again';
+    const reply = await this.services.request({
+      type: 'cmd.spawn',
+      missionId,
+      name: raider,
+      mission: message.text,
+      binding,
+      telegram: target(bot, message),
+      at: Date.now(),
+    });
+    if (typeof reply.error === 'string') {
+      if (this.stopping()) return 'again';
+      this.updateError(updateId, reply.error);
+    }
+    return 'done';
+  }
+
+  private updateError(updateId: number | null, error: string): void {
+    this.services.publish({ type: 'telegram.update_error', bot: this.parts.bot.name, update_id: updateId, error });
+  }
+}
+
+/** The chat (and topic) a mission's raider answers with telegram_reply. */
+function target(bot: string, message: TelegramMessage): TelegramTarget & { message_thread_id?: number } {
+  return {
+    bot,
+    chat_id: message.chatId,
+    ...(message.threadId !== undefined ? { message_thread_id: message.threadId } : {}),
+  };
+}
+
+function missionKnown(state: DurableState, missionId: string): boolean {
+  for (const run of state.runs.values()) if (run.entry.id === missionId) return true;
+  for (const queues of [state.slotQueues, state.bindingQueues]) {
+    for (const queue of queues.values()) if (queue.some((m) => m.id === missionId)) return true;
+  }
+  return false;
+}

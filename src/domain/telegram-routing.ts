@@ -1,0 +1,43 @@
+/**
+ * Where an accepted Telegram message goes (reference §10): the raider routed
+ * for its chat, else the `'*'` default, else nowhere (it is still stored and
+ * announced). Its binding is the chat, or the forum topic, so a conversation
+ * continues across messages; `/new` starts it over.
+ */
+
+export const DEFAULT_ROUTE = '*';
+
+/** The confirmation `/new` sends into the chat or topic. */
+export const NEW_SESSION_TEXT = 'Started a new session.';
+
+export function routeFor(routing: Readonly<Record<string, string>>, chatId: number | string): string | null {
+  return routing[String(chatId)] ?? routing[DEFAULT_ROUTE] ?? null;
+}
+
+/** `telegram:BOT:CHAT_ID`, or `telegram:BOT:CHAT_ID:THREAD` for a forum topic. */
+export function telegramBinding(bot: string, chatId: number | string, threadId?: number): string {
+  return `telegram:${bot}:${String(chatId)}${threadId !== undefined ? `:${threadId}` : ''}`;
+}
+
+/**
+ * `/new`, optionally addressed to a bot (`/new@name_bot`), with nothing else
+ * but spaces: `/newer ideas` and `/new plan` are ordinary missions.
+ */
+export function isNewCommand(text: string): boolean {
+  return /^\s*\/new(@\w+)?\s*$/.test(text);
+}
+
+/**
+ * The mission id of an update's mission: the same for a re-delivered update,
+ * so one that is still waiting or running is recognised and not run twice.
+ * The bot's numeric id (the token's prefix) keeps two tokens under one name apart.
+ */
+export function telegramMissionId(bot: string, botId: string, updateId: number): string {
+  return `tg-${bot}-${botId}-${updateId}`;
+}
+
+/** The bot's numeric id, the part of a token before the colon (not secret). */
+export function botIdOf(token: string): string {
+  const id = /^(\d+):/.exec(token)?.[1];
+  return id ?? 'x';
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { accessDecision, accessWarnings } from '../../src/domain/telegram-access.js';
+import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, pollRetryDelay, sendRetry } from '../../src/domain/telegram-retry.js';
+import { botIdOf, isNewCommand, routeFor, telegramBinding, telegramMissionId } from '../../src/domain/telegram-routing.js';
+import { splitMessage, TELEGRAM_TEXT_LIMIT } from '../../src/domain/telegram-split.js';
+import { readUpdate } from '../../src/domain/telegram-update.js';
+
+describe('Telegram access (reference §10, fail-closed)', () => {
+  const lists = { allowlist: ['42', '43'], allowed_chats: ['-100500'] };
+  it.each([
+    ['no sender', -100500, undefined, { ok: false, reason: 'no_sender' }],
+    ['a sender not in the allowlist', 99, 99, { ok: false, reason: 'sender_not_allowed' }],
+    ['an allowed sender in a private chat', 42, 42, { ok: true }],
+    ['ids compared as strings', '43', 43, { ok: true }],
+    ['an allowed sender in an allowed group', -100500, '42', { ok: true }],
+    ['an allowed sender in another group', -100999, 42, { ok: false, reason: 'chat_not_allowed' }],
+  ] as const)('%s', (_name, chat, from, expected) => {
+    expect(accessDecision(lists, chat, from)).toEqual(expected);
+  });
+
+  it('an empty allowlist rejects everyone, and a chat id in the allowlist never opens its group', () => {
+    expect(accessDecision({ allowlist: [], allowed_chats: ['-100500'] }, 42, 42)).toEqual({ ok: false, reason: 'sender_not_allowed' });
+    expect(accessDecision({ allowlist: ['-100500'], allowed_chats: [] }, -100500, 42)).toEqual({ ok: false, reason: 'sender_not_allowed' });
+  });
+
+  it('warns about an empty allowlist and chat ids in it', () => {
+    expect(accessWarnings({ allowlist: [], allowed_chats: [] })).toEqual(['empty allowlist, every message will be rejected']);
+    expect(accessWarnings({ allowlist: ['42', '-100500'], allowed_chats: [] })).toEqual([
+      "allowlist entry -100500 is a chat id, not a user id; list it under allowed_chats and put the members' user ids in allowlist",
+    ]);
+  });
+});
+
+describe('reading updates', () => {
+  const chat = { id: -100500, type: 'supergroup' };
+  it('takes the message, else the edited message; a caption is the text', () => {
+    expect(readUpdate({ update_id: 1, message: { chat, from: { id: 42, first_name: 'A' }, text: 'hi' } })).toEqual({
+      kind: 'message',
+      updateId: 1,
+      message: { chatId: -100500, chatType: 'supergroup', fromId: 42, firstName: 'A', username: null, text: 'hi' },
+    });
+    const edited = readUpdate({ update_id: 2, edited_message: { chat, from: { id: 42 }, caption: 'photo' } });
+    expect(edited).toMatchObject({ kind: 'message', message: { text: 'photo' } });
+  });
+
+  it('keeps the thread id only for forum-topic messages', () => {
+    const topic = readUpdate({ update_id: 3, message: { chat, from: { id: 42 }, text: 'x', message_thread_id: 7, is_topic_message: true } });
+    const reply = readUpdate({ update_id: 4, message: { chat, from: { id: 42 }, text: 'x', message_thread_id: 7 } });
+    expect(topic).toMatchObject({ message: { threadId: 7 } });
+    expect(reply.kind === 'message' && reply.message.threadId).toBe(undefined);
+  });
+
+  it('ignores other kinds of update and names what is wrong with a broken one', () => {
+    expect(readUpdate({ update_id: 5, callback_query: {} })).toEqual({ kind: 'ignored', updateId: 5 });
+    expect(readUpdate({ update_id: 6, message: { text: 'no chat' } })).toEqual({ kind: 'invalid', updateId: 6, error: 'a message without chat.id' });
+    expect(readUpdate({ message: {} })).toMatchObject({ kind: 'invalid', updateId: null });
+    expect(readUpdate('garbage')).toMatchObject({ kind: 'invalid', updateId: null });
+  });
+});
+
+describe('routing and bindings', () => {
+  it("routes a chat to its raider, else to '*', else nowhere", () => {
+    expect(routeFor({ '-100500': 'ivar', '*': 'bjorn' }, -100500)).toBe('ivar');
+    expect(routeFor({ '-100500': 'ivar', '*': 'bjorn' }, 42)).toBe('bjorn');
+    expect(routeFor({ '-100500': 'ivar' }, 42)).toBeNull();
+  });
+
+  it('binds the chat, or the topic', () => {
+    expect(telegramBinding('ops', 42)).toBe('telegram:ops:42');
+    expect(telegramBinding('ops', -100500, 7)).toBe('telegram:ops:-100500:7');
+  });
+
+  it.each([
+    ['/new', true],
+    ['  /new  ', true],
+    ['/new@ops_bot', true],
+    ['/newer ideas', false],
+    ['/new plan', false],
+    ['/new@', false],
+    ['please /new', false],
+  ])('%j is /new: %s', (text, expected) => {
+    expect(isNewCommand(text)).toBe(expected);
+  });
+
+  it('an update has one mission id per bot token', () => {
+    expect(botIdOf('12345:abc')).toBe('12345');
+    expect(botIdOf('garbage')).toBe('x');
+    expect(telegramMissionId('ops', '12345', 9)).toBe('tg-ops-12345-9');
+  });
+});
+
+describe('splitting long text', () => {
+  it('leaves text up to the limit alone', () => {
+    expect(splitMessage('')).toEqual(['']);
+    const exact = 'x'.repeat(TELEGRAM_TEXT_LIMIT);
+    expect(splitMessage(exact)).toEqual([exact]);
+  });
+
+  it('cuts at a paragraph, else a line, else a space, else anywhere, and loses nothing', () => {
+    expect(splitMessage('aaaaaa\n\nb\ncc', 10)).toEqual(['aaaaaa\n\n', 'b\ncc']);
+    expect(splitMessage('aaaaaa\nbbbbbb', 10)).toEqual(['aaaaaa\n', 'bbbbbb']);
+    expect(splitMessage('aaaaaa bbbbbb', 10)).toEqual(['aaaaaa ', 'bbbbbb']);
+    expect(splitMessage('a'.repeat(25), 10)).toEqual(['a'.repeat(10), 'a'.repeat(10), 'a'.repeat(5)]);
+    const text = Array.from({ length: 3000 }, (_, i) => `word${i}`).join(' ');
+    const parts = splitMessage(text);
+    expect(parts.join('')).toBe(text);
+    expect(parts.every((p) => p.length <= TELEGRAM_TEXT_LIMIT)).toBe(true);
+  });
+
+  it('never cuts a surrogate pair apart', () => {
+    const parts = splitMessage(`${'a'.repeat(9)}😀😀`, 10);
+    expect(parts).toEqual(['a'.repeat(9), '😀😀']);
+  });
+});
+
+describe('retry decisions', () => {
+  it('polling honours retry_after, waits long on a bad token, and backs off exponentially otherwise', () => {
+    const policy = DEFAULT_POLL_BACKOFF;
+    expect(pollRetryDelay({ status: 429, retryAfterS: 7, description: '' }, 1, policy)).toBe(7000);
+    expect(pollRetryDelay({ status: 401, description: 'Unauthorized' }, 1, policy)).toBe(policy.badTokenMs);
+    expect(pollRetryDelay({ status: 404, description: 'Not Found' }, 5, policy)).toBe(policy.badTokenMs);
+    expect([1, 2, 3].map((n) => pollRetryDelay({ status: 409, description: 'Conflict' }, n, policy))).toEqual([1000, 2000, 4000]);
+    expect(pollRetryDelay({ status: 502, description: 'Bad Gateway' }, 30, policy)).toBe(policy.maxMs);
+    expect(pollRetryDelay({ description: 'ECONNREFUSED' }, 1, policy)).toBe(1000);
+  });
+
+  it('a send retries what may pass, falls back for Markdown and gone topics, and fails the rest', () => {
+    const p = DEFAULT_SEND_POLICY;
+    const sent = { markdown: true, thread: true };
+    expect(sendRetry({ status: 429, retryAfterS: 2, description: '' }, 1, p, sent)).toEqual({ kind: 'retry', delayMs: 2000 });
+    expect(sendRetry({ status: 429, retryAfterS: 600, description: '' }, 1, p, sent)).toEqual({ kind: 'fail' });
+    expect(sendRetry({ status: 500, description: '' }, 2, p, sent)).toEqual({ kind: 'retry', delayMs: 1000 });
+    expect(sendRetry({ status: 500, description: '' }, p.maxAttempts, p, sent)).toEqual({ kind: 'fail' });
+    expect(sendRetry({ status: 400, description: "Bad Request: can't parse entities" }, 1, p, sent)).toEqual({ kind: 'plain' });
+    expect(sendRetry({ status: 400, description: 'Bad Request: message thread not found' }, 1, p, sent)).toEqual({ kind: 'withoutThread' });
+    expect(sendRetry({ status: 400, description: 'Bad Request: message thread not found' }, 1, p, { markdown: true, thread: false })).toEqual({
+      kind: 'fail',
+    });
+    expect(sendRetry({ status: 403, description: 'Forbidden: bot was blocked by the user' }, 1, p, sent)).toEqual({ kind: 'fail' });
+  });
+});
