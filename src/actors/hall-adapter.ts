@@ -4,6 +4,7 @@
  * requests to the hall actor and publish their own events; they never reach
  * into the actor tree.
  */
+import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { HallConfig } from '../adapters/config/hall-config.js';
 import type { CommandHandler } from '../adapters/control/control-socket.js';
 import type { EventBus } from '../adapters/control/event-bus.js';
@@ -29,6 +30,10 @@ export interface HallServices {
   newMissionId(): string;
   /** Where a surface that can ask a person registers, per binding, to answer raiders' permission questions. */
   permissionChannels: PermissionChannels;
+  /** Shows an actor system of the adapter's own (an ACP session) in `raider hall inspect`; returns its untrack. */
+  trackActor(root: AnyActorRef): () => void;
+  /** The XState inspection observer the hall runs with, for actors an adapter creates. */
+  inspect?: (event: InspectionEvent) => void;
   log(line: string): void;
 }
 

@@ -10,13 +10,14 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createActor, type Actor } from 'xstate';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { type HallConfig } from '../adapters/config/hall-config.js';
 import { loadHallConfig } from '../adapters/config/load-hall-config.js';
 import { providerStorePath, readProviderStore } from '../adapters/config/provider-store.js';
 import { ControlSocket, type CommandHandler } from '../adapters/control/control-socket.js';
 import { EventBus, type Envelope } from '../adapters/control/event-bus.js';
 import { HallQueries } from '../adapters/control/queries.js';
+import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
 import { createRunRegistry, liveRuns } from '../adapters/control/run-registry.js';
 import { writeFileAtomic } from '../adapters/storage/atomic-file.js';
 import { FileStateStore } from '../adapters/storage/file-state-store.js';
@@ -59,7 +60,11 @@ export interface HallStartOptions {
   log?: (line: string) => void;
   /** Every event-bus event, for the foreground view. */
   onEvent?: (event: Envelope) => void;
+  /** An XState inspection observer (the Stately inspector of `start --inspect`). */
+  inspect?: InspectionObserver;
 }
+
+export type InspectionObserver = (event: InspectionEvent) => void;
 
 export interface RunningHall {
   paths: HallPaths;
@@ -87,7 +92,7 @@ export async function startHall(options: HallStartOptions): Promise<RunningHall>
   const lock = await acquireHallLock(paths.root);
   if (!lock) throw new HallStartError(alreadyRunning(paths), 1);
   try {
-    return await startLocked(paths, config, lock, env, log, options.onEvent, options.adapters ?? []);
+    return await startLocked(paths, config, lock, env, log, options);
   } catch (err) {
     await lock.release();
     throw err;
@@ -116,9 +121,10 @@ async function startLocked(
   lock: HallLock,
   env: Readonly<Record<string, string | undefined>>,
   log: (line: string) => void,
-  onEvent: ((event: Envelope) => void) | undefined,
-  adapterFactories: readonly HallAdapterFactory[],
+  options: HallStartOptions,
 ): Promise<RunningHall> {
+  const { onEvent, inspect } = options;
+  const adapterFactories = options.adapters ?? [];
   if (fs.existsSync(paths.socket)) {
     // Our lock is free, but another implementation (a Perl hall) may still answer here.
     if (await socketAnswers(paths.socket)) throw new HallStartError(`Hall already running: ${paths.socket} answers`, 1);
@@ -167,8 +173,10 @@ async function startLocked(
     raiderProcess: raiderProcessLogic,
     reapRun: reapRunLogic,
   });
-  const actor = createActor(logic, { id: 'hall', input });
+  const actor = createActor(logic, { id: 'hall', input, ...(inspect ? { inspect } : {}) });
   const bus = new EventBus(log);
+  const inspection = new ActorInspection(bus);
+  inspection.track(actor);
   const registry = createRunRegistry();
 
   actor.on('store', (e) => store.apply(e.op));
@@ -211,6 +219,8 @@ async function startLocked(
       },
       newMissionId: () => newMissionId(),
       permissionChannels,
+      trackActor: (root) => inspection.track(root),
+      ...(inspect ? { inspect } : {}),
       log,
     });
     if (adapter) adapters.push(adapter);

@@ -156,7 +156,7 @@ export function tapEvents(socketPath: string, filter: string): Promise<EventTap>
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         const event = JSON.parse(line) as Json;
-        if (!ready) {
+        if (!ready && event.type === undefined && 'running' in event) {
           // The reply to the status command sent after the subscribe frame: subscribed.
           ready = true;
           resolve(tap);

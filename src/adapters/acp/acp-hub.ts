@@ -151,10 +151,13 @@ export class AcpHub {
     handle.actor = createActor(logic, {
       id: `acp:${info.sessionId}`,
       input: { sessionId: info.sessionId, modeId: info.modeId, permissionTimeoutMs: this.permissionTimeoutMs },
+      ...(this.services.inspect ? { inspect: this.services.inspect } : {}),
     });
     handle.actor.on('*', (effect) => this.carryOut(handle, effect as AcpSessionEffect, resolveClosed));
     handle.actor.subscribe({ error: (err) => this.services.log(`acp session ${info.sessionId} failed: ${String(err)}`) });
     handle.actor.start();
+    const untrack = this.services.trackActor(handle.actor);
+    void closed.then(untrack);
     return handle;
   }
 

@@ -12,6 +12,16 @@ import stringify from 'safe-stable-stringify';
 import type { BusEvent } from '../../machines/hall-effects.js';
 
 export const ENVELOPE_VERSION = 1;
+/**
+ * The actor-inspection stream (`raider hall inspect`) is busy and of interest
+ * to few: its events go only to subscribers that ask for them by name.
+ */
+export const INSPECT_PREFIX = 'inspect.';
+
+export function filterMatches(filter: string, type: string): boolean {
+  if (!type.startsWith(filter)) return false;
+  return !type.startsWith(INSPECT_PREFIX) || filter.startsWith('inspect');
+}
 /** Unsent bytes a socket subscriber may hold before it is dropped. */
 export const SUBSCRIBER_BUFFER_LIMIT = 8 * 1024 * 1024;
 
@@ -34,6 +44,7 @@ export interface BusSubscriber {
 export class EventBus {
   private seq = 0;
   private readonly subscribers = new Set<BusSubscriber>();
+  private readonly watchers = new Set<(subscriber: BusSubscriber, joined: boolean) => void>();
 
   constructor(
     private readonly warn: (message: string) => void,
@@ -42,7 +53,24 @@ export class EventBus {
 
   subscribe(subscriber: BusSubscriber): () => void {
     this.subscribers.add(subscriber);
-    return () => this.subscribers.delete(subscriber);
+    for (const watch of this.watchers) watch(subscriber, true);
+    return () => this.remove(subscriber);
+  }
+
+  /** Hears subscribers come and go (the inspection stream starts work only while someone watches). */
+  watchSubscribers(watch: (subscriber: BusSubscriber, joined: boolean) => void): void {
+    this.watchers.add(watch);
+  }
+
+  /** True when some subscriber would get events of `type`. */
+  wants(type: string): boolean {
+    for (const sub of this.subscribers) if (filterMatches(sub.filter, type)) return true;
+    return false;
+  }
+
+  private remove(subscriber: BusSubscriber): void {
+    if (!this.subscribers.delete(subscriber)) return;
+    for (const watch of this.watchers) watch(subscriber, false);
   }
 
   publish(event: BusEvent): Envelope {
@@ -52,9 +80,9 @@ export class EventBus {
     const line = `${stringify(envelope)}\n`;
     // A copy: a subscriber added while delivering gets the next event, not this one.
     for (const sub of [...this.subscribers]) {
-      if (!event.type.startsWith(sub.filter)) continue;
+      if (!filterMatches(sub.filter, event.type)) continue;
       if (sub.backlog && sub.backlog() > SUBSCRIBER_BUFFER_LIMIT) {
-        this.subscribers.delete(sub);
+        this.remove(sub);
         const reason = `event subscriber dropped: more than ${SUBSCRIBER_BUFFER_LIMIT} bytes unread`;
         this.warn(reason);
         sub.drop?.(reason);

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { defaultAdapters } from '../../actors/default-adapters.js';
-import { HallStartError, startHall } from '../../actors/hall-supervisor.js';
+import { HallStartError, startHall, type InspectionObserver } from '../../actors/hall-supervisor.js';
 import { renderBusEvent, styleFor } from './render.js';
 
 export interface StartOptions {
@@ -14,6 +14,8 @@ export interface StartOptions {
   quiet: boolean;
   acpPort?: number;
   acpHost?: string;
+  /** true: a local Stately relay; a string: the inspector's WebSocket URL. */
+  inspect?: string | boolean;
 }
 
 const READY_TIMEOUT_MS = 15_000;
@@ -28,11 +30,13 @@ export async function startCommand(options: StartOptions): Promise<number> {
 
 async function startForeground(options: StartOptions): Promise<number> {
   const style = styleFor(process.stdout);
+  const inspector = options.inspect !== undefined ? await statelyInspector(options.inspect) : null;
   let hall;
   try {
     hall = await startHall({
       root: options.dir,
       adapters: defaultAdapters,
+      ...(inspector ? { inspect: inspector.observer } : {}),
       ...(options.quiet ? {} : { onEvent: (event) => process.stdout.write(`${renderBusEvent(event, style)}\n`) }),
     });
   } catch (err) {
@@ -56,9 +60,35 @@ async function startForeground(options: StartOptions): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   await hall.stopped;
+  inspector?.stop();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   return 0;
+}
+
+/**
+ * The Stately inspector (`start --inspect`): a WebSocket inspector, with a
+ * local relay on port 8080 when no URL is given. Its page embeds the Stately
+ * UI, so the browser needs the internet; `raider hall inspect` works offline.
+ */
+async function statelyInspector(target: string | boolean): Promise<{ observer: InspectionObserver; stop(): void }> {
+  const { createWebSocketInspector } = await import('@statelyai/inspect');
+  let relay: { stop(): void } | null = null;
+  let url = typeof target === 'string' ? target : '';
+  if (url === '') {
+    const { createInspectorServer } = await import('@statelyai/inspect/server');
+    relay = createInspectorServer({ port: 8080, autoOpen: false });
+    url = 'ws://localhost:8080';
+    process.stderr.write('Stately inspector: open http://localhost:8080 in a browser (its page loads https://stately.ai/inspect)\n');
+  }
+  const inspector = createWebSocketInspector({ url });
+  return {
+    observer: (event) => inspector.inspect.next?.(event),
+    stop: () => {
+      inspector.stop();
+      relay?.stop();
+    },
+  };
 }
 
 function connects(socketPath: string): Promise<boolean> {
@@ -79,7 +109,8 @@ async function startDaemon(options: StartOptions): Promise<number> {
   const logFd = fs.openSync(paths.hallLog, 'a');
   const logStart = fs.fstatSync(logFd).size;
   const bin = fileURLToPath(new URL('../../../bin/raider', import.meta.url));
-  const child = spawn(process.execPath, [bin, 'hall', 'start', paths.root, '--quiet'], {
+  const inspectArgs = options.inspect === undefined ? [] : typeof options.inspect === 'string' ? ['--inspect', options.inspect] : ['--inspect'];
+  const child = spawn(process.execPath, [bin, 'hall', 'start', paths.root, '--quiet', ...inspectArgs], {
     detached: true,
     stdio: ['ignore', logFd, logFd],
     env: process.env,

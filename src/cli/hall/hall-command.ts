@@ -116,12 +116,14 @@ function buildProgram(setCode: (code: number) => void): Command {
     .option('--quiet', 'do not print events in the foreground')
     .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
     .option('--acp-host <host>', 'address for the ACP port (default 127.0.0.1)')
-    .action(async (dir: string | undefined, opts: { daemon?: boolean; quiet?: boolean; acpPort?: number; acpHost?: string }) => {
+    .option('--inspect [url]', 'show the actor system in the Stately inspector (a local relay on port 8080, or this WebSocket URL)')
+    .action(async (dir: string | undefined, opts: { daemon?: boolean; quiet?: boolean; acpPort?: number; acpHost?: string; inspect?: string | boolean }) => {
       setCode(
         await startCommand({
           dir: onlyDir(dir ? [dir] : []),
           daemon: opts.daemon === true,
           quiet: opts.quiet === true,
+          ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}),
           ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
           ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
         }),
@@ -235,6 +237,58 @@ function buildProgram(setCode: (code: number) => void): Command {
       const fs = await import('node:fs');
       const offset = fs.statSync(live.log_path, { throwIfNoEntry: false })?.size ?? 0;
       await followFile({ socketPath: socketOf(dir), runId: id, file: live.log_path, offset, onChunk: (c) => process.stdout.write(c) });
+    });
+
+  program
+    .command('install')
+    .description('install a systemd user unit that runs the hall of DIR (Restart=on-failure)')
+    .argument('[dir]')
+    .option('--name <name>', 'the unit name', 'raider-hall')
+    .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
+    .option('--acp-host <host>', 'address for the ACP port')
+    .option('--stdout', 'print the unit instead of installing it')
+    .action(async (dir: string | undefined, opts: { name: string; acpPort?: number; acpHost?: string; stdout?: boolean }) => {
+      const { installUnit, unitText } = await import('./systemd-unit.js');
+      const text = unitText({
+        dir: onlyDir(dir ? [dir] : []),
+        ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
+        ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
+      });
+      if (opts.stdout) {
+        process.stdout.write(text);
+        return;
+      }
+      const file = installUnit(opts.name, text);
+      process.stdout.write(`Installed ${file}\nRun:\n  systemctl --user daemon-reload\n  systemctl --user enable --now ${opts.name}\n`);
+    });
+
+  program
+    .command('inspect')
+    .description('the live actor tree of the hall: runs, slots, binding queues, ACP sessions, questions')
+    .argument('[dir]')
+    .option('--once', 'print one snapshot and exit')
+    .option('--json', 'print the raw inspect.* event stream')
+    .action(async (dir: string | undefined, opts: { once?: boolean; json?: boolean }) => {
+      const { inspectView } = await import('./inspect-view.js');
+      setCode(
+        await inspectView({
+          socketPath: socketOf(onlyDir(dir ? [dir] : [])),
+          once: opts.once === true,
+          json: opts.json === true,
+          style: styleFor(process.stdout),
+          out: process.stdout,
+        }),
+      );
+    });
+
+  program
+    .command('mcp')
+    .description('serve the hall tools over MCP on stdin/stdout, relaying to the hall of DIR (what `claude mcp add` launches)')
+    .argument('[dir]')
+    .action(async (dir: string | undefined) => {
+      const { runMcpBridge } = await import('../mcp/stdio-bridge.js');
+      const root = onlyDir(dir ? [dir] : []);
+      setCode(await runMcpBridge({ root, input: process.stdin, output: process.stdout, log: (line) => process.stderr.write(`raider hall mcp: ${line}\n`) }));
     });
 
   const session = program.command('session').description('session bindings');

@@ -1,0 +1,168 @@
+/**
+ * The actor tree on the event bus (`inspect.*` events), for `raider hall
+ * inspect`: a snapshot of every live actor when someone subscribes, then each
+ * change as it happens (an actor appears, changes state, stops). XState's
+ * inspection API is attached only while somebody watches, so it costs
+ * nothing otherwise.
+ */
+import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
+import type { EventBus } from '../control/event-bus.js';
+
+export interface InspectedActor {
+  id: string;
+  parent: string | null;
+  /** The machine the actor runs (run, slot, bindingQueue, hall, acpSession, question). */
+  kind: string;
+  /** The state value as dotted paths (`alive.cancelling`). */
+  state: string;
+  /** active, done, error or stopped. */
+  status: string;
+  /** Epoch ms the actor entered its current state (as far as the hall saw). */
+  since: number;
+}
+
+/** `{alive: 'cancelling'}` → `alive.cancelling`; parallel regions joined with `, `. */
+export function stateText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    return Object.entries(value as Record<string, unknown>)
+      .map(([key, sub]) => {
+        const inner = stateText(sub);
+        return inner === '' ? key : `${key}.${inner}`;
+      })
+      .join(', ');
+  }
+  return '';
+}
+
+interface Snap {
+  value?: unknown;
+  status?: string;
+  children?: Record<string, AnyActorRef | undefined>;
+}
+
+function snapOf(actor: AnyActorRef): Snap {
+  return actor.getSnapshot() as Snap;
+}
+
+function kindOf(actor: AnyActorRef): string {
+  const logic = (actor as unknown as { logic?: { id?: string; config?: { id?: string } } }).logic;
+  return logic?.id ?? logic?.config?.id ?? 'actor';
+}
+
+export class ActorInspection {
+  private readonly roots = new Set<AnyActorRef>();
+  private readonly known = new Map<string, InspectedActor>();
+  private readonly subscriptions = new Map<AnyActorRef, Subscription>();
+  private watching = 0;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly now: () => number = Date.now,
+  ) {
+    bus.watchSubscribers((subscriber, joined) => {
+      if (!subscriber.filter.startsWith('inspect')) return;
+      this.watching += joined ? 1 : -1;
+      if (joined) {
+        this.attach();
+        this.publishSnapshot();
+      } else if (this.watching === 0) this.detach();
+    });
+  }
+
+  /** Adds a root actor (the hall; each ACP session); returns a function that removes it. */
+  track(root: AnyActorRef): () => void {
+    this.roots.add(root);
+    if (this.watching > 0) {
+      this.attachTo(root);
+      this.discover(root, null);
+    }
+    return () => {
+      this.roots.delete(root);
+      this.subscriptions.get(root)?.unsubscribe();
+      this.subscriptions.delete(root);
+      this.forget(root.id);
+    };
+  }
+
+  /** Every live actor, parents before children. */
+  tree(): InspectedActor[] {
+    const out: InspectedActor[] = [];
+    const walk = (actor: AnyActorRef, parent: string | null) => {
+      const snap = snapOf(actor);
+      const node = this.nodeFor(actor, parent, snap);
+      out.push(node);
+      for (const child of Object.values(snap.children ?? {})) if (child) walk(child, node.id);
+    };
+    for (const root of this.roots) walk(root, null);
+    return out;
+  }
+
+  private attach(): void {
+    for (const root of this.roots) this.attachTo(root);
+  }
+
+  private attachTo(root: AnyActorRef): void {
+    if (this.subscriptions.has(root)) return;
+    this.subscriptions.set(root, root.system.inspect((event: InspectionEvent) => this.onInspection(event)));
+  }
+
+  private detach(): void {
+    for (const sub of this.subscriptions.values()) sub.unsubscribe();
+    this.subscriptions.clear();
+    this.known.clear();
+  }
+
+  private publishSnapshot(): void {
+    this.known.clear();
+    const actors = this.tree();
+    for (const a of actors) this.known.set(a.id, a);
+    this.bus.publish({ type: 'inspect.snapshot', actors });
+  }
+
+  private nodeFor(actor: AnyActorRef, parent: string | null, snap: Snap): InspectedActor {
+    const previous = this.known.get(actor.id);
+    const state = stateText(snap.value);
+    const status = snap.status ?? 'active';
+    const changed = !previous || previous.state !== state || previous.status !== status;
+    return { id: actor.id, parent, kind: kindOf(actor), state, status, since: changed ? this.now() : previous.since };
+  }
+
+  private onInspection(event: InspectionEvent): void {
+    if (event.type !== '@xstate.snapshot' || this.watching === 0) return;
+    const actor = event.actorRef as AnyActorRef;
+    const previous = this.known.get(actor.id);
+    if (!previous && !this.roots.has(actor)) return; // found through its parent, below
+    this.update(actor, previous?.parent ?? null, (event as { snapshot: Snap }).snapshot);
+  }
+
+  private update(actor: AnyActorRef, parent: string | null, snap: Snap): void {
+    const previous = this.known.get(actor.id);
+    const node = this.nodeFor(actor, parent, snap);
+    this.known.set(actor.id, node);
+    if (!previous) this.bus.publish({ type: 'inspect.actor', ...node });
+    else if (previous.state !== node.state || previous.status !== node.status) {
+      this.bus.publish({ type: 'inspect.state', ...node });
+    }
+    const children = snap.children ?? {};
+    const live = new Set<string>();
+    for (const child of Object.values(children)) {
+      if (!child) continue;
+      live.add(child.id);
+      if (!this.known.has(child.id)) this.discover(child, actor.id);
+    }
+    for (const known of [...this.known.values()]) {
+      if (known.parent === actor.id && !live.has(known.id)) this.forget(known.id);
+    }
+  }
+
+  private discover(actor: AnyActorRef, parent: string | null): void {
+    this.update(actor, parent, snapOf(actor));
+  }
+
+  private forget(id: string): void {
+    if (!this.known.delete(id)) return;
+    for (const known of [...this.known.values()]) if (known.parent === id) this.forget(known.id);
+    this.bus.publish({ type: 'inspect.stopped', id });
+  }
+}

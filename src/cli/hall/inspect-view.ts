@@ -1,0 +1,107 @@
+/**
+ * `raider hall inspect [DIR]`: the live actor tree of a hall in the terminal,
+ * from the `inspect.*` stream of its event bus (a snapshot, then changes),
+ * refreshed in place. `--once` prints one snapshot; `--json` the raw stream.
+ */
+import type { InspectedActor } from '../../adapters/inspect/actor-inspection.js';
+import { formatAge, type Style } from './render.js';
+import { subscribe } from './hall-client.js';
+
+/** The tree as text: one line per actor, children indented under their parent. */
+export function renderTree(actors: readonly InspectedActor[], now: number, style: Style): string {
+  const children = new Map<string | null, InspectedActor[]>();
+  for (const a of actors) {
+    const list = children.get(a.parent) ?? [];
+    list.push(a);
+    children.set(a.parent, list);
+  }
+  const rows: Array<[string, string, string]> = [];
+  const walk = (parent: string | null, prefix: string) => {
+    const list = children.get(parent) ?? [];
+    list.forEach((a, i) => {
+      const last = i === list.length - 1;
+      const branch = parent === null ? '' : last ? '└─ ' : '├─ ';
+      const state = a.status === 'active' ? a.state : `${a.state} (${a.status})`;
+      rows.push([`${prefix}${branch}${a.id}`, state, formatAge(Math.max(0, (now - a.since) / 1000))]);
+      walk(a.id, parent === null ? prefix : `${prefix}${last ? '   ' : '│  '}`);
+    });
+  };
+  walk(null, '');
+  const width = Math.max(0, ...rows.map((r) => r[0].length));
+  const stateWidth = Math.max(0, ...rows.map((r) => r[1].length));
+  return rows.map(([name, state, age]) => `${name.padEnd(width)}  ${style.cyan(state.padEnd(stateWidth))}  ${style.dim(age)}`).join('\n') + '\n';
+}
+
+/** Applies one inspect.* event to the tree. */
+export function applyInspectEvent(tree: Map<string, InspectedActor>, event: Record<string, unknown>): void {
+  switch (event.type) {
+    case 'inspect.snapshot':
+      tree.clear();
+      for (const a of (event.actors as InspectedActor[]) ?? []) tree.set(a.id, a);
+      return;
+    case 'inspect.actor':
+    case 'inspect.state': {
+      const { type: _t, version: _v, seq: _s, time: _tm, ts: _ts, ...node } = event;
+      tree.set(String(event.id), node as unknown as InspectedActor);
+      return;
+    }
+    case 'inspect.stopped':
+      tree.delete(String(event.id));
+      return;
+  }
+}
+
+export interface InspectViewOptions {
+  socketPath: string;
+  once: boolean;
+  json: boolean;
+  style: Style;
+  out: NodeJS.WriteStream;
+}
+
+const REDRAW_MS = 250;
+
+export async function inspectView(options: InspectViewOptions): Promise<number> {
+  const tree = new Map<string, InspectedActor>();
+  let got = false;
+  let dirty = false;
+  let finish!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (finish = resolve));
+  const draw = () => {
+    if (!dirty) return;
+    dirty = false;
+    const text = renderTree([...tree.values()], Date.now(), options.style);
+    // Redraw in place on a terminal; append otherwise.
+    options.out.write(options.out.isTTY ? `\x1b[H\x1b[2J${text}` : `${text}\n`);
+  };
+  const stop = await subscribe(
+    options.socketPath,
+    'inspect.',
+    (event) => {
+      if (options.json) options.out.write(`${JSON.stringify(event)}\n`);
+      else {
+        applyInspectEvent(tree, event);
+        dirty = true;
+      }
+      if (event.type === 'inspect.snapshot' && !got) {
+        got = true;
+        if (options.once) {
+          if (!options.json) draw();
+          finish(0);
+        }
+      }
+    },
+    () => finish(got ? 0 : 1),
+  );
+  const timer = options.once || options.json ? null : setInterval(() => {
+    dirty = true;
+    draw();
+  }, REDRAW_MS);
+  const onSigint = () => finish(0);
+  process.once('SIGINT', onSigint);
+  const code = await done;
+  process.off('SIGINT', onSigint);
+  if (timer) clearInterval(timer);
+  stop();
+  return code;
+}

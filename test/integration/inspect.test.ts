@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { applyInspectEvent, renderTree } from '../../src/cli/hall/inspect-view.js';
+import { styleFor } from '../../src/cli/hall/render.js';
+import type { InspectedActor } from '../../src/adapters/inspect/actor-inspection.js';
+import { eventually, runCli, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+
+let hall: TestHall | undefined;
+afterEach(async () => {
+  await hall?.stop();
+  hall = undefined;
+});
+
+const plain = styleFor({ isTTY: false } as NodeJS.WriteStream);
+
+describe('the inspection stream (inspect.* events)', () => {
+  it('gives a snapshot on subscribe, then the run appearing, escalating and going', async () => {
+    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\ncancel_grace: 0.3\n' });
+    const everything = await hall.events('');
+    const tap = await hall.events('inspect.');
+    const snapshot = await tap.waitFor((e) => e.type === 'inspect.snapshot');
+    expect(snapshot.actors).toEqual([expect.objectContaining({ id: 'hall', parent: null, kind: 'hall', state: 'running', status: 'active' })]);
+    const run = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'deaf 30' });
+    const queued = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer later' });
+    expect(queued.queued).toBe(1);
+    await eventually(() => expect(fs.readFileSync(run.events_path, 'utf8')).toContain('run.started'));
+    await hall.request({ cmd: 'cancel', id: run.id });
+    const runId = `run:${run.id}`;
+    await tap.waitFor((e) => e.type === 'inspect.stopped' && e.id === runId, 10_000);
+    const about = tap.all.filter((e) => e.id === runId);
+    expect(about[0]).toMatchObject({ type: 'inspect.actor', parent: 'slot:1bjorn', kind: 'run' });
+    const states = about.filter((e) => e.type !== 'inspect.stopped').map((e) => e.state);
+    expect(states).toEqual(expect.arrayContaining(['alive.running', 'alive.cancelling', 'alive.terminating', 'alive.killing']));
+    expect(states.indexOf('alive.cancelling')).toBeLessThan(states.indexOf('alive.terminating'));
+    expect(states.indexOf('alive.terminating')).toBeLessThan(states.indexOf('alive.killing'));
+    expect(tap.all.find((e) => e.type === 'inspect.actor' && e.id === 'slot:1bjorn')).toMatchObject({ parent: 'hall', kind: 'slot' });
+    // Subscribers that did not ask for the stream do not get it.
+    expect(everything.all.some((e) => String(e.type).startsWith('inspect.'))).toBe(false);
+  });
+
+  it('raider hall inspect --once prints the tree; --json the raw snapshot', async () => {
+    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
+    await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'wait 5' });
+    const once = await runCli(['hall', 'inspect', hall.root, '--once']);
+    expect(once.code).toBe(0);
+    const lines = once.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^hall\s+running\s+\d+s$/);
+    expect(lines.some((l) => /^├─ slot:1bjorn\s+busy/.test(l) || /^└─ slot:1bjorn\s+busy/.test(l))).toBe(true);
+    expect(lines.some((l) => /^\s+└─ run:1bjorn-\d+\s+alive\.running/.test(l))).toBe(true);
+    const json = await runCli(['hall', 'inspect', hall.root, '--once', '--json']);
+    const first = JSON.parse(json.stdout.split('\n')[0]!) as Json;
+    expect(first).toMatchObject({ type: 'inspect.snapshot', version: 1 });
+  });
+});
+
+describe('the tree renderer', () => {
+  it('draws parents before children with their state and time in it', () => {
+    const actors: InspectedActor[] = [
+      { id: 'hall', parent: null, kind: 'hall', state: 'running', status: 'active', since: 0 },
+      { id: 'slot:1bjorn', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 1000 },
+      { id: 'run:1bjorn-1', parent: 'slot:1bjorn', kind: 'run', state: 'alive.cancelling', status: 'active', since: 58_000 },
+      { id: 'binding:telegram:ops:42', parent: 'hall', kind: 'bindingQueue', state: 'free', status: 'active', since: 0 },
+    ];
+    expect(renderTree(actors, 60_000, plain)).toBe(
+      [
+        'hall                        running           1m00s',
+        '├─ slot:1bjorn              busy              59s',
+        '│  └─ run:1bjorn-1          alive.cancelling  2s',
+        '└─ binding:telegram:ops:42  free              1m00s',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('follows snapshot, actor, state and stopped events', () => {
+    const tree = new Map<string, InspectedActor>();
+    applyInspectEvent(tree, { type: 'inspect.snapshot', actors: [{ id: 'hall', parent: null, kind: 'hall', state: 'running', status: 'active', since: 0 }] });
+    applyInspectEvent(tree, { type: 'inspect.actor', id: 'slot:x', parent: 'hall', kind: 'slot', state: 'parallel', status: 'active', since: 5, seq: 3 });
+    applyInspectEvent(tree, { type: 'inspect.state', id: 'slot:x', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 6 });
+    expect(tree.get('slot:x')).toEqual({ id: 'slot:x', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 6 });
+    applyInspectEvent(tree, { type: 'inspect.stopped', id: 'slot:x' });
+    expect([...tree.keys()]).toEqual(['hall']);
+  });
+});
