@@ -38,7 +38,8 @@ describe('crash recovery', () => {
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
     const first = await spawnHallProcess(root);
     halls.push(first);
-    const long = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: 'bjorn', mission: 'wait 1.5' });
+    const release = path.join(root, 'release');
+    const long = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
     const short = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer quick' });
     const queued = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer after' });
     expect(queued).toMatchObject({ queued: 1 });
@@ -52,8 +53,9 @@ describe('crash recovery', () => {
     const tap = await tapEvents(socket, 'raider.');
     const ps = await request(socket, { cmd: 'ps' });
     expect(ps.raiders.map((r: Json) => r.id)).toContain(long.id);
+    fs.writeFileSync(release, '');
     const adopted = await tap.waitFor((e) => e.type === 'raider.done' && e.id === long.id);
-    expect(adopted).toMatchObject({ status: 'completed', response: 'waited 1.5' });
+    expect(adopted).toMatchObject({ status: 'completed', response: `saw ${release}` });
     // The run that ended while the hall was down was reported at start: its result line is in the log.
     expect((await request(socket, { cmd: 'logs', id: short.id })).log).toContain(`[hall] raider ${short.id} completed: quick`);
     // The waiting mission ran once, after the hall came back.
