@@ -41,11 +41,12 @@ describe('the inspection stream (inspect.* events)', () => {
   it('raider hall inspect --once prints the tree; --json the raw snapshot', async () => {
     hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
     await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'wait 5' });
+    await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'wait 5' });
     const once = await runCli(['hall', 'inspect', hall.root, '--once']);
     expect(once.code).toBe(0);
     const lines = once.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^hall\s+running\s+\d+s$/);
-    expect(lines.some((l) => /^├─ slot:1bjorn\s+busy/.test(l) || /^└─ slot:1bjorn\s+busy/.test(l))).toBe(true);
+    expect(lines.some((l) => /^[├└]─ slot:1bjorn\s+busy \(1 waiting\)/.test(l))).toBe(true);
     expect(lines.some((l) => /^\s+└─ run:1bjorn-\d+\s+alive\.running/.test(l))).toBe(true);
     const json = await runCli(['hall', 'inspect', hall.root, '--once', '--json']);
     const first = JSON.parse(json.stdout.split('\n')[0]!) as Json;
@@ -57,14 +58,14 @@ describe('the tree renderer', () => {
   it('draws parents before children with their state and time in it', () => {
     const actors: InspectedActor[] = [
       { id: 'hall', parent: null, kind: 'hall', state: 'running', status: 'active', since: 0 },
-      { id: 'slot:1bjorn', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 1000 },
+      { id: 'slot:1bjorn', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 1000, waiting: 2 },
       { id: 'run:1bjorn-1', parent: 'slot:1bjorn', kind: 'run', state: 'alive.cancelling', status: 'active', since: 58_000 },
       { id: 'binding:telegram:ops:42', parent: 'hall', kind: 'bindingQueue', state: 'free', status: 'active', since: 0 },
     ];
     expect(renderTree(actors, 60_000, plain)).toBe(
       [
         'hall                        running           1m00s',
-        '├─ slot:1bjorn              busy              59s',
+        '├─ slot:1bjorn              busy (2 waiting)  59s',
         '│  └─ run:1bjorn-1          alive.cancelling  2s',
         '└─ binding:telegram:ops:42  free              1m00s',
         '',

@@ -19,6 +19,8 @@ export interface InspectedActor {
   status: string;
   /** Epoch ms the actor entered its current state (as far as the hall saw). */
   since: number;
+  /** Missions waiting in the actor's queue (slots and binding queues). */
+  waiting?: number;
 }
 
 /** `{alive: 'cancelling'}` → `alive.cancelling`; parallel regions joined with `, `. */
@@ -38,6 +40,7 @@ export function stateText(value: unknown): string {
 interface Snap {
   value?: unknown;
   status?: string;
+  context?: { queue?: unknown };
   children?: Record<string, AnyActorRef | undefined>;
 }
 
@@ -125,7 +128,16 @@ export class ActorInspection {
     const state = stateText(snap.value);
     const status = snap.status ?? 'active';
     const changed = !previous || previous.state !== state || previous.status !== status;
-    return { id: actor.id, parent, kind: kindOf(actor), state, status, since: changed ? this.now() : previous.since };
+    const queue = snap.context?.queue;
+    return {
+      id: actor.id,
+      parent,
+      kind: kindOf(actor),
+      state,
+      status,
+      since: changed ? this.now() : previous.since,
+      ...(Array.isArray(queue) && queue.length > 0 ? { waiting: queue.length } : {}),
+    };
   }
 
   private onInspection(event: InspectionEvent): void {
@@ -141,7 +153,7 @@ export class ActorInspection {
     const node = this.nodeFor(actor, parent, snap);
     this.known.set(actor.id, node);
     if (!previous) this.bus.publish({ type: 'inspect.actor', ...node });
-    else if (previous.state !== node.state || previous.status !== node.status) {
+    else if (previous.state !== node.state || previous.status !== node.status || previous.waiting !== node.waiting) {
       this.bus.publish({ type: 'inspect.state', ...node });
     }
     const children = snap.children ?? {};

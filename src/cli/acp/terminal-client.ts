@@ -31,10 +31,11 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
     return 1;
   }
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+  const lines = new LineSource(rl);
   let busy = false;
   const app = client({ name: 'raider-acp' })
     .onNotification(methods.client.session.update, ({ params }) => render(params, style))
-    .onRequest(methods.client.session.requestPermission, async ({ params }) => askPerson(rl, params, style));
+    .onRequest(methods.client.session.requestPermission, async ({ params }) => askPerson(lines, params, style));
   const conn = app.connect(ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>));
   const init = await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
   const session = (await conn.agent.request('session/new', {
@@ -50,12 +51,9 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
     } else rl.close();
   });
   for (;;) {
-    let line: string;
-    try {
-      line = (await rl.question('acp> ')).trim();
-    } catch {
-      break;
-    }
+    const next = await lines.next('acp> ');
+    if (next === null) break;
+    const line = next.trim();
     if (['/quit', '/exit', ':q', 'quit', 'exit'].includes(line)) break;
     if (line === '') continue;
     busy = true;
@@ -101,11 +99,29 @@ function render(params: SessionNotification, style: ReturnType<typeof styleFor>)
   }
 }
 
-async function askPerson(rl: readline.Interface, params: RequestPermissionRequest, style: ReturnType<typeof styleFor>) {
+/**
+ * Lines typed (or piped) in, read one at a time: lines that arrive before
+ * anybody asks are kept, so piped input is never lost.
+ */
+class LineSource {
+  private readonly lines: AsyncIterator<string>;
+
+  constructor(private readonly rl: readline.Interface) {
+    this.lines = rl[Symbol.asyncIterator]();
+  }
+
+  async next(prompt: string): Promise<string | null> {
+    if (process.stdin.isTTY) process.stdout.write(prompt);
+    const result = await this.lines.next();
+    return result.done ? null : result.value;
+  }
+}
+
+async function askPerson(lines: LineSource, params: RequestPermissionRequest, style: ReturnType<typeof styleFor>) {
   const title = String((params.toolCall as { title?: unknown }).title ?? 'a tool call');
   process.stdout.write(`\n${style.yellow(`The raider asks to run: ${title}`)}\n`);
   params.options.forEach((o, i) => process.stdout.write(`  ${i + 1}) ${o.name}\n`));
-  const answer = (await rl.question('choose: ')).trim();
+  const answer = ((await lines.next('choose: ')) ?? '').trim();
   const option = params.options[Number(answer) - 1];
   if (!option) return { outcome: { outcome: 'cancelled' as const } };
   return { outcome: { outcome: 'selected' as const, optionId: option.optionId } };

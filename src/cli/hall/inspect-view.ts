@@ -21,7 +21,8 @@ export function renderTree(actors: readonly InspectedActor[], now: number, style
     list.forEach((a, i) => {
       const last = i === list.length - 1;
       const branch = parent === null ? '' : last ? '└─ ' : '├─ ';
-      const state = a.status === 'active' ? a.state : `${a.state} (${a.status})`;
+      const waiting = a.waiting ? ` (${a.waiting} waiting)` : '';
+      const state = `${a.state}${a.status === 'active' ? '' : ` (${a.status})`}${waiting}`;
       rows.push([`${prefix}${branch}${a.id}`, state, formatAge(Math.max(0, (now - a.since) / 1000))]);
       walk(a.id, parent === null ? prefix : `${prefix}${last ? '   ' : '│  '}`);
     });
