@@ -1,0 +1,72 @@
+/**
+ * The outcome of a run that is no longer running, read back from the hall's
+ * files: the last `run.finished` of its events file when there is one, else
+ * its `[hall] raider ID STATUS: TEXT` line in the slot log (TEXT is cut at
+ * 300 characters there).
+ */
+import fs from 'node:fs';
+import { parseRunId } from '../../domain/run-id.js';
+import { runOutcome } from '../../domain/outcome.js';
+import { readRunDocument } from '../storage/events-file.js';
+import { eventsPath, slotLogPath, type HallPaths } from '../storage/hall-paths.js';
+
+export type EndedRun =
+  | { found: true; done: Record<string, unknown> }
+  | { found: false; error: string };
+
+export async function endedRun(paths: HallPaths, id: string): Promise<EndedRun> {
+  const parsed = parseRunId(id);
+  const notFound: EndedRun = { found: false, error: `raider not found: ${id} is not running and the hall has no record of it` };
+  if (!parsed) return notFound;
+  const base = { type: 'raider.done', id, slot: parsed.slot, ended_before_wait: true };
+
+  const eventsFile = eventsPath(paths, id);
+  const document = await readRunDocument(eventsFile).catch(() => null);
+  if (document) {
+    const o = runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } });
+    return {
+      found: true,
+      done: {
+        ...base,
+        status: o.status,
+        ...(o.response !== undefined ? { response: o.response } : {}),
+        ...(o.error !== undefined ? { error: o.error } : {}),
+        ...(o.session !== undefined ? { session: o.session } : {}),
+        source: 'events file',
+      },
+    };
+  }
+
+  const logFile = slotLogPath(paths, parsed.slot);
+  for (const file of [logFile, `${logFile}.1`]) {
+    const line = lastResultLine(readText(file), id);
+    if (!line) continue;
+    const field = line.status === 'completed' ? 'response' : 'error';
+    return { found: true, done: { ...base, status: line.status, [field]: line.text, source: 'slot log' } };
+  }
+  if (fs.existsSync(eventsFile)) {
+    return { found: false, error: `raider ${id} is not running, and the hall recorded no outcome for it (its events file has no run.finished)` };
+  }
+  return notFound;
+}
+
+function readText(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function lastResultLine(log: string, id: string): { status: string; text: string } | null {
+  if (log === '') return null;
+  const re = new RegExp(`^\\[hall\\] raider ${escapeRegExp(id)} ([A-Za-z_]+): (.*)$`, 'gm');
+  let last: RegExpExecArray | null = null;
+  for (let m = re.exec(log); m !== null; m = re.exec(log)) last = m;
+  if (!last || last[1] === 'started') return null;
+  return { status: last[1]!, text: last[2]! };
+}
