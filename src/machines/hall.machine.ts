@@ -106,16 +106,7 @@ const store = (op: StoreOp): HallEmitted => ({ type: 'store', op });
 const reply = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
 
 /** The `raider.done` event of a run (seed 001 EVENT BUS). */
-function doneEvent(run: {
-  runId: string;
-  slot: string;
-  pid: number;
-  entry: Mission;
-  binding?: string;
-  session?: string;
-  outcome: RunOutcome;
-  cancelRequested?: boolean;
-}): BusEvent {
+function doneEvent(run: EndedRun & { cancelRequested?: boolean }): BusEvent {
   const o = run.outcome;
   return {
     type: 'raider.done',

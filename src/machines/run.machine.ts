@@ -9,7 +9,7 @@
  * touches the OS itself: it invokes three named actors (prepareRun,
  * raiderProcess, reapRun) that the daemon provides.
  */
-import { assign, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } from 'xstate';
 import type { Mission } from '../domain/mission.js';
 import type { ProcessExit, RunOutcome } from '../domain/outcome.js';
 import { unstartedOutcome } from '../domain/outcome.js';
@@ -196,8 +196,11 @@ export const runMachine = setup({
     isRefusal: (_, params: { output: PrepareOutput }) => params.output.kind === 'refused',
   },
   actions: {
-    signal: sendTo('process', (_, params: { signal: RunSignal }) => ({ type: 'signal' as const, signal: params.signal })),
-    recordSignal: assign({ signals: ({ context }, params: { signal: RunSignal }) => [...context.signals, params.signal] }),
+    /** Tells the process actor to signal, and keeps the signal in the run's record. */
+    signal: enqueueActions(({ context, enqueue }, params: { signal: RunSignal }) => {
+      enqueue.sendTo('process', { type: 'signal', signal: params.signal });
+      enqueue.assign({ signals: [...context.signals, params.signal] });
+    }),
     reportSpawned: sendParent(({ context }): RunSpawnedReport => ({
       type: 'run.spawned',
       runId: context.runId,
@@ -351,7 +354,7 @@ export const runMachine = setup({
           },
         },
         cancelling: {
-          entry: [{ type: 'signal', params: { signal: 'SIGINT' } }, { type: 'recordSignal', params: { signal: 'SIGINT' } }],
+          entry: { type: 'signal', params: { signal: 'SIGINT' } },
           after: { cancelGrace: { guard: 'escalates', target: 'terminating' } },
           on: {
             'run.kill': 'terminating',
@@ -360,7 +363,7 @@ export const runMachine = setup({
           },
         },
         terminating: {
-          entry: [{ type: 'signal', params: { signal: 'SIGTERM' } }, { type: 'recordSignal', params: { signal: 'SIGTERM' } }],
+          entry: { type: 'signal', params: { signal: 'SIGTERM' } },
           after: { cancelGrace: { guard: 'escalates', target: 'killing' } },
           on: {
             // Asking again for a stop that is under way means: now.
@@ -369,7 +372,7 @@ export const runMachine = setup({
           },
         },
         killing: {
-          entry: [{ type: 'signal', params: { signal: 'SIGKILL' } }, { type: 'recordSignal', params: { signal: 'SIGKILL' } }],
+          entry: { type: 'signal', params: { signal: 'SIGKILL' } },
         },
       },
     },

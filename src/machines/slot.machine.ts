@@ -62,6 +62,17 @@ interface StartRequest {
   queued: boolean;
 }
 
+/** A mission submitted to the slot, as a run to start now. */
+function submitted({ event }: { event: Extract<SlotEvent, { type: 'slot.submit' }> }): StartRequest {
+  return {
+    entry: event.entry,
+    at: event.at,
+    ...(event.session !== undefined ? { session: event.session } : {}),
+    ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+    queued: false,
+  };
+}
+
 export const slotMachine = setup({
   types: {} as { context: SlotContext; input: SlotInput; events: SlotEvent },
   actors: { run: runMachine },
@@ -188,13 +199,7 @@ export const slotMachine = setup({
           guard: ({ context }) => !context.stopping,
           actions: {
             type: 'startRun',
-            params: ({ event }) => ({
-              entry: event.entry,
-              at: event.at,
-              ...(event.session !== undefined ? { session: event.session } : {}),
-              ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
-              queued: false,
-            }),
+            params: submitted,
           },
         },
         'slot.adopt': { actions: 'adoptRun' },
@@ -207,13 +212,7 @@ export const slotMachine = setup({
           target: 'busy',
           actions: {
             type: 'startRun',
-            params: ({ event }) => ({
-              entry: event.entry,
-              at: event.at,
-              ...(event.session !== undefined ? { session: event.session } : {}),
-              ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
-              queued: false,
-            }),
+            params: submitted,
           },
         },
         'slot.drain': { target: 'draining', actions: assign({ now: ({ event }) => event.at }) },
