@@ -16,7 +16,7 @@
  * with events (so a test's fakes can answer at once, under a manual clock).
  */
 import { assign, emit, fromCallback, setup, type EventObject } from 'xstate';
-import { planWake, sleepMs, type CatchUp, type WakePlan } from '../domain/cron-plan.js';
+import { occurrenceAction, planWake, sleepMs, type CatchUp, type WakePlan } from '../domain/cron-plan.js';
 import type { CronOutcome } from '../domain/cron-record.js';
 import type { CronSpec } from '../domain/cron-schedule.js';
 import type { BusEvent } from './hall-effects.js';
@@ -109,7 +109,7 @@ export const cronJobMachine = setup({
   guards: {
     planIs: ({ context }, kind: WakePlan['kind']) => context.plan?.kind === kind,
     mayCoalesce: ({ context }) => context.plan?.kind === 'fire' && context.coalesce,
-    inFlight: ({ event }) => event.type === 'probed' && event.inFlight,
+    coalesces: ({ context, event }) => event.type === 'probed' && occurrenceAction(context.coalesce, event.inFlight) === 'coalesce',
   },
   actions: {
     plan: assign(({ context, event }) => {
@@ -169,7 +169,7 @@ export const cronJobMachine = setup({
     probing: {
       invoke: { src: 'probe', input: ({ context }) => ({ binding: cronBinding(context.id) }) },
       on: {
-        probed: [{ guard: 'inFlight', target: 'coalescing' }, { target: 'firing' }],
+        probed: [{ guard: 'coalesces', target: 'coalescing' }, { target: 'firing' }],
       },
     },
     firing: {
