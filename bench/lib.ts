@@ -66,6 +66,22 @@ export function nowMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
 
+/** CPU time (user + system) a process has used so far, in ms, from /proc (10 ms ticks). */
+export function processCpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the command name.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+const CLOCK_TICKS = 100;
+
+/** CPU time (user + system) this process has used so far, in ms. */
+export function ownCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 export function fmt(value: number, digits = 2): string {
   if (!Number.isFinite(value)) return String(value);
   return value.toFixed(digits);
@@ -73,9 +89,11 @@ export function fmt(value: number, digits = 2): string {
 
 // ---------------------------------------------------------------- output
 
-export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+/** A plain-text table; the first `leftColumns` columns are aligned left, the rest (figures) right. */
+export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>, leftColumns = 1): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -102,7 +120,8 @@ export function summary(rows: SummaryRow[]): void {
 }
 
 export function machine(): string {
-  return `${os.cpus().length} CPUs (nproc ${os.availableParallelism()}), ${os.cpus()[0]?.model ?? '?'}, node ${process.version}, ${os.platform()} ${os.release()}`;
+  const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  return `${os.cpus().length} CPUs (nproc ${os.availableParallelism()}), ${os.cpus()[0]?.model ?? '?'}, node ${process.version}, ${os.platform()} ${os.release()}, load average ${load}`;
 }
 
 // ---------------------------------------------------------------- clean-up
@@ -239,6 +258,15 @@ export function hallLikeArgs(root: string, mission: string): string[] {
   return ['--stream-json', '-o', `preferred_lib_target=${root}/.raider/lib`, '--root', root, '--', mission];
 }
 
+/** How long each bare spawn() call itself took (it returns once the child has exec'd), in ms. */
+export const bareSpawnCalls: number[] = [];
+
+/** Resident memory of a process in MB, from /proc. */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
 /**
  * One bare spawn with the hall's stdio set-up: stdin /dev/null, stdout to a
  * fresh file, stderr appended to a file, its own process group. Resolves with
@@ -253,7 +281,9 @@ export function bareSpawn(command: string, args: string[], outFile: string, errF
     try {
       out = fs.openSync(outFile, 'w');
       err = fs.openSync(errFile, 'a');
+      const s0 = nowMs();
       child = spawn(command, args, { cwd, env, stdio: ['ignore', out, err], detached: true });
+      bareSpawnCalls.push(nowMs() - s0);
     } catch (e) {
       reject(e as Error);
       return;
@@ -337,8 +367,9 @@ export async function startHall(
         const s0 = nowMs();
         if (child.exitCode !== null || child.signalCode !== null) return resolve(0);
         const timer = setTimeout(() => {
+          const ps = processesUnder(root).length;
           child.kill('SIGKILL');
-          reject(new Error(`hall did not stop within ${stopTimeoutMs} ms`));
+          reject(new Error(`hall did not stop within ${stopTimeoutMs} ms of SIGTERM (${ps} process(es) of its root still there); its stderr: ${stderr.slice(-2000)}`));
         }, stopTimeoutMs);
         child.once('exit', () => {
           clearTimeout(timer);

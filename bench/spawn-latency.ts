@@ -21,6 +21,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   bareSpawn,
+  bareSpawnCalls,
+  rssMb,
   Client,
   count,
   fmt,
@@ -28,6 +30,8 @@ import {
   hallLikeArgs,
   machine,
   nowMs,
+  ownCpuMs,
+  processCpuMs,
   runMain,
   startHall,
   stats,
@@ -69,8 +73,13 @@ runMain(async () => {
   const client = await Client.connect(hall.socket);
 
   let bareSeq = 0;
-  const bareOnce = () =>
-    bareSpawn(raider, bareArgs, path.join(bareDir, `bare-${bareSeq++ % 20}.events.jsonl`), path.join(bareDir, 'bare.log'), bareEnv, bareDir);
+  let bareCpu = 0;
+  const bareOnce = async () => {
+    const c0 = ownCpuMs();
+    const ms = await bareSpawn(raider, bareArgs, path.join(bareDir, `bare-${bareSeq++ % 20}.events.jsonl`), path.join(bareDir, 'bare.log'), bareEnv, bareDir);
+    bareCpu += ownCpuMs() - c0;
+    return ms;
+  };
 
   const hallOnce = async (): Promise<{ total: number; reply: number }> => {
     const t0 = nowMs();
@@ -87,6 +96,9 @@ runMain(async () => {
     await hallOnce();
   }
 
+  bareCpu = 0;
+  bareSpawnCalls.length = 0;
+  const hallCpu0 = processCpuMs(hall.child.pid!);
   const bare: number[] = [];
   const viaHall: number[] = [];
   const replyMs: number[] = [];
@@ -107,6 +119,10 @@ runMain(async () => {
     paired.push(h.total - b);
   }
 
+  const hallCpu = processCpuMs(hall.child.pid!) - hallCpu0;
+  const hallRss = rssMb(hall.child.pid!);
+  const ownRss = rssMb(process.pid);
+  const bareCalls = stats(bareSpawnCalls);
   client.close();
   sub.close();
   const stopMs = await hall.stop();
@@ -128,6 +144,8 @@ runMain(async () => {
   console.log('');
   console.log(`hall overhead (median hall − median bare): ${fmt(overhead)} ms   target < ${TARGET_OVERHEAD_MS} ms: ${overhead < TARGET_OVERHEAD_MS ? 'met' : 'MISSED'}`);
   console.log(`ratio median hall / median bare: ${fmt(sh.median / sb.median)}x; p90 hall / p90 bare: ${fmt(sh.p90 / sb.p90)}x`);
+  console.log(`CPU per run: hall process ${fmt(hallCpu / n)} ms, bare spawner (this process, around each spawn) ${fmt(bareCpu / n)} ms`);
+  console.log(`bare spawn() call alone (returns after exec): median ${fmt(bareCalls.median)} ms, p90 ${fmt(bareCalls.p90)} ms; RSS: hall ${fmt(hallRss, 0)} MB, this process ${fmt(ownRss, 0)} MB`);
   console.log(`hall stopped in ${fmt(stopMs, 0)} ms`);
 
   if (!process.argv.includes('--no-phases')) await phases(raider, Math.max(10, Math.floor(n / 2)));
@@ -135,6 +153,7 @@ runMain(async () => {
   summary([
     { bench: 'spawn-latency', metric: `bare spawn median / p90 (ms), n=${n}`, value: `${fmt(sb.median)} / ${fmt(sb.p90)}` },
     { bench: 'spawn-latency', metric: 'hall spawn→raider.done median / p90 (ms)', value: `${fmt(sh.median)} / ${fmt(sh.p90)}` },
+    { bench: 'spawn-latency', metric: 'CPU per run: hall process / bare spawner (ms)', value: `${fmt(hallCpu / n)} / ${fmt(bareCpu / n)}` },
     {
       bench: 'spawn-latency',
       metric: 'hall overhead, median difference (ms)',
