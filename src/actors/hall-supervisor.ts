@@ -40,6 +40,8 @@ import { recoverRuns } from './run-recovery.js';
 
 /** The hall gives its raiders this long to end after SIGTERM when it stops. */
 export const SHUTDOWN_GRACE_MS = 5000;
+/** How long the adapters get to stop taking work before the raiders are told to stop. */
+const ADAPTER_STOP_MS = 1000;
 
 export class HallStartError extends Error {
   constructor(
@@ -293,9 +295,13 @@ async function startLocked(
     stop: () => {
       if (stopping) return;
       stopping = true;
-      // Adapters take no new work first; then the hall stops its raiders.
-      for (const adapter of adapters) adapter.stop().catch((err: Error) => log(`${adapter.name}: ${err.message}`));
-      actor.send({ type: 'hall.stop' });
+      // Adapters take no new work first (and write what they still owe); then the hall stops its raiders.
+      const adaptersStopped = Promise.allSettled(
+        adapters.map((adapter) => adapter.stop().catch((err: Error) => log(`${adapter.name}: ${err.message}`))),
+      );
+      // An adapter that hangs must not keep the hall from stopping.
+      const patience = new Promise((resolve) => setTimeout(resolve, ADAPTER_STOP_MS).unref());
+      void Promise.race([adaptersStopped, patience]).then(() => actor.send({ type: 'hall.stop' }));
     },
     stopped,
   };

@@ -66,6 +66,9 @@ interface StatusReply {
   binding_queues?: Record<string, number>;
   runs?: Array<{ id: string; slot: string; pid: number; age: number; binding?: string }>;
   storage_error?: string;
+  cron?: Record<string, { name?: string; next?: string | null; state?: string; last?: { result?: string; status?: string; at?: string } | null }>;
+  telegram?: Record<string, { state?: string; failures?: number; last_error?: { error?: string } | null }>;
+  acp?: { host?: string; port?: number; sessions?: number };
   [key: string]: unknown;
 }
 
@@ -94,6 +97,40 @@ export function renderStatus(reply: StatusReply, style: Style): string {
         [...queues.map(([slot, n]) => [`slot ${slot}`, String(n)]), ...bindingQueues.map(([b, n]) => [`binding ${b}`, String(n)])],
       ).trimEnd(),
     );
+  }
+  const cron = Object.entries(reply.cron ?? {});
+  if (cron.length > 0) {
+    out.push('');
+    out.push(
+      alignedTable(
+        ['CRON', 'RAIDER', 'NEXT', 'LAST'],
+        cron.map(([id, job]) => [
+          id,
+          job.name ?? '',
+          job.next ? job.next.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '-',
+          job.last ? [job.last.status ?? job.last.result, job.last.at?.slice(0, 19).replace('T', ' ')].filter(Boolean).join(' at ') : '-',
+        ]),
+      ).trimEnd(),
+    );
+  }
+  const bots = Object.entries(reply.telegram ?? {});
+  if (bots.length > 0) {
+    out.push('');
+    out.push(
+      alignedTable(
+        ['TELEGRAM', 'POLL', 'LAST ERROR'],
+        bots.map(([bot, health]) => [
+          bot,
+          `${health.state ?? '?'}${health.failures ? ` (${health.failures} failures)` : ''}`,
+          health.last_error?.error ?? '-',
+        ]),
+      ).trimEnd(),
+    );
+  }
+  if (reply.acp) {
+    const where = reply.acp.port !== undefined ? `${reply.acp.host}:${reply.acp.port}` : 'socket only';
+    out.push('');
+    out.push(`ACP: ${where}, ${reply.acp.sessions ?? 0} session(s)`);
   }
   return `${out.join('\n')}\n`;
 }

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { renderStatus, styleFor } from '../../src/cli/hall/render.js';
+
+const plain = styleFor({ isTTY: false } as NodeJS.WriteStream);
+
+describe('raider hall status for a person', () => {
+  it('shows runs, waiting missions, cron jobs, Telegram poll health and ACP', () => {
+    const text = renderStatus(
+      {
+        running: 1,
+        root: '/h',
+        slots: ['1bjorn'],
+        runs: [{ id: '1bjorn-1', slot: '1bjorn', pid: 42, age: 75, binding: 'slot:1bjorn' }],
+        queues: { '1bjorn': 2, '2x': 0 },
+        binding_queues: { 'telegram:ops:1': 1 },
+        cron: { nightly: { name: '1bjorn', next: '2026-12-01T02:00:00.000Z', state: 'waiting', last: { result: 'fired', status: 'completed', at: '2026-11-30T02:00:01.000Z' } } },
+        telegram: { ops: { state: 'retrying', failures: 3, last_error: { error: '401 Unauthorized' } } },
+        acp: { host: '127.0.0.1', port: 38421, sessions: 2 },
+      },
+      plain,
+    );
+    expect(text).toBe(
+      [
+        'Hall /h',
+        '1 running in 1bjorn',
+        '',
+        'ID       SLOT   PID AGE   BINDING',
+        '1bjorn-1 1bjorn 42  1m15s slot:1bjorn',
+        '',
+        'WAITING FOR            MISSIONS',
+        'slot 1bjorn            2',
+        'binding telegram:ops:1 1',
+        '',
+        'CRON    RAIDER NEXT                 LAST',
+        'nightly 1bjorn 2026-12-01 02:00:00Z completed at 2026-11-30 02:00:01',
+        '',
+        'TELEGRAM POLL                  LAST ERROR',
+        'ops      retrying (3 failures) 401 Unauthorized',
+        '',
+        'ACP: 127.0.0.1:38421, 2 session(s)',
+        '',
+      ].join('\n'),
+    );
+  });
+});
