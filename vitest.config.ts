@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    // Both cores: most test time is spent waiting on real processes, not computing.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
     reporters: ['default', './test/support/summary-reporter.ts'],

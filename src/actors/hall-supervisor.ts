@@ -278,10 +278,12 @@ async function startLocked(
     },
   });
 
-  await socket.listen();
+  // The pid file first: whoever sees the socket answer can find the hall's pid. Then the boot:
+  // what a previous hall left waiting is handed out before any client can send a new mission.
   await writeFileAtomic(paths.pidFile, `${process.pid}\n`);
   actor.start();
   actor.send({ type: 'hall.boot', at: Date.now() });
+  await socket.listen();
   for (const adapter of adapters) {
     await adapter.start().catch((err: Error) => log(`${adapter.name}: cannot start: ${err.message}`));
   }

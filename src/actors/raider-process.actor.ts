@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { fromCallback } from 'xstate';
+import { processAlive } from '../adapters/os/process-alive.js';
 import type { ProcessExit } from '../domain/outcome.js';
 import type { ProcessCommand, ProcessInput, RunEvent, RunSignal } from '../machines/run.machine.js';
 
@@ -70,7 +71,7 @@ export const raiderProcessLogic = fromCallback<ProcessCommand, ProcessInput>(({ 
 function watchAdopted(pid: number, send: (e: RunEvent) => void, receive: (fn: (c: ProcessCommand) => void) => void) {
   let gone = false;
   const timer = setInterval(() => {
-    if (alive(pid)) return;
+    if (processAlive(pid)) return;
     gone = true;
     clearInterval(timer);
     killGroup(pid);
@@ -96,21 +97,6 @@ function killGroup(pgid: number): void {
     process.kill(-pgid, 'SIGKILL');
   } catch {
     // No process left in the group.
-  }
-}
-
-/** True while the process exists and is not a zombie. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
   }
 }
 

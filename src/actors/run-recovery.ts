@@ -11,7 +11,7 @@ import { appendToLog } from '../adapters/storage/slot-logs.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
 import { adoptedOutcome } from '../domain/outcome.js';
 import type { AdoptedRun, EndedRun } from '../machines/hall.machine.js';
-import { alive } from './raider-process.actor.js';
+import { processAlive } from '../adapters/os/process-alive.js';
 
 const RUN_ID_VAR = 'RAIDER_HALL_RUN_ID=';
 
@@ -19,7 +19,7 @@ const RUN_ID_VAR = 'RAIDER_HALL_RUN_ID=';
 function findRaiderPid(runId: string, hint: number | undefined): number | undefined {
   const candidates = hint !== undefined ? [hint] : listPids();
   for (const pid of candidates) {
-    if (!alive(pid)) continue;
+    if (!processAlive(pid)) continue;
     let environ: string;
     try {
       environ = fs.readFileSync(`/proc/${pid}/environ`, 'latin1');

@@ -235,6 +235,12 @@ export const hallMachine = hallSetup
       }
     }),
 
+    refuseWhileBooting: hallSetup.enqueueActions(({ event, enqueue }) => {
+      if (event.type === 'cmd.spawn' && event.reqId !== undefined) {
+        enqueue.emit(reply(event.reqId, { error: 'the hall is starting; try again in a moment' }));
+      }
+    }),
+
     passToSlot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'binding.pass') return;
       const { slot } = slotOf(event.entry.name);
@@ -584,7 +590,8 @@ export const hallMachine = hallSetup
       on: {
         'hall.boot': { target: 'running', actions: 'boot' },
         'hall.stop': 'stopping',
-        'cmd.spawn': { actions: 'acceptSpawn' },
+        // Before the boot nothing may overtake the missions a previous hall left waiting.
+        'cmd.spawn': { actions: 'refuseWhileBooting' },
       },
     },
     running: {

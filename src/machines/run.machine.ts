@@ -87,6 +87,7 @@ export type ProcessCommand = { type: 'signal'; signal: RunSignal };
 export type RunEvent =
   | { type: 'run.cancel' }
   | { type: 'run.kill' }
+  /** The hall is stopping: SIGTERM, and the hall's own shutdown timer (not cancel_grace) decides on SIGKILL. */
   | { type: 'run.terminate' }
   | { type: 'run.forceKill' }
   | { type: 'proc.spawned'; pid: number; at: number }
@@ -166,6 +167,8 @@ export interface RunContext extends RunInput {
   unstarted: boolean;
   /** Signals sent, in order: what the run did, for inspection and tests. */
   signals: RunSignal[];
+  /** False once the hall's shutdown took over: then cancel_grace no longer escalates. */
+  escalate: boolean;
   endedAt: number;
 }
 
@@ -189,7 +192,7 @@ export const runMachine = setup({
     cancelGrace: ({ context }) => context.graceMs,
   },
   guards: {
-    escalates: ({ context }) => context.graceMs > 0,
+    escalates: ({ context }) => context.graceMs > 0 && context.escalate,
     isAdopted: ({ context }) => context.adopted !== undefined,
     pendingCancel: ({ context }) => context.pending === 'cancel',
     pendingStop: ({ context }) => context.pending === 'kill' || context.pending === 'terminate',
@@ -201,6 +204,7 @@ export const runMachine = setup({
       enqueue.sendTo('process', { type: 'signal', signal: params.signal });
       enqueue.assign({ signals: [...context.signals, params.signal] });
     }),
+    shutdownTakesOver: assign({ escalate: false }),
     reportSpawned: sendParent(({ context }): RunSpawnedReport => ({
       type: 'run.spawned',
       runId: context.runId,
@@ -233,6 +237,7 @@ export const runMachine = setup({
     cancelRequested: false,
     unstarted: false,
     signals: [],
+    escalate: true,
     endedAt: 0,
   }),
   initial: 'admitted',
@@ -327,7 +332,10 @@ export const runMachine = setup({
               {
                 guard: 'pendingStop',
                 target: 'terminating',
-                actions: [assign({ pid: ({ event }) => event.pid }), 'reportSpawned'],
+                actions: [
+                  assign({ pid: ({ event }) => event.pid, escalate: ({ context }) => context.pending !== 'terminate' }),
+                  'reportSpawned',
+                ],
               },
               { target: 'running', actions: [assign({ pid: ({ event }) => event.pid }), 'reportSpawned'] },
             ],
@@ -349,7 +357,7 @@ export const runMachine = setup({
           on: {
             'run.cancel': { target: 'cancelling', actions: assign({ cancelRequested: true }) },
             'run.kill': 'terminating',
-            'run.terminate': 'terminating',
+            'run.terminate': { target: 'terminating', actions: 'shutdownTakesOver' },
             'run.forceKill': 'killing',
           },
         },
@@ -358,7 +366,7 @@ export const runMachine = setup({
           after: { cancelGrace: { guard: 'escalates', target: 'terminating' } },
           on: {
             'run.kill': 'terminating',
-            'run.terminate': 'terminating',
+            'run.terminate': { target: 'terminating', actions: 'shutdownTakesOver' },
             'run.forceKill': 'killing',
           },
         },
@@ -369,6 +377,7 @@ export const runMachine = setup({
             // Asking again for a stop that is under way means: now.
             'run.kill': 'killing',
             'run.forceKill': 'killing',
+            'run.terminate': { actions: 'shutdownTakesOver' },
           },
         },
         killing: {

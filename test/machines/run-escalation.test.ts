@@ -113,3 +113,27 @@ describe('cancel escalation (run machine, simulated time)', () => {
     expect(h.reply('y')?.body).toEqual({ error: 'kill requires an id' });
   });
 });
+
+describe('shutdown and cancel_grace', () => {
+  it('a run stopped by the hall gets SIGTERM and no cancel_grace escalation: the shutdown timer decides', async () => {
+    const { h, id } = await runningHall(300);
+    h.hall.send({ type: 'hall.stop' });
+    h.clock.advance(4999);
+    expect(h.proc('stubborn')!.signals).toEqual(['SIGTERM']);
+    expect(runState(h, id)).toEqual({ alive: 'terminating' });
+    h.clock.advance(1);
+    expect(h.proc('stubborn')!.signals).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(h.proc('stubborn')!.signalTimes).toEqual([0, 5000]);
+  });
+
+  it('a cancel under way when the hall stops is finished by the shutdown timer too', async () => {
+    const { h, id } = await runningHall(300);
+    h.hall.send({ type: 'cmd.cancel', reqId: 'c', id });
+    h.clock.advance(100);
+    h.hall.send({ type: 'hall.stop' });
+    h.clock.advance(4000);
+    expect(h.proc('stubborn')!.signals).toEqual(['SIGINT', 'SIGTERM']);
+    h.clock.advance(1000);
+    expect(h.proc('stubborn')!.signals).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL']);
+  });
+});

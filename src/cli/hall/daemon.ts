@@ -3,9 +3,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { processAlive } from '../../adapters/os/process-alive.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { defaultAdapters } from '../../actors/default-adapters.js';
-import { HallStartError, startHall, type InspectionObserver } from '../../actors/hall-supervisor.js';
+import { HallStartError, startHall, type InspectionObserver, type RunningHall } from '../../actors/hall-supervisor.js';
 import { renderBusEvent, styleFor } from './render.js';
 
 export interface StartOptions {
@@ -30,8 +31,18 @@ export async function startCommand(options: StartOptions): Promise<number> {
 
 async function startForeground(options: StartOptions): Promise<number> {
   const style = styleFor(process.stdout);
+  // Signals are ours from the start: one that arrives while the hall comes up stops it once it is up.
+  let hall: RunningHall | null = null;
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    // A second Ctrl-C while stopping means: now.
+    if (signals > 1) process.exit(130);
+    hall?.stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const inspector = options.inspect !== undefined ? await statelyInspector(options.inspect) : null;
-  let hall;
   try {
     hall = await startHall({
       root: options.dir,
@@ -40,6 +51,9 @@ async function startForeground(options: StartOptions): Promise<number> {
       ...(options.quiet ? {} : { onEvent: (event) => process.stdout.write(`${renderBusEvent(event, style)}\n`) }),
     });
   } catch (err) {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    inspector?.stop();
     if (err instanceof HallStartError) {
       process.stderr.write(`${err.message}\n`);
       return err.exitCode;
@@ -50,15 +64,7 @@ async function startForeground(options: StartOptions): Promise<number> {
   if (!options.quiet) {
     process.stderr.write(`Hall running in ${hall.paths.root} (PID ${process.pid}); socket ${hall.paths.socket}. Stop with Ctrl-C or: raider hall stop\n`);
   }
-  let signals = 0;
-  const onSignal = () => {
-    signals++;
-    // A second Ctrl-C while stopping means: now.
-    if (signals > 1) process.exit(130);
-    hall.stop();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  if (signals > 0) hall.stop();
   await hall.stopped;
   inspector?.stop();
   process.off('SIGINT', onSignal);
@@ -137,15 +143,6 @@ async function startDaemon(options: StartOptions): Promise<number> {
   return 1;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 const STOP_TIMEOUT_MS = 20_000;
 
 export async function stopCommand(dir: string, wait: boolean): Promise<number> {
@@ -169,7 +166,7 @@ export async function stopCommand(dir: string, wait: boolean): Promise<number> {
   process.stdout.write(`Sent TERM to hall PID ${pid}\n`);
   if (!wait) return 0;
   const deadline = Date.now() + STOP_TIMEOUT_MS;
-  while (alive(pid)) {
+  while (processAlive(pid)) {
     if (Date.now() > deadline) {
       process.stderr.write(`The hall (PID ${pid}) has not stopped after ${STOP_TIMEOUT_MS / 1000} s\n`);
       return 1;

@@ -4,12 +4,11 @@
  * not there, 2 usage, 3 configuration.
  */
 import path from 'node:path';
-import readline from 'node:readline/promises';
+import readline from 'node:readline';
 import { Command, CommanderError, Option } from 'commander';
 import stringify from 'safe-stable-stringify';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { addRaider, initConfig } from './config-edit.js';
-import { startCommand, stopCommand } from './daemon.js';
 import { dirThen, NotADirectoryError, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
 import { hallCommand as send, HallClientError, type Reply } from './hall-client.js';
@@ -26,6 +25,17 @@ async function ask(dir: string, payload: Reply): Promise<Reply> {
   const reply = await send(socketOf(dir), payload);
   if (typeof reply.error === 'string') throw new HallAnswer(reply.error);
   return reply;
+}
+
+/** One line from stdin after a prompt; what was typed before end of input counts, nothing is ''. */
+async function askLine(prompt: string): Promise<string> {
+  process.stdout.write(prompt);
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    rl.close();
+    return line;
+  }
+  return '';
 }
 
 function pretty(value: unknown): string {
@@ -59,6 +69,25 @@ async function attachTo(dir: string, reply: Reply, json: boolean): Promise<void>
   lines.flush();
 }
 
+/**
+ * `logs --follow` of a running run: the slot log from the run's start line,
+ * as it grows, up to and including its result line.
+ */
+async function followRunLog(socketPath: string, id: string, logPath: string): Promise<void> {
+  const fs = await import('node:fs');
+  const text = fs.existsSync(logPath) ? fs.readFileSync(logPath) : Buffer.alloc(0);
+  const at = text.indexOf(`[hall] raider ${id} started\n`);
+  const resultPrefix = `[hall] raider ${id} `;
+  let done = false;
+  const lines = lineSplitter((line) => {
+    if (done) return;
+    process.stdout.write(`${line}\n`);
+    if (line.startsWith(resultPrefix) && /^[A-Za-z_]+: /.test(line.slice(resultPrefix.length))) done = true;
+  });
+  await followFile({ socketPath, runId: id, file: logPath, offset: Math.max(0, at), onChunk: (chunk) => lines.push(chunk) });
+  lines.flush();
+}
+
 function buildProgram(setCode: (code: number) => void): Command {
   const program = new Command('raider hall')
     .description('Run and talk to a Raider Hall: a daemon that supervises raider processes for a project.')
@@ -75,9 +104,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .action(async (opts: { name?: string; engine?: string; persona: string }) => {
       let name = opts.name;
       if (name === undefined) {
-        const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
-        name = (await rl.question('Raider name (e.g. Bjorn, Ragnar, Astrid, Ivar, Lagertha): ')).trim();
-        rl.close();
+        name = (await askLine('Raider name (e.g. Bjorn, Ragnar, Astrid, Ivar, Lagertha): ')).trim();
         if (name === '') {
           process.stderr.write('No raider name given.\n');
           return setCode(1);
@@ -118,6 +145,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .option('--acp-host <host>', 'address for the ACP port (default 127.0.0.1)')
     .option('--inspect [url]', 'show the actor system in the Stately inspector (a local relay on port 8080, or this WebSocket URL)')
     .action(async (dir: string | undefined, opts: { daemon?: boolean; quiet?: boolean; acpPort?: number; acpHost?: string; inspect?: string | boolean }) => {
+      const { startCommand } = await import('./daemon.js');
       setCode(
         await startCommand({
           dir: onlyDir(dir ? [dir] : []),
@@ -136,6 +164,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .argument('[dir]')
     .option('--no-wait', 'return once the signal is sent')
     .action(async (dir: string | undefined, opts: { wait: boolean }) => {
+      const { stopCommand } = await import('./daemon.js');
       setCode(await stopCommand(onlyDir(dir ? [dir] : []), opts.wait));
     });
 
@@ -229,66 +258,16 @@ function buildProgram(setCode: (code: number) => void): Command {
       const { dir, rest } = dirThen(args, 1);
       if (rest.length !== 1) throw new UsageError('Usage: raider hall logs ID [--follow]');
       const id = rest[0]!;
+      if (opts.follow) {
+        const live = await send(socketOf(dir), { cmd: 'attach', id });
+        if (typeof live.error !== 'string' && typeof live.log_path === 'string') {
+          await followRunLog(socketOf(dir), id, live.log_path);
+          return;
+        }
+      }
+      // Not followed, or already ended: the run's part of the log as the hall has it.
       const reply = await ask(dir, { cmd: 'logs', id });
       process.stdout.write(String(reply.log ?? ''));
-      if (!opts.follow) return;
-      const live = await send(socketOf(dir), { cmd: 'attach', id });
-      if (typeof live.error === 'string' || typeof live.log_path !== 'string') return;
-      const fs = await import('node:fs');
-      const offset = fs.statSync(live.log_path, { throwIfNoEntry: false })?.size ?? 0;
-      await followFile({ socketPath: socketOf(dir), runId: id, file: live.log_path, offset, onChunk: (c) => process.stdout.write(c) });
-    });
-
-  program
-    .command('install')
-    .description('install a systemd user unit that runs the hall of DIR (Restart=on-failure)')
-    .argument('[dir]')
-    .option('--name <name>', 'the unit name', 'raider-hall')
-    .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
-    .option('--acp-host <host>', 'address for the ACP port')
-    .option('--stdout', 'print the unit instead of installing it')
-    .action(async (dir: string | undefined, opts: { name: string; acpPort?: number; acpHost?: string; stdout?: boolean }) => {
-      const { installUnit, unitText } = await import('./systemd-unit.js');
-      const text = unitText({
-        dir: onlyDir(dir ? [dir] : []),
-        ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
-        ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
-      });
-      if (opts.stdout) {
-        process.stdout.write(text);
-        return;
-      }
-      const file = installUnit(opts.name, text);
-      process.stdout.write(`Installed ${file}\nRun:\n  systemctl --user daemon-reload\n  systemctl --user enable --now ${opts.name}\n`);
-    });
-
-  program
-    .command('inspect')
-    .description('the live actor tree of the hall: runs, slots, binding queues, ACP sessions, questions')
-    .argument('[dir]')
-    .option('--once', 'print one snapshot and exit')
-    .option('--json', 'print the raw inspect.* event stream')
-    .action(async (dir: string | undefined, opts: { once?: boolean; json?: boolean }) => {
-      const { inspectView } = await import('./inspect-view.js');
-      setCode(
-        await inspectView({
-          socketPath: socketOf(onlyDir(dir ? [dir] : [])),
-          once: opts.once === true,
-          json: opts.json === true,
-          style: styleFor(process.stdout),
-          out: process.stdout,
-        }),
-      );
-    });
-
-  program
-    .command('mcp')
-    .description('serve the hall tools over MCP on stdin/stdout, relaying to the hall of DIR (what `claude mcp add` launches)')
-    .argument('[dir]')
-    .action(async (dir: string | undefined) => {
-      const { runMcpBridge } = await import('../mcp/stdio-bridge.js');
-      const root = onlyDir(dir ? [dir] : []);
-      setCode(await runMcpBridge({ root, input: process.stdin, output: process.stdout, log: (line) => process.stderr.write(`raider hall mcp: ${line}\n`) }));
     });
 
   const session = program.command('session').description('session bindings');
