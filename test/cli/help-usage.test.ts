@@ -1,0 +1,74 @@
+/**
+ * `--help` everywhere exits 0; unknown options and subcommands, and missing
+ * arguments, are usage errors (exit 2) that reach no hall.
+ */
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { type CliResult, hall, hallRoot, removeRoots } from './cli-helpers.js';
+
+// Every command is a whole node process: on a busy machine they take a while.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
+afterAll(removeRoots);
+
+/** Runs the calls a few at a time: each is a whole node process. */
+async function inBatches(calls: Array<() => Promise<CliResult>>, size = 3): Promise<CliResult[]> {
+  const out: CliResult[] = [];
+  for (let i = 0; i < calls.length; i += size) out.push(...(await Promise.all(calls.slice(i, i + size).map((c) => c()))));
+  return out;
+}
+
+const SUBCOMMANDS = ['init', 'add-raider', 'start', 'stop', 'status', 'ps', 'spawn', 'attach', 'kill', 'cancel', 'logs', 'session', 'session reset'];
+
+describe.concurrent('raider hall --help', () => {
+  it('prints the usage and exits 0 for raider hall and each subcommand', async () => {
+    // A directory with a config, so that a --help that was ignored would have something to act on.
+    const cwd = hallRoot('raiders: { bjorn: {} }\n');
+    const argvs = [['--help'], [], ...SUBCOMMANDS.map((c) => [...c.split(' '), '--help'])];
+    const results = await inBatches(argvs.map((argv) => () => hall(argv, cwd)));
+    results.forEach((r, i) => {
+      const what = `raider hall ${argvs[i]!.join(' ')}`;
+      expect(r.code, what).toBe(0);
+      expect(r.stdout, what).toMatch(/^Usage: raider hall/);
+    });
+    // The top-level help names every subcommand.
+    for (const c of SUBCOMMANDS.filter((c) => !c.includes(' '))) expect(results[0]!.stdout).toContain(c);
+    // No --help started or wrote anything.
+    const fs = await import('node:fs');
+    expect(fs.readdirSync(cwd).sort()).toEqual(['.raider-hall.yml']);
+  });
+});
+
+describe.concurrent('usage errors', () => {
+  it('unknown options and subcommands exit 2', async () => {
+    const cwd = hallRoot('raiders: { bjorn: {} }\n');
+    const cases: Array<[string[], RegExp]> = [
+      [['frob'], /frob/],
+      [['status', '--bogus'], /--bogus/],
+      [['spawn', '--bogus', 'bjorn', 'answer'], /--bogus/],
+      [['session', 'frob', 'x'], /frob/],
+    ];
+    const results = await inBatches(cases.map(([argv]) => () => hall(argv, cwd)));
+    results.forEach((r, i) => {
+      const [argv, message] = cases[i]!;
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.stdout, argv.join(' ')).toBe('');
+      expect(r.stderr, argv.join(' ')).toMatch(message);
+    });
+    const fs = await import('node:fs');
+    expect(fs.readdirSync(cwd).sort()).toEqual(['.raider-hall.yml']);
+  });
+
+  it('missing arguments print the usage line and exit 2', async () => {
+    const cwd = hallRoot('raiders: { bjorn: {} }\n');
+    const cases: Array<[string[], string]> = [
+      [['spawn', 'bjorn'], 'Usage: raider hall spawn NAME MISSION [--attach]\n'],
+      [['attach'], 'Usage: raider hall attach ID\n'],
+      [['logs', '--follow'], 'Usage: raider hall logs ID [--follow]\n'],
+      [['session', 'reset', 'a', 'b'], 'Usage: raider hall session reset [DIR] BINDING\n'],
+    ];
+    const results = await inBatches(cases.map(([argv]) => () => hall(argv, cwd)));
+    results.forEach((r, i) => {
+      const [argv, usage] = cases[i]!;
+      expect(r, argv.join(' ')).toMatchObject({ code: 2, stdout: '', stderr: usage });
+    });
+  });
+});
