@@ -46,8 +46,9 @@ export function hallToolHandler(services: HallServices, stopping: AbortSignal, p
     raider_logs: async (a) => {
       const reply = await services.queries.logs(a.id);
       if (typeof reply.error === 'string') return toolError(reply.error);
+      // The log as text only: a structured copy would double a large log.
       const log = String(reply.log ?? '');
-      return toolResult(reply, log === '' ? `(the log of ${String(a.id)} is empty)` : log);
+      return { content: [{ type: 'text', text: log === '' ? `(the log of ${String(a.id)} is empty)` : log }] };
     },
     reset_session: async (a) => replyResult(await services.request({ type: 'cmd.sessionReset', binding: a.binding })),
     send_telegram: async (a) =>

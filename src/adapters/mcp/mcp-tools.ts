@@ -15,7 +15,7 @@ export const MCP_SERVER_NAME = 'raider-hall';
 
 /** The longest `wait_for_raider` may wait in one call. */
 export const MAX_WAIT_S = 3600;
-export const DEFAULT_WAIT_S = 60;
+export const DEFAULT_WAIT_S = 30;
 
 const runId = z
   .string()

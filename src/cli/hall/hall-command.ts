@@ -270,6 +270,16 @@ function buildProgram(setCode: (code: number) => void): Command {
       process.stdout.write(String(reply.log ?? ''));
     });
 
+  program
+    .command('mcp')
+    .description('serve the hall tools over MCP on stdin/stdout, relaying to the hall of DIR (what `claude mcp add` launches)')
+    .argument('[dir]')
+    .action(async (dir: string | undefined) => {
+      const root = onlyDir(dir ? [dir] : []);
+      const { runMcpBridge } = await import('../mcp/stdio-bridge.js');
+      setCode(await runMcpBridge({ root, input: process.stdin, output: process.stdout, log: (line) => process.stderr.write(`raider hall mcp: ${line}\n`) }));
+    });
+
   const session = program.command('session').description('session bindings');
   session
     .command('reset')
