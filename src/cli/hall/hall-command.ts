@@ -271,6 +271,48 @@ function buildProgram(setCode: (code: number) => void): Command {
     });
 
   program
+    .command('install')
+    .description('install a systemd user unit that runs the hall of DIR (Restart=on-failure)')
+    .argument('[dir]')
+    .option('--name <name>', 'the unit name', 'raider-hall')
+    .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
+    .option('--acp-host <host>', 'address for the ACP port')
+    .option('--stdout', 'print the unit instead of installing it')
+    .action(async (dir: string | undefined, opts: { name: string; acpPort?: number; acpHost?: string; stdout?: boolean }) => {
+      const { installUnit, unitText } = await import('./systemd-unit.js');
+      const text = unitText({
+        dir: onlyDir(dir ? [dir] : []),
+        ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
+        ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
+      });
+      if (opts.stdout) {
+        process.stdout.write(text);
+        return;
+      }
+      const file = installUnit(opts.name, text);
+      process.stdout.write(`Installed ${file}\nRun:\n  systemctl --user daemon-reload\n  systemctl --user enable --now ${opts.name}\n`);
+    });
+
+  program
+    .command('inspect')
+    .description('the live actor tree of the hall: runs, slots, binding queues, ACP sessions, questions')
+    .argument('[dir]')
+    .option('--once', 'print one snapshot and exit')
+    .option('--json', 'print the raw inspect.* event stream')
+    .action(async (dir: string | undefined, opts: { once?: boolean; json?: boolean }) => {
+      const { inspectView } = await import('./inspect-view.js');
+      setCode(
+        await inspectView({
+          socketPath: socketOf(onlyDir(dir ? [dir] : [])),
+          once: opts.once === true,
+          json: opts.json === true,
+          style: styleFor(process.stdout),
+          out: process.stdout,
+        }),
+      );
+    });
+
+  program
     .command('mcp')
     .description('serve the hall tools over MCP on stdin/stdout, relaying to the hall of DIR (what `claude mcp add` launches)')
     .argument('[dir]')
