@@ -9,9 +9,11 @@
  *   hall c=10   -- 10 connections, each sending a spawn and waiting for its
  *                  raider.done before the next: the same concurrency as bare.
  *
- * The runs go bare, piped, c=10, piped, bare, so drift in the machine's load
- * hits the sides alike; the figure of a side is the mean of its runs.
- * Target: hall / bare <= 1.3.
+ * The runs go bare, piped, c=10, bare, so drift in the machine's load hits
+ * the sides alike; bare is the mean of its two runs. After each hall side the
+ * bench waits until the hall process is idle (no CPU for 0.5 s, at most 60 s)
+ * and prints how long it kept working after the last raider.done, so one
+ * side's leftovers do not slow the next. Target: hall / bare <= 1.3.
  *
  * When the warm-up shows that the runs would take longer than a budget
  * (150 s, BENCH_BURST_BUDGET_S) -- a loaded machine -- the count is scaled
@@ -29,12 +31,15 @@ import {
   hallLikeArgs,
   machine,
   nowMs,
+  ownCpuMs,
+  processCpuMs,
   runMain,
   startHall,
   Subscription,
   summary,
   table,
   tempRoot,
+  waitIdle,
   writeMinimalRaider,
   type Json,
 } from './lib.js';
@@ -43,6 +48,8 @@ const CONNECTIONS = 10;
 const TARGET_RATIO = 1.3;
 /** Seconds the measured runs may take; on a slower machine the count is scaled down (and says so). */
 const BUDGET_S = Number(process.env.BENCH_BURST_BUDGET_S ?? 150);
+/** How long to wait for the hall to go idle after a hall side. */
+const IDLE_WAIT_MS = 60_000;
 
 function argNumber(name: string): number | undefined {
   const i = process.argv.indexOf(name);
@@ -66,6 +73,7 @@ runMain(async () => {
   const bareArgs = hallLikeArgs(bareDir, 'go');
 
   const { hall } = await startHall(root, raider);
+  const hallPid = hall.child.pid!;
   const sub = await Subscription.open(hall.socket, 'raider.done');
   const clients = await Promise.all(Array.from({ length: CONNECTIONS }, () => Client.connect(hall.socket)));
   const spawnFrame: Json = { cmd: 'spawn', name: 'burst', mission: 'go' };
@@ -117,7 +125,8 @@ runMain(async () => {
   // Warm-up: a few of each, which also tells how long the full runs would take.
   const warm = 20;
   const warmMs = { bare: await bare(warm), piped: await piped(warm), closed: await closed(warm) };
-  const projectedS = ((missions / warm) * (2 * warmMs.bare + 2 * warmMs.piped + warmMs.closed)) / 1000;
+  await waitIdle(hallPid);
+  const projectedS = ((missions / warm) * (2 * warmMs.bare + warmMs.piped + warmMs.closed)) / 1000;
   if (projectedS > budgetS) {
     // A loaded or slow machine: fewer missions, so the whole suite still ends in time.
     const scaled = Math.max(100, Math.floor((missions * budgetS) / projectedS / 10) * 10);
@@ -126,10 +135,27 @@ runMain(async () => {
   }
 
   const times = { bare: [] as number[], piped: [] as number[], closed: [] as number[] };
-  for (const side of ['bare', 'piped', 'closed', 'piped', 'bare'] as const) {
+  const busyAfter: Record<string, string> = {};
+  /** CPU per mission: of this process for bare spawns, of the hall process (to idle) for the hall sides. */
+  const cpuPer = { bare: [] as number[], piped: [] as number[], closed: [] as number[] };
+  for (const side of ['bare', 'piped', 'closed', 'bare'] as const) {
+    const cpu0 = processCpuMs(hallPid);
+    const own0 = ownCpuMs();
     const ms = side === 'bare' ? await bare(missions) : side === 'piped' ? await piped(missions) : await closed(missions);
     times[side].push(ms);
-    console.log(`  ${side.padEnd(6)} ${missions} missions: ${fmt(ms, 0)} ms`);
+    let note = '';
+    if (side === 'bare') {
+      cpuPer.bare.push((ownCpuMs() - own0) / missions);
+      note = `; spawner (this process) CPU ${fmt((ownCpuMs() - own0) / missions, 1)} ms/mission`;
+    } else {
+      // Work the hall still does after the last raider.done (it would slow down the next side).
+      const after = await waitIdle(hallPid, 500, IDLE_WAIT_MS);
+      const cpu = processCpuMs(hallPid) - cpu0;
+      cpuPer[side].push(cpu / missions);
+      busyAfter[side] = after.idle ? `${fmt(after.busyMs / 1000, 1)} s` : `> ${fmt(IDLE_WAIT_MS / 1000, 0)} s`;
+      note = `; hall CPU ${fmt(cpu / missions, 1)} ms/mission; hall still busy ${busyAfter[side]} after the last raider.done`;
+    }
+    console.log(`  ${side.padEnd(6)} ${missions} missions: ${fmt(ms, 0)} ms${note}`);
   }
   for (const c of clients) c.close();
   sub.close();
@@ -142,17 +168,19 @@ runMain(async () => {
   console.log('');
   console.log(
     table(
-      ['', 'runs (ms)', 'mean (ms)', 'missions/s', 'ms/mission', 'vs bare'],
+      ['', 'runs (ms)', 'mean (ms)', 'missions/s', 'ms/mission', 'vs bare', 'CPU ms/mission'],
       [
-        ['bare spawns, 10 workers', times.bare.map((x) => fmt(x, 0)).join(' / '), fmt(b, 0), perSec(b), fmt(b / missions, 2), '1.00'],
-        ['hall, 10 conns pipelined', times.piped.map((x) => fmt(x, 0)).join(' / '), fmt(p, 0), perSec(p), fmt(p / missions, 2), fmt(p / b)],
-        ['hall, 10 conns closed loop', times.closed.map((x) => fmt(x, 0)).join(' / '), fmt(c, 0), perSec(c), fmt(c / missions, 2), fmt(c / b)],
+        ['bare spawns, 10 workers', times.bare.map((x) => fmt(x, 0)).join(' / '), fmt(b, 0), perSec(b), fmt(b / missions, 2), '1.00', fmt(mean(cpuPer.bare), 1)],
+        ['hall, 10 conns pipelined', times.piped.map((x) => fmt(x, 0)).join(' / '), fmt(p, 0), perSec(p), fmt(p / missions, 2), fmt(p / b), fmt(mean(cpuPer.piped), 1)],
+        ['hall, 10 conns closed loop', times.closed.map((x) => fmt(x, 0)).join(' / '), fmt(c, 0), perSec(c), fmt(c / missions, 2), fmt(c / b), fmt(mean(cpuPer.closed), 1)],
       ],
     ),
   );
+  console.log('CPU ms/mission: of this process for the bare spawns; of the hall process, until it went idle, for the hall sides.');
   console.log('');
   console.log(`hall pipelined / bare: ${fmt(p / b)}  target <= ${TARGET_RATIO}: ${p / b <= TARGET_RATIO ? 'met' : 'MISSED'}`);
   console.log(`hall closed loop (same concurrency) / bare: ${fmt(c / b)}  target <= ${TARGET_RATIO}: ${c / b <= TARGET_RATIO ? 'met' : 'MISSED'}`);
+  console.log(`the hall kept working after the last raider.done: ${busyAfter.piped ?? '?'} after the pipelined burst, ${busyAfter.closed ?? '?'} after the closed loop`);
 
   summary([
     { bench: 'burst', metric: `bare: ${missions} spawns, 10 workers (ms)`, value: `${fmt(b, 0)} (${perSec(b)}/s)` },
@@ -170,6 +198,12 @@ runMain(async () => {
       target: `<= ${TARGET_RATIO}x`,
       met: c / b <= TARGET_RATIO,
     },
+    {
+      bench: 'burst',
+      metric: 'CPU per mission: hall piped / hall closed / bare spawner (ms)',
+      value: `${fmt(mean(cpuPer.piped), 1)} / ${fmt(mean(cpuPer.closed), 1)} / ${fmt(mean(cpuPer.bare), 1)}`,
+    },
+    { bench: 'burst', metric: 'hall busy after the last raider.done: piped / closed loop', value: `${busyAfter.piped ?? '?'} / ${busyAfter.closed ?? '?'}` },
   ]);
 
   // After the figures: a hall that does not stop is worth knowing, but not at their cost.

@@ -76,6 +76,27 @@ export function processCpuMs(pid: number): number {
 
 const CLOCK_TICKS = 100;
 
+/**
+ * Waits until process `pid` has used no more than one clock tick of CPU over
+ * `quietMs` (it is idle), at most `maxMs`. Resolves with how long it stayed
+ * busy, and whether it went idle at all.
+ */
+export async function waitIdle(pid: number, quietMs = 500, maxMs = 60_000): Promise<{ busyMs: number; idle: boolean }> {
+  const t0 = nowMs();
+  const step = 100;
+  const window: number[] = [processCpuMs(pid)];
+  for (;;) {
+    await sleep(step);
+    window.push(processCpuMs(pid));
+    if (window.length > quietMs / step + 1) window.shift();
+    const elapsed = nowMs() - t0;
+    if (window.length > quietMs / step && window[window.length - 1]! - window[0]! <= 1000 / CLOCK_TICKS) {
+      return { busyMs: Math.max(0, elapsed - quietMs), idle: true };
+    }
+    if (elapsed > maxMs) return { busyMs: elapsed, idle: false };
+  }
+}
+
 /** CPU time (user + system) this process has used so far, in ms. */
 export function ownCpuMs(): number {
   const u = process.cpuUsage();
