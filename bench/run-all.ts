@@ -9,7 +9,7 @@
  *
  * Nothing here asserts on time: the figures and the targets are printed.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +34,9 @@ const quick = args.includes('--quick') || process.env.BENCH_QUICK === '1';
 const writeResults = args.includes('--write-results');
 const only = args.flatMap((a, i) => (args[i - 1] === '--only' ? [a] : []));
 const selected = only.length > 0 ? BENCHES.filter((b) => only.includes(b.name)) : BENCHES;
+
+/** RESULTS.md keeps what follows this line when --write-results rewrites the figures above it. */
+const NOTES_MARKER = '<!-- notes: kept when --write-results rewrites the figures above -->';
 
 /** Every temp root of the children lives under this directory, so a final sweep finds their leftovers. */
 const benchTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'raider-bench-all-'));
@@ -135,12 +138,23 @@ async function main(): Promise<number> {
   return outcomes.every((o) => o.code === 0) ? 0 : 1;
 }
 
+/** ", at commit abc1234 (+ local changes)" when this is a git checkout. */
+function commit(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'bin'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return `, at commit ${head}${dirty === '' ? '' : ' (+ uncommitted changes)'}`;
+  } catch {
+    return '';
+  }
+}
+
 function writeResultsFile(started: Date, totalS: number, outcomes: Outcome[], rows: string[][], headers: string[]): void {
   const md = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
   const lines = [
     '# Benchmark results',
     '',
-    `Latest run: ${started.toISOString()}, ${totalS.toFixed(0)} s in all, \`npm run bench${quick ? ' -- --quick' : ''}\`.`,
+    `Latest run: ${started.toISOString()}, ${totalS.toFixed(0)} s in all, \`npm run bench -- --write-results${quick ? ' --quick' : ''}\`${commit()}.`,
     '',
     `Machine: ${machine()} (at the end of the run).`,
     '',
@@ -157,7 +171,17 @@ function writeResultsFile(started: Date, totalS: number, outcomes: Outcome[], ro
     ...outcomes.map((o) => `- ${o.bench.name}: \`${commandOf(o.bench)}\` (${(o.ms / 1000).toFixed(0)} s)`),
     '',
   ];
-  fs.writeFileSync(path.join(REPO, 'bench', 'RESULTS.md'), lines.join('\n'));
+  // Notes written by hand below the marker survive a rewrite.
+  const file = path.join(REPO, 'bench', 'RESULTS.md');
+  let notes = '';
+  try {
+    const old = fs.readFileSync(file, 'utf8');
+    const at = old.indexOf(NOTES_MARKER);
+    if (at >= 0) notes = old.slice(at);
+  } catch {
+    /* first time */
+  }
+  fs.writeFileSync(file, `${lines.join('\n')}${notes === '' ? '' : `\n${notes}`}`);
   process.stdout.write('bench/RESULTS.md written\n');
 }
 
