@@ -7,7 +7,6 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
@@ -37,6 +36,7 @@ import { raiderProcessLogic } from './raider-process.actor.js';
 import { reapRunLogic } from './reap-run.actor.js';
 import { resolveRaiderCommand } from './raider-command.js';
 import { recoverRuns } from './run-recovery.js';
+import { socketAnswers } from '../adapters/os/unix-socket.js';
 
 /** The hall gives its raiders this long to end after SIGTERM when it stops. */
 export const SHUTDOWN_GRACE_MS = 5000;
@@ -106,16 +106,6 @@ function alreadyRunning(paths: HallPaths): string {
   return /^\d+$/.test(pid) ? `Hall already running with PID ${pid}` : `Hall already running in ${paths.root}`;
 }
 
-async function socketAnswers(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(socketPath);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 async function startLocked(
   paths: HallPaths,

@@ -10,6 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import stringify from 'safe-stable-stringify';
 import { parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
+import { onLines } from '../adapters/os/unix-socket.js';
 
 export interface QuestionContext {
   runId: string;
@@ -75,32 +76,24 @@ export class PermissionChannels {
   }
 
   private serve(socket: net.Socket, runId: string, binding: string, runSignal: AbortSignal): void {
-    let buffer = '';
     const connection = new AbortController();
     const onRunEnd = () => connection.abort();
     runSignal.addEventListener('abort', onRunEnd, { once: true });
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (line.trim() === '') continue;
-        let value: unknown;
-        try {
-          value = JSON.parse(line);
-        } catch {
-          this.warn(`permission channel of ${runId}: not JSON: ${line.slice(0, 120)}`);
-          continue;
-        }
-        const question = parseQuestion(value);
-        if (!question) {
-          this.warn(`permission channel of ${runId}: not a question: ${line.slice(0, 120)}`);
-          continue;
-        }
-        void this.answer(socket, question, runId, binding, connection.signal);
+    onLines(socket, (line) => {
+      if (line.trim() === '') return;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        this.warn(`permission channel of ${runId}: not JSON: ${line.slice(0, 120)}`);
+        return;
       }
+      const question = parseQuestion(value);
+      if (!question) {
+        this.warn(`permission channel of ${runId}: not a question: ${line.slice(0, 120)}`);
+        return;
+      }
+      void this.answer(socket, question, runId, binding, connection.signal);
     });
     socket.on('close', () => {
       connection.abort();

@@ -1,13 +1,13 @@
 /** `raider hall start` (foreground or --daemon) and `raider hall stop`. */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { processAlive } from '../../adapters/os/process-alive.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { defaultAdapters } from '../../actors/default-adapters.js';
 import { HallStartError, startHall, type InspectionObserver, type RunningHall } from '../../actors/hall-supervisor.js';
 import { renderBusEvent, styleFor } from './render.js';
+import { socketAnswers } from '../../adapters/os/unix-socket.js';
 
 export interface StartOptions {
   dir: string;
@@ -97,16 +97,6 @@ async function statelyInspector(target: string | boolean): Promise<{ observer: I
   };
 }
 
-function connects(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(socketPath);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /** Starts the hall as a detached process logging to .raider-hall/hall.log, and waits until it answers. */
 async function startDaemon(options: StartOptions): Promise<number> {
@@ -132,7 +122,7 @@ async function startDaemon(options: StartOptions): Promise<number> {
       return exitCode === 0 ? 1 : exitCode;
     }
     const pid = fs.existsSync(paths.pidFile) ? fs.readFileSync(paths.pidFile, 'utf8').trim() : '';
-    if (pid === String(child.pid) && (await connects(paths.socket))) {
+    if (pid === String(child.pid) && (await socketAnswers(paths.socket))) {
       child.unref();
       process.stdout.write(`Hall started with PID ${child.pid}\n`);
       return 0;

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import net from 'node:net';
+import { onLines } from '../../adapters/os/unix-socket.js';
 
 export type Reply = Record<string, unknown>;
 
@@ -44,19 +45,11 @@ export async function hallCommand(socketPath: string, payload: Reply): Promise<R
 /** Subscribes to events whose type starts with `filter`; returns a function that ends it. */
 export async function subscribe(socketPath: string, filter: string, onEvent: (event: Reply) => void, onClose: () => void): Promise<() => void> {
   const socket = await connect(socketPath);
-  let buffer = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      try {
-        onEvent(JSON.parse(line) as Reply);
-      } catch {
-        /* not an event */
-      }
+  onLines(socket, (line) => {
+    try {
+      onEvent(JSON.parse(line) as Reply);
+    } catch {
+      /* not an event */
     }
   });
   socket.on('close', onClose);

@@ -25,6 +25,7 @@ import {
 } from '../../adapters/mcp/mcp-tools.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { RAIDER_VERSION } from '../../raider/version.js';
+import { socketAnswers } from '../../adapters/os/unix-socket.js';
 
 /** Tool calls other than wait_for_raider get this long from the hall. */
 const CALL_TIMEOUT_MS = 150_000;
@@ -141,7 +142,7 @@ class McpBridge {
   private async whyUnreachable(err: NodeJS.ErrnoException): Promise<string> {
     const root = this.options.root;
     const controlSocket = hallPaths(root).socket;
-    if (await answers(controlSocket)) {
+    if (await socketAnswers(controlSocket)) {
       return (
         `the hall in ${root} is running but does not serve MCP (no socket at ${this.socketPath}): ` +
         `add "mcp: { enable: true }" to ${root}/.raider-hall.yml and restart the hall (raider hall stop ${root}; raider hall start ${root})`
@@ -152,13 +153,3 @@ class McpBridge {
   }
 }
 
-function answers(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(socketPath);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
