@@ -22,7 +22,7 @@ import { writeFileAtomic } from '../adapters/storage/atomic-file.js';
 import { FileStateStore } from '../adapters/storage/file-state-store.js';
 import { hallPaths, type HallPaths } from '../adapters/storage/hall-paths.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
-import { lastRunIds, pruneEventsFiles } from '../adapters/storage/slot-logs.js';
+import { EventsRetention } from '../adapters/storage/events-retention.js';
 import { laterCursor, parseRunId } from '../domain/run-id.js';
 import { hallWithRunActors } from '../machines/hall-tree.js';
 import type { hallMachine, HallInput } from '../machines/hall.machine.js';
@@ -129,7 +129,8 @@ async function startLocked(
   const raider = resolveRaiderCommand(env);
   const { adopted, ended } = await recoverRuns([...store.state.runs.values()]);
 
-  const cursors = lastRunIds(paths.logsDir);
+  const retention = new EventsRetention(paths.logsDir, config.logs.keep_events, log);
+  const cursors = retention.load();
   for (const id of store.state.runs.keys()) {
     const parsed = parseRunId(id);
     if (parsed) cursors[parsed.slot] = laterCursor(cursors[parsed.slot], parsed.cursor);
@@ -175,23 +176,19 @@ async function startLocked(
   actor.on('bus', (e) => {
     const envelope = bus.publish(e.event);
     onEvent?.(envelope);
-    if (e.event.type === 'raider.done') {
-      permissionChannels.close(String(e.event.id));
-      pruneAfterRun(String(e.event.slot));
-    }
+    if (e.event.type === 'raider.done') permissionChannels.close(String(e.event.id));
   });
-  actor.on('registry.runStarted', (e) => registry.trigger.runStarted({ run: e.run }));
-  actor.on('registry.runEnded', (e) => registry.trigger.runEnded({ runId: e.runId }));
+  actor.on('registry.runStarted', (e) => {
+    registry.trigger.runStarted({ run: e.run });
+    retention.started(e.run.id);
+  });
+  actor.on('registry.runEnded', (e) => {
+    const run = registry.getSnapshot().context.runs.get(e.runId);
+    registry.trigger.runEnded({ runId: e.runId });
+    if (run) retention.ended(run.slot, (id) => registry.getSnapshot().context.runs.has(id));
+  });
 
-  const pruneAfterRun = (slot: string) => {
-    // After the run has left the registry: files of runs still going are kept.
-    setImmediate(() => {
-      const live = new Set(liveRuns(registry).map((r) => r.id));
-      pruneEventsFiles(paths.logsDir, slot, config.logs.keep_events, live).catch((err: Error) =>
-        log(`cannot prune events files of ${slot}: ${err.message}`),
-      );
-    });
-  };
+
 
   const gateway = new HallGateway(actor, store);
   const queries = new HallQueries(paths, registry, store);

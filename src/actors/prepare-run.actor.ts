@@ -2,14 +2,14 @@
  * Preparing a run before its process starts: refuse the raider entry if the
  * hall must, rotate the slot log, reserve the events file, write the start
  * line, get the binding's session, and record the run in the ledger. The run
- * starts only once that record is on disk, so a crash can never run a mission
- * twice or lose it.
+ * starts only once that record is in the log, so a crash of the hall can never
+ * run a mission twice or lose it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fromPromise } from 'xstate';
 import { eventsPath, slotLogPath } from '../adapters/storage/hall-paths.js';
-import { appendToLog, rotateSlotLog } from '../adapters/storage/slot-logs.js';
+import { appendToLogSync, rotateSlotLog } from '../adapters/storage/slot-logs.js';
 import { ignoredKeysLine, refusedLine, resultLine, startLine } from '../domain/log-lines.js';
 import { refusalOf } from '../domain/refusal.js';
 import { raiderArgv, raiderEnv } from '../domain/raider-argv.js';
@@ -26,23 +26,25 @@ export function prepareRunLogic(env: RunEnvironment) {
     const { paths, config } = env;
     const entry = ownEntry(config.raiders, input.baseName) ?? { packs: [], ignoredKeys: [] };
     const logPath = slotLogPath(paths, input.slot);
-    await fs.promises.mkdir(paths.logsDir, { recursive: true });
+    // Small local file operations are done synchronously: each asynchronous
+    // one costs a thread-pool round trip, and they add up on every run.
+    fs.mkdirSync(paths.logsDir, { recursive: true });
 
     const refusal = refusalOf(input.entry.name, entry, env.providerStore);
     if (refusal) {
-      await appendToLog(logPath, refusedLine(input.entry.name, refusal.error));
+      appendToLogSync(logPath, refusedLine(input.entry.name, refusal.error));
       return { kind: 'refused', reason: refusal.reason, error: refusal.error, at: Date.now() };
     }
 
-    if (input.rotateLog) await rotateSlotLog(logPath, config.logs.max_log_size);
+    if (input.rotateLog) rotateSlotLog(logPath, config.logs.max_log_size);
     const events = eventsPath(paths, input.runId);
     // O_EXCL: a run id is never reused, even by a hall that crashed.
-    await fs.promises.writeFile(events, '', { flag: 'wx', mode: 0o644 });
-    await appendToLog(logPath, startLine(input.runId));
+    fs.closeSync(fs.openSync(events, 'wx', 0o644));
+    if (!appendToLogSync(logPath, startLine(input.runId))) throw new Error(`cannot write ${logPath}`);
     try {
       if (!noted.has(input.baseName)) {
         noted.add(input.baseName);
-        if (entry.ignoredKeys.length > 0) await appendToLog(logPath, ignoredKeysLine(input.baseName, entry.ignoredKeys));
+        if (entry.ignoredKeys.length > 0) appendToLogSync(logPath, ignoredKeysLine(input.baseName, entry.ignoredKeys));
       }
 
       let session: string | undefined;
@@ -86,7 +88,9 @@ export function prepareRunLogic(env: RunEnvironment) {
           log_path: logPath,
         },
       });
-      await env.store.commit();
+      // In the log before the raider starts: a crash of the hall from here on cannot run
+      // the mission again. (Replies wait for the fdatasync; the start need not.)
+      if (!env.store.written()) throw new Error(env.store.lastError() ?? 'the run could not be recorded');
       return {
         kind: 'ready',
         eventsPath: events,
@@ -111,7 +115,7 @@ export function prepareRunLogic(env: RunEnvironment) {
       };
     } catch (err) {
       // The start line is written: close the run's section of the log.
-      await appendToLog(logPath, resultLine(input.runId, 'failed', `could not be started: ${(err as Error).message}`)).catch(() => {});
+      appendToLogSync(logPath, resultLine(input.runId, 'failed', `could not be started: ${(err as Error).message}`));
       throw err;
     }
   });

@@ -4,19 +4,19 @@
  * line in the slot log before anybody hears of it.
  */
 import { fromPromise } from 'xstate';
-import { readRunDocument } from '../adapters/storage/events-file.js';
-import { appendToLog } from '../adapters/storage/slot-logs.js';
+import { readDocumentOrNull } from '../adapters/storage/events-file.js';
+import { appendToLogSync } from '../adapters/storage/slot-logs.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
 import { adoptedOutcome, runOutcome, type RunOutcome } from '../domain/outcome.js';
 import type { ReapInput } from '../machines/run.machine.js';
 
 export const reapRunLogic = fromPromise<RunOutcome, ReapInput>(async ({ input }) => {
-  const document = await readRunDocument(input.eventsPath).catch(() => null);
+  const document = readDocumentOrNull(input.eventsPath);
   const bound = input.binding !== undefined && input.session !== undefined ? { binding: input.binding, session: input.session } : {};
   const outcome =
     input.exit === null
       ? adoptedOutcome({ runId: input.runId, document, ...bound })
       : runOutcome({ runId: input.runId, document, exit: input.exit, ...bound });
-  await appendToLog(input.logPath, resultLine(input.runId, outcome.status, resultText(outcome))).catch(() => {});
+  appendToLogSync(input.logPath, resultLine(input.runId, outcome.status, resultText(outcome)));
   return outcome;
 });

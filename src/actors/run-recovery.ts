@@ -5,7 +5,7 @@
  * it left no result.
  */
 import fs from 'node:fs';
-import { readRunDocument } from '../adapters/storage/events-file.js';
+import { readDocumentOrNull } from '../adapters/storage/events-file.js';
 import type { LedgerRun } from '../adapters/storage/durable-state.js';
 import { appendToLog } from '../adapters/storage/slot-logs.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
@@ -60,7 +60,7 @@ export async function recoverRuns(runs: Iterable<LedgerRun>): Promise<{ adopted:
       });
       continue;
     }
-    const document = await readRunDocument(run.events_path).catch(() => null);
+    const document = readDocumentOrNull(run.events_path);
     const outcome = adoptedOutcome({ runId: run.id, document, ...bound });
     await appendToLog(run.log_path, resultLine(run.id, outcome.status, resultText(outcome))).catch(() => {});
     ended.push({ runId: run.id, slot: run.slot, pid: run.pid ?? 0, entry: run.entry, ...bound, outcome });

@@ -95,14 +95,23 @@ describe('the MCP socket', () => {
     const done = await c.call('wait_for_raider', { id, timeout_s: 20 });
     expect(done.json).toMatchObject({ type: 'raider.done', id, status: 'completed' });
 
-    // Ended before this call: the outcome comes from the events file.
+    // Ended before this call: the hall still has the event itself.
     const again = await c.call('wait_for_raider', { id, timeout_s: 5 });
     expect(again.isError).toBe(false);
-    expect(again.json).toMatchObject({ type: 'raider.done', id, slot: 'bjorn', status: 'completed', ended_before_wait: true, source: 'events file' });
+    expect(again.json).toMatchObject({ ...done.json, ended_before_wait: true, source: 'event' });
 
-    // Its events file gone (pruned), the slot log's result line still tells.
+    // A later hall has no such event: the outcome comes from the events file...
+    const root = hall!.root;
+    await mcp!.close();
+    await hall!.stop();
+    hall = await startMcpHall({ root, env: { HOME: tempRoot('mcp-home-') } });
+    mcp = await connectSocket(mcpSocketPath(root));
+    const fromFile = await mcp.call('wait_for_raider', { id, timeout_s: 5 });
+    expect(fromFile.json).toMatchObject({ type: 'raider.done', id, slot: 'bjorn', status: 'completed', ended_before_wait: true, source: 'events file' });
+
+    // ...and with its events file gone (pruned), from the slot log's result line.
     fs.rmSync(json!.events_path as string);
-    const fromLog = await c.call('wait_for_raider', { id, timeout_s: 0 });
+    const fromLog = await mcp.call('wait_for_raider', { id, timeout_s: 0 });
     expect(fromLog.json).toMatchObject({ id, status: 'completed', source: 'slot log' });
   });
 

@@ -5,8 +5,7 @@
 import type { HallPaths } from '../storage/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
-import { liveRuns, type RunRegistry } from './run-registry.js';
-import { ownEntry } from '../../domain/own-entry.js';
+import { liveRun, liveRuns, type RunRegistry } from './run-registry.js';
 
 export type Reply = Record<string, unknown>;
 
@@ -72,7 +71,7 @@ export class HallQueries {
   }
 
   attach(id: unknown): Reply {
-    const run = typeof id === 'string' ? ownEntry(this.registry.getSnapshot().context.runs, id) : undefined;
+    const run = liveRun(this.registry, id);
     if (!run) return { error: typeof id === 'string' && id !== '' ? 'raider not found' : 'attach requires an id' };
     return {
       id: run.id,
@@ -86,7 +85,7 @@ export class HallQueries {
   }
 
   async logs(id: unknown): Promise<Reply> {
-    const live = typeof id === 'string' ? ownEntry(this.registry.getSnapshot().context.runs, id) : undefined;
+    const live = liveRun(this.registry, id);
     return runLog(this.paths, id, live?.slot);
   }
 }

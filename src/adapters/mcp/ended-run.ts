@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { parseRunId } from '../../domain/run-id.js';
 import { runOutcome } from '../../domain/outcome.js';
-import { readRunDocument } from '../storage/events-file.js';
+import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath, slotLogPath, type HallPaths } from '../storage/hall-paths.js';
 
 export type EndedRun =
@@ -21,7 +21,7 @@ export async function endedRun(paths: HallPaths, id: string): Promise<EndedRun> 
   const base = { type: 'raider.done', id, slot: parsed.slot, ended_before_wait: true };
 
   const eventsFile = eventsPath(paths, id);
-  const document = await readRunDocument(eventsFile).catch(() => null);
+  const document = readDocumentOrNull(eventsFile);
   if (document) {
     const o = runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } });
     return {

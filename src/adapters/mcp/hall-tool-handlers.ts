@@ -18,6 +18,7 @@ import {
   type ToolHandler,
 } from './mcp-tools.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RecentOutcomes } from './recent-outcomes.js';
 
 type Reply = Record<string, unknown>;
 
@@ -26,7 +27,12 @@ export const WAIT_PROGRESS_MS = 10_000;
 
 const MISSION_ID = /^m[0-9a-z]+-[0-9a-f]{12}$/;
 
-export function hallToolHandler(services: HallServices, stopping: AbortSignal, progressMs: number = WAIT_PROGRESS_MS): ToolHandler {
+export function hallToolHandler(
+  services: HallServices,
+  stopping: AbortSignal,
+  recent: RecentOutcomes,
+  progressMs: number = WAIT_PROGRESS_MS,
+): ToolHandler {
   const handlers: Record<HallToolName, (args: Record<string, unknown>, extra: ToolExtra) => Promise<CallToolResult>> = {
     spawn_raider: async (a) =>
       replyResult(
@@ -61,7 +67,7 @@ export function hallToolHandler(services: HallServices, stopping: AbortSignal, p
           ...(a.message_thread_id !== undefined ? { message_thread_id: a.message_thread_id } : {}),
         }),
       ),
-    wait_for_raider: (a, extra) => waitForRaider(services, String(a.id), typeof a.timeout_s === 'number' ? a.timeout_s : DEFAULT_WAIT_S, extra, stopping, progressMs),
+    wait_for_raider: (a, extra) => waitForRaider(services, recent, String(a.id), typeof a.timeout_s === 'number' ? a.timeout_s : DEFAULT_WAIT_S, extra, stopping, progressMs),
   };
   return (name, args, extra) => handlers[name](args, extra);
 }
@@ -75,6 +81,7 @@ type Outcome = { kind: 'done'; event: Envelope } | { kind: 'refused'; event: Env
  */
 async function waitForRaider(
   services: HallServices,
+  recent: RecentOutcomes,
   id: string,
   timeoutS: number,
   extra: ToolExtra,
@@ -96,6 +103,8 @@ async function waitForRaider(
   const timers: NodeJS.Timeout[] = [];
   const cleanups: Array<() => void> = [off];
   try {
+    const ended = recent.get(id);
+    if (ended) return ended.type === 'raider.refused' ? refusedResult(id, ended) : toolResult({ ...ended, ended_before_wait: true, source: 'event' });
     if (byMission) {
       const where = missionState(services, id);
       if (where === null) {
@@ -105,8 +114,8 @@ async function waitForRaider(
     } else {
       const live = services.queries.attach(id);
       if (typeof live.error === 'string') {
-        const ended = await endedRun(services.paths, id);
-        return ended.found ? toolResult(ended.done) : toolError(ended.error);
+        const fromFiles = await endedRun(services.paths, id);
+        return fromFiles.found ? toolResult(fromFiles.done) : toolError(fromFiles.error);
       }
     }
 
@@ -141,7 +150,7 @@ async function waitForRaider(
       case 'done':
         return toolResult({ ...result.event });
       case 'refused':
-        return toolError(`mission ${id} was refused (${String(result.event.reason)}): ${String(result.event.error)}; mission not run`, { ...result.event });
+        return refusedResult(id, result.event);
       case 'timeout':
         return toolResult({
           id: runId ?? id,
@@ -157,6 +166,10 @@ async function waitForRaider(
     for (const timer of timers) clearTimeout(timer);
     for (const cleanup of cleanups) cleanup();
   }
+}
+
+function refusedResult(id: string, event: Envelope): CallToolResult {
+  return toolError(`mission ${id} was refused (${String(event.reason)}): ${String(event.error)}; mission not run`, { ...event });
 }
 
 /** Where a mission is: waiting in a queue (no run yet), or recorded as a started run; null when the hall does not know it. */

@@ -14,6 +14,7 @@ import type { HallAdapter, HallAdapterFactory, HallServices } from '../../actors
 import { RAIDER_VERSION } from '../../raider/version.js';
 import { hallToolHandler } from './hall-tool-handlers.js';
 import { LineTransport } from './line-transport.js';
+import { RecentOutcomes } from './recent-outcomes.js';
 import { MCP_SERVER_NAME, registerHallTools } from './mcp-tools.js';
 
 export function mcpSocketPath(root: string): string {
@@ -43,6 +44,7 @@ class McpAdapter implements HallAdapter {
   private readonly server: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly stopping = new AbortController();
+  private readonly recent = new RecentOutcomes();
   private readonly socketPath: string;
   private listening = false;
 
@@ -60,6 +62,7 @@ class McpAdapter implements HallAdapter {
   }
 
   async start(): Promise<void> {
+    this.recent.start(this.services.bus);
     // The hall holds its lock: a socket file left here is a previous hall's.
     fs.rmSync(this.socketPath, { force: true });
     const previous = process.umask(0o177);
@@ -80,6 +83,7 @@ class McpAdapter implements HallAdapter {
 
   async stop(): Promise<void> {
     this.stopping.abort();
+    this.recent.stop();
     this.listening = false;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     // Pending waits answer "the hall is stopping" before their connections go.
@@ -104,7 +108,7 @@ class McpAdapter implements HallAdapter {
       { name: MCP_SERVER_NAME, title: 'Raider Hall', version: RAIDER_VERSION },
       { instructions: MCP_INSTRUCTIONS, capabilities: { tools: {} } },
     );
-    registerHallTools(server, hallToolHandler(this.services, this.stopping.signal, this.options.progressIntervalMs));
+    registerHallTools(server, hallToolHandler(this.services, this.stopping.signal, this.recent, this.options.progressIntervalMs));
     const transport = new LineTransport({ input: socket, output: socket, release: () => socket.destroy() });
     server.connect(transport).catch((err: Error) => {
       this.services.log(`MCP connection: ${err.message}`);

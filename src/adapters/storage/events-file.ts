@@ -9,23 +9,27 @@ import type { RunDocument } from '../../domain/outcome.js';
 
 const BLOCK = 64 * 1024;
 
-export async function readRunDocument(file: string): Promise<RunDocument | null> {
-  let handle: fs.promises.FileHandle;
+/**
+ * Synchronous on purpose: it reads a few blocks of a local file, which costs
+ * less than the thread-pool round trips of the asynchronous calls.
+ */
+export function readRunDocument(file: string): RunDocument | null {
+  let fd: number;
   try {
-    handle = await fs.promises.open(file, 'r');
+    fd = fs.openSync(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
   try {
-    const { size } = await handle.stat();
+    const { size } = fs.fstatSync(fd);
     let end = size;
     // Bytes of a line whose start lies in an earlier block.
     let carry = Buffer.alloc(0);
     while (end > 0) {
       const start = Math.max(0, end - BLOCK);
       const block = Buffer.alloc(end - start);
-      await handle.read(block, 0, block.length, start);
+      fs.readSync(fd, block, 0, block.length, start);
       let buf = Buffer.concat([block, carry]);
       let cut = buf.length;
       for (let i = buf.length - 1; i >= 0; i--) {
@@ -41,7 +45,7 @@ export async function readRunDocument(file: string): Promise<RunDocument | null>
     }
     return null;
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
 }
 
@@ -59,4 +63,13 @@ function parseFinished(line: Buffer): RunDocument | null {
   if (event.type !== 'run.finished') return null;
   const { type: _type, seq: _seq, time: _time, ...document } = event;
   return document;
+}
+
+/** The document, or null when there is none or the file cannot be read. */
+export function readDocumentOrNull(file: string): RunDocument | null {
+  try {
+    return readRunDocument(file);
+  } catch {
+    return null;
+  }
 }

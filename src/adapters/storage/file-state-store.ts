@@ -1,9 +1,11 @@
 /**
  * The file-backed state store.
  *
- * Every operation is appended to a write-ahead log (`wal.jsonl`) and
- * fdatasync'ed before anybody is told it happened; a burst of operations
- * shares one write. The state files of reference §6–§7 are rewritten
+ * Every operation is written to a write-ahead log (`wal.jsonl`) as it is
+ * applied, so it outlives a crash of the hall process at once (it is in the
+ * kernel), and fdatasync'ed before anybody is told it happened, so it
+ * outlives a crash of the machine too; a burst of operations shares one
+ * fdatasync. The state files of reference §6–§7 are rewritten
  * atomically (temp file, fsync, rename): small ones right after each log
  * write, so they are current when a reply arrives; big ones (a queue of
  * thousands) a little later in the background, so a long queue does not
@@ -51,8 +53,10 @@ export interface FileStateStoreOptions {
 
 export class FileStateStore implements HallStateStore {
   readonly state = new DurableState();
-  private pending: string[] = [];
+  /** Lines not yet in the log file (only after a failed write). */
+  private unwritten: string[] = [];
   private applied = 0;
+  /** Operations fdatasync'ed (all applied ones are in the log file unless a write failed). */
   private durable = 0;
   private waiters: Waiter[] = [];
   private dirty: DirtyFiles = noDirt();
@@ -82,9 +86,26 @@ export class FileStateStore implements HallStateStore {
   apply(op: DurableOp): void {
     if (this.closed) throw new Error('state store is closed');
     this.state.apply(op, this.dirty);
-    this.pending.push(canonical(op));
+    this.unwritten.push(canonical(op));
     this.applied++;
+    this.writeThrough();
     this.kick();
+  }
+
+  /** Writes what was applied into the log now; a failure leaves it for the next try. */
+  private writeThrough(): void {
+    if (this.unwritten.length === 0) return;
+    try {
+      this.appendWalSync(`${this.unwritten.join('\n')}\n`);
+    } catch (err) {
+      this.error = `cannot write ${path.join(this.dir, WAL_FILE)}: ${(err as Error).message}`;
+      return;
+    }
+    this.unwritten = [];
+  }
+
+  written(): boolean {
+    return this.unwritten.length === 0;
   }
 
   commit(): Promise<void> {
@@ -100,8 +121,9 @@ export class FileStateStore implements HallStateStore {
     while (this.busy) await this.whenIdle();
     this.busy = true;
     try {
+      const rendered = this.applied;
       await this.writeAllFiles();
-      await this.truncateWal();
+      await this.truncateWal(rendered);
     } finally {
       this.busy = false;
     }
@@ -141,59 +163,65 @@ export class FileStateStore implements HallStateStore {
     if (bad > 1) this.options.warn(`${file}: ${bad} unreadable lines skipped`);
   }
 
+  private needsSync(): boolean {
+    return this.durable < this.applied;
+  }
+
   private kick(): void {
     if (this.busy || this.closed) return;
-    if (this.pending.length === 0 && !this.lazyDue) return;
+    if (!this.needsSync() && !this.lazyDue) return;
     this.busy = true;
     // setImmediate lets every operation of this turn of the event loop join the write.
     setImmediate(() => {
       this.pump().finally(() => {
         this.busy = false;
-        if (this.pending.length > 0 || this.lazyDue) this.kick();
+        if (this.needsSync() || this.lazyDue) this.kick();
         this.notifyIdle();
       });
     });
   }
 
   private async pump(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending;
+    while (this.needsSync()) {
       const upTo = this.applied;
-      this.pending = [];
       try {
-        await this.appendWal(`${batch.join('\n')}\n`);
+        this.writeThrough();
+        if (this.unwritten.length > 0) throw new Error(this.error ?? 'write failed');
+        await this.syncWal();
       } catch (err) {
-        this.pending = batch.concat(this.pending);
         this.fail(err as Error, upTo);
         await delay(RETRY_DELAY_MS);
         return;
       }
-      this.durable = upTo;
+      this.durable = Math.max(this.durable, upTo);
       this.error = null;
       await this.writeFiles(false);
       this.resolveWaiters();
     }
     if (this.lazyDue) {
       this.lazyDue = false;
+      const rendered = this.applied;
       await this.writeFiles(true);
-      if (isClean(this.dirty) && this.walBytes > WAL_CHECKPOINT_BYTES && this.pending.length === 0) {
-        await this.truncateWal();
-      }
+      if (this.walBytes > WAL_CHECKPOINT_BYTES) await this.truncateWal(rendered);
     }
   }
 
-  private async appendWal(text: string): Promise<void> {
+  private openWal(): number {
     if (this.walFd === null) {
       this.walFd = fs.openSync(path.join(this.dir, WAL_FILE), 'a', 0o600);
       this.walBytes = fs.fstatSync(this.walFd).size;
     }
-    const fd = this.walFd;
+    return this.walFd;
+  }
+
+  private appendWalSync(text: string): void {
+    const fd = this.openWal();
     const data = Buffer.from(text, 'utf8');
     try {
-      await writeAll(fd, data);
-      await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+      let offset = 0;
+      while (offset < data.length) offset += fs.writeSync(fd, data, offset, data.length - offset);
     } catch (err) {
-      // Cut a torn append off so the retried batch starts on a line of its own.
+      // Cut a torn append off so the retried lines start on a line of their own.
       try {
         fs.ftruncateSync(fd, this.walBytes);
       } catch {
@@ -202,6 +230,11 @@ export class FileStateStore implements HallStateStore {
       throw err;
     }
     this.walBytes += data.length;
+  }
+
+  private syncWal(): Promise<void> {
+    const fd = this.openWal();
+    return new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
   }
 
   /** Rewrites dirty state files: all of them when `all`, else only the small ones (the rest later). */
@@ -264,13 +297,16 @@ export class FileStateStore implements HallStateStore {
     this.dirty.bindingQueues = this.dirty.sessions = this.dirty.runs = true;
   }
 
-  private async truncateWal(): Promise<void> {
-    if (!isClean(this.dirty)) return;
-    const fd = this.walFd ?? fs.openSync(path.join(this.dir, WAL_FILE), 'a', 0o600);
-    this.walFd = fd;
+  /**
+   * Empties the log once the state files hold everything in it: nothing dirty,
+   * and no operation applied since the files were rendered (at `rendered`).
+   */
+  private async truncateWal(rendered: number): Promise<void> {
+    if (!isClean(this.dirty) || this.applied !== rendered || this.unwritten.length > 0) return;
+    const fd = this.openWal();
     fs.ftruncateSync(fd, 0);
-    await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
     this.walBytes = 0;
+    await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
   }
 
   private scheduleLazy(): void {
@@ -309,19 +345,6 @@ export class FileStateStore implements HallStateStore {
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
-}
-
-function writeAll(fd: number, data: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const step = (offset: number) => {
-      fs.write(fd, data, offset, data.length - offset, null, (err, written) => {
-        if (err) return reject(err);
-        if (offset + written < data.length) step(offset + written);
-        else resolve();
-      });
-    };
-    step(0);
-  });
 }
 
 function delay(ms: number): Promise<void> {

@@ -11,6 +11,11 @@ export interface HallStateStore {
   /** Applies an operation now; it reaches the disk with the next commit. */
   apply(op: DurableOp): void;
   /**
+   * True when every operation applied so far is in the log (it outlives a
+   * crash of the hall process); `commit` makes it outlive a crash of the machine.
+   */
+  written(): boolean;
+  /**
    * Resolves once every operation applied so far is durable. Operations
    * applied in one burst share one write (group commit).
    */

@@ -1,0 +1,39 @@
+/**
+ * The last outcomes the hall reported (`raider.done`, `raider.refused`), so a
+ * wait for a run that has just ended answers with the event itself rather
+ * than with what can be read back from its files.
+ */
+import type { Envelope, EventBus } from '../control/event-bus.js';
+
+const KEEP = 2000;
+
+export class RecentOutcomes {
+  private readonly byId = new Map<string, Envelope>();
+  private off: (() => void) | null = null;
+
+  start(bus: EventBus): void {
+    this.off = bus.subscribe({
+      filter: 'raider.',
+      deliver: (_line, event) => {
+        if (event.type !== 'raider.done' && event.type !== 'raider.refused') return;
+        for (const key of [event.id, event.mission_id]) if (typeof key === 'string') this.remember(key, event);
+      },
+    });
+  }
+
+  stop(): void {
+    this.off?.();
+  }
+
+  /** The outcome of a run id or mission id, if it ended lately. */
+  get(id: string): Envelope | undefined {
+    return this.byId.get(id);
+  }
+
+  private remember(key: string, event: Envelope): void {
+    this.byId.delete(key);
+    this.byId.set(key, event);
+    // A Map keeps insertion order: the first key is the oldest.
+    if (this.byId.size > KEEP) this.byId.delete(this.byId.keys().next().value!);
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * keep_events (reference §11): only the newest N events files of each slot
+ * are kept; older ones go when a run of the slot ends, but never the file of
+ * a run still going. The files of each slot are known in memory (one
+ * directory read at start), so a run's end costs only the files it removes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseRunId, type RunIdCursor } from '../../domain/run-id.js';
+
+const SUFFIX = '.events.jsonl';
+
+function older(a: RunIdCursor, b: RunIdCursor): number {
+  return a.sec - b.sec || a.n - b.n;
+}
+
+export class EventsRetention {
+  /** Per slot, its runs' ids, oldest first. */
+  private readonly files = new Map<string, Array<{ id: string; cursor: RunIdCursor }>>();
+
+  constructor(
+    private readonly logsDir: string,
+    private readonly keep: number,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  /** Reads what a previous hall left; returns the newest run id of each slot. */
+  load(): Record<string, RunIdCursor> {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(this.logsDir);
+    } catch {
+      return {};
+    }
+    for (const name of names) {
+      if (!name.endsWith(SUFFIX)) continue;
+      const id = name.slice(0, -SUFFIX.length);
+      const parsed = parseRunId(id);
+      if (parsed) this.listOf(parsed.slot).push({ id, cursor: parsed.cursor });
+    }
+    const newest: Record<string, RunIdCursor> = {};
+    for (const [slot, list] of this.files) {
+      list.sort((a, b) => older(a.cursor, b.cursor));
+      newest[slot] = list[list.length - 1]!.cursor;
+    }
+    return newest;
+  }
+
+  /** A run of the slot started: its events file exists now. */
+  started(runId: string): void {
+    const parsed = parseRunId(runId);
+    if (!parsed) return;
+    const list = this.listOf(parsed.slot);
+    if (list.some((f) => f.id === runId)) return;
+    list.push({ id: runId, cursor: parsed.cursor });
+    // Ids grow within a slot; a run adopted from a previous hall may be older.
+    if (list.length > 1 && older(list[list.length - 2]!.cursor, parsed.cursor) > 0) list.sort((a, b) => older(a.cursor, b.cursor));
+  }
+
+  /** A run of the slot ended: the oldest files beyond `keep` go, except those of live runs. */
+  ended(slot: string, live: (runId: string) => boolean): void {
+    if (this.keep <= 0) return;
+    const list = this.files.get(slot);
+    if (!list) return;
+    let excess = list.length - this.keep;
+    const kept: typeof list = [];
+    for (const file of list) {
+      if (excess > 0 && !live(file.id)) {
+        excess--;
+        fs.promises.unlink(path.join(this.logsDir, `${file.id}${SUFFIX}`)).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') this.warn(`cannot remove ${file.id}${SUFFIX}: ${err.message}`);
+        });
+      } else kept.push(file);
+    }
+    this.files.set(slot, kept);
+  }
+
+  private listOf(slot: string): Array<{ id: string; cursor: RunIdCursor }> {
+    let list = this.files.get(slot);
+    if (!list) {
+      list = [];
+      this.files.set(slot, list);
+    }
+    return list;
+  }
+}
