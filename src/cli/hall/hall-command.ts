@@ -8,7 +8,6 @@ import readline from 'node:readline';
 import { Command, CommanderError, Option } from 'commander';
 import stringify from 'safe-stable-stringify';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
-import { addRaider, initConfig } from './config-edit.js';
 import { dirThen, NotADirectoryError, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
 import { hallCommand as send, HallClientError, type Reply } from './hall-client.js';
@@ -111,6 +110,7 @@ function buildProgram(setCode: (code: number) => void): Command {
         }
       }
       const cwd = process.cwd();
+      const { initConfig } = await import('./config-edit.js');
       initConfig(path.join(cwd, '.raider-hall.yml'), name, { ...(opts.engine ? { engine: opts.engine } : {}), persona: opts.persona });
       process.stdout.write(`Hall initialised in ${cwd} with raider '${name}'.\nStart with: raider hall start\n`);
     });
@@ -123,9 +123,10 @@ function buildProgram(setCode: (code: number) => void): Command {
     .option('--persona <pack>', 'persona pack', 'caveman')
     .option('--model <model>')
     .option('--pack <pack>', 'an instruction pack (repeatable)', collect, [] as string[])
-    .action((name: string | undefined, opts: { engine?: string; persona: string; model?: string; pack: string[] }) => {
+    .action(async (name: string | undefined, opts: { engine?: string; persona: string; model?: string; pack: string[] }) => {
       if (!name) throw new UsageError('Usage: raider hall add-raider NAME [--engine E] [--persona P] [--model M] [--pack X]...');
       const file = path.join(process.cwd(), '.raider-hall.yml');
+      const { addRaider } = await import('./config-edit.js');
       addRaider(file, name, {
         ...(opts.engine ? { engine: opts.engine } : {}),
         persona: opts.persona,
