@@ -8,10 +8,17 @@ import fs from 'node:fs';
 import type { RunDocument } from '../../domain/outcome.js';
 
 const BLOCK = 64 * 1024;
+/**
+ * A line longer than this is not read as a result (it is skipped): a raider
+ * that writes gigabytes without a newline must not take the hall's memory.
+ */
+export const MAX_RESULT_LINE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Synchronous on purpose: it reads a few blocks of a local file, which costs
- * less than the thread-pool round trips of the asynchronous calls.
+ * less than the thread-pool round trips of the asynchronous calls. Each byte
+ * is looked at once, so a 10 MB result line costs 10 MB of reading, not the
+ * square of its blocks.
  */
 export function readRunDocument(file: string): RunDocument | null {
   let fd: number;
@@ -22,39 +29,59 @@ export function readRunDocument(file: string): RunDocument | null {
     throw err;
   }
   try {
-    const { size } = fs.fstatSync(fd);
-    let end = size;
-    // Bytes of a line whose start lies in an earlier block.
-    let carry = Buffer.alloc(0);
-    while (end > 0) {
-      const start = Math.max(0, end - BLOCK);
-      const block = Buffer.alloc(end - start);
-      fs.readSync(fd, block, 0, block.length, start);
-      let buf = Buffer.concat([block, carry]);
-      let cut = buf.length;
-      for (let i = buf.length - 1; i >= 0; i--) {
-        if (buf[i] !== 0x0a) continue;
-        const doc = parseFinished(buf.subarray(i + 1, cut));
-        if (doc) return doc;
-        cut = i;
-      }
-      carry = buf.subarray(0, cut);
-      if (start === 0) return parseFinished(carry);
-      end = start;
-      buf = Buffer.alloc(0);
-    }
-    return null;
+    return lastFinished(fd, fs.fstatSync(fd).size);
   } finally {
     fs.closeSync(fd);
   }
 }
+
+/** The last run.finished among the first `size` bytes of `fd`, reading backwards. */
+export function lastFinished(fd: number, size: number): RunDocument | null {
+  let end = size;
+  // The end of the line being read: bytes that came after the newest newline seen, newest last.
+  let carry: Buffer[] = [];
+  let carryBytes = 0;
+  // The line being read is too long to be a result: skip to its start.
+  let skipping = false;
+  while (end > 0) {
+    const start = Math.max(0, end - BLOCK);
+    const block = Buffer.alloc(end - start);
+    fs.readSync(fd, block, 0, block.length, start);
+    let cut = block.length;
+    for (let i = block.lastIndexOf(0x0a); i >= 0; i = i > 0 ? block.lastIndexOf(0x0a, i - 1) : -1) {
+      if (!skipping) {
+        const piece = block.subarray(i + 1, cut);
+        const doc = parseFinished(carry.length === 0 ? piece : Buffer.concat([piece, ...carry]));
+        if (doc) return doc;
+      }
+      carry = [];
+      carryBytes = 0;
+      skipping = false;
+      cut = i;
+    }
+    if (!skipping && cut > 0) {
+      carry.unshift(block.subarray(0, cut));
+      carryBytes += cut;
+      if (carryBytes > MAX_RESULT_LINE_BYTES) {
+        carry = [];
+        carryBytes = 0;
+        skipping = true;
+      }
+    }
+    end = start;
+  }
+  return skipping ? null : parseFinished(Buffer.concat(carry));
+}
+
+/** Invalid UTF-8 in a result line is replaced (U+FFFD), not a reason to lose the result. */
+const utf8 = new TextDecoder('utf-8');
 
 function parseFinished(line: Buffer): RunDocument | null {
   // Cheap test first: most lines are other events.
   if (line.length === 0 || line.indexOf('run.finished') < 0) return null;
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line));
+    value = JSON.parse(utf8.decode(line));
   } catch {
     return null;
   }
