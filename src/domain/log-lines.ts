@@ -17,9 +17,16 @@ export function resultText(outcome: { status: string; response?: unknown; error?
 
 export function foldResultText(text: unknown): string {
   const raw = text === undefined || text === null ? '' : typeof text === 'string' ? text : JSON.stringify(text);
-  const folded = raw.replace(/\s+/g, ' ').trim();
-  const chars = Array.from(folded);
-  return chars.length > RESULT_TEXT_MAX ? `${chars.slice(0, RESULT_TEXT_MAX).join('')}...` : folded;
+  // Only a head of the text is folded: a 10 MB response must not cost 10 MB of work.
+  // Folding is local, so the head's first 300 characters are the whole text's; a
+  // head that folds to 300 or fewer is doubled until it holds more, or all of it.
+  for (let head = 4096; ; head *= 2) {
+    const whole = head >= raw.length;
+    const folded = (whole ? raw : raw.slice(0, head)).replace(/\s+/g, ' ').trim();
+    const chars = Array.from(folded);
+    if (chars.length > RESULT_TEXT_MAX) return `${chars.slice(0, RESULT_TEXT_MAX).join('')}...`;
+    if (whole) return folded;
+  }
 }
 
 export function refusedLine(name: string, error: string): string {
