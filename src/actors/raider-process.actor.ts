@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { fromCallback } from 'xstate';
 import { processAlive } from '../adapters/os/process-alive.js';
+import { holdEventsFile, releaseEventsFile } from '../adapters/storage/events-file.js';
 import type { ProcessExit } from '../domain/outcome.js';
 import type { ProcessCommand, ProcessInput, RunEvent, RunSignal } from '../machines/run.machine.js';
 
@@ -29,6 +30,8 @@ export const raiderProcessLogic = fromCallback<ProcessCommand, ProcessInput>(({ 
   let err: number | undefined;
   try {
     out = fs.openSync(input.eventsPath, 'w');
+    // The reap reads the result through this, even if the file is deleted meanwhile.
+    holdEventsFile(input.eventsPath);
     err = fs.openSync(input.logPath, 'a');
     child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
@@ -37,6 +40,7 @@ export const raiderProcessLogic = fromCallback<ProcessCommand, ProcessInput>(({ 
       detached: true,
     });
   } catch (e) {
+    releaseEventsFile(input.eventsPath);
     send({ type: 'proc.failed', error: (e as Error).message, at: Date.now() });
     return undefined;
   } finally {

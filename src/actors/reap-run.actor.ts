@@ -4,7 +4,7 @@
  * line in the slot log before anybody hears of it.
  */
 import { fromPromise } from 'xstate';
-import { readDocumentOrNull } from '../adapters/storage/events-file.js';
+import { readDocumentOrNull, releaseEventsFile } from '../adapters/storage/events-file.js';
 import { appendToLogSync } from '../adapters/storage/slot-logs.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
 import { adoptedOutcome, runOutcome, type RunOutcome } from '../domain/outcome.js';
@@ -12,6 +12,7 @@ import type { ReapInput } from '../machines/run.machine.js';
 
 export const reapRunLogic = fromPromise<RunOutcome, ReapInput>(async ({ input }) => {
   const document = readDocumentOrNull(input.eventsPath);
+  releaseEventsFile(input.eventsPath);
   const bound = input.binding !== undefined && input.session !== undefined ? { binding: input.binding, session: input.session } : {};
   const outcome =
     input.exit === null

@@ -21,6 +21,8 @@ export const MAX_RESULT_LINE_BYTES = 64 * 1024 * 1024;
  * square of its blocks.
  */
 export function readRunDocument(file: string): RunDocument | null {
+  const heldFd = held.get(file);
+  if (heldFd !== undefined) return lastFinished(heldFd, fs.fstatSync(heldFd).size);
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -90,6 +92,30 @@ function parseFinished(line: Buffer): RunDocument | null {
   if (event.type !== 'run.finished') return null;
   const { type: _type, seq: _seq, time: _time, ...document } = event;
   return document;
+}
+
+/**
+ * Read descriptors of the events files of running raiders, by path: a run's
+ * result is read from its own file even when somebody deleted or replaced the
+ * file (or the whole logs directory) while the raider wrote it.
+ */
+const held = new Map<string, number>();
+
+/** Opens `file` for reading and keeps it until `releaseEventsFile`. */
+export function holdEventsFile(file: string): void {
+  releaseEventsFile(file);
+  held.set(file, fs.openSync(file, 'r'));
+}
+
+export function releaseEventsFile(file: string): void {
+  const fd = held.get(file);
+  if (fd === undefined) return;
+  held.delete(file);
+  try {
+    fs.closeSync(fd);
+  } catch {
+    /* already closed */
+  }
 }
 
 /** The document, or null when there is none or the file cannot be read. */
