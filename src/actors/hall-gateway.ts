@@ -26,6 +26,11 @@ export class HallGateway {
   }
 
   request(command: HallRequest): Promise<ReplyBody> {
+    // A mission is taken only when it can be recorded: with the state directory full (or
+    // unwritable) the client hears so at once, and nothing runs that it was told failed.
+    if (command.type === 'cmd.spawn' && !this.store.accepting()) {
+      return Promise.resolve({ error: `mission not accepted: ${this.store.lastError() ?? 'the hall cannot record it'}` });
+    }
     const reqId = `req-${++this.counter}`;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {

@@ -22,7 +22,7 @@ export function prepareRunLogic(env: RunEnvironment) {
   // The ignored-keys note goes into the slot log once per raider name and hall process.
   const noted = new Set<string>();
 
-  return fromPromise<PrepareOutput, RunInput>(async ({ input }) => {
+  return fromPromise<PrepareOutput, RunInput>(async ({ input, signal }) => {
     const { paths, config } = env;
     const entry = ownEntry(config.raiders, input.baseName) ?? { packs: [], ignoredKeys: [] };
     const logPath = slotLogPath(paths, input.slot);
@@ -89,8 +89,10 @@ export function prepareRunLogic(env: RunEnvironment) {
         },
       });
       // In the log before the raider starts: a crash of the hall from here on cannot run
-      // the mission again. (Replies wait for the fdatasync; the start need not.)
-      if (!env.store.written()) throw new Error(env.store.lastError() ?? 'the run could not be recorded');
+      // the mission again. (Replies wait for the fdatasync; the start need not.) When the
+      // log cannot be written (a full disk), the run waits until it can: the mission is not
+      // lost, and a crash meanwhile finds it still waiting in its queue.
+      if (!env.store.written()) await untilWritten(env.store, signal);
       return {
         kind: 'ready',
         eventsPath: events,
@@ -118,6 +120,22 @@ export function prepareRunLogic(env: RunEnvironment) {
       appendToLogSync(logPath, resultLine(input.runId, 'failed', `could not be started: ${(err as Error).message}`));
       throw err;
     }
+  });
+}
+
+const WRITE_RETRY_MS = 250;
+
+function untilWritten(store: RunEnvironment['store'], signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (!store.written()) return;
+      clearInterval(timer);
+      resolve();
+    }, WRITE_RETRY_MS);
+    signal.addEventListener('abort', () => {
+      clearInterval(timer);
+      reject(new Error(store.lastError() ?? 'the run could not be recorded'));
+    }, { once: true });
   });
 }
 

@@ -7,10 +7,16 @@ export async function writeFileAtomic(file: string, data: string): Promise<void>
   const tmp = `${file}.tmp-${process.pid}`;
   const handle = await fs.promises.open(tmp, 'w', 0o600);
   try {
-    await handle.writeFile(data, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
+    try {
+      await handle.writeFile(data, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    // A half-written temp file would keep the space a full disk needs back.
+    await fs.promises.rm(tmp, { force: true }).catch(() => {});
+    throw err;
   }
   await fs.promises.rename(tmp, file);
   await syncDir(path.dirname(file));

@@ -36,6 +36,16 @@ import {
 const EAGER_ENTRIES = 2000;
 /** Background rewrite of big or busy files, and of the ledger. */
 const LAZY_DELAY_MS = 200;
+/**
+ * Space the store keeps for a full disk, as a file in the state directory:
+ * when the disk fills up, the file goes and what the hall has already
+ * accepted (queued missions, the start and end of their runs) is still
+ * written, while new missions are refused until there is room again.
+ */
+export const RESERVE_FILE = 'space.reserve';
+const RESERVE_BYTES = 64 * 1024;
+/** How often a spent reserve is made again (one small write that fails while the disk is full). */
+const RESERVE_RETRY_MS = 1000;
 /** The log is emptied once the files hold everything and it has grown past this. */
 const WAL_CHECKPOINT_BYTES = 1 << 20;
 const RETRY_DELAY_MS = 1000;
@@ -65,7 +75,11 @@ export class FileStateStore implements HallStateStore {
   private lazyDue = false;
   private walFd: number | null = null;
   private walBytes = 0;
-  private error: string | null = null;
+  /** The current failure of each kind of write, for `status` and the hall's log (null: it works). */
+  private failures: { wal: string | null; files: string | null } = { wal: null, files: null };
+  /** Why the reserve was spent (the disk is full), null while it is held. */
+  private full: string | null = null;
+  private reserveTriedAt = 0;
   private closed = false;
 
   private constructor(
@@ -80,6 +94,7 @@ export class FileStateStore implements HallStateStore {
     loadStateFiles(dir, store.state, options.warn);
     store.replayWal();
     await store.checkpoint();
+    if (!store.holdReserve()) store.spendReserve('cannot keep its reserve of free space');
     return store;
   }
 
@@ -92,19 +107,22 @@ export class FileStateStore implements HallStateStore {
     this.kick();
   }
 
-  /** Writes what was applied into the log now; a failure leaves it for the next try. */
-  private writeThrough(): void {
-    if (this.unwritten.length === 0) return;
+  /** Writes what was applied into the log now; a failure leaves it for the next try (and is returned). */
+  private writeThrough(): Error | null {
+    if (this.unwritten.length === 0) return null;
     try {
       this.appendWalSync(`${this.unwritten.join('\n')}\n`);
     } catch (err) {
-      this.error = `cannot write ${path.join(this.dir, WAL_FILE)}: ${(err as Error).message}`;
-      return;
+      this.report('wal', `cannot write ${path.join(this.dir, WAL_FILE)}: ${(err as Error).message}`);
+      return err as Error;
     }
     this.unwritten = [];
+    return null;
   }
 
+  /** Tries again to write what a failed write left over (a full disk may have room again). */
   written(): boolean {
+    this.writeThrough();
     return this.unwritten.length === 0;
   }
 
@@ -139,7 +157,42 @@ export class FileStateStore implements HallStateStore {
   }
 
   lastError(): string | null {
-    return this.error;
+    this.retryReserve();
+    return this.full ?? this.failures.wal ?? this.failures.files;
+  }
+
+  accepting(): boolean {
+    if (!this.written()) return false;
+    this.retryReserve();
+    return this.full === null;
+  }
+
+  /** Writes the reserve file; false when the disk has no room for it. */
+  private holdReserve(): boolean {
+    const file = path.join(this.dir, RESERVE_FILE);
+    try {
+      fs.writeFileSync(file, Buffer.alloc(RESERVE_BYTES), { mode: 0o600 });
+      return true;
+    } catch {
+      fs.rmSync(file, { force: true });
+      return false;
+    }
+  }
+
+  /** The disk is full: free the reserve for what was accepted, and take nothing new. */
+  private spendReserve(why: string): void {
+    fs.rmSync(path.join(this.dir, RESERVE_FILE), { force: true });
+    this.reserveTriedAt = Date.now();
+    this.full = `the state directory ${this.dir} is full (${why}); new missions are refused until there is room`;
+    this.options.warn(this.full);
+  }
+
+  private retryReserve(): void {
+    if (this.full === null || this.closed || Date.now() - this.reserveTriedAt < RESERVE_RETRY_MS) return;
+    this.reserveTriedAt = Date.now();
+    if (!this.holdReserve()) return;
+    this.full = null;
+    this.options.warn(`the state directory ${this.dir} has room again`);
   }
 
   private replayWal(): void {
@@ -185,8 +238,8 @@ export class FileStateStore implements HallStateStore {
     while (this.needsSync()) {
       const upTo = this.applied;
       try {
-        this.writeThrough();
-        if (this.unwritten.length > 0) throw new Error(this.error ?? 'write failed');
+        const failure = this.writeThrough();
+        if (failure) throw failure;
         await this.syncWal();
       } catch (err) {
         this.fail(err as Error, upTo);
@@ -194,7 +247,7 @@ export class FileStateStore implements HallStateStore {
         return;
       }
       this.durable = Math.max(this.durable, upTo);
-      this.error = null;
+      this.recovered('wal');
       await this.writeFiles(false);
       this.resolveWaiters();
     }
@@ -217,17 +270,22 @@ export class FileStateStore implements HallStateStore {
   private appendWalSync(text: string): void {
     const fd = this.openWal();
     const data = Buffer.from(text, 'utf8');
-    try {
-      let offset = 0;
-      while (offset < data.length) offset += fs.writeSync(fd, data, offset, data.length - offset);
-    } catch (err) {
-      // Cut a torn append off so the retried lines start on a line of their own.
+    for (let attempt = 0; ; attempt++) {
       try {
-        fs.ftruncateSync(fd, this.walBytes);
-      } catch {
-        /* the next open re-reads the size */
+        let offset = 0;
+        while (offset < data.length) offset += fs.writeSync(fd, data, offset, data.length - offset);
+        break;
+      } catch (err) {
+        // Cut a torn append off so the retried lines start on a line of their own.
+        try {
+          fs.ftruncateSync(fd, this.walBytes);
+        } catch {
+          /* the next open re-reads the size */
+        }
+        const code = (err as NodeJS.ErrnoException).code;
+        if (attempt > 0 || this.full !== null || (code !== 'ENOSPC' && code !== 'EDQUOT')) throw err;
+        this.spendReserve((err as Error).message);
       }
-      throw err;
     }
     this.walBytes += data.length;
   }
@@ -274,15 +332,17 @@ export class FileStateStore implements HallStateStore {
         writes.push([RUNS_FILE, () => renderRuns(this.state)]);
       } else deferred = true;
     }
+    let failed = false;
     try {
       for (const [name, render] of writes) await writeFileAtomic(path.join(this.dir, name), render());
     } catch (err) {
+      failed = true;
       // Mark everything dirty again: the log still holds these changes.
       this.markAllDirty();
-      this.error = `cannot write state files in ${this.dir}: ${(err as Error).message}`;
-      this.options.warn(this.error);
+      this.report('files', `cannot write state files in ${this.dir}: ${(err as Error).message}`);
       deferred = true;
     }
+    if (!failed && writes.length > 0) this.recovered('files');
     if (deferred) this.scheduleLazy();
   }
 
@@ -325,9 +385,24 @@ export class FileStateStore implements HallStateStore {
     this.waiters = still;
   }
 
+  /**
+   * A storage failure for `status` and the hall's log. The store retries every
+   * second while the disk is full: the log gets each different failure once,
+   * and one line when writing works again.
+   */
+  private report(kind: 'wal' | 'files', error: string): void {
+    if (this.failures[kind] !== error) this.options.warn(error);
+    this.failures[kind] = error;
+  }
+
+  private recovered(kind: 'wal' | 'files'): void {
+    if (this.failures[kind] === null) return;
+    this.failures[kind] = null;
+    if (this.failures.wal === null && this.failures.files === null) this.options.warn(`state written again in ${this.dir}`);
+  }
+
   private fail(err: Error, upTo: number): void {
-    this.error = `cannot write ${path.join(this.dir, WAL_FILE)}: ${err.message}`;
-    this.options.warn(this.error);
+    this.report('wal', `cannot write ${path.join(this.dir, WAL_FILE)}: ${err.message}`);
     const failed = new Error(`the hall could not record this on disk: ${err.message}`);
     const still: Waiter[] = [];
     for (const w of this.waiters) (w.upTo <= upTo ? w.reject(failed) : still.push(w));

@@ -13,8 +13,15 @@ export interface HallStateStore {
   /**
    * True when every operation applied so far is in the log (it outlives a
    * crash of the hall process); `commit` makes it outlive a crash of the machine.
+   * Whatever a failed write left over is tried again first.
    */
   written(): boolean;
+  /**
+   * False when a new mission should be refused because it could not be
+   * recorded: the log cannot be written, or the disk is full and the store
+   * keeps what room it has for what it already accepted.
+   */
+  accepting(): boolean;
   /**
    * Resolves once every operation applied so far is durable. Operations
    * applied in one burst share one write (group commit).
