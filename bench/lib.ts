@@ -288,6 +288,23 @@ export function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** The most resident memory a process has had so far in MB (VmHWM), from /proc. */
+export function peakRssMb(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** How many file descriptors a process has open, from /proc. */
+export function fdCount(pid: number): number {
+  return fs.readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/** The number after `name` on the command line (`--missions 100`), if any. */
+export function argNumber(name: string): number | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : undefined;
+}
+
 /**
  * One bare spawn with the hall's stdio set-up: stdin /dev/null, stdout to a
  * fresh file, stderr appended to a file, its own process group. Resolves with
