@@ -21,6 +21,8 @@ import { ownEntry } from '../domain/own-entry.js';
 export function prepareRunLogic(env: RunEnvironment) {
   // The ignored-keys note goes into the slot log once per raider name and hall process.
   const noted = new Set<string>();
+  // A plain copy: reading process.env goes through a native getter for every variable, on every run.
+  const baseEnv = { ...env.baseEnv };
 
   return fromPromise<PrepareOutput, RunInput>(async ({ input, signal }) => {
     const { paths, config } = env;
@@ -103,7 +105,7 @@ export function prepareRunLogic(env: RunEnvironment) {
         spawn: {
           command: env.raider.command,
           args: [...env.raider.prefixArgs, ...args],
-          env: raiderEnv(env.baseEnv, {
+          env: raiderEnv(baseEnv, {
             root: paths.root,
             slot: input.slot,
             runId: input.runId,

@@ -97,10 +97,16 @@ function signal(pid: number, sig: RunSignal): void {
 }
 
 function killGroup(pgid: number): void {
+  // At every run's end the group is usually empty already (ESRCH): an error
+  // without a stack trace costs a fraction of one with it.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     process.kill(-pgid, 'SIGKILL');
   } catch {
     // No process left in the group.
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
   }
 }
 

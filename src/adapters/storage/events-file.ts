@@ -47,8 +47,9 @@ export function lastFinished(fd: number, size: number): RunDocument | null {
   let skipping = false;
   while (end > 0) {
     const start = Math.max(0, end - BLOCK);
-    const block = Buffer.alloc(end - start);
-    fs.readSync(fd, block, 0, block.length, start);
+    const buffer = Buffer.allocUnsafe(end - start);
+    // A file that shrank meanwhile gives fewer bytes: only what was read counts.
+    const block = buffer.subarray(0, fs.readSync(fd, buffer, 0, buffer.length, start));
     let cut = block.length;
     for (let i = block.lastIndexOf(0x0a); i >= 0; i = i > 0 ? block.lastIndexOf(0x0a, i - 1) : -1) {
       if (!skipping) {

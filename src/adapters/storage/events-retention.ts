@@ -67,8 +67,9 @@ export class EventsRetention {
     for (const file of list) {
       if (excess > 0 && !live(file.id)) {
         excess--;
-        fs.promises.unlink(path.join(this.logsDir, `${file.id}${SUFFIX}`)).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT') this.warn(`cannot remove ${file.id}${SUFFIX}: ${err.message}`);
+        // The callback form: a promise and its file-handle machinery cost more than the unlink.
+        fs.unlink(path.join(this.logsDir, `${file.id}${SUFFIX}`), (err) => {
+          if (err && err.code !== 'ENOENT') this.warn(`cannot remove ${file.id}${SUFFIX}: ${err.message}`);
         });
       } else kept.push(file);
     }
