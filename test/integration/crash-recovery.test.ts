@@ -9,9 +9,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
 
 let halls: ChildProcess[] = [];
+/** Raiders that outlive their hall on purpose; whatever a failed test leaves of them goes. */
+let raiders: number[] = [];
 afterEach(() => {
   for (const h of halls) h.kill('SIGKILL');
   halls = [];
+  for (const pid of raiders) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  raiders = [];
 });
 
 async function crash(hall: ChildProcess): Promise<void> {
@@ -40,6 +50,7 @@ describe('crash recovery', () => {
     halls.push(first);
     const release = path.join(root, 'release');
     const long = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
+    raiders.push(long.pid);
     const short = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer quick' });
     const queued = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer after' });
     expect(queued).toMatchObject({ queued: 1 });
@@ -76,6 +87,7 @@ describe('crash recovery', () => {
     halls.push(first);
     const socket = path.join(root, '.raider-hall.socket');
     const run = await request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'deaf 60' });
+    raiders.push(run.pid);
     await crash(first);
     process.kill(-run.pid, 'SIGKILL');
     const second = await spawnHallProcess(root);
