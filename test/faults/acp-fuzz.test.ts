@@ -8,7 +8,7 @@
  */
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
 import { eventually, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 
@@ -272,6 +272,8 @@ describe('ACP fed malformed JSON-RPC', () => {
   }, 60_000);
 
   it('survives garbage lines, odd and huge ids, unknown methods and nonsense notifications', async () => {
+    // The SDK says on stderr what it could not read; here that is the point, not news.
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => {});
     const h = await acpHall();
     const c = await RawAcp.open(h.root);
     await c.answer(c.request('initialize', INITIALIZE));
@@ -339,6 +341,7 @@ describe('ACP fed malformed JSON-RPC', () => {
     expect(c.badLines).toEqual([]);
     await stillWorks(c, h.root);
     expect(await h.request({ cmd: 'status' })).toMatchObject({ root: h.root });
+    quiet.mockRestore();
   }, 60_000);
 
   it('a line over the 32 MiB message limit closes only that connection', async () => {
