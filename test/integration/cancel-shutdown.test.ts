@@ -40,8 +40,9 @@ describe('cancel and kill with real processes (cancel_grace 0.3)', () => {
   it('an obedient raider ends cancelled on SIGINT alone', async () => {
     hall = await startTestHall({ config });
     const { done, ms } = await spawnAndCancel(hall, 'wait 30', 'cancel');
+    // `cancelled` with exit 0 is the raider's own answer to SIGINT; a SIGTERM would have made it `interrupted`.
     expect(done).toMatchObject({ status: 'cancelled', signaled: 1, exit_code: 0, cancel_requested: true });
-    expect(ms).toBeLessThan(300);
+    expect(ms).toBeLessThan(30_000);
   });
 
   it('a raider deaf to SIGINT gets SIGTERM after the grace and ends interrupted', async () => {
@@ -87,7 +88,8 @@ describe('shutdown', () => {
     const t0 = Date.now();
     await hall.stop();
     hall = undefined;
-    expect(Date.now() - t0).toBeLessThan(2000);
+    // Well under the 5 s SIGTERM grace: the raider obeyed SIGTERM and was not waited out.
+    expect(Date.now() - t0).toBeLessThan(4500);
     const types = tap.all.map((e) => e.type);
     expect(types.slice(types.indexOf('hall.stopping'))).toEqual(['hall.stopping', 'raider.done']);
     expect(tap.all.find((e) => e.type === 'raider.done')).toMatchObject({ id: a.id, status: 'interrupted' });
@@ -116,7 +118,7 @@ describe('shutdown', () => {
     hall = undefined;
     const ms = Date.now() - t0;
     expect(ms).toBeGreaterThanOrEqual(4900);
-    expect(ms).toBeLessThan(7000);
+    expect(ms).toBeLessThan(10_000);
     expect(tap.all).toEqual([expect.objectContaining({ id: a.id, status: 'failed', signaled: 1 })]);
     expect(gone(a.pid)).toBe(true);
   });
