@@ -1,6 +1,6 @@
 /** `raider acp ...`: the stdio agent for editors, or a terminal client. */
 import path from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Option } from '../commonjs-libraries.js';
 import { runStdioBridge } from './stdio-bridge.js';
 import { runTerminalClient } from './terminal-client.js';
 

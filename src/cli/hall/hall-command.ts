@@ -5,8 +5,7 @@
  */
 import path from 'node:path';
 import readline from 'node:readline';
-import { Command, CommanderError, Option } from 'commander';
-import stringify from 'safe-stable-stringify';
+import { Command, CommanderError, Option, stringify } from '../commonjs-libraries.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { dirThen, NotADirectoryError, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';

@@ -1,5 +1,5 @@
 /** How hall replies and run events look to a person. Machine output (`--json`) bypasses all of this. */
-import pc from 'picocolors';
+import { pc } from '../commonjs-libraries.js';
 
 export interface Style {
   bold(s: string): string;
