@@ -12,8 +12,8 @@
  *
  * Then (unless --no-phases) a second hall, with bench/hall-phases-hook.mjs
  * loaded into it, runs N/2 more to show where inside the hall the time goes:
- * frame read -> spawn() called -> spawn() returned -> reply written, and
- * process exit -> raider.done written, plus each WAL fdatasync.
+ * frame read -> request to the fork server -> pid reported -> reply written,
+ * and exit reported -> raider.done written, plus each WAL fdatasync.
  *
  *   node --import tsx bench/spawn-latency.ts [--quick] [--n N] [--no-phases]
  */
@@ -196,11 +196,11 @@ async function phases(raider: string, n: number): Promise<void> {
   console.log(`\n# inside the hall (instrumented hall, ${runs.length} sequential runs; the hook adds a little)`);
   console.log(
     table(STATS_HEADERS, [
-      statsRow('frame read → spawn() called (prepare: files, ledger, fdatasync)', col((r) => r.spawnStart! - r.arrive)),
-      statsRow('spawn() call (synchronous fork+exec)', col((r) => r.spawnEnd! - r.spawnStart!)),
-      statsRow('spawn() returned → spawn reply written', col((r) => r.reply! - r.spawnEnd!)),
-      statsRow('spawn() called → process exit seen', col((r) => r.exit! - r.spawnStart!)),
-      statsRow('process exit → raider.done written (reap)', col((r) => r.done! - r.exit!)),
+      statsRow('frame read → request to the fork server (prepare: files, ledger)', col((r) => r.spawnStart! - r.arrive)),
+      statsRow('request → pid reported (fork+exec in the fork server)', col((r) => r.spawnEnd! - r.spawnStart!)),
+      statsRow('pid reported → spawn reply written (waits for fdatasync)', col((r) => r.reply! - r.spawnEnd!)),
+      statsRow('request → exit reported', col((r) => r.exit! - r.spawnStart!)),
+      statsRow('exit reported → raider.done written (reap)', col((r) => r.done! - r.exit!)),
       statsRow('frame read → raider.done written', col((r) => r.done! - r.arrive)),
       statsRow('WAL fdatasync (all, ms)', stats(data.fdatasyncs)),
     ]),

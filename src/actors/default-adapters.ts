@@ -1,8 +1,19 @@
-/** The optional faces a `raider hall start` runs; each one decides from the config whether it is needed. */
+/**
+ * The optional faces a `raider hall start` runs; each one decides from the
+ * config whether it is needed. Telegram, MCP and cron are loaded only when
+ * the config has them: telegraf and the MCP SDK alone add some 30 MB to the
+ * hall's memory, and every run's fork copies the page tables of all of it.
+ */
 import { acpAdapter } from '../adapters/acp/acp-adapter.js';
-import { cronAdapter } from '../adapters/cron/cron-adapter.js';
-import { mcpAdapter } from '../adapters/mcp/mcp-adapter.js';
-import { telegramAdapter } from '../adapters/telegram/telegram-adapter.js';
 import type { HallAdapterFactory } from './hall-adapter.js';
 
-export const defaultAdapters: readonly HallAdapterFactory[] = [acpAdapter, cronAdapter(), telegramAdapter(), mcpAdapter];
+const cronWhenConfigured: HallAdapterFactory = async (services) =>
+  services.config.cron.length === 0 ? null : (await import('../adapters/cron/cron-adapter.js')).cronAdapter()(services);
+
+const telegramWhenConfigured: HallAdapterFactory = async (services) =>
+  services.config.telegram === null ? null : (await import('../adapters/telegram/telegram-adapter.js')).telegramAdapter()(services);
+
+const mcpWhenConfigured: HallAdapterFactory = async (services) =>
+  services.config.mcp.enable ? (await import('../adapters/mcp/mcp-adapter.js')).mcpAdapter(services) : null;
+
+export const defaultAdapters: readonly HallAdapterFactory[] = [acpAdapter, cronWhenConfigured, telegramWhenConfigured, mcpWhenConfigured];

@@ -48,5 +48,8 @@ export interface HallAdapter {
   stop(): Promise<void>;
 }
 
-/** Builds an adapter, or returns null when the config does not ask for it. */
-export type HallAdapterFactory = (services: HallServices) => HallAdapter | null;
+/**
+ * Builds an adapter, or returns null when the config does not ask for it. It
+ * may load its module first, so a hall loads only the faces its config uses.
+ */
+export type HallAdapterFactory = (services: HallServices) => HallAdapter | null | Promise<HallAdapter | null>;

@@ -33,6 +33,7 @@ import { PermissionChannels } from './permission-channels.js';
 import { HallGateway } from './hall-gateway.js';
 import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
+import { ForkServer } from '../adapters/os/fork-server.js';
 import { reapRunLogic } from './reap-run.actor.js';
 import { resolveRaiderCommand } from './raider-command.js';
 import { recoverRuns } from './run-recovery.js';
@@ -150,6 +151,7 @@ async function startLocked(
   const libTarget = path.resolve(paths.root, config.preferred_lib_target ?? '.raider/lib');
   const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log);
   const home = env.HOME;
+  const forkServer = new ForkServer(log);
   const logic = hallWithRunActors({
     prepareRun: prepareRunLogic({
       paths,
@@ -163,7 +165,7 @@ async function startLocked(
       permissionChannels,
       warn: log,
     }),
-    raiderProcess: raiderProcessLogic,
+    raiderProcess: raiderProcessLogic(forkServer),
     reapRun: reapRunLogic,
   });
   const actor = createActor(logic, { id: 'hall', input, ...(inspect ? { inspect } : {}) });
@@ -194,7 +196,7 @@ async function startLocked(
   const queries = new HallQueries(paths, registry, store);
   const adapters: HallAdapter[] = [];
   for (const factory of adapterFactories) {
-    const adapter = factory({
+    const adapter = await factory({
       paths,
       config,
       env,
@@ -244,6 +246,7 @@ async function startLocked(
     void (async () => {
       await socket.close().catch(() => {});
       permissionChannels.closeAll();
+      await forkServer.close();
       await store.close().catch((err: Error) => log(`cannot write the final state: ${err.message}`));
       removePidFile(paths);
       await lock.release();
@@ -268,9 +271,17 @@ async function startLocked(
   // The pid file first: whoever sees the socket answer can find the hall's pid. Then the boot:
   // what a previous hall left waiting is handed out before any client can send a new mission.
   await writeFileAtomic(paths.pidFile, `${process.pid}\n`);
+  forkServer.start();
   actor.start();
   actor.send({ type: 'hall.boot', at: Date.now() });
-  await socket.listen();
+  try {
+    await socket.listen();
+  } catch (err) {
+    actor.stop();
+    await forkServer.close();
+    removePidFile(paths);
+    throw err;
+  }
   for (const adapter of adapters) {
     await adapter.start().catch((err: Error) => log(`${adapter.name}: cannot start: ${err.message}`));
   }

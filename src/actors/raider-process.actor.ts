@@ -4,73 +4,75 @@
  * SIGINT or SIGTERM (the raider cleans up its tools) or SIGKILL (the whole
  * group). A run is over only when the process has exited, and whatever it
  * left behind in its group is killed then. Stopping the actor kills the group.
+ * The fork server starts the process and reports its exit; signals go from the
+ * hall straight to the process.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import { fromCallback } from 'xstate';
+import type { ForkServer } from '../adapters/os/fork-server.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 import { holdEventsFile, releaseEventsFile } from '../adapters/storage/events-file.js';
 import type { ProcessExit } from '../domain/outcome.js';
 import type { ProcessCommand, ProcessInput, RunEvent, RunSignal } from '../machines/run.machine.js';
 
-/** How often a process adopted from a previous hall is checked (it is not our child). */
+/** How often a process adopted from a previous hall (or a lost fork server) is checked: it is not our child. */
 const ADOPTED_POLL_MS = 250;
 
-export const raiderProcessLogic = fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
-  const send = (event: RunEvent) => sendBack(event);
-  if (input.adoptedPid !== undefined) return watchAdopted(input.adoptedPid, send, receive);
-  if (!input.spawn) {
-    send({ type: 'proc.failed', error: 'nothing to start', at: Date.now() });
-    return undefined;
-  }
-  const spec = input.spawn;
-  let child: ChildProcess;
-  let out: number | undefined;
-  let err: number | undefined;
-  try {
-    out = fs.openSync(input.eventsPath, 'w');
-    // The reap reads the result through this, even if the file is deleted meanwhile.
-    holdEventsFile(input.eventsPath);
-    err = fs.openSync(input.logPath, 'a');
-    child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ['ignore', out, err],
-      detached: true,
-    });
-  } catch (e) {
-    releaseEventsFile(input.eventsPath);
-    send({ type: 'proc.failed', error: (e as Error).message, at: Date.now() });
-    return undefined;
-  } finally {
-    if (out !== undefined) fs.closeSync(out);
-    if (err !== undefined) fs.closeSync(err);
-  }
-
-  const pid = child.pid;
-  let exited = false;
-  child.on('error', (e) => {
-    if (pid === undefined && !exited) {
-      exited = true;
-      send({ type: 'proc.failed', error: e.message, at: Date.now() });
+/** Raider processes started through the hall's fork server. */
+export function raiderProcessLogic(forkServer: ForkServer) {
+  return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
+    const send = (event: RunEvent) => sendBack(event);
+    if (input.adoptedPid !== undefined) return watchAdopted(input.adoptedPid, send, receive);
+    if (!input.spawn) {
+      send({ type: 'proc.failed', error: 'nothing to start', at: Date.now() });
+      return undefined;
     }
-  });
-  child.on('exit', (code, signal) => {
-    exited = true;
-    if (pid !== undefined) killGroup(pid);
-    send({ type: 'proc.exited', exit: exitOf(code, signal), at: Date.now() });
-  });
-  if (pid !== undefined) send({ type: 'proc.spawned', pid, at: Date.now() });
+    const spec = input.spawn;
+    let pid: number | undefined;
+    let exited = false;
+    let stopWatching: (() => void) | undefined;
+    const fail = (error: string) => {
+      exited = true;
+      releaseEventsFile(input.eventsPath);
+      send({ type: 'proc.failed', error, at: Date.now() });
+    };
+    try {
+      // The reap reads the result through this, even if the file is deleted meanwhile.
+      holdEventsFile(input.eventsPath);
+      const stop = forkServer.spawn(
+        { command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd, stdoutPath: input.eventsPath, stderrPath: input.logPath },
+        {
+          spawned: (p) => {
+            pid = p;
+            send({ type: 'proc.spawned', pid: p, at: Date.now() });
+          },
+          failed: fail,
+          exited: (code, sig) => {
+            exited = true;
+            send({ type: 'proc.exited', exit: exitOf(code, sig), at: Date.now() });
+          },
+          lost: (p) => {
+            if (p === undefined) fail('the raider spawner ended before the raider started');
+            else stopWatching = watchAdopted(p, send, () => {});
+          },
+        },
+      );
+      stopWatching = stop;
+    } catch (e) {
+      fail((e as Error).message);
+      return undefined;
+    }
 
-  receive((command) => {
-    if (pid === undefined || exited) return;
-    signal(pid, command.signal);
+    receive((command) => {
+      if (pid === undefined || exited) return;
+      signal(pid, command.signal);
+    });
+    return () => {
+      stopWatching?.();
+      if (pid !== undefined && !exited) killGroup(pid);
+    };
   });
-  return () => {
-    if (pid !== undefined && !exited) killGroup(pid);
-  };
-});
+}
 
 function watchAdopted(pid: number, send: (e: RunEvent) => void, receive: (fn: (c: ProcessCommand) => void) => void) {
   let gone = false;

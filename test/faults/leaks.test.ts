@@ -29,8 +29,8 @@ function minimalRaider(): string {
   return file;
 }
 
-function openFds(): string[] {
-  const dir = `/proc/${process.pid}/fd`;
+function openFds(pid = process.pid): string[] {
+  const dir = `/proc/${pid}/fd`;
   return fs.readdirSync(dir).flatMap((fd) => {
     try {
       return [`${fd} -> ${fs.readlinkSync(path.join(dir, fd))}`];
@@ -40,8 +40,8 @@ function openFds(): string[] {
   });
 }
 
-/** This process's children, with their state letter (Z: a zombie nobody reaped). */
-function children(): Array<{ pid: number; state: string; comm: string }> {
+/** A process's children (this one's by default), with their state letter (Z: a zombie nobody reaped). */
+function children(parent = process.pid): Array<{ pid: number; state: string; comm: string }> {
   const found: Array<{ pid: number; state: string; comm: string }> = [];
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -49,7 +49,7 @@ function children(): Array<{ pid: number; state: string; comm: string }> {
       const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
       const close = stat.lastIndexOf(')');
       const [state, ppid] = stat.slice(close + 2).split(' ');
-      if (Number(ppid) === process.pid) found.push({ pid: Number(name), state: state!, comm: stat.slice(stat.indexOf('(') + 1, close) });
+      if (Number(ppid) === parent) found.push({ pid: Number(name), state: state!, comm: stat.slice(stat.indexOf('(') + 1, close) });
     } catch {
       /* gone */
     }
@@ -98,6 +98,10 @@ describe(`${RUNS} runs in a row`, () => {
     await new Promise((r) => setTimeout(r, 300));
     const fdsBefore = openFds();
     const childrenBefore = children();
+    // The raiders are the children of the hall's fork server: it must leave nothing behind either.
+    const forkServer = childrenBefore.find((c) => fs.readFileSync(`/proc/${c.pid}/cmdline`, 'utf8').includes('raider-spawner.cjs'))!;
+    expect(forkServer).toBeDefined();
+    const forkServerFdsBefore = openFds(forkServer.pid);
 
     // A raider.done can come before its spawn reply has been read: it is kept until asked for.
     const waiters = new Map<string, (e: Json) => void>();
@@ -127,8 +131,10 @@ describe(`${RUNS} runs in a row`, () => {
 
     // The last raider.done is out; let the exit handlers and stream closes settle.
     await new Promise((r) => setTimeout(r, 300));
-    const zombies = children().filter((c) => c.state === 'Z');
+    const zombies = [...children(), ...children(forkServer.pid)].filter((c) => c.state === 'Z');
     expect(zombies).toEqual([]);
+    expect(children(forkServer.pid)).toEqual([]);
+    expect(openFds(forkServer.pid)).toEqual(forkServerFdsBefore);
     expect(children().map((c) => c.pid).sort()).toEqual(childrenBefore.map((c) => c.pid).sort());
     const fdsAfter = openFds();
     const added = fdsAfter.filter((fd) => !fdsBefore.includes(fd));

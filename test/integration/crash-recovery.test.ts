@@ -6,6 +6,7 @@ import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
 
 let halls: ChildProcess[] = [];
@@ -42,6 +43,11 @@ function prng(seed: number): () => number {
   };
 }
 
+function parentOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 describe('crash recovery', () => {
   it('adopts a raider that outlived the hall and reports a run that ended while it was down', async () => {
     const root = tempRoot();
@@ -54,7 +60,12 @@ describe('crash recovery', () => {
     const short = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer quick' });
     const queued = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer after' });
     expect(queued).toMatchObject({ queued: 1 });
+    const forkServer = parentOf(long.pid);
+    expect(fs.readFileSync(`/proc/${forkServer}/cmdline`, 'utf8')).toContain('raider-spawner.cjs');
     await crash(first);
+    // The hall's fork server follows it (its stdin ends); the raiders it started live on.
+    await eventually(() => expect(processAlive(forkServer)).toBe(false));
+    expect(processAlive(long.pid)).toBe(true);
     // The quick one ends while no hall runs.
     await eventually(() => expect(fs.readFileSync(short.events_path, 'utf8')).toContain('run.finished'));
 

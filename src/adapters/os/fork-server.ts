@@ -1,0 +1,147 @@
+/**
+ * The hall's side of its fork server (`libexec/raider-spawner.cjs`): a small
+ * child process that starts the raiders and reports their exits. Forking
+ * from it instead of from the hall takes the fork (a copy of every page table
+ * of the forking process) off the hall's event loop and makes it cheaper.
+ *
+ * If the fork server dies, its raiders live on in their own process groups:
+ * each watcher is told it lost its process (and watches the pid instead), and
+ * the next spawn starts a new fork server.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** Where the fork server's script is: `libexec/` at the package root, seen from `src/` and `dist/` alike. */
+export const FORK_SERVER_SCRIPT = fileURLToPath(new URL('../../../libexec/raider-spawner.cjs', import.meta.url));
+
+export interface SpawnRequest {
+  command: string;
+  args: readonly string[];
+  env: Readonly<Record<string, string>>;
+  cwd: string;
+  /** The raider's stdout, opened for writing (it exists already). */
+  stdoutPath: string;
+  /** Where its stderr is appended. */
+  stderrPath: string;
+}
+
+export interface SpawnWatcher {
+  spawned(pid: number): void;
+  /** The process could not be started. */
+  failed(error: string): void;
+  exited(code: number | null, signal: NodeJS.Signals | null): void;
+  /** The fork server died: the process (if `pid` is known) may still run, but its exit will not be reported. */
+  lost(pid: number | undefined): void;
+}
+
+interface Watch {
+  watcher: SpawnWatcher;
+  pid?: number;
+}
+
+type ServerMessage =
+  | { id: number; pid: number }
+  | { id: number; error: string }
+  | { id: number; code: number | null; signal: NodeJS.Signals | null };
+
+export class ForkServer {
+  private child: ChildProcess | null = null;
+  private nextId = 1;
+  private readonly watches = new Map<number, Watch>();
+  private closing = false;
+
+  constructor(
+    private readonly log: (line: string) => void,
+    private readonly script: string = FORK_SERVER_SCRIPT,
+  ) {}
+
+  /** Starts the fork server now, so that the first run does not wait for it. */
+  start(): void {
+    this.ensure();
+  }
+
+  /** Starts a process; the watcher hears of it. Returns a function that stops listening. */
+  spawn(request: SpawnRequest, watcher: SpawnWatcher): () => void {
+    const child = this.ensure();
+    const id = this.nextId++;
+    this.watches.set(id, { watcher });
+    const message = {
+      id,
+      command: request.command,
+      args: request.args,
+      env: request.env,
+      cwd: request.cwd,
+      stdout: request.stdoutPath,
+      stderr: request.stderrPath,
+    };
+    child.stdin!.write(`${JSON.stringify(message)}\n`);
+    return () => this.watches.delete(id);
+  }
+
+  /** Ends the fork server (after the hall's last run is over) and waits for it to exit. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const child = this.child;
+    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.stdin!.end();
+    await exited;
+  }
+
+  private ensure(): ChildProcess {
+    if (this.child !== null) return this.child;
+    if (this.closing) throw new Error('the hall is stopping');
+    // A bare environment and no loader flags: the script is plain CommonJS, and each
+    // raider's environment comes with its request.
+    const child = spawn(process.execPath, ['--v8-pool-size=1', this.script], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    });
+    this.child = child;
+    let buffer = '';
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      buffer += chunk;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        this.receive(line);
+      }
+    });
+    // A write to a fork server that has just died fails here; its exit handler reports the rest.
+    child.stdin!.on('error', () => {});
+    child.on('error', (err) => this.log(`raider spawner: ${err.message}`));
+    child.once('exit', (code, signal) => {
+      if (this.child === child) this.child = null;
+      if (this.closing && code === 0) return;
+      this.log(`raider spawner ended (${signal !== null ? `signal ${signal}` : `exit code ${String(code)}`}); a new one starts with the next run`);
+      const watches = [...this.watches.values()];
+      this.watches.clear();
+      for (const watch of watches) watch.watcher.lost(watch.pid);
+    });
+    return child;
+  }
+
+  private receive(line: string): void {
+    let message: ServerMessage;
+    try {
+      message = JSON.parse(line) as ServerMessage;
+    } catch {
+      this.log(`raider spawner said something that is not JSON: ${line.slice(0, 200)}`);
+      return;
+    }
+    const watch = this.watches.get(message.id);
+    if (watch === undefined) return;
+    if ('pid' in message) {
+      watch.pid = message.pid;
+      watch.watcher.spawned(message.pid);
+    } else if ('error' in message) {
+      this.watches.delete(message.id);
+      watch.watcher.failed(message.error);
+    } else {
+      this.watches.delete(message.id);
+      watch.watcher.exited(message.code, message.signal);
+    }
+  }
+}
