@@ -4,12 +4,14 @@
  *
  *   bare        -- 10 workers, each spawning the raider (hall stdio set-up)
  *                  and waiting for its exit before the next: concurrency 10.
+ *   bare all    -- every raider spawned at once, then all exits awaited: the
+ *                  same work as the pipelined hall side (all runs at once).
  *   hall piped  -- 10 connections, each writing its share of `spawn` frames
  *                  in one go; timed until every raider.done has been read.
  *   hall c=10   -- 10 connections, each sending a spawn and waiting for its
  *                  raider.done before the next: the same concurrency as bare.
  *
- * The runs go bare, piped, c=10, bare, so drift in the machine's load hits
+ * The runs go bare, piped, bare all, c=10, bare, bare all, so drift in the machine's load hits
  * the sides alike; bare is the mean of its two runs. After each hall side the
  * bench waits until the hall process is idle (no CPU for 0.5 s, at most 60 s)
  * and prints how long it kept working after the last raider.done, so one
@@ -96,6 +98,14 @@ runMain(async () => {
     return nowMs() - t0;
   };
 
+  const bareAll = async (n: number): Promise<number> => {
+    const t0 = nowMs();
+    await Promise.all(
+      Array.from({ length: n }, (_, i) => bareSpawn(raider, bareArgs, path.join(bareDir, `all-${i}.events.jsonl`), path.join(bareDir, 'bare.log'), bareEnv, bareDir)),
+    );
+    return nowMs() - t0;
+  };
+
   const piped = async (n: number): Promise<number> => {
     const t0 = nowMs();
     const replies = await Promise.all(shares(n, CONNECTIONS).map((share, w) => clients[w]!.pipeline(Array.from({ length: share }, () => spawnFrame))));
@@ -124,9 +134,9 @@ runMain(async () => {
 
   // Warm-up: a few of each, which also tells how long the full runs would take.
   const warm = 20;
-  const warmMs = { bare: await bare(warm), piped: await piped(warm), closed: await closed(warm) };
+  const warmMs = { bare: await bare(warm), bareAll: await bareAll(warm), piped: await piped(warm), closed: await closed(warm) };
   await waitIdle(hallPid);
-  const projectedS = ((missions / warm) * (2 * warmMs.bare + warmMs.piped + warmMs.closed)) / 1000;
+  const projectedS = ((missions / warm) * (2 * warmMs.bare + 2 * warmMs.bareAll + warmMs.piped + warmMs.closed)) / 1000;
   if (projectedS > budgetS) {
     // A loaded or slow machine: fewer missions, so the whole suite still ends in time.
     const scaled = Math.max(100, Math.floor((missions * budgetS) / projectedS / 10) * 10);
@@ -134,18 +144,19 @@ runMain(async () => {
     missions = scaled;
   }
 
-  const times = { bare: [] as number[], piped: [] as number[], closed: [] as number[] };
+  const times = { bare: [] as number[], bareAll: [] as number[], piped: [] as number[], closed: [] as number[] };
   const busyAfter: Record<string, string> = {};
   /** CPU per mission: of this process for bare spawns, of the hall process (to idle) for the hall sides. */
-  const cpuPer = { bare: [] as number[], piped: [] as number[], closed: [] as number[] };
-  for (const side of ['bare', 'piped', 'closed', 'bare'] as const) {
+  const cpuPer = { bare: [] as number[], bareAll: [] as number[], piped: [] as number[], closed: [] as number[] };
+  const sides = { bare, bareAll, piped, closed };
+  for (const side of ['bare', 'piped', 'bareAll', 'closed', 'bare', 'bareAll'] as const) {
     const cpu0 = processCpuMs(hallPid);
     const own0 = ownCpuMs();
-    const ms = side === 'bare' ? await bare(missions) : side === 'piped' ? await piped(missions) : await closed(missions);
+    const ms = await sides[side](missions);
     times[side].push(ms);
     let note = '';
-    if (side === 'bare') {
-      cpuPer.bare.push((ownCpuMs() - own0) / missions);
+    if (side === 'bare' || side === 'bareAll') {
+      cpuPer[side].push((ownCpuMs() - own0) / missions);
       note = `; spawner (this process) CPU ${fmt((ownCpuMs() - own0) / missions, 1)} ms/mission`;
     } else {
       // Work the hall still does after the last raider.done (it would slow down the next side).
@@ -164,6 +175,7 @@ runMain(async () => {
   const b = mean(times.bare);
   const p = mean(times.piped);
   const c = mean(times.closed);
+  const a = mean(times.bareAll);
   const perSec = (ms: number) => fmt((missions / ms) * 1000, 0);
   console.log('');
   console.log(
@@ -171,6 +183,7 @@ runMain(async () => {
       ['', 'runs (ms)', 'mean (ms)', 'missions/s', 'ms/mission', 'vs bare', 'CPU ms/mission'],
       [
         ['bare spawns, 10 workers', times.bare.map((x) => fmt(x, 0)).join(' / '), fmt(b, 0), perSec(b), fmt(b / missions, 2), '1.00', fmt(mean(cpuPer.bare), 1)],
+        ['bare spawns, all at once', times.bareAll.map((x) => fmt(x, 0)).join(' / '), fmt(a, 0), perSec(a), fmt(a / missions, 2), fmt(a / b), fmt(mean(cpuPer.bareAll), 1)],
         ['hall, 10 conns pipelined', times.piped.map((x) => fmt(x, 0)).join(' / '), fmt(p, 0), perSec(p), fmt(p / missions, 2), fmt(p / b), fmt(mean(cpuPer.piped), 1)],
         ['hall, 10 conns closed loop', times.closed.map((x) => fmt(x, 0)).join(' / '), fmt(c, 0), perSec(c), fmt(c / missions, 2), fmt(c / b), fmt(mean(cpuPer.closed), 1)],
       ],
@@ -179,15 +192,17 @@ runMain(async () => {
   console.log('CPU ms/mission: of this process for the bare spawns; of the hall process, until it went idle, for the hall sides.');
   console.log('');
   console.log(`hall pipelined / bare: ${fmt(p / b)}  target <= ${TARGET_RATIO}: ${p / b <= TARGET_RATIO ? 'met' : 'MISSED'}`);
+  console.log(`hall pipelined / bare all at once (the same work): ${fmt(p / a)}  target <= ${TARGET_RATIO}: ${p / a <= TARGET_RATIO ? 'met' : 'MISSED'}`);
   console.log(`hall closed loop (same concurrency) / bare: ${fmt(c / b)}  target <= ${TARGET_RATIO}: ${c / b <= TARGET_RATIO ? 'met' : 'MISSED'}`);
   console.log(`the hall kept working after the last raider.done: ${busyAfter.piped ?? '?'} after the pipelined burst, ${busyAfter.closed ?? '?'} after the closed loop`);
 
   summary([
     { bench: 'burst', metric: `bare: ${missions} spawns, 10 workers (ms)`, value: `${fmt(b, 0)} (${perSec(b)}/s)` },
+    { bench: 'burst', metric: `bare: ${missions} spawns, all at once (ms)`, value: `${fmt(a, 0)} (${perSec(a)}/s)` },
     {
       bench: 'burst',
       metric: `hall: ${missions} missions, 10 conns pipelined (ms)`,
-      value: `${fmt(p, 0)} (${perSec(p)}/s) = ${fmt(p / b)}x bare`,
+      value: `${fmt(p, 0)} (${perSec(p)}/s) = ${fmt(p / b)}x bare, ${fmt(p / a)}x bare all at once`,
       target: `<= ${TARGET_RATIO}x`,
       met: p / b <= TARGET_RATIO,
     },
