@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { ForkServer, type SpawnRequest, type SpawnWatcher } from '../../src/adapters/os/fork-server.js';
+import { eventually, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 
 let hall: TestHall | undefined;
 afterEach(async () => {
@@ -111,3 +112,67 @@ describe('the fork server', () => {
   });
 });
 
+
+describe('ForkServer', () => {
+  const request = (root: string, command: string): SpawnRequest => ({
+    command,
+    args: [],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    cwd: root,
+    stdoutPath: path.join(root, 'out'),
+    stderrPath: path.join(root, 'err'),
+  });
+
+  function watch(): { watcher: SpawnWatcher; seen: string[] } {
+    const seen: string[] = [];
+    return {
+      seen,
+      watcher: {
+        spawned: (pid) => seen.push(`spawned ${typeof pid}`),
+        failed: (error) => seen.push(`failed ${error}`),
+        exited: (code, signal) => seen.push(`exited ${String(code)} ${String(signal)}`),
+        lost: (pid) => seen.push(`lost ${String(pid)}`),
+      },
+    };
+  }
+
+  it('reports a command that cannot be started, and a process and its exit code', async () => {
+    const root = tempRoot('fork-server-');
+    fs.writeFileSync(path.join(root, 'out'), '');
+    const server = new ForkServer(() => {});
+    const missing = watch();
+    server.spawn(request(root, path.join(root, 'no-such-raider')), missing.watcher);
+    const fine = watch();
+    const script = path.join(root, 'raider.sh');
+    fs.writeFileSync(script, '#!/bin/sh\necho out; echo err >&2; exit 7\n', { mode: 0o755 });
+    server.spawn(request(root, script), fine.watcher);
+    await eventually(() => expect(fine.seen).toEqual(['spawned number', 'exited 7 null']));
+    expect(missing.seen).toEqual([expect.stringMatching(/^failed spawn .*no-such-raider ENOENT$/)]);
+    expect(fs.readFileSync(path.join(root, 'out'), 'utf8')).toBe('out\n');
+    expect(fs.readFileSync(path.join(root, 'err'), 'utf8')).toBe('err\n');
+    await server.close();
+  });
+
+  it('one that dies before it answers fails the runs waiting for it, says so, and is started again', async () => {
+    const root = tempRoot('fork-server-');
+    const dying = path.join(root, 'dying.cjs');
+    fs.writeFileSync(dying, 'process.stdin.once("data", () => process.exit(3));\n');
+    const logs: string[] = [];
+    const server = new ForkServer((line) => logs.push(line), dying);
+    const first = watch();
+    server.spawn(request(root, '/bin/true'), first.watcher);
+    await eventually(() => expect(first.seen).toEqual(['lost undefined']));
+    expect(logs).toEqual(['raider spawner ended (exit code 3); a new one starts with the next run']);
+    const second = watch();
+    server.spawn(request(root, '/bin/true'), second.watcher);
+    await eventually(() => expect(second.seen).toEqual(['lost undefined']));
+    expect(logs).toHaveLength(2);
+    await server.close();
+  });
+
+  it('refuses to be made without its script, saying what to do', () => {
+    expect(() => new ForkServer(() => {}, '/nonexistent/raider-spawner.cjs')).toThrow(
+      'the raider spawner /nonexistent/raider-spawner.cjs is missing: this installation of raider-hall is incomplete; reinstall it',
+    );
+  });
+});

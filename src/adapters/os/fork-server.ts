@@ -9,6 +9,7 @@
  * the next spawn starts a new fork server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Where the fork server's script is: `libexec/` at the package root, seen from `src/` and `dist/` alike. */
@@ -53,7 +54,9 @@ export class ForkServer {
   constructor(
     private readonly log: (line: string) => void,
     private readonly script: string = FORK_SERVER_SCRIPT,
-  ) {}
+  ) {
+    if (!fs.existsSync(script)) throw new Error(`the raider spawner ${script} is missing: this installation of raider-hall is incomplete; reinstall it`);
+  }
 
   /** Starts the fork server now, so that the first run does not wait for it. */
   start(): void {
@@ -111,15 +114,18 @@ export class ForkServer {
     });
     // A write to a fork server that has just died fails here; its exit handler reports the rest.
     child.stdin!.on('error', () => {});
-    child.on('error', (err) => this.log(`raider spawner: ${err.message}`));
-    child.once('exit', (code, signal) => {
-      if (this.child === child) this.child = null;
-      if (this.closing && code === 0) return;
-      this.log(`raider spawner ended (${signal !== null ? `signal ${signal}` : `exit code ${String(code)}`}); a new one starts with the next run`);
+    const ended = (why: string) => {
+      if (this.child !== child) return;
+      this.child = null;
+      if (this.closing && why === 'exit code 0') return;
+      this.log(`raider spawner ended (${why}); a new one starts with the next run`);
       const watches = [...this.watches.values()];
       this.watches.clear();
       for (const watch of watches) watch.watcher.lost(watch.pid);
-    });
+    };
+    // Only when it could not be started at all: no exit event follows then.
+    child.once('error', (err) => ended(err.message));
+    child.once('exit', (code, signal) => ended(signal !== null ? `signal ${signal}` : `exit code ${String(code)}`));
     return child;
   }
 
