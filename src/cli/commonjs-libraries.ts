@@ -18,6 +18,11 @@ export type Command = import('commander').Command;
 export type CommanderError = import('commander').CommanderError;
 export type Option = import('commander').Option;
 
-export const stringify = require('safe-stable-stringify') as typeof import('safe-stable-stringify');
+// Loaded when first needed: most calls print no colour (not a terminal) and no JSON.
+export function stableStringify(): typeof import('safe-stable-stringify') {
+  return require('safe-stable-stringify') as typeof import('safe-stable-stringify');
+}
 
-export const pc = require('picocolors') as typeof import('picocolors');
+export function picocolors(): typeof import('picocolors') {
+  return require('picocolors') as typeof import('picocolors');
+}

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import readline from 'node:readline';
-import { Command, CommanderError, Option, stringify } from '../commonjs-libraries.js';
+import { Command, CommanderError, Option, stableStringify } from '../commonjs-libraries.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { dirThen, NotADirectoryError, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
@@ -37,7 +37,7 @@ async function askLine(prompt: string): Promise<string> {
 }
 
 function pretty(value: unknown): string {
-  return `${JSON.stringify(JSON.parse(stringify(value) ?? 'null'), null, 2)}\n`;
+  return `${JSON.stringify(JSON.parse(stableStringify()(value) ?? 'null'), null, 2)}\n`;
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -1,5 +1,5 @@
 /** How hall replies and run events look to a person. Machine output (`--json`) bypasses all of this. */
-import { pc } from '../commonjs-libraries.js';
+import { picocolors } from '../commonjs-libraries.js';
 
 export interface Style {
   bold(s: string): string;
@@ -10,10 +10,14 @@ export interface Style {
   cyan(s: string): string;
 }
 
+const same = (s: string): string => s;
+const PLAIN: Style = { bold: same, dim: same, green: same, red: same, yellow: same, cyan: same };
+
 /** Colour only when writing to a terminal, and never with NO_COLOR. */
 export function styleFor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv = process.env): Style {
   const on = stream.isTTY === true && env.NO_COLOR === undefined;
-  const c = pc.createColors(on);
+  if (!on) return PLAIN;
+  const c = picocolors().createColors(true);
   return { bold: c.bold, dim: c.dim, green: c.green, red: c.red, yellow: c.yellow, cyan: c.cyan };
 }
 
