@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
 import { eventually, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { prng, type Rng } from '../support/prng.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0xac9f);
 
@@ -22,20 +23,6 @@ afterEach(async () => {
   hall = undefined;
 });
 
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  return { next, int, pick, chance: (p: number) => next() < p };
-}
-type Rng = ReturnType<typeof prng>;
 
 /** A raw newline-delimited JSON-RPC connection to the hall's ACP socket. */
 class RawAcp {

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
+import { prng } from '../support/prng.js';
 import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
 
 let halls: ChildProcess[] = [];
@@ -31,16 +32,6 @@ async function crash(hall: ChildProcess): Promise<void> {
     hall.once('exit', () => resolve());
     hall.kill('SIGKILL');
   });
-}
-
-/** A tiny seeded PRNG (mulberry32), so a failure can be replayed. */
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function parentOf(pid: number): number {
@@ -115,7 +106,7 @@ describe('crash recovery', () => {
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { a: {}, p: {} }\n');
     const env = { FAKE_RAIDER_RECORD: record };
     const socket = path.join(root, '.raider-hall.socket');
-    const random = prng(20261130);
+    const random = prng(20261130).next;
     const targets = [
       { name: '1a' },
       { name: '2a' },

@@ -11,6 +11,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { prng, type Rng } from '../support/prng.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed_2026);
 const CONNECTIONS = 10;
@@ -27,21 +28,6 @@ afterEach(async () => {
   hall = undefined;
 });
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  return { next, int, pick, chance: (p: number) => next() < p };
-}
-type Rng = ReturnType<typeof prng>;
 
 // ---------------------------------------------------------------- the oracle
 
