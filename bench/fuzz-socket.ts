@@ -3,8 +3,8 @@
  * connections at once, each stream cut into random pieces. Every complete,
  * non-blank line must get exactly one reply, in order, of the kind the wire
  * contract says (SPEC §3 "Wire"); the hall must not crash, hang, start a
- * raider or keep memory. test/integration/fuzz.test.ts does 10,000 with a
- * finer oracle in `npm test`; this is the long run, with figures.
+ * raider or keep memory. test/integration/fuzz.test.ts does 10,000 with the
+ * same oracle in `npm test`; this is the long run, with figures.
  *
  *   node --import tsx bench/fuzz-socket.ts [--quick] [--frames N] [--seed S] [--passes P]
  */
@@ -28,60 +28,18 @@ import {
   type Json,
 } from './lib.js';
 import { prng, type Rng } from '../test/support/prng.js';
+import { expectedReply, isObject, MAX_FRAME_BYTES, WouldAct, type Expected } from '../test/support/control-frame-oracle.js';
 
 const CONNECTIONS = 20;
-const MAX_FRAME_BYTES = 1024 * 1024;
-const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const COMMANDS = ['spawn', 'ps', 'status', 'attach', 'logs', 'kill', 'cancel', 'session_reset', 'telegram_reply'];
 
 
 // ---------------------------------------------------------------- the oracle
 
-/** The reply a line must get: none, exactly this, an error starting with this, an error, or a status. */
-type Expected = null | { exact: Json } | { errorStarts: string } | { anyError: true } | { status: true } | { ps: true };
-
-class WouldAct extends Error {}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function expectedReply(line: Buffer): Expected {
-  if (line.length > MAX_FRAME_BYTES) return { exact: { error: `frame too long: a line may hold at most ${MAX_FRAME_BYTES} bytes` } };
-  const body = line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, -1) : line;
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
-  } catch {
-    return { exact: { error: 'invalid UTF-8 in frame' } };
-  }
-  if (text.trim() === '') return null;
-  let frame: unknown;
-  try {
-    frame = JSON.parse(text);
-  } catch {
-    return { errorStarts: 'invalid JSON: ' };
-  }
-  if (!isObject(frame)) return { exact: { error: 'invalid frame: expected a JSON object with type and payload' } };
-  const payload = frame.payload ?? {};
-  if (!isObject(payload)) return { exact: { error: 'invalid frame: payload must be a JSON object' } };
-  if (frame.type === 'subscribe') {
-    if (payload.filter === undefined || payload.filter === null || typeof payload.filter === 'string') throw new WouldAct('subscribe');
-    return { exact: { error: 'subscribe: filter must be a string' } };
-  }
-  if (frame.type !== 'command') return { errorStarts: 'unknown message type: ' };
-  const cmd = payload.cmd;
-  if (typeof cmd !== 'string' || !COMMANDS.includes(cmd)) return { exact: { error: `unknown command: ${typeof cmd === 'string' ? cmd : ''}` } };
-  if (cmd === 'status') return { status: true };
-  if (cmd === 'ps') return { ps: true };
-  if (cmd === 'spawn' && typeof payload.name === 'string' && SAFE_NAME.test(payload.name)) throw new WouldAct('spawn');
-  // Every other command names nothing that exists here: an error, whatever its words.
-  return { anyError: true };
-}
-
+/** Why a reply is not the one expected, or null when it is. */
 function check(reply: Json, expected: NonNullable<Expected>): string | null {
   if ('exact' in expected) return JSON.stringify(reply) === JSON.stringify(expected.exact) ? null : `expected ${JSON.stringify(expected.exact)}`;
-  if ('errorStarts' in expected) return typeof reply.error === 'string' && reply.error.startsWith(expected.errorStarts) && Object.keys(reply).length === 1 ? null : `expected an error starting ${expected.errorStarts}`;
   if ('anyError' in expected) return typeof reply.error === 'string' && Object.keys(reply).length === 1 ? null : 'expected an error';
-  if ('ps' in expected) return Array.isArray(reply.raiders) && reply.raiders.length === 0 ? null : 'expected an empty ps';
   return reply.running === 0 && typeof reply.root === 'string' ? null : 'expected a status with nothing running';
 }
 

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { runStarted, startTestHall, type TestHall } from '../support/test-hall.js';
 import { ODD_RAIDER } from './odd-raider-path.js';
 
 let hall: TestHall | undefined;
@@ -14,10 +14,6 @@ afterEach(async () => {
   await hall?.stop();
   hall = undefined;
 });
-
-async function started(reply: Json): Promise<void> {
-  await eventually(() => expect(fs.readFileSync(reply.events_path as string, 'utf8')).toContain('run.started'), 10_000, 10);
-}
 
 describe('the logs directory deleted during a run', () => {
   it('the running raiders are still reported with their results, and later runs work', async () => {
@@ -28,8 +24,8 @@ describe('the logs directory deleted during a run', () => {
     const tap = await h.events('raider.');
     const first = await h.request({ cmd: 'spawn', name: 'odd', mission: `until ${flag}` });
     const second = await h.request({ cmd: 'spawn', name: '1odd', mission: `until ${flag}` });
-    await started(first);
-    await started(second);
+    await runStarted(first.events_path);
+    await runStarted(second.events_path);
 
     fs.rmSync(logsDir, { recursive: true, force: true });
     expect(await h.request({ cmd: 'status' })).toMatchObject({ running: 2 });

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 import { ODD_RAIDER } from './odd-raider-path.js';
+import { processAlive } from '../../src/adapters/os/process-alive.js';
 
 let hall: TestHall | undefined;
 const strays: number[] = [];
@@ -22,20 +23,6 @@ afterEach(async () => {
     }
   }
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie is dead: it only waits for its parent to reap it.
-  try {
-    return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 /** The pid the raider announced as `child PID` in its events file. */
 async function childOf(reply: Json): Promise<number> {
@@ -63,14 +50,14 @@ describe('a child that ignores SIGINT and SIGTERM (cancel_grace 0.2)', () => {
     const tap = await hall.events('raider.done');
     const reply = await hall.request({ cmd: 'spawn', name: 'odd', mission: 'deaf-orphan' });
     const child = await childOf(reply);
-    expect(alive(child)).toBe(true);
+    expect(processAlive(child)).toBe(true);
     await eventually(() => expect(ignoresIntAndTerm(child)).toBe(true), 5000, 10);
     const t0 = Date.now();
     expect(await hall.request({ cmd: 'cancel', id: reply.id })).toEqual({ cancelled: 1, id: reply.id });
     const done = await tap.waitFor((e) => e.id === reply.id);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(390);
     expect(done).toMatchObject({ status: 'failed', signaled: 1, cancel_requested: true });
-    await eventually(() => expect(alive(child)).toBe(false), 3000);
+    await eventually(() => expect(processAlive(child)).toBe(false), 3000);
     tap.close();
   });
 
@@ -82,7 +69,7 @@ describe('a child that ignores SIGINT and SIGTERM (cancel_grace 0.2)', () => {
     expect(await hall.request({ cmd: 'kill', id: reply.id })).toEqual({ killed: 1, id: reply.id });
     const done = await tap.waitFor((e) => e.id === reply.id);
     expect(done).toMatchObject({ status: 'failed', signaled: 1 });
-    await eventually(() => expect(alive(child)).toBe(false), 3000);
+    await eventually(() => expect(processAlive(child)).toBe(false), 3000);
     tap.close();
   });
 
@@ -94,7 +81,7 @@ describe('a child that ignores SIGINT and SIGTERM (cancel_grace 0.2)', () => {
     expect(done.status).toBe('completed');
     const child = Number(/child (\d+)/.exec(String(done.response))![1]);
     strays.push(child);
-    await eventually(() => expect(alive(child)).toBe(false), 3000);
+    await eventually(() => expect(processAlive(child)).toBe(false), 3000);
     tap.close();
   });
 
@@ -105,7 +92,7 @@ describe('a child that ignores SIGINT and SIGTERM (cancel_grace 0.2)', () => {
     const raider = reply.pid as number;
     await hall.stop();
     hall = undefined;
-    expect(alive(raider)).toBe(false);
-    await eventually(() => expect(alive(child)).toBe(false), 3000);
+    expect(processAlive(raider)).toBe(false);
+    await eventually(() => expect(processAlive(child)).toBe(false), 3000);
   }, 20_000);
 });

@@ -1,18 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { eventually, runStarted, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 
 let hall: TestHall | undefined;
 afterEach(async () => {
   await hall?.stop();
   hall = undefined;
 });
-
-/** Resolves once the raider has written run.started: its signal handlers are in place. */
-async function started(reply: Json): Promise<void> {
-  await eventually(() => expect(fs.readFileSync(reply.events_path as string, 'utf8')).toContain('run.started'), 10_000, 10);
-}
 
 function gone(pid: number): boolean {
   try {
@@ -26,7 +21,7 @@ function gone(pid: number): boolean {
 async function spawnAndCancel(h: TestHall, mission: string, how: 'cancel' | 'kill'): Promise<{ done: Json; ms: number }> {
   const tap = await h.events('raider.');
   const reply = await h.request({ cmd: 'spawn', name: 'bjorn', mission });
-  await started(reply);
+  await runStarted(reply.events_path);
   const t0 = Date.now();
   expect(await h.request({ cmd: how, id: reply.id })).toEqual(how === 'cancel' ? { cancelled: 1, id: reply.id } : { killed: 1, id: reply.id });
   const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === reply.id);
@@ -82,7 +77,7 @@ describe('shutdown', () => {
     const root = hall.root;
     const tap = await hall.events('');
     const a = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'wait 30' });
-    await started(a);
+    await runStarted(a.events_path);
     const b = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer second' });
     expect(b).toMatchObject({ queued: 1, queue_depth: 1 });
     const t0 = Date.now();
@@ -112,7 +107,7 @@ describe('shutdown', () => {
     hall = await startTestHall({ config: 'raiders: { bjorn: {} }\ncancel_grace: 0\n' });
     const tap = await hall.events('raider.done');
     const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'deaf 60' });
-    await started(a);
+    await runStarted(a.events_path);
     const t0 = Date.now();
     await hall.stop();
     hall = undefined;

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { prng } from '../support/prng.js';
+import { parentOf } from '../support/processes.js';
 import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
 
 let halls: ChildProcess[] = [];
@@ -32,11 +33,6 @@ async function crash(hall: ChildProcess): Promise<void> {
     hall.once('exit', () => resolve());
     hall.kill('SIGKILL');
   });
-}
-
-function parentOf(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
 describe('crash recovery', () => {

@@ -6,8 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { HallAdapterFactory } from '../../src/actors/hall-adapter.js';
 import { mcpAdapter, mcpSocketPath } from '../../src/adapters/mcp/mcp-adapter.js';
 import { HALL_TOOL_NAMES } from '../../src/adapters/mcp/mcp-tools.js';
-import { eventually, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
-import { connectSocket, startMcpHall, type McpConnection } from './mcp-support.js';
+import { eventually, runStarted, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
+import { connectSocket, MCP_CONFIG, startMcpHall, type McpConnection } from './mcp-support.js';
+import { defaultAdapters } from '../../src/actors/default-adapters.js';
 
 let hall: TestHall | undefined;
 let mcp: McpConnection | undefined;
@@ -17,11 +18,6 @@ afterEach(async () => {
   await hall?.stop();
   hall = undefined;
 });
-
-/** Resolves once the raider has written run.started: its signal handlers are in place. */
-async function started(eventsPath: unknown): Promise<void> {
-  await eventually(() => expect(fs.readFileSync(eventsPath as string, 'utf8')).toContain('run.started'), 10_000, 10);
-}
 
 async function up(options: Parameters<typeof startMcpHall>[0] = {}): Promise<McpConnection> {
   hall = await startMcpHall({ env: { HOME: tempRoot('mcp-home-') }, ...options });
@@ -44,6 +40,21 @@ describe('the MCP socket', () => {
     await hall!.stop();
     hall = undefined;
     expect(fs.existsSync(socket)).toBe(false);
+  });
+
+  it('is served by the adapters `raider hall start` runs when the config enables it, and only then', async () => {
+    const off = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: defaultAdapters });
+    expect(fs.existsSync(mcpSocketPath(off.root))).toBe(false);
+    // Nothing of the faces the config does not ask for: no MCP, no cron, no Telegram.
+    const plain = await off.request({ cmd: 'status' });
+    expect(Object.keys(plain).filter((key) => ['mcp', 'cron', 'telegram'].includes(key))).toEqual([]);
+    await off.stop();
+
+    hall = await startTestHall({ config: MCP_CONFIG, adapters: defaultAdapters });
+    const socket = mcpSocketPath(hall.root);
+    mcp = await connectSocket(socket);
+    expect((await mcp.client.listTools()).tools.map((t) => t.name).sort()).toEqual([...HALL_TOOL_NAMES].sort());
+    expect((await hall.request({ cmd: 'status' })).mcp).toMatchObject({ socket, listening: true, clients: 1 });
   });
 
   it('lists every hall tool with a description and a JSON schema', async () => {
@@ -137,7 +148,7 @@ describe('the MCP socket', () => {
     const c = await up();
     const { json } = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
     const id = json!.id as string;
-    await started(json!.events_path);
+    await runStarted(json!.events_path);
     const ps = await c.call('list_raiders');
     expect(ps.json!.raiders).toEqual([expect.objectContaining({ id, slot: 'bjorn', base_name: 'bjorn', mission: 'wait 30' })]);
     const status = await c.call('hall_status');
@@ -154,7 +165,7 @@ describe('the MCP socket', () => {
     const c = await up();
     const { json } = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
     const id = json!.id as string;
-    await started(json!.events_path);
+    await runStarted(json!.events_path);
     const waiting = c.call('wait_for_raider', { id, timeout_s: 20 });
     const killed = await c.call('kill_raider', { id });
     expect(killed).toMatchObject({ isError: false, json: { killed: 1, id } });

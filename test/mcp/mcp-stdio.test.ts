@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpAdapter, mcpAdapter } from '../../src/adapters/mcp/mcp-adapter.js';
 import { HALL_TOOL_NAMES } from '../../src/adapters/mcp/mcp-tools.js';
-import { eventually, hallEnv, RAIDER_BIN, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
+import { eventually, runStarted, hallEnv, RAIDER_BIN, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
 import { connectStdio, MCP_CONFIG, startMcpHall, type McpConnection } from './mcp-support.js';
 
 let hall: TestHall | undefined;
@@ -19,10 +19,6 @@ afterEach(async () => {
   await hall?.stop();
   hall = undefined;
 });
-
-async function started(eventsPath: unknown): Promise<void> {
-  await eventually(() => expect(fs.readFileSync(eventsPath as string, 'utf8')).toContain('run.started'), 10_000, 10);
-}
 
 describe('raider hall mcp (stdio bridge)', () => {
   it('every tool through the bridge', async () => {
@@ -44,7 +40,7 @@ describe('raider hall mcp (stdio bridge)', () => {
 
     const long = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
     const longId = long.json!.id as string;
-    await started(long.json!.events_path);
+    await runStarted(long.json!.events_path);
     expect((await c.call('list_raiders')).json!.raiders).toEqual([expect.objectContaining({ id: longId })]);
     expect((await c.call('hall_status')).json).toMatchObject({ running: 1, root: hall.root, mcp: { clients: 1 } });
     expect((await c.call('wait_for_raider', { id: longId, timeout_s: 0.2 })).json).toEqual({ id: longId, status: 'still running', timeout_s: 0.2 });
@@ -52,7 +48,7 @@ describe('raider hall mcp (stdio bridge)', () => {
     expect((await c.call('wait_for_raider', { id: longId, timeout_s: 20 })).json).toMatchObject({ status: 'cancelled' });
 
     const other = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
-    await started(other.json!.events_path);
+    await runStarted(other.json!.events_path);
     expect((await c.call('kill_raider', { id: other.json!.id })).json).toEqual({ killed: 1, id: other.json!.id });
     expect((await c.call('wait_for_raider', { id: other.json!.id, timeout_s: 20 })).json).toMatchObject({ status: 'interrupted' });
 
@@ -88,7 +84,7 @@ describe('raider hall mcp (stdio bridge)', () => {
     const status = await c.call('hall_status');
     expect(status).toMatchObject({ isError: false, json: { running: 0, root } });
     const { json } = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
-    await started(json!.events_path);
+    await runStarted(json!.events_path);
     const waiting = c.call('wait_for_raider', { id: json!.id, timeout_s: 30 });
     await new Promise((r) => setTimeout(r, 100));
 

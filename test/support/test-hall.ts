@@ -11,6 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HallAdapterFactory } from '../../src/actors/hall-adapter.js';
 import { startHall, type RunningHall } from '../../src/actors/hall-supervisor.js';
+import { onLines } from '../../src/adapters/os/unix-socket.js';
+import { expect } from 'vitest';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
@@ -127,7 +129,6 @@ export function tapEvents(socketPath: string, filter: string): Promise<EventTap>
     const all: Json[] = [];
     const lines: string[] = [];
     const waiters: Array<{ predicate: (e: Json) => boolean; resolve: (e: Json) => void }> = [];
-    let buffer = '';
     let ready = false;
     const tap: EventTap = {
       all,
@@ -148,27 +149,20 @@ export function tapEvents(socketPath: string, filter: string): Promise<EventTap>
       },
       close: () => socket.destroy(),
     };
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        const event = JSON.parse(line) as Json;
-        if (!ready && event.type === undefined && 'running' in event) {
-          // The reply to the status command sent after the subscribe frame: subscribed.
-          ready = true;
-          resolve(tap);
-          continue;
-        }
-        lines.push(line);
-        all.push(event);
-        for (const w of [...waiters]) {
-          if (w.predicate(event)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(event);
-          }
+    onLines(socket, (line) => {
+      const event = JSON.parse(line) as Json;
+      if (!ready && event.type === undefined && 'running' in event) {
+        // The reply to the status command sent after the subscribe frame: subscribed.
+        ready = true;
+        resolve(tap);
+        return;
+      }
+      lines.push(line);
+      all.push(event);
+      for (const w of [...waiters]) {
+        if (w.predicate(event)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(event);
         }
       }
     });
@@ -248,4 +242,9 @@ export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000
     if (Date.now() > deadline) throw last;
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** Resolves once a raider has written run.started to its events file: its signal handlers are in place. */
+export async function runStarted(eventsPath: unknown): Promise<void> {
+  await eventually(() => expect(fs.readFileSync(eventsPath as string, 'utf8')).toContain('run.started'), 10_000, 10);
 }

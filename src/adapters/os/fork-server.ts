@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { onLines } from './unix-socket.js';
 import { fileURLToPath } from 'node:url';
 
 /** Where the fork server's script is: `libexec/` at the package root, seen from `src/` and `dist/` alike. */
@@ -101,17 +102,7 @@ export class ForkServer {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
     this.child = child;
-    let buffer = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        this.receive(line);
-      }
-    });
+    onLines(child.stdout!, (line) => this.receive(line));
     // A write to a fork server that has just died fails here; its exit handler reports the rest.
     child.stdin!.on('error', () => {});
     const ended = (why: string) => {

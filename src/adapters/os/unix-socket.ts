@@ -1,5 +1,6 @@
 /** Small things every UNIX-socket user of the hall needs: is someone there, and its lines. */
 import net from 'node:net';
+import type { Readable } from 'node:stream';
 
 /** True when something accepts a connection on the socket. */
 export function socketAnswers(socketPath: string): Promise<boolean> {
@@ -13,8 +14,8 @@ export function socketAnswers(socketPath: string): Promise<boolean> {
   });
 }
 
-/** Calls `onLine` with every complete line the socket delivers, however the bytes are split. */
-export function onLines(socket: net.Socket, onLine: (line: string) => void): void {
+/** Calls `onLine` with every complete line the socket (or a child's pipe) delivers, however the bytes are split. */
+export function onLines(socket: Readable, onLine: (line: string) => void): void {
   let buffer = '';
   socket.setEncoding('utf8');
   socket.on('data', (chunk: string) => {

@@ -1,0 +1,20 @@
+/** What /proc says about a process, for tests that look at the hall's process tree. */
+import fs from 'node:fs';
+
+/** The fields of /proc/PID/stat after the command name, which may hold spaces and parentheses itself. */
+function statFields(pid: number): string[] {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+export function parentOf(pid: number): number {
+  return Number(statFields(pid)[1]);
+}
+
+export function processGroupOf(pid: number): number {
+  return Number(statFields(pid)[2]);
+}
+
+export function commandLine(pid: number): string {
+  return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+}
