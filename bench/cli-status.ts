@@ -1,17 +1,19 @@
 /**
  * `raider hall status` wall time: the built CLI (`node bin/raider hall status
  * ROOT`) against a running hall, side by side with `node -e 0` (the floor of
- * any Node CLI), interleaved round by round. A third column imports the
- * module graph of `raider hall ...` and exits without talking to the hall,
- * to split module loading from the rest; a fourth imports only what a client
- * command needs (commander, hall-client, render, dir-args, follow).
+ * any Node CLI), interleaved round by round. A third column loads the hall
+ * command's bundle (dist/cli/hall.bundle.cjs) and exits without talking to
+ * the hall, to split module loading from the rest.
+ *
+ * When NODE_EXTRA_CA_CERTS is set, Node 20 parses its whole root store plus
+ * that file before any JavaScript runs (tens of ms on this machine); two more
+ * columns then show the floor and the command without it.
  * Target: median under 150 ms.
  *
  *   node --import tsx bench/cli-status.ts [--quick] [--runs N]
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import {
   count,
   fmt,
@@ -38,10 +40,10 @@ function argNumber(name: string): number | undefined {
 }
 
 /** Runs `node ARGS` to its end; resolves with the wall time in ms. */
-function timeNode(args: string[], expectStdout?: RegExp): Promise<number> {
+function timeNode(args: string[], expectStdout?: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = nowMs();
-    const child = spawn(process.execPath, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -62,48 +64,53 @@ runMain(async () => {
   const root = tempRoot('cli-status');
   const { hall } = await startHall(root, writeMinimalRaider(root));
 
-  const dist = (file: string) => JSON.stringify(pathToFileURL(path.join(REPO, 'dist', 'cli', 'hall', file)).href);
-  // What a client command needs: commander and the client side of dist/cli/hall.
-  const clientOnly = ['hall-client.js', 'render.js', 'dir-args.js', 'follow.js'].map((f) => `import(${dist(f)})`).join(', ');
+  const extraCaCerts = process.env.NODE_EXTRA_CA_CERTS;
+  const { NODE_EXTRA_CA_CERTS: _dropped, ...envWithoutCa } = process.env;
   const sides = {
     floor: () => timeNode(['-e', '0']),
-    clientImports: () => timeNode(['--input-type=module', '-e', `await Promise.all([import('commander'), ${clientOnly}])`]),
-    imports: () => timeNode(['--input-type=module', '-e', `await import(${dist('hall-command.js')})`]),
+    load: () => timeNode(['-e', `require(${JSON.stringify(path.join(REPO, 'dist', 'cli', 'hall.bundle.cjs'))})`]),
     status: () => timeNode([RAIDER_BIN, 'hall', 'status', root], /\S/),
+    floorNoCa: () => timeNode(['-e', '0'], undefined, envWithoutCa),
+    statusNoCa: () => timeNode([RAIDER_BIN, 'hall', 'status', root], /\S/, envWithoutCa),
   };
-  const results: Record<keyof typeof sides, number[]> = { floor: [], clientImports: [], imports: [], status: [] };
-  const order = Object.keys(sides) as Array<keyof typeof sides>;
+  const results: Record<keyof typeof sides, number[]> = { floor: [], load: [], status: [], floorNoCa: [], statusNoCa: [] };
+  const order = (Object.keys(sides) as Array<keyof typeof sides>).filter((k) => extraCaCerts || !k.endsWith('NoCa'));
+  const diagnostic = new Set<keyof typeof sides>(['load', 'floorNoCa', 'statusNoCa']);
 
   for (let i = 0; i < 2; i++) for (const k of order) await sides[k]();
-  // The two import columns only explain the status figure: fewer rounds of them.
+  // The diagnostic columns only explain the status figure: fewer rounds of them.
   const diagnosticRuns = Math.min(runs, 10);
   for (let i = 0; i < runs; i++) {
     // Rotate the order each round so no side always runs first.
     for (let j = 0; j < order.length; j++) {
       const k = order[(i + j) % order.length]!;
-      if ((k === 'clientImports' || k === 'imports') && i >= diagnosticRuns) continue;
+      if (diagnostic.has(k) && i >= diagnosticRuns) continue;
       results[k].push(await sides[k]());
     }
   }
   await hall.stop();
 
   const floor = stats(results.floor);
-  const clientImports = stats(results.clientImports);
-  const imports = stats(results.imports);
+  const load = stats(results.load);
   const status = stats(results.status);
+  const rows = [
+    statsRow('node -e 0 (ms)', floor, 1),
+    statsRow('node: require dist/cli/hall.bundle.cjs (ms)', load, 1),
+    statsRow('node bin/raider hall status ROOT (ms)', status, 1),
+  ];
+  if (extraCaCerts) {
+    rows.push(statsRow('node -e 0, no NODE_EXTRA_CA_CERTS (ms)', stats(results.floorNoCa), 1));
+    rows.push(statsRow('hall status, no NODE_EXTRA_CA_CERTS (ms)', stats(results.statusNoCa), 1));
+  }
   console.log('');
-  console.log(
-    table(STATS_HEADERS, [
-      statsRow('node -e 0 (ms)', floor, 1),
-      statsRow('node: import commander + client modules only (ms)', clientImports, 1),
-      statsRow('node: import dist/cli/hall/hall-command.js (ms)', imports, 1),
-      statsRow('node bin/raider hall status ROOT (ms)', status, 1),
-    ]),
-  );
+  console.log(table(STATS_HEADERS, rows));
   console.log('');
   console.log(`status median ${fmt(status.median, 1)} ms, p90 ${fmt(status.p90, 1)} ms; ${fmt(status.median / floor.median)}x the node floor (+${fmt(status.median - floor.median, 1)} ms)`);
-  console.log(`of the excess, loading hall-command.js and its static imports: +${fmt(imports.median - floor.median, 1)} ms; the rest (parse, socket, render): +${fmt(status.median - imports.median, 1)} ms`);
-  console.log(`a client command needs only commander + hall-client/render/dir-args/follow: +${fmt(clientImports.median - floor.median, 1)} ms over the floor`);
+  console.log(`of the excess, loading the bundle: +${fmt(load.median - floor.median, 1)} ms; the rest (parse, socket, render): +${fmt(status.median - load.median, 1)} ms`);
+  if (extraCaCerts) {
+    const noCa = stats(results.statusNoCa);
+    console.log(`NODE_EXTRA_CA_CERTS=${extraCaCerts} costs every Node process +${fmt(floor.median - stats(results.floorNoCa).median, 1)} ms at start; without it status takes ${fmt(noCa.median, 1)} ms`);
+  }
   console.log(`target: median < ${TARGET_MEDIAN_MS} ms: ${status.median < TARGET_MEDIAN_MS ? 'met' : 'MISSED'}`);
 
   summary([

@@ -7,8 +7,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export class UsageError extends Error {}
-export class NotADirectoryError extends Error {}
+/** A mistake in how the command was called: its message on stderr, exit 2. */
+export class UsageError extends Error {
+  readonly exitCode = 2;
+}
+export class NotADirectoryError extends UsageError {}
+
+/**
+ * The exit code an error asks for. By shape, not class: `raider hall` runs
+ * from a bundle (scripts/bundle-cli.ts) and the modules it loads lazily
+ * beside it throw their own copy of UsageError.
+ */
+export function exitCodeOf(err: unknown): number | undefined {
+  const code = (err as { exitCode?: unknown } | null)?.exitCode;
+  return typeof code === 'number' ? code : undefined;
+}
 
 function isDir(p: string): boolean {
   return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;

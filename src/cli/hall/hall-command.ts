@@ -4,12 +4,11 @@
  * not there, 2 usage, 3 configuration.
  */
 import path from 'node:path';
-import readline from 'node:readline';
 import { Command, CommanderError, Option, stableStringify } from '../commonjs-libraries.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
-import { dirThen, NotADirectoryError, onlyDir, UsageError } from './dir-args.js';
+import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
-import { hallCommand as send, HallClientError, type Reply } from './hall-client.js';
+import { hallCommand as send, type Reply } from './hall-client.js';
 import { renderPs, renderRunEvent, renderStatus, styleFor } from './render.js';
 
 /** An error the hall answered: `Hall: MESSAGE`, exit 1. */
@@ -28,6 +27,7 @@ async function ask(dir: string, payload: Reply): Promise<Reply> {
 /** One line from stdin after a prompt; what was typed before end of input counts, nothing is ''. */
 async function askLine(prompt: string): Promise<string> {
   process.stdout.write(prompt);
+  const readline = await import('node:readline');
   const rl = readline.createInterface({ input: process.stdin });
   for await (const line of rl) {
     rl.close();
@@ -360,19 +360,12 @@ export async function hallCommand(argv: string[]): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
       return 2;
     }
-    if (err instanceof UsageError || err instanceof NotADirectoryError) {
-      process.stderr.write(`${err.message}\n`);
-      return 2;
-    }
     if (err instanceof HallAnswer) {
       process.stderr.write(`Hall: ${err.message}\n`);
       return 1;
     }
-    if (err instanceof HallClientError) {
-      process.stderr.write(`${err.message}\n`);
-      return 1;
-    }
+    // Usage errors (exit 2); anything else, a hall that is not there among them, is exit 1.
     process.stderr.write(`${(err as Error).message}\n`);
-    return 1;
+    return exitCodeOf(err) ?? 1;
   }
 }
