@@ -5,7 +5,10 @@
  * applied, so it outlives a crash of the hall process at once (it is in the
  * kernel), and fdatasync'ed before anybody is told it happened, so it
  * outlives a crash of the machine too; a burst of operations shares one
- * fdatasync. The state files of reference §6–§7 are rewritten
+ * fdatasync. A raider's pid and a run's end wait for the next fdatasync
+ * (at most LAZY_DELAY_MS): after a machine crash a starting hall finds live
+ * raiders by their environment, not their pid, and a run whose end was lost
+ * is reported again from its events file. The state files of reference §6–§7 are rewritten
  * atomically (temp file, fsync, rename): small ones right after each log
  * write, so they are current when a reply arrives; big ones (a queue of
  * thousands) a little later in the background, so a long queue does not
@@ -49,6 +52,8 @@ const RESERVE_RETRY_MS = 1000;
 /** The log is emptied once the files hold everything and it has grown past this. */
 const WAL_CHECKPOINT_BYTES = 1 << 20;
 const RETRY_DELAY_MS = 1000;
+/** Operations nobody waits on before their next fdatasync (see the top). */
+const SYNC_LATER: ReadonlySet<DurableOp['op']> = new Set(['pid', 'end']);
 
 interface Waiter {
   upTo: number;
@@ -66,6 +71,8 @@ export class FileStateStore implements HallStateStore {
   /** Lines not yet in the log file (only after a failed write). */
   private unwritten: string[] = [];
   private applied = 0;
+  /** Operations up to this one get an fdatasync now; those after it only SYNC_LATER ones. */
+  private owed = 0;
   /** Operations fdatasync'ed (all applied ones are in the log file unless a write failed). */
   private durable = 0;
   private waiters: Waiter[] = [];
@@ -103,6 +110,8 @@ export class FileStateStore implements HallStateStore {
     this.state.apply(op, this.dirty);
     this.unwritten.push(canonical(op));
     this.applied++;
+    if (SYNC_LATER.has(op.op)) this.scheduleLazy();
+    else this.owed = this.applied;
     this.writeThrough();
     this.kick();
   }
@@ -127,9 +136,9 @@ export class FileStateStore implements HallStateStore {
   }
 
   commit(): Promise<void> {
-    if (this.durable >= this.applied) return Promise.resolve();
+    if (this.durable >= this.owed) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      this.waiters.push({ upTo: this.applied, resolve, reject });
+      this.waiters.push({ upTo: this.owed, resolve, reject });
       this.kick();
     });
   }
@@ -217,7 +226,7 @@ export class FileStateStore implements HallStateStore {
   }
 
   private needsSync(): boolean {
-    return this.durable < this.applied;
+    return this.durable < this.owed;
   }
 
   private kick(): void {
@@ -236,27 +245,37 @@ export class FileStateStore implements HallStateStore {
 
   private async pump(): Promise<void> {
     while (this.needsSync()) {
-      const upTo = this.applied;
-      try {
-        const failure = this.writeThrough();
-        if (failure) throw failure;
-        await this.syncWal();
-      } catch (err) {
-        this.fail(err as Error, upTo);
-        await delay(RETRY_DELAY_MS);
-        return;
-      }
-      this.durable = Math.max(this.durable, upTo);
-      this.recovered('wal');
+      if (!(await this.syncApplied())) return;
       await this.writeFiles(false);
       this.resolveWaiters();
     }
     if (this.lazyDue) {
       this.lazyDue = false;
+      if (this.durable < this.applied && !(await this.syncApplied())) {
+        this.scheduleLazy();
+        return;
+      }
       const rendered = this.applied;
       await this.writeFiles(true);
       if (this.walBytes > WAL_CHECKPOINT_BYTES) await this.truncateWal(rendered);
     }
+  }
+
+  /** Writes and fdatasyncs everything applied; false (after a pause) when that failed. */
+  private async syncApplied(): Promise<boolean> {
+    const upTo = this.applied;
+    try {
+      const failure = this.writeThrough();
+      if (failure) throw failure;
+      await this.syncWal();
+    } catch (err) {
+      this.fail(err as Error, upTo);
+      await delay(RETRY_DELAY_MS);
+      return false;
+    }
+    this.durable = Math.max(this.durable, upTo);
+    this.recovered('wal');
+    return true;
   }
 
   private openWal(): number {
