@@ -30,8 +30,6 @@ export function prepareRunLogic(env: RunEnvironment) {
     const logPath = slotLogPath(paths, input.slot);
     // Small local file operations are done synchronously: each asynchronous
     // one costs a thread-pool round trip, and they add up on every run.
-    fs.mkdirSync(paths.logsDir, { recursive: true });
-
     const refusal = refusalOf(input.entry.name, entry, env.providerStore);
     if (refusal) {
       appendToLogSync(logPath, refusedLine(input.entry.name, refusal.error));
@@ -40,8 +38,7 @@ export function prepareRunLogic(env: RunEnvironment) {
 
     if (input.rotateLog) rotateSlotLog(logPath, config.logs.max_log_size);
     const events = eventsPath(paths, input.runId);
-    // O_EXCL: a run id is never reused, even by a hall that crashed.
-    fs.closeSync(fs.openSync(events, 'wx', 0o644));
+    reserveEventsFile(events);
     if (!appendToLogSync(logPath, startLine(input.runId))) throw new Error(`cannot write ${logPath}`);
     try {
       if (!noted.has(input.baseName)) {
@@ -123,6 +120,21 @@ export function prepareRunLogic(env: RunEnvironment) {
       throw err;
     }
   });
+}
+
+/**
+ * Creates the run's events file. O_EXCL: a run id is never reused, even by a
+ * hall that crashed. Makes the logs directory again if somebody removed it.
+ */
+function reserveEventsFile(file: string): void {
+  const create = () => fs.closeSync(fs.openSync(file, 'wx', 0o644));
+  try {
+    create();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    create();
+  }
 }
 
 const WRITE_RETRY_MS = 250;
