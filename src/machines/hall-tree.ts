@@ -5,6 +5,7 @@
 import type { AnyActorLogic } from 'xstate';
 import { hallMachine } from './hall.machine.js';
 import { runMachine } from './run.machine.js';
+import { runHostLogic } from './run-host.js';
 import { slotMachine } from './slot.machine.js';
 
 export interface RunActors {
@@ -15,6 +16,6 @@ export interface RunActors {
 
 export function hallWithRunActors(actors: RunActors): typeof hallMachine {
   const run = runMachine.provide({ actors: actors as never });
-  const slot = slotMachine.provide({ actors: { run } });
+  const slot = slotMachine.provide({ actors: { runHost: runHostLogic(run) } });
   return hallMachine.provide({ actors: { slot } });
 }

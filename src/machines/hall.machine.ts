@@ -54,16 +54,15 @@ export interface HallInput {
   ended: EndedRun[];
 }
 
-interface LiveRunRoute {
-  slot: string;
-  /** An explicit binding whose queue waits for this run. */
-  explicitBinding?: string;
-}
-
 export interface HallContext extends HallInput {
   slots: Record<string, ActorRefFrom<typeof slotMachine>>;
   bindings: Record<string, ActorRefFrom<typeof bindingQueueMachine>>;
-  runs: Record<string, LiveRunRoute>;
+  /**
+   * How many runs live. A count, not a record of them: the runs are found by
+   * their system id, and a record copied on every start and end costs O(n)
+   * per run when a burst has a thousand of them at once.
+   */
+  liveRuns: number;
 }
 
 export interface SpawnCommand {
@@ -148,7 +147,7 @@ const hallSetup = setup({
     lastResort: ({ context }) => context.shutdownGraceMs + 5000,
   },
   guards: {
-    noLiveRuns: ({ context }) => Object.keys(context.runs).length === 0,
+    noLiveRuns: ({ context }) => context.liveRuns === 0,
   },
   actions: {
     ensureSlot: assign(({ context, spawn }, params: { name: string }) => {
@@ -295,12 +294,7 @@ export const hallMachine = hallSetup
     noteRunCreated: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'slot.runCreated') return;
       const explicit = explicitBinding(event.entry);
-      enqueue.assign({
-        runs: {
-          ...context.runs,
-          [event.runId]: { slot: event.slot, ...(explicit !== undefined ? { explicitBinding: explicit } : {}) },
-        },
-      });
+      enqueue.assign({ liveRuns: context.liveRuns + 1 });
       if (explicit !== undefined && own(context.bindings, explicit)) {
         enqueue.sendTo(own(context.bindings, explicit)!, { type: 'binding.started', runId: event.runId });
       }
@@ -363,10 +357,8 @@ export const hallMachine = hallSetup
     reportRunEnded: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'slot.runEnded') return;
       const out: RunOutput = event.output;
-      const route = own(context.runs, out.runId);
-      const { [out.runId]: _ended, ...runs } = context.runs;
-      enqueue.assign({ runs });
-      const explicit = route?.explicitBinding;
+      enqueue.assign({ liveRuns: context.liveRuns - 1 });
+      const explicit = explicitBinding(out.entry);
       if (out.kind === 'refused') {
         enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
         enqueue.emit(
@@ -444,7 +436,7 @@ export const hallMachine = hallSetup
     signalRun: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
       if (event.type !== 'cmd.kill' && event.type !== 'cmd.cancel') return;
       const id = stringId(event.id);
-      const ref = id !== null && own(context.runs, id) ? system.get(`run:${id}`) : undefined;
+      const ref = id !== null ? system.get(`run:${id}`) : undefined;
       if (id === null || !ref) {
         enqueue.emit(reply(event.reqId, { error: id === null ? `${event.type.slice(4)} requires an id` : 'raider not found' }));
         return;
@@ -507,13 +499,11 @@ export const hallMachine = hallSetup
       if (event.type !== 'hall.boot') return;
       const slotsToDrain = new Set<string>();
       const bindingsToDrain = new Set<string>();
-      let runs = context.runs;
       for (const run of context.adopted) {
         const slot = slotOf(run.entry.name).slot;
         const explicit = explicitBinding(run.entry);
         enqueue({ type: 'ensureSlot', params: { name: slot } });
         slotsToDrain.add(slot);
-        runs = { ...runs, [run.runId]: { slot, ...(explicit !== undefined ? { explicitBinding: explicit } : {}) } };
         enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
           type: 'slot.adopt',
           runId: run.runId,
@@ -531,7 +521,7 @@ export const hallMachine = hallSetup
           enqueue.sendTo(({ context: c }) => c.bindings[explicit]!, { type: 'binding.started', runId: run.runId });
         }
       }
-      enqueue.assign({ runs });
+      enqueue.assign({ liveRuns: context.liveRuns + context.adopted.length });
       for (const [slot, queue] of Object.entries(context.slotQueues)) {
         if (queue.length === 0) continue;
         enqueue({ type: 'ensureSlot', params: { name: slot } });
@@ -567,7 +557,7 @@ export const hallMachine = hallSetup
   })
   .createMachine({
   id: 'hall',
-  context: ({ input }) => ({ ...input, slots: {}, bindings: {}, runs: {} }),
+  context: ({ input }) => ({ ...input, slots: {}, bindings: {}, liveRuns: 0 }),
   initial: 'booting',
   on: {
     // Reports from the actor tree are handled in every state: nothing a run says is lost.

@@ -7,12 +7,13 @@
  * the slot offers it to the hall, which hands it the binding's session or
  * moves it to its busy binding's queue.
  */
-import { assign, enqueueActions, sendParent, setup, stopChild } from 'xstate';
+import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { DoneActorEvent } from 'xstate';
 import type { Mission } from '../domain/mission.js';
 import { effectiveBinding } from '../domain/names.js';
 import { nextRunId, type RunIdCursor } from '../domain/run-id.js';
-import { runMachine, type RunOutput, type RunSpawnedReport } from './run.machine.js';
+import { runMachine, type RunInput, type RunOutput, type RunSpawnedReport } from './run.machine.js';
+import { runHostLogic, type RunHostCommand } from './run-host.js';
 
 export interface SlotInput {
   slot: string;
@@ -75,7 +76,7 @@ function submitted({ event }: { event: Extract<SlotEvent, { type: 'slot.submit' 
 
 export const slotMachine = setup({
   types: {} as { context: SlotContext; input: SlotInput; events: SlotEvent },
-  actors: { run: runMachine },
+  actors: { runHost: runHostLogic(runMachine) },
   guards: {
     singleton: ({ context }) => context.singleton,
     holdsNoMore: ({ context }) => context.stopping || context.queue.length === 0,
@@ -90,22 +91,19 @@ export const slotMachine = setup({
       const { id, cursor } = nextRunId(context.slot, req.at, context.lastRunId);
       const binding = effectiveBinding(context.slot, req.entry.binding);
       enqueue.assign({ lastRunId: cursor, active: [...context.active, id], now: req.at });
-      enqueue.spawnChild('run', {
-        id: `run:${id}`,
-        systemId: `run:${id}`,
-        input: {
-          runId: id,
-          slot: context.slot,
-          baseName: context.baseName,
-          entry: req.entry,
-          ...(binding !== undefined ? { binding } : {}),
-          ...(req.session !== undefined ? { session: req.session } : {}),
-          rotateLog: context.active.length === 0,
-          graceMs: context.graceMs,
-          queued: req.queued,
-          ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
-        },
-      });
+      const input: RunInput = {
+        runId: id,
+        slot: context.slot,
+        baseName: context.baseName,
+        entry: req.entry,
+        ...(binding !== undefined ? { binding } : {}),
+        ...(req.session !== undefined ? { session: req.session } : {}),
+        rotateLog: context.active.length === 0,
+        graceMs: context.graceMs,
+        queued: req.queued,
+        ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
+      };
+      enqueue.sendTo('runs', { type: 'runs.start', input } satisfies RunHostCommand);
       enqueue.sendParent({
         type: 'slot.runCreated',
         slot: context.slot,
@@ -137,7 +135,6 @@ export const slotMachine = setup({
     endRun: enqueueActions(({ context, enqueue, event }) => {
       if (!('output' in event) || !('actorId' in event)) return;
       const runId = runIdOf(event.actorId);
-      enqueue.stopChild(event.actorId);
       enqueue.assign({
         active: context.active.filter((id) => id !== runId),
         now: Math.max(context.now, event.output.endedAt),
@@ -153,35 +150,34 @@ export const slotMachine = setup({
     }),
     stopRuns: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ stopping: true });
-      for (const id of context.active) enqueue.sendTo(`run:${id}`, { type: 'run.terminate' });
+      enqueue.sendTo('runs', { type: 'runs.send', runIds: context.active, event: { type: 'run.terminate' } } satisfies RunHostCommand);
     }),
     forceKillRuns: enqueueActions(({ context, enqueue }) => {
-      for (const id of context.active) enqueue.sendTo(`run:${id}`, { type: 'run.forceKill' });
+      enqueue.sendTo('runs', { type: 'runs.send', runIds: context.active, event: { type: 'run.forceKill' } } satisfies RunHostCommand);
     }),
     adoptRun: enqueueActions(({ context, enqueue, event }) => {
       if (event.type !== 'slot.adopt') return;
       enqueue.assign({ active: [...context.active, event.runId] });
-      enqueue.spawnChild('run', {
-        id: `run:${event.runId}`,
-        systemId: `run:${event.runId}`,
-        input: {
-          runId: event.runId,
-          slot: context.slot,
-          baseName: context.baseName,
-          entry: event.entry,
-          ...(event.binding !== undefined ? { binding: event.binding } : {}),
-          ...(event.session !== undefined ? { session: event.session } : {}),
-          rotateLog: false,
-          graceMs: context.graceMs,
-          queued: false,
-          adopted: { pid: event.pid, startedAt: event.startedAt, eventsPath: event.eventsPath, logPath: event.logPath },
-        },
-      });
+      const input: RunInput = {
+        runId: event.runId,
+        slot: context.slot,
+        baseName: context.baseName,
+        entry: event.entry,
+        ...(event.binding !== undefined ? { binding: event.binding } : {}),
+        ...(event.session !== undefined ? { session: event.session } : {}),
+        rotateLog: false,
+        graceMs: context.graceMs,
+        queued: false,
+        adopted: { pid: event.pid, startedAt: event.startedAt, eventsPath: event.eventsPath, logPath: event.logPath },
+      };
+      enqueue.sendTo('runs', { type: 'runs.start', input } satisfies RunHostCommand);
     }),
   },
 }).createMachine({
   id: 'slot',
   context: ({ input }) => ({ ...input, active: [], now: 0, stopping: false }),
+  // The live runs: held by a host, not spawned as children (see run-host.ts).
+  invoke: { id: 'runs', src: 'runHost' },
   initial: 'choosing',
   on: {
     'run.spawned': { actions: 'forwardToHall' },

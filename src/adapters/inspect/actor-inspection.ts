@@ -42,10 +42,24 @@ interface Snap {
   status?: string;
   context?: { queue?: unknown };
   children?: Record<string, AnyActorRef | undefined>;
+  /** A host of actors (a slot's runs, machines/run-host.ts): they count as its parent's children. */
+  hosted?: Map<string, AnyActorRef>;
 }
 
 function snapOf(actor: AnyActorRef): Snap {
   return actor.getSnapshot() as Snap;
+}
+
+/** The children of an actor as the tree shows them: a host is looked through. */
+function childrenOf(snap: Snap): AnyActorRef[] {
+  const out: AnyActorRef[] = [];
+  for (const child of Object.values(snap.children ?? {})) {
+    if (!child) continue;
+    const hosted = snapOf(child).hosted;
+    if (hosted instanceof Map) out.push(...hosted.values());
+    else out.push(child);
+  }
+  return out;
 }
 
 function kindOf(actor: AnyActorRef): string {
@@ -95,7 +109,7 @@ export class ActorInspection {
       const snap = snapOf(actor);
       const node = this.nodeFor(actor, parent, snap);
       out.push(node);
-      for (const child of Object.values(snap.children ?? {})) if (child) walk(child, node.id);
+      for (const child of childrenOf(snap)) walk(child, node.id);
     };
     for (const root of this.roots) walk(root, null);
     return out;
@@ -156,10 +170,8 @@ export class ActorInspection {
     else if (previous.state !== node.state || previous.status !== node.status || previous.waiting !== node.waiting) {
       this.bus.publish({ type: 'inspect.state', ...node });
     }
-    const children = snap.children ?? {};
     const live = new Set<string>();
-    for (const child of Object.values(children)) {
-      if (!child) continue;
+    for (const child of childrenOf(snap)) {
       live.add(child.id);
       if (!this.known.has(child.id)) this.discover(child, actor.id);
     }
