@@ -165,6 +165,8 @@ if (canMount) describe('a full state directory (a 256 KiB tmpfs)', () => {
     expect(tap.all.filter((e) => e.type === 'raider.done' && e.status !== 'completed')).toEqual([]);
     await new Promise((r) => setTimeout(r, 1000));
     expect(spawnedCount()).toBe(spawned);
+    // The waiting run left its queue: status counts it as starting, so the hall never looks idle.
+    expect((await h.request({ cmd: 'status' })).starting).toBe(1);
 
     free();
     const dones = await allDone(tap, before.accepted);

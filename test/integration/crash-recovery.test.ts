@@ -142,6 +142,7 @@ describe('crash recovery', () => {
       async () => {
         const status = await request(socket, { cmd: 'status' });
         expect(status.running).toBe(0);
+        expect(status.starting).toBeUndefined();
         expect(Object.values(status.queues).every((n) => n === 0)).toBe(true);
         expect(status.binding_queues).toEqual({});
       },
@@ -160,6 +161,17 @@ describe('crash recovery', () => {
       .flatMap((f) => fs.readFileSync(path.join(root, '.raider-hall/logs', f), 'utf8').split('\n'))
       .filter((l) => l.includes('the hall stopped while this run was going')).length;
     const missing = [...accepted.keys()].filter((label) => !counts.has(label));
+    if (missing.length > reportedStopped) {
+      // Where the lost missions were last seen, for whoever reads the failure.
+      const stateDir = path.join(root, '.raider-hall/state');
+      const logsDir = path.join(root, '.raider-hall/logs');
+      const seen = missing.map((label) => {
+        const grep = (dir: string) =>
+          fs.readdirSync(dir).flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter((l) => l.includes(`record ${label}"`) || l.includes(`record ${label}\\"`)).map((l) => `${f}: ${l.slice(0, 300)}`));
+        return `${label}: ${JSON.stringify(accepted.get(label))}\n  ${[...grep(stateDir), ...grep(logsDir)].join('\n  ')}`;
+      });
+      console.log(`lost missions (root ${root}):\n${seen.join('\n')}`);
+    }
     expect(missing.length).toBeLessThanOrEqual(reportedStopped);
     // Per slot and per binding, missions ran in the order they were accepted.
     for (let t = 0; t < targets.length; t++) {

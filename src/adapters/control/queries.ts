@@ -64,6 +64,12 @@ export class HallQueries {
           ...(r.binding !== undefined ? { binding: r.binding } : {}),
         })),
     };
+    // Runs that left their queue and whose raider has no pid yet (a few ms): without this
+    // count, a mission being started is neither queued nor running for whoever polls.
+    const live = new Set(runs.map((r) => r.id));
+    let starting = 0;
+    for (const id of this.store.state.runs.keys()) if (!live.has(id)) starting++;
+    if (starting > 0) reply.starting = starting;
     const storageError = this.store.lastError();
     if (storageError !== null) reply.storage_error = storageError;
     for (const section of this.sections) Object.assign(reply, section());

@@ -64,6 +64,7 @@ export function renderPs(raiders: PsRow[]): string {
 
 interface StatusReply {
   running?: number;
+  starting?: number;
   root?: string;
   slots?: string[];
   queues?: Record<string, number>;
@@ -79,7 +80,8 @@ interface StatusReply {
 export function renderStatus(reply: StatusReply, style: Style): string {
   const out: string[] = [];
   out.push(`${style.bold('Hall')} ${reply.root ?? ''}`);
-  out.push(`${reply.running ?? 0} running${reply.slots && reply.slots.length > 0 ? ` in ${reply.slots.join(', ')}` : ''}`);
+  const starting = reply.starting ? `, ${reply.starting} starting` : '';
+  out.push(`${reply.running ?? 0} running${reply.slots && reply.slots.length > 0 ? ` in ${reply.slots.join(', ')}` : ''}${starting}`);
   if (reply.storage_error) out.push(style.red(`storage: ${reply.storage_error}`));
   const runs = reply.runs ?? [];
   if (runs.length > 0) {
