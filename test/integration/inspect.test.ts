@@ -34,6 +34,12 @@ describe('the inspection stream (inspect.* events)', () => {
     expect(states.indexOf('alive.cancelling')).toBeLessThan(states.indexOf('alive.terminating'));
     expect(states.indexOf('alive.terminating')).toBeLessThan(states.indexOf('alive.killing'));
     expect(tap.all.find((e) => e.type === 'inspect.actor' && e.id === 'slot:1bjorn')).toMatchObject({ parent: 'hall', kind: 'slot' });
+    // The waiting mission starts once the first run is gone: its run shows from its start,
+    // not only once its raider runs.
+    const next = await everything.waitFor((e) => e.type === 'raider.spawned' && e.id !== run.id, 10_000);
+    const nextId = `run:${String(next.id)}`;
+    await eventually(() => expect(tap.all.some((e) => e.id === nextId && e.state === 'alive.running')).toBe(true));
+    expect(tap.all.find((e) => e.id === nextId)).toMatchObject({ type: 'inspect.actor', parent: 'slot:1bjorn', state: 'queued' });
     // Subscribers that did not ask for the stream do not get it.
     expect(everything.all.some((e) => String(e.type).startsWith('inspect.'))).toBe(false);
   });

@@ -157,6 +157,14 @@ export class ActorInspection {
   private onInspection(event: InspectionEvent): void {
     if (event.type !== '@xstate.snapshot' || this.watching === 0) return;
     const actor = event.actorRef as AnyActorRef;
+    const hosted = (event as { snapshot: Snap }).snapshot.hosted;
+    if (hosted instanceof Map) {
+      // A host took in or let go of a run after its parent's snapshot went out: look again at the parent.
+      const parent = actor._parent;
+      const known = parent ? this.known.get(parent.id) : undefined;
+      if (parent && known) this.update(parent, known.parent, snapOf(parent));
+      return;
+    }
     const previous = this.known.get(actor.id);
     if (!previous && !this.roots.has(actor)) return; // found through its parent, below
     this.update(actor, previous?.parent ?? null, (event as { snapshot: Snap }).snapshot);
