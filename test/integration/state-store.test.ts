@@ -76,6 +76,17 @@ describe('FileStateStore commits', () => {
     expect(again.state.runs.has('bjorn-1')).toBe(false);
   });
 
+  it('a checkpoint (and so close) syncs the log with what was waiting, even before the files are written', async () => {
+    const dir = path.join(tempRoot('store-'), 'state');
+    const store = await openStore(dir);
+    store.apply({ op: 'run', run: ledgerRun('bjorn-1') });
+    await store.commit();
+    const syncs = vi.spyOn(fs, 'fdatasync');
+    store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
+    await store.checkpoint();
+    expect(syncs).toHaveBeenCalledTimes(1);
+  });
+
   it('an operation that is owed an fdatasync takes the pending pid with it', async () => {
     const dir = path.join(tempRoot('store-'), 'state');
     const store = await openStore(dir);

@@ -144,6 +144,8 @@ export class FileStateStore implements HallStateStore {
   }
 
   async checkpoint(): Promise<void> {
+    // Everything, the ops that could wait included: the files may fail to be written.
+    this.owed = this.applied;
     await this.commit();
     while (this.busy) await this.whenIdle();
     this.busy = true;

@@ -23,11 +23,13 @@ export interface HallStateStore {
    */
   accepting(): boolean;
   /**
-   * Resolves once every operation applied so far is durable. Operations
-   * applied in one burst share one write (group commit).
+   * Resolves once every operation applied so far is durable, except facts a
+   * restarting hall can find again by itself (a raider's pid, a run's end),
+   * which follow shortly. Operations applied in one burst share one write
+   * (group commit).
    */
   commit(): Promise<void>;
-  /** Writes every state file and empties the write-ahead log. */
+  /** Makes every operation durable, writes every state file and empties the write-ahead log. */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
   /** The last storage failure, for `status`; null when writes succeed. */
