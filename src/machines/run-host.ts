@@ -13,8 +13,8 @@
  * Inspection (`raider hall inspect`) sees through the host: the runs in
  * `hosted` count as children of the slot.
  */
-import { createActor, type ActorLogic, type AnyActorRef, type EventObject, type Snapshot } from 'xstate';
-import type { RunEvent, RunInput, runMachine } from './run.machine.js';
+import { createActor, type ActorLogic, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent, type Snapshot } from 'xstate';
+import type { RunEvent, RunInput, RunOutput, RunSpawnedReport, runMachine } from './run.machine.js';
 
 /** What a slot asks of its run host. */
 export type RunHostCommand =
@@ -22,12 +22,19 @@ export type RunHostCommand =
   /** An event for each of these runs that still lives. */
   | { type: 'runs.send'; runIds: readonly string[]; event: RunEvent };
 
+/** What a run tells its parent, passed on to the slot. */
+export type RunReport = RunSpawnedReport | DoneActorEvent<RunOutput> | ErrorActorEvent;
+
+export type RunHostEvent = RunHostCommand | RunReport;
+
+type RunRef = ActorRefFrom<typeof runMachine>;
+
 export type RunHostSnapshot = Snapshot<undefined> & {
   /** The live runs by actor id (`run:ID`). */
-  hosted: Map<string, AnyActorRef>;
+  hosted: Map<string, RunRef>;
 };
 
-export type RunHostLogic = ActorLogic<RunHostSnapshot, EventObject, undefined>;
+export type RunHostLogic = ActorLogic<RunHostSnapshot, RunHostEvent, undefined>;
 
 const ENDED = ['xstate.done.actor.', 'xstate.error.actor.'];
 
@@ -44,7 +51,8 @@ export function runHostLogic(runLogic: typeof runMachine): RunHostLogic {
   return {
     getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined, hosted: new Map() }),
     transition: (snapshot, event, { self, defer, stopChild }) => {
-      if (event.type === 'xstate.stop') {
+      // XState stops an actor by sending it this event, which is no event of ours.
+      if ((event as { type: string }).type === 'xstate.stop') {
         // As a machine stops its children: each run stops its raider process.
         const runs = [...snapshot.hosted.values()];
         defer(() => {
@@ -53,19 +61,19 @@ export function runHostLogic(runLogic: typeof runMachine): RunHostLogic {
         return { status: 'stopped', output: undefined, error: undefined, hosted: new Map() };
       }
       if (snapshot.status !== 'active') return snapshot;
-      const command = event as RunHostCommand;
-      switch (command.type) {
+      switch (event.type) {
         case 'runs.start': {
-          const id = runActorId(command.input.runId);
-          const run = createActor(runLogic, { id, systemId: id, input: command.input, parent: self });
+          const id = runActorId(event.input.runId);
+          const run: RunRef = createActor(runLogic, { id, systemId: id, input: event.input, parent: self });
           snapshot.hosted.set(id, run);
           defer(() => run.start());
           return snapshot;
         }
         case 'runs.send': {
-          const runs = command.runIds.map((runId) => snapshot.hosted.get(runActorId(runId)));
+          const runs = event.runIds.map((runId) => snapshot.hosted.get(runActorId(runId)));
+          const message = event.event;
           defer(() => {
-            for (const run of runs) run?.send(command.event);
+            for (const run of runs) run?.send(message);
           });
           return snapshot;
         }
