@@ -15,6 +15,7 @@
  *
  *   node --import tsx scripts/bundle-cli.ts
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -51,9 +52,11 @@ const hallCliPlugin: Plugin = {
 };
 
 export async function bundleHallCli(): Promise<void> {
-  await build({
+  const result = await build({
     entryPoints: [ENTRY],
     outfile: HALL_BUNDLE,
+    write: false,
+    metafile: true,
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -64,6 +67,18 @@ export async function bundleHallCli(): Promise<void> {
     // import.meta is empty in CommonJS: a module of the bundle that reads it would break at run time.
     logOverride: { 'empty-import-meta': 'error' },
   });
+  // Our modules in the bundle, for bin/raider to see that a `tsc` alone left it behind.
+  const inputs = Object.keys(result.metafile.inputs)
+    .map((input) => path.resolve(input))
+    .filter((file) => file.startsWith(path.join(REPO, 'dist') + path.sep))
+    .map((file) => path.relative(path.dirname(HALL_BUNDLE), file).split(path.sep).join('/'));
+  for (const file of result.outputFiles) {
+    const text =
+      file.path === HALL_BUNDLE
+        ? file.text.replace(/^\/\/# sourceMappingURL=/m, `module.exports.bundleInputs = ${JSON.stringify(inputs)};\n$&`)
+        : file.text;
+    fs.writeFileSync(file.path, text);
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

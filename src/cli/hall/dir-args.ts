@@ -20,7 +20,7 @@ export class NotADirectoryError extends UsageError {}
  */
 export function exitCodeOf(err: unknown): number | undefined {
   const code = (err as { exitCode?: unknown } | null)?.exitCode;
-  return typeof code === 'number' ? code : undefined;
+  return typeof code === 'number' && Number.isInteger(code) && code > 0 ? code : undefined;
 }
 
 function isDir(p: string): boolean {

@@ -1,0 +1,57 @@
+/**
+ * bin/raider runs `raider hall ...` from the CommonJS bundle only while the
+ * bundle is current: a missing bundle, one that fails to load, or one older
+ * than a module in it (a `tsc` without `npm run build`) falls back to
+ * dist/cli/main.js, which runs every command. Checked on a copy of bin/ with
+ * a stand-in dist/ whose bundle and main say which one ran.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO, tempRoot } from '../support/test-hall.js';
+
+function install(bundle: string | null): { root: string; run: (...args: string[]) => string } {
+  const root = tempRoot('bin-routing-');
+  fs.mkdirSync(path.join(root, 'bin'));
+  for (const file of ['raider', 'package.json']) fs.copyFileSync(path.join(REPO, 'bin', file), path.join(root, 'bin', file));
+  const cli = path.join(root, 'dist', 'cli');
+  fs.mkdirSync(path.join(cli, 'hall'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'dist', 'package.json'), '{ "type": "module" }\n');
+  fs.writeFileSync(path.join(cli, 'main.js'), "export async function main(argv) { console.log('main', argv.join(' ')); return 0; }\n");
+  fs.writeFileSync(path.join(cli, 'hall', 'render.js'), 'export {};\n');
+  if (bundle !== null) fs.writeFileSync(path.join(cli, 'hall.bundle.cjs'), bundle);
+  const run = (...args: string[]) => execFileSync(process.execPath, [path.join(root, 'bin', 'raider'), ...args], { encoding: 'utf8' });
+  return { root, run };
+}
+
+const BUNDLE = [
+  "exports.hallCommand = async (argv) => { console.log('bundle', argv.join(' ')); return 0; };",
+  "exports.bundleInputs = ['hall/render.js'];",
+].join('\n');
+
+function setMtime(file: string, seconds: number): void {
+  fs.utimesSync(file, seconds, seconds);
+}
+
+describe('bin/raider', () => {
+  it('runs raider hall from a current bundle, and everything else from main', () => {
+    const { root, run } = install(BUNDLE);
+    setMtime(path.join(root, 'dist/cli/hall/render.js'), 1_000_000);
+    setMtime(path.join(root, 'dist/cli/hall.bundle.cjs'), 2_000_000);
+    expect(run('hall', 'status')).toBe('bundle status\n');
+    expect(run('demo')).toBe('main demo\n');
+  });
+
+  it('falls back to main when a module is newer than the bundle', () => {
+    const { root, run } = install(BUNDLE);
+    setMtime(path.join(root, 'dist/cli/hall.bundle.cjs'), 1_000_000);
+    setMtime(path.join(root, 'dist/cli/hall/render.js'), 2_000_000);
+    expect(run('hall', 'status')).toBe('main hall status\n');
+  });
+
+  it('falls back to main when the bundle is missing or does not load', () => {
+    expect(install(null).run('hall', 'ps')).toBe('main hall ps\n');
+    expect(install("throw new Error('half written');\n").run('hall', 'ps')).toBe('main hall ps\n');
+  });
+});
