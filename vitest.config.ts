@@ -9,5 +9,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    setupFiles: ['./test/support/remove-temp-roots.ts'],
   },
 });

@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HallAdapterFactory } from '../../src/actors/hall-adapter.js';
@@ -20,9 +19,9 @@ export const FAKE_RAIDER = path.join(REPO, 'test', 'fixtures', 'fake-raider.mjs'
 
 export type Json = Record<string, any>;
 
-export function tempRoot(prefix = 'hall-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
+import { tempRoot } from './temp-roots.js';
+
+export { tempRoot };
 
 export interface TestHallOptions {
   root?: string;
