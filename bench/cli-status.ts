@@ -122,5 +122,14 @@ runMain(async () => {
       target: `median < ${TARGET_MEDIAN_MS} ms`,
       met: status.median < TARGET_MEDIAN_MS,
     },
+    ...(extraCaCerts
+      ? [
+          {
+            bench: 'cli-status',
+            metric: `without NODE_EXTRA_CA_CERTS: node -e 0 / raider hall status median (ms), n=${results.statusNoCa.length}`,
+            value: `${fmt(stats(results.floorNoCa).median, 1)} / ${fmt(stats(results.statusNoCa).median, 1)}`,
+          },
+        ]
+      : []),
   ]);
 });
