@@ -40,6 +40,21 @@ function walLines(dir: string): string[] {
   return fs.readFileSync(path.join(dir, 'wal.jsonl'), 'utf8').split('\n').filter(Boolean);
 }
 
+/** A store in which run bjorn-1 has started (and is durable); fdatasyncs counted from here. */
+async function storeWithStartedRun() {
+  const dir = path.join(tempRoot('store-'), 'state');
+  const store = await openStore(dir);
+  store.apply({ op: 'run', run: ledgerRun('bjorn-1') });
+  await store.commit();
+  return { dir, store, syncs: vi.spyOn(fs, 'fdatasync') };
+}
+
+async function reopen(store: FileStateStore, dir: string): Promise<FileStateStore> {
+  await store.close();
+  stores.splice(stores.indexOf(store), 1);
+  return openStore(dir);
+}
+
 describe('FileStateStore commits', () => {
   it("fdatasyncs a run's start before its commit resolves", async () => {
     const dir = path.join(tempRoot('store-'), 'state');
@@ -52,11 +67,7 @@ describe('FileStateStore commits', () => {
   });
 
   it("writes a pid and a run's end at once, and syncs them with the next fdatasync or on their own shortly after", async () => {
-    const dir = path.join(tempRoot('store-'), 'state');
-    const store = await openStore(dir);
-    store.apply({ op: 'run', run: ledgerRun('bjorn-1') });
-    await store.commit();
-    const syncs = vi.spyOn(fs, 'fdatasync');
+    const { dir, store, syncs } = await storeWithStartedRun();
 
     store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
     store.apply({ op: 'end', runId: 'bjorn-1' });
@@ -70,36 +81,24 @@ describe('FileStateStore commits', () => {
     await eventually(() => expect(syncs).toHaveBeenCalled(), 5_000);
 
     // A reopened store sees the run ended.
-    await store.close();
-    stores.splice(stores.indexOf(store), 1);
-    const again = await openStore(dir);
+    const again = await reopen(store, dir);
     expect(again.state.runs.has('bjorn-1')).toBe(false);
   });
 
   it('a checkpoint (and so close) syncs the log with what was waiting, even before the files are written', async () => {
-    const dir = path.join(tempRoot('store-'), 'state');
-    const store = await openStore(dir);
-    store.apply({ op: 'run', run: ledgerRun('bjorn-1') });
-    await store.commit();
-    const syncs = vi.spyOn(fs, 'fdatasync');
+    const { store, syncs } = await storeWithStartedRun();
     store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
     await store.checkpoint();
     expect(syncs).toHaveBeenCalledTimes(1);
   });
 
   it('an operation that is owed an fdatasync takes the pending pid with it', async () => {
-    const dir = path.join(tempRoot('store-'), 'state');
-    const store = await openStore(dir);
-    store.apply({ op: 'run', run: ledgerRun('bjorn-1') });
-    await store.commit();
-    const syncs = vi.spyOn(fs, 'fdatasync');
+    const { dir, store, syncs } = await storeWithStartedRun();
     store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
     store.apply({ op: 'run', run: ledgerRun('bjorn-2') });
     await store.commit();
     expect(syncs).toHaveBeenCalledTimes(1);
-    await store.close();
-    stores.splice(stores.indexOf(store), 1);
-    const again = await openStore(dir);
+    const again = await reopen(store, dir);
     expect(again.state.runs.get('bjorn-1')?.pid).toBe(4242);
     expect(again.state.runs.has('bjorn-2')).toBe(true);
   });
