@@ -12,6 +12,9 @@ import { FileStateStore } from '../../src/adapters/storage/file-state-store.js';
 import type { LedgerRun } from '../../src/adapters/storage/durable-state.js';
 import { eventually, tempRoot } from '../support/test-hall.js';
 
+// Before any spy replaces it.
+const realFdatasync = fs.fdatasync;
+
 const stores: FileStateStore[] = [];
 afterEach(async () => {
   vi.restoreAllMocks();
@@ -90,6 +93,21 @@ describe('FileStateStore commits', () => {
     store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
     await store.checkpoint();
     expect(syncs).toHaveBeenCalledTimes(1);
+  });
+
+  it('a checkpoint made while the pid is being synced on its own resolves', async () => {
+    const { store, syncs } = await storeWithStartedRun();
+    // Hold the lazy fdatasync until the checkpoint waits on it.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    syncs.mockImplementation(((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+      void held.then(() => realFdatasync(fd, cb));
+    }) as typeof fs.fdatasync);
+    store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
+    await eventually(() => expect(syncs).toHaveBeenCalledTimes(1), 5_000);
+    const checkpoint = store.checkpoint();
+    release();
+    await expect(Promise.race([checkpoint.then(() => 'done'), new Promise((r) => setTimeout(() => r('hung'), 5_000))])).resolves.toBe('done');
   });
 
   it('an operation that is owed an fdatasync takes the pending pid with it', async () => {

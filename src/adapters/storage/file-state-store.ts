@@ -259,6 +259,8 @@ export class FileStateStore implements HallStateStore {
       }
       const rendered = this.applied;
       await this.writeFiles(true);
+      // A commit made while this sync ran may need no more than it: nothing else would answer it.
+      this.resolveWaiters();
       if (this.walBytes > WAL_CHECKPOINT_BYTES) await this.truncateWal(rendered);
     }
   }
