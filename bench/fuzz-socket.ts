@@ -9,7 +9,6 @@
  *   node --import tsx bench/fuzz-socket.ts [--quick] [--frames N] [--seed S] [--passes P]
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import {
   argNumber,
@@ -28,6 +27,7 @@ import {
   type Json,
 } from './lib.js';
 import { prng, type Rng } from '../test/support/prng.js';
+import { fuzzConnection } from '../test/support/fuzz-connection.js';
 import { expectedReply, isObject, MAX_FRAME_BYTES, WouldAct, type Expected } from '../test/support/control-frame-oracle.js';
 
 const CONNECTIONS = 20;
@@ -132,52 +132,6 @@ function frame(rng: Rng): Frame {
   }
 }
 
-/** Writes the stream in random pieces and collects the reply lines; resolves once `want` lines are in (and a little after). */
-function exchange(socketPath: string, stream: Buffer, want: number, rng: Rng, timeoutMs: number): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
-    const lines: string[] = [];
-    let buffer = '';
-    let settled = false;
-    const finish = (err?: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (err) {
-        socket.destroy();
-        reject(err);
-        return;
-      }
-      // A little longer: a second reply to some line would show up here.
-      setTimeout(() => {
-        socket.destroy();
-        resolve(lines);
-      }, 300);
-    };
-    const timer = setTimeout(() => finish(new Error(`no end after ${timeoutMs} ms: ${lines.length}/${want} replies`)), timeoutMs);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      let nl: number;
-      let from = 0;
-      while ((nl = buffer.indexOf('\n', from)) >= 0) {
-        lines.push(buffer.slice(from, nl));
-        from = nl + 1;
-      }
-      buffer = buffer.slice(from);
-      if (lines.length >= want) finish();
-    });
-    socket.on('error', (err) => finish(err));
-    socket.on('close', () => finish(new Error(`the hall closed the connection after ${lines.length}/${want} replies`)));
-    socket.on('connect', async () => {
-      for (let at = 0; at < stream.length && !socket.destroyed; ) {
-        const size = rng.pick([1, 7, 64, 512, 4096, 65_536]) * (1 + rng.int(3));
-        if (!socket.write(stream.subarray(at, at + size))) await new Promise((r) => socket.once('drain', r));
-        at += size;
-      }
-    });
-  });
-}
 
 runMain(async () => {
   const total = argNumber('--frames') ?? count(100_000, 20_000);
@@ -208,7 +162,7 @@ runMain(async () => {
   const results = await Promise.all(
     plans.map((p) => {
       const stream = Buffer.concat(p.frames.flatMap((f) => [f.line, Buffer.from('\n')]));
-      return exchange(hall.socket, stream, p.frames.filter((f) => f.expected !== null).length, p.rng, 300_000);
+      return fuzzConnection(hall.socket, stream, p.frames.filter((f) => f.expected !== null).length, p.rng, 300_000);
     }),
   );
   const ms = nowMs() - t0 - 300;
@@ -216,7 +170,7 @@ runMain(async () => {
   const rss1 = rssMb(pid);
   // The same again: memory that a pass leaves behind would show as growth here.
   for (let pass = 2; pass <= (argNumber('--passes') ?? 1); pass++) {
-    await Promise.all(plans.map((p) => exchange(hall.socket, Buffer.concat(p.frames.flatMap((f) => [f.line, Buffer.from('\n')])), p.frames.filter((f) => f.expected !== null).length, p.rng, 300_000)));
+    await Promise.all(plans.map((p) => fuzzConnection(hall.socket, Buffer.concat(p.frames.flatMap((f) => [f.line, Buffer.from('\n')])), p.frames.filter((f) => f.expected !== null).length, p.rng, 300_000)));
     console.log(`pass ${pass}: RSS ${fmt(rssMb(pid), 1)} MB`);
   }
 

@@ -7,12 +7,12 @@
  * The frames come from a seeded PRNG: FUZZ_SEED=N reproduces a run.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 import { prng, type Rng } from '../support/prng.js';
 import { expectedReply, isObject, MAX_FRAME_BYTES, WouldAct, type Expected } from '../support/control-frame-oracle.js';
+import { fuzzConnection } from '../support/fuzz-connection.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed_2026);
 const CONNECTIONS = 10;
@@ -268,56 +268,6 @@ function generateFrame(rng: Rng): Frame {
   }
 }
 
-/** One connection: writes the stream in random pieces, collects reply lines as they come. */
-function runConnection(socketPath: string, stream: Buffer, expectedCount: number, rng: Rng, timeoutMs: number): Promise<string[]> {
-  const pieces: Buffer[] = [];
-  for (let at = 0; at < stream.length; ) {
-    const size = rng.pick([1, 2, 3, 7, 64, 512, 4096, 65_536]) * (1 + rng.int(3));
-    pieces.push(stream.subarray(at, at + size));
-    at += size;
-  }
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
-    const lines: string[] = [];
-    let buffer = '';
-    let settled = false;
-    const finish = (err?: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (err) {
-        socket.destroy();
-        reject(err);
-      } else {
-        // Keep listening a little: a second reply to any line would show up here.
-        setTimeout(() => {
-          socket.destroy();
-          resolve(lines);
-        }, 300);
-      }
-    };
-    const timer = setTimeout(() => finish(new Error(`timed out with ${lines.length}/${expectedCount} replies`)), timeoutMs);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        lines.push(buffer.slice(0, nl));
-        buffer = buffer.slice(nl + 1);
-      }
-      if (lines.length >= expectedCount) finish();
-    });
-    socket.on('error', (err) => finish(err));
-    socket.on('close', () => finish(new Error(`the hall closed the connection after ${lines.length}/${expectedCount} replies`)));
-    socket.on('connect', async () => {
-      for (const piece of pieces) {
-        if (socket.destroyed) return;
-        if (!socket.write(piece)) await new Promise((r) => socket.once('drain', r));
-        if (rng.chance(0.02)) await new Promise((r) => setImmediate(r));
-      }
-    });
-  });
-}
 
 /**
  * `runsMayLive`: valid spawns are mixed in, so ps and status may show their
@@ -361,7 +311,7 @@ describe('fuzzing the control socket', () => {
     const results = await Promise.all(
       connections.map(({ frames: fs_, rng: r }) => {
         const stream = Buffer.concat(fs_.flatMap((f) => [f.line, Buffer.from('\n')]));
-        return runConnection(h.socket, stream, fs_.filter((f) => f.expected !== null).length, r, 25_000);
+        return fuzzConnection(h.socket, stream, fs_.filter((f) => f.expected !== null).length, r, 25_000);
       }),
     );
     const elapsed = Date.now() - t0;
@@ -420,7 +370,7 @@ describe('fuzzing the control socket', () => {
     const tap = await h.events('raider.done');
     const expectedCount = lines.filter((l) => l.expected !== null).length;
     const stream = Buffer.concat(lines.flatMap((l) => [l.line, Buffer.from('\n')]));
-    const replies = await runConnection(h.socket, stream, expectedCount, rng, 10_000);
+    const replies = await fuzzConnection(h.socket, stream, expectedCount, rng, 10_000);
     expect(replies).toHaveLength(expectedCount);
     const answered = lines.filter((l) => l.expected !== null);
     const started: string[] = [];
