@@ -88,16 +88,22 @@ async function allDone(tap: EventTap, missionIds: readonly string[], timeoutMs =
   return missionIds.map((id) => tap.all.find((e) => e.type === 'raider.done' && e.mission_id === id)!);
 }
 
+/** A hall whose state directory is a small tmpfs, its 1odd slot busy until `flag` exists. */
+async function busyHallOnTmpfs() {
+  const root = rootOnTmpfs()!;
+  const state = path.join(root, '.raider-hall', 'state');
+  const flag = path.join(root, 'go');
+  hall = await startTestHall({ root, config: CONFIG, env: ENV });
+  const h = hall;
+  const tap = await h.events('raider.');
+  const busy = await h.request({ cmd: 'spawn', name: '1odd', mission: `until ${flag}` });
+  return { state, flag, h, tap, busy };
+}
+
 // Registered only where it can run, so no test is reported as skipped.
 if (canMount) describe('a full state directory (a 256 KiB tmpfs)', () => {
   it('refuses new missions clearly, keeps answering, and runs every accepted one (from its reserve)', async () => {
-    const root = rootOnTmpfs()!;
-    const state = path.join(root, '.raider-hall', 'state');
-    const flag = path.join(root, 'go');
-    hall = await startTestHall({ root, config: CONFIG, env: ENV });
-    const h = hall;
-    const tap = await h.events('raider.');
-    const busy = await h.request({ cmd: 'spawn', name: '1odd', mission: `until ${flag}` });
+    const { state, flag, h, tap, busy } = await busyHallOnTmpfs();
     expect(busy.id).toEqual(expect.any(String));
     const before = await queueUntilRefused(h, 5);
     expect(before.refusal).toBeNull();
@@ -135,13 +141,7 @@ if (canMount) describe('a full state directory (a 256 KiB tmpfs)', () => {
   }, 60_000);
 
   it('without its reserve, a run that cannot be recorded as started waits for room instead of failing', async () => {
-    const root = rootOnTmpfs()!;
-    const state = path.join(root, '.raider-hall', 'state');
-    const flag = path.join(root, 'go');
-    hall = await startTestHall({ root, config: CONFIG, env: ENV });
-    const h = hall;
-    const tap = await h.events('raider.');
-    const busy = await h.request({ cmd: 'spawn', name: '1odd', mission: `until ${flag}` });
+    const { state, flag, h, tap, busy } = await busyHallOnTmpfs();
     // More than the log's last page can take: ~1 KiB of records per run.
     const before = await queueUntilRefused(h, 20);
     fs.rmSync(path.join(state, RESERVE_FILE));

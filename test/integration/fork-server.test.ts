@@ -19,6 +19,16 @@ afterEach(async () => {
 
 const CONFIG = 'raiders: { bjorn: {} }\n';
 
+/** A hall with one run waiting for its flag file, and the fork server that started it. */
+async function hallWithWaitingRun() {
+  const h = (hall = await startTestHall({ config: CONFIG }));
+  const tap = await h.events('raider.done');
+  const flag = path.join(h.root, 'go');
+  const a = await h.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${flag}` });
+  await runStarted(a.events_path);
+  return { h, tap, flag, a, server: parentOf(a.pid as number) };
+}
+
 describe('the fork server', () => {
   it('starts each raider, in a process group of its own, and is not the hall', async () => {
     hall = await startTestHall({ config: CONFIG });
@@ -34,12 +44,7 @@ describe('the fork server', () => {
   });
 
   it('ignores the Ctrl-C meant for the hall: exits are still reported as they happened', async () => {
-    hall = await startTestHall({ config: CONFIG });
-    const tap = await hall.events('raider.done');
-    const flag = path.join(hall.root, 'go');
-    const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${flag}` });
-    await runStarted(a.events_path);
-    const server = parentOf(a.pid as number);
+    const { h, tap, flag, a, server } = await hallWithWaitingRun();
     process.kill(server, 'SIGINT');
     process.kill(server, 'SIGTERM');
     await new Promise((r) => setTimeout(r, 200));
@@ -47,28 +52,23 @@ describe('the fork server', () => {
     fs.writeFileSync(flag, '');
     expect(await tap.waitFor((e) => e.id === a.id)).toMatchObject({ status: 'completed', response: `saw ${flag}` });
     // A failing raider's exit code still comes through it.
-    const b = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'fail on purpose' });
+    const b = await h.request({ cmd: 'spawn', name: 'bjorn', mission: 'fail on purpose' });
     expect(await tap.waitFor((e) => e.id === b.id)).toMatchObject({ status: 'failed', exit_code: 1, error: 'on purpose' });
-    expect(hall.logs.filter((l) => l.includes('spawner'))).toEqual([]);
+    expect(h.logs.filter((l) => l.includes('spawner'))).toEqual([]);
     tap.close();
   });
 
   it('dies: its raiders run on and their runs end normally, and the next run gets a new fork server', async () => {
-    hall = await startTestHall({ config: CONFIG });
-    const tap = await hall.events('raider.done');
-    const flag = path.join(hall.root, 'go');
-    const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${flag}` });
-    await runStarted(a.events_path);
-    const server = parentOf(a.pid as number);
+    const { h, tap, flag, a, server } = await hallWithWaitingRun();
     process.kill(server, 'SIGKILL');
-    await eventually(() => expect(hall!.logs).toContainEqual(expect.stringMatching(/^raider spawner ended \(signal SIGKILL\)/)));
+    await eventually(() => expect(h.logs).toContainEqual(expect.stringMatching(/^raider spawner ended \(signal SIGKILL\)/)));
     expect(processAlive(a.pid as number)).toBe(true);
-    expect(await hall.request({ cmd: 'ps' })).toMatchObject({ raiders: [{ id: a.id }] });
+    expect(await h.request({ cmd: 'ps' })).toMatchObject({ raiders: [{ id: a.id }] });
 
     fs.writeFileSync(flag, '');
     expect(await tap.waitFor((e) => e.id === a.id)).toMatchObject({ status: 'completed', response: `saw ${flag}` });
 
-    const b = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${flag}` });
+    const b = await h.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${flag}` });
     await runStarted(b.events_path);
     const next = parentOf(b.pid as number);
     expect(next).not.toBe(server);
