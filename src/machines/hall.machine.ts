@@ -14,6 +14,7 @@ import type { RunIdCursor } from '../domain/run-id.js';
 import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.machine.js';
 import type { BusEvent, HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
 import type { RunOutput, RunSpawnedReport } from './run.machine.js';
+import { runActorId } from './run-host.js';
 import { slotMachine, type SlotReport } from './slot.machine.js';
 import { ownEntry as own } from '../domain/own-entry.js';
 
@@ -433,10 +434,10 @@ export const hallMachine = hallSetup
       for (const entry of event.entries) enqueue.emit(store({ op: 'remove', missionId: entry.id }));
     }),
 
-    signalRun: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
+    signalRun: hallSetup.enqueueActions(({ event, enqueue, system }) => {
       if (event.type !== 'cmd.kill' && event.type !== 'cmd.cancel') return;
       const id = stringId(event.id);
-      const ref = id !== null ? system.get(`run:${id}`) : undefined;
+      const ref = id !== null ? system.get(runActorId(id)) : undefined;
       if (id === null || !ref) {
         enqueue.emit(reply(event.reqId, { error: id === null ? `${event.type.slice(4)} requires an id` : 'raider not found' }));
         return;
