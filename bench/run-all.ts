@@ -28,6 +28,7 @@ const BENCHES: Bench[] = [
   { name: 'queue', file: 'bench/queue.ts', timeoutMs: 240_000 },
   { name: 'burst', file: 'bench/burst.ts', timeoutMs: 300_000 },
   { name: 'many-running', file: 'bench/many-running.ts', timeoutMs: 180_000 },
+  { name: 'memory', file: 'bench/memory.ts', timeoutMs: 120_000 },
   { name: 'fanout', file: 'bench/fanout.ts', timeoutMs: 180_000 },
   { name: 'acp-latency', file: 'bench/acp-latency.ts', timeoutMs: 180_000 },
   { name: 'fuzz-socket', file: 'bench/fuzz-socket.ts', timeoutMs: 300_000 },
