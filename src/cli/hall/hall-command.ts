@@ -164,7 +164,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .argument('[dir]')
     .option('--no-wait', 'return once the signal is sent')
     .action(async (dir: string | undefined, opts: { wait: boolean }) => {
-      const { stopCommand } = await import('./daemon.js');
+      const { stopCommand } = await import('./stop.js');
       setCode(await stopCommand(onlyDir(dir ? [dir] : []), opts.wait));
     });
 
