@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { Command, CommanderError, Option, stableStringify } from '../commonjs-libraries.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
 import { hallCommand as send, type Reply } from './hall-client.js';
@@ -274,7 +275,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .command('install')
     .description('install a systemd user unit that runs the hall of DIR (Restart=on-failure)')
     .argument('[dir]')
-    .option('--name <name>', 'the unit name', 'raider-hall')
+    .addOption(new Option('--name <name>', 'the unit name, checked like a raider name').default('raider-hall').argParser(parseUnitName))
     .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
     .option('--acp-host <host>', 'address for the ACP port')
     .option('--stdout', 'print the unit instead of installing it')
@@ -337,6 +338,14 @@ function buildProgram(setCode: (code: number) => void): Command {
     });
 
   return program;
+}
+
+/** The unit name becomes a file name in the systemd unit directory: `../x` must not leave it. */
+function parseUnitName(value: string): string {
+  if (!SAFE_RAIDER_NAME.test(value)) {
+    throw new UsageError(`--name: invalid unit name ${JSON.stringify(value)}: use 1 to 64 letters, digits, '_' or '-', starting with a letter or digit`);
+  }
+  return value;
 }
 
 function parsePort(value: string): number {
