@@ -63,5 +63,11 @@ export function runSection(log: string, runId: string): { text: string; found: b
 
 /** True when the log holds a result line for the run. */
 export function hasResultLine(log: string, runId: string): boolean {
-  return new RegExp(`^\\[hall\\] raider ${escapeRegExp(runId)} [A-Za-z_]+: `, 'm').test(log);
+  return resultOf(log, runId) !== null;
+}
+
+/** The status and text of the run's result line in a slot log, or null when it has none. */
+export function resultOf(log: string, runId: string): { status: string; text: string } | null {
+  const m = new RegExp(`^\\[hall\\] raider ${escapeRegExp(runId)} ([A-Za-z_]+): (.*)$`, 'm').exec(log);
+  return m ? { status: m[1] ?? '', text: m[2] ?? '' } : null;
 }

@@ -10,7 +10,7 @@ import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
 import { hallCommand as send, type Reply } from './hall-client.js';
-import { renderPs, renderRunEvent, renderStatus, styleFor } from './render.js';
+import { renderPs, renderStatus, styleFor } from './render.js';
 
 /** An error the hall answered: `Hall: MESSAGE`, exit 1. */
 class HallAnswer extends Error {}
@@ -43,29 +43,6 @@ function pretty(value: unknown): string {
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
-}
-
-/** Follows a run's events file: raw lines with --json, rendered for a person otherwise. */
-async function attachTo(dir: string, reply: Reply, json: boolean): Promise<void> {
-  const id = String(reply.id);
-  if (typeof reply.events_path !== 'string') throw new Error(`Hall: raider ${id} has no event stream`);
-  const style = styleFor(process.stdout);
-  const lines = lineSplitter((line) => {
-    if (json) {
-      process.stdout.write(`${line}\n`);
-      return;
-    }
-    let event: Record<string, unknown>;
-    try {
-      event = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    const text = renderRunEvent(event, style);
-    if (text !== null) process.stdout.write(`${text}\n`);
-  });
-  await followFile({ socketPath: socketOf(dir), runId: id, file: reply.events_path, onChunk: (chunk) => lines.push(chunk) });
-  lines.flush();
 }
 
 /**
@@ -219,7 +196,8 @@ function buildProgram(setCode: (code: number) => void): Command {
         return;
       }
       process.stderr.write(line);
-      await attachTo(dir, reply, opts.json === true);
+      const { attachRunning } = await import('./attach.js');
+      setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
     });
 
   program
@@ -230,8 +208,14 @@ function buildProgram(setCode: (code: number) => void): Command {
     .action(async (args: string[], opts: { json?: boolean }) => {
       const { dir, rest } = dirThen(args, 1);
       if (rest.length !== 1) throw new UsageError('Usage: raider hall attach ID');
-      const reply = await ask(dir, { cmd: 'attach', id: rest[0] });
-      await attachTo(dir, reply, opts.json === true);
+      const id = rest[0] ?? '';
+      const reply = await send(socketOf(dir), { cmd: 'attach', id });
+      const { attachRunning, replayEnded } = await import('./attach.js');
+      if (typeof reply.error !== 'string') return setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
+      // Not running (any more): how it ended, from its files.
+      const code = await replayEnded(dir, id, opts.json === true);
+      if (code === null) throw new HallAnswer(reply.error);
+      setCode(code);
     });
 
   for (const [cmd, verb, done] of [
