@@ -118,6 +118,7 @@ function doneEvent(run: EndedRun & { cancelRequested?: boolean }): BusEvent {
     status: o.status,
     ...(o.response !== undefined ? { response: o.response } : {}),
     ...(o.error !== undefined ? { error: o.error } : {}),
+    ...(o.hall_stop !== undefined ? { hall_stop: o.hall_stop } : {}),
     ...(o.session !== undefined ? { session: o.session } : {}),
     ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
     mission_id: run.entry.id,

@@ -236,7 +236,8 @@ describe.concurrent('kill, cancel, logs and session reset', () => {
     const run = await request(socketOf(s.root), { cmd: 'spawn', name: 'bjorn', mission: 'wait 600' });
     await raiderStarted(s.root, run.id);
     const started = `[hall] raider ${run.id} started\n`;
-    const result = `[hall] raider ${run.id} cancelled: \n`;
+    // Never an empty reason after the colon.
+    const result = `[hall] raider ${run.id} cancelled: cancelled on request\n`;
     const live = await hall(['logs', run.id], s.root);
     expect(live).toMatchObject({ code: 0, stdout: started, stderr: '' });
     const follow = hallLive(['logs', '--follow', run.id], s.root);

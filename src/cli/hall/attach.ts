@@ -40,9 +40,11 @@ export function endLine(id: string, end: RunEnd | null): string {
   return `run ${id} ended: ${end.status}${end.error ? `: ${end.error}` : ''}`;
 }
 
+/** The end of a `raider.done` event or a `run.finished` document; a hall that had to escalate says so first. */
 function endOfDone(event: Reply): RunEnd {
   const status = typeof event.status === 'string' ? event.status : 'failed';
-  return typeof event.error === 'string' && event.error !== '' ? { status, error: event.error } : { status };
+  const why = [event.hall_stop, event.error].filter((text): text is string => typeof text === 'string' && text !== '');
+  return why.length > 0 ? { status, error: why.join(': ') } : { status };
 }
 
 /** How an ended run ended: its run.finished, else the result line of its slot log; null when neither is on disk. */
