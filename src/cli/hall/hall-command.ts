@@ -67,6 +67,7 @@ async function followRunLog(socketPath: string, id: string, logPath: string): Pr
 function buildProgram(setCode: (code: number) => void): Command {
   const program = new Command('raider hall')
     .description('Run and talk to a Raider Hall: a daemon that supervises raider processes for a project.')
+    .option('--version', 'print the version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -95,10 +96,10 @@ function buildProgram(setCode: (code: number) => void): Command {
   program
     .command('add-raider')
     .description('add a raider to .raider-hall.yml in the current directory (a running hall reads it at its next start)')
-    .argument('[name]')
-    .option('--engine <engine>')
+    .argument('[name]', 'the raider name: letters, digits, _ and -; a leading number (1bjorn) runs one mission at a time')
+    .option('--engine <engine>', 'engine of the raider: openai, anthropic or scripted (default: the raider decides)')
     .option('--persona <pack>', 'persona pack', 'caveman')
-    .option('--model <model>')
+    .option('--model <model>', 'model id for the engine')
     .option('--pack <pack>', 'an instruction pack (repeatable)', collect, [] as string[])
     .action(async (name: string | undefined, opts: { engine?: string; persona: string; model?: string; pack: string[] }) => {
       if (!name) throw new UsageError('Usage: raider hall add-raider NAME [--engine E] [--persona P] [--model M] [--pack X]...');
@@ -343,6 +344,11 @@ export async function hallCommand(argv: string[]): Promise<number> {
   const program = buildProgram((c) => (code = c));
   if (argv.length === 0 || argv[0] === 'help') {
     process.stdout.write(program.helpInformation());
+    return 0;
+  }
+  if (argv.length === 1 && argv[0] === '--version') {
+    const { RAIDER_VERSION } = await import('../../raider/version.js');
+    process.stdout.write(`raider hall ${RAIDER_VERSION}\n`);
     return 0;
   }
   try {
