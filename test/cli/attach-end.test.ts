@@ -88,6 +88,23 @@ describe.concurrent('attach of a run that has ended', () => {
   });
 });
 
+describe('attach without a hall', () => {
+  it('replays an ended run from its files after the hall has stopped', async () => {
+    const own = hallRoot('raiders:\n  bjorn: {}\n');
+    const ownHall = await startHallProcess(own);
+    const ownTap = await doneTap(own);
+    const run = await request(socketOf(own), { cmd: 'spawn', name: 'bjorn', mission: 'fail no luck' });
+    await doneOf(ownTap, String(run.id));
+    ownTap.close();
+    expect((await ownHall.stop()).code).toBe(0);
+    const r = await hall(['attach', String(run.id)], own);
+    expect(r).toMatchObject({ code: 1, stdout: '· run started (fake)\n■ failed: no luck\n', stderr: `run ${run.id} ended: failed: no luck\n` });
+    // An id with no files is still "not running".
+    const unknown = await hall(['attach', 'bjorn-1'], own);
+    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'Hall not running (no socket found)\n' });
+  });
+});
+
 describe('a raider that exits without a result', () => {
   it("shows what the raider said, e.g. that no engine is configured", async () => {
     // The real raider, with nothing in the environment that would choose an engine.

@@ -210,13 +210,16 @@ function buildProgram(setCode: (code: number) => void): Command {
       const { dir, rest } = dirThen(args, 1);
       if (rest.length !== 1) throw new UsageError('Usage: raider hall attach ID');
       const id = rest[0] ?? '';
-      const reply = await send(socketOf(dir), { cmd: 'attach', id });
+      // No hall is no live run: an ended one can still be replayed from its files.
+      const reply = await send(socketOf(dir), { cmd: 'attach', id }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
       const { attachRunning, replayEnded } = await import('./attach.js');
-      if (typeof reply.error !== 'string') return setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
+      if (!(reply instanceof Error) && typeof reply.error !== 'string') {
+        return setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
+      }
       // Not running (any more): how it ended, from its files.
       const code = await replayEnded(dir, id, opts.json === true);
-      if (code === null) throw new HallAnswer(reply.error);
-      setCode(code);
+      if (code !== null) return setCode(code);
+      throw reply instanceof Error ? reply : new HallAnswer(String(reply.error));
     });
 
   for (const [cmd, verb, done] of [
