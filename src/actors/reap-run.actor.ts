@@ -17,7 +17,7 @@ export const reapRunLogic = fromPromise<RunOutcome, ReapInput>(async ({ input })
   const outcome =
     input.exit === null
       ? adoptedOutcome({ runId: input.runId, document, ...bound })
-      : runOutcome({ runId: input.runId, document, exit: input.exit, ...bound });
+      : runOutcome({ runId: input.runId, document, exit: input.exit, ...bound, stop: input.stop });
   appendToLogSync(input.logPath, resultLine(input.runId, outcome.status, resultText(outcome)));
   return outcome;
 });

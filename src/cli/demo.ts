@@ -7,6 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { socketAnswers } from '../adapters/os/unix-socket.js';
+import { hallPaths } from '../adapters/storage/hall-paths.js';
 import { startCommand } from './hall/daemon.js';
 
 const CONFIG = `# A demo hall: its raiders play .raider/script.yml, so everything works offline.
@@ -53,6 +55,12 @@ export async function demoCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const dir = path.resolve(argv[0] ?? 'demo-hall');
+  const paths = hallPaths(dir);
+  if (await socketAnswers(paths.socket)) {
+    // A second `npm start`: no banner, no second hall.
+    process.stderr.write(`The demo hall is already running in ${dir}. Talk to it with raider hall ... there, or stop it with: raider hall stop ${dir}\n`);
+    return 1;
+  }
   writeIfMissing(path.join(dir, '.raider-hall.yml'), CONFIG);
   writeIfMissing(path.join(dir, '.raider', 'script.yml'), SCRIPT);
   writeIfMissing(path.join(dir, 'README.md'), README);
@@ -61,7 +69,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   process.stderr.write(
     [
       `Demo hall in ${dir}`,
-      `Control socket: ${path.join(dir, '.raider-hall.socket')}`,
+      `Control socket: ${paths.socket}`,
       '',
       'Try in another terminal:',
       `  export PATH="${path.dirname(raider)}:$PATH"; cd ${rel}`,

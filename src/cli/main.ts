@@ -1,6 +1,7 @@
 /**
  * Entry of the `raider` command: routes the first word to a subcommand and
- * everything else to the built-in raider. Subcommands are imported lazily so
+ * everything else to the built-in raider, which refuses a first word that is
+ * neither a command nor a mission (args.ts, missionWordsProblem). Subcommands are imported lazily so
  * that each call loads only what it runs.
  */
 export async function main(argv: string[]): Promise<number> {
@@ -13,11 +14,9 @@ export async function main(argv: string[]): Promise<number> {
     case 'demo':
       return (await import('./demo.js')).demoCommand(argv.slice(1));
     case 'provider':
-      // Only `provider add|list|rm` is the subcommand; `raider provider is down` stays a mission.
-      if (['add', 'list', 'rm'].includes(argv[1] ?? '')) {
-        return (await import('../raider/provider-command.js')).providerCommand(argv.slice(1));
-      }
-      return (await import('../raider/cli.js')).runRaiderCli(argv);
+      return (await import('../raider/provider-command.js')).providerCommand(argv.slice(1));
+    case 'help':
+      return (await import('../raider/cli.js')).runRaiderCli(['--help']);
     default:
       return (await import('../raider/cli.js')).runRaiderCli(argv);
   }

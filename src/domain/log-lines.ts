@@ -1,5 +1,8 @@
 /** The `[hall]` lines the hall writes into a slot log, and how they are read back. */
 
+/** The result line's text: the answer, or why the run ended (never empty). */
+export { outcomeText as resultText } from './outcome.js';
+
 const RESULT_TEXT_MAX = 300;
 
 export function startLine(runId: string): string {
@@ -11,9 +14,6 @@ export function resultLine(runId: string, status: string, text: unknown): string
   return `[hall] raider ${runId} ${status}: ${foldResultText(text)}\n`;
 }
 
-export function resultText(outcome: { status: string; response?: unknown; error?: string }): unknown {
-  return outcome.status === 'completed' ? outcome.response : outcome.error;
-}
 
 export function foldResultText(text: unknown): string {
   const raw = text === undefined || text === null ? '' : typeof text === 'string' ? text : JSON.stringify(text);
@@ -63,5 +63,11 @@ export function runSection(log: string, runId: string): { text: string; found: b
 
 /** True when the log holds a result line for the run. */
 export function hasResultLine(log: string, runId: string): boolean {
-  return new RegExp(`^\\[hall\\] raider ${escapeRegExp(runId)} [A-Za-z_]+: `, 'm').test(log);
+  return resultOf(log, runId) !== null;
+}
+
+/** The status and text of the run's result line in a slot log, or null when it has none. */
+export function resultOf(log: string, runId: string): { status: string; text: string } | null {
+  const m = new RegExp(`^\\[hall\\] raider ${escapeRegExp(runId)} ([A-Za-z_]+): (.*)$`, 'm').exec(log);
+  return m ? { status: m[1] ?? '', text: m[2] ?? '' } : null;
 }

@@ -35,3 +35,22 @@ export function missionRecord(m: Mission): Mission {
   if (m.cwd !== undefined) out.cwd = m.cwd;
   return out;
 }
+
+/**
+ * The longest mission the hall accepts, in UTF-8 bytes. A raider gets its
+ * mission as one command-line argument (`-- MISSION`), and Linux refuses a
+ * single argument over 128 KiB (E2BIG) only when the raider is started, after
+ * the mission was accepted and maybe queued; so a longer one is refused when
+ * it is submitted, with room to spare.
+ */
+export const MISSION_MAX_BYTES = 100_000;
+
+/** Why a spawn's mission text is not accepted, or null when it is. */
+export function missionProblem(mission: string): string | null {
+  if (mission.trim() === '') return 'spawn requires a mission: it is empty';
+  const bytes = new TextEncoder().encode(mission).length;
+  if (bytes > MISSION_MAX_BYTES) {
+    return `the mission is ${bytes} bytes; the hall accepts at most ${MISSION_MAX_BYTES} (a raider gets it as one command-line argument): put the long part in a file and name the file in the mission`;
+  }
+  return null;
+}

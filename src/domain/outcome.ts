@@ -23,6 +23,19 @@ export interface RunOutcome {
   response?: unknown;
   error?: string;
   session?: string;
+  /**
+   * Set when the hall had to escalate to stop the run (the raider did not end
+   * on the first signal): who asked and which signals were sent, e.g.
+   * "cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)".
+   * `status` stays what the raider's end says; this says why.
+   */
+  hall_stop?: string;
+}
+
+/** The signals the hall sent a run, in order, and whether a cancel started them. */
+export interface HallStop {
+  cancelRequested: boolean;
+  signals: readonly string[];
 }
 
 export interface OutcomeInput {
@@ -32,12 +45,26 @@ export interface OutcomeInput {
   binding?: string;
   /** The session the hall started a bound run with. */
   session?: string;
+  stop?: HallStop;
 }
 
 /** Exit code of a raider whose session is held by another writer. */
 export const EXIT_SESSION_IN_USE = 4;
 
-export function runOutcome({ runId, document, exit, binding, session }: OutcomeInput): RunOutcome {
+/** What the hall did to stop a run that did not end on its first signal, or undefined when it did not escalate. */
+export function hallStopText(stop: HallStop | undefined, exit: ProcessExit): string | undefined {
+  if (stop === undefined || exit.signal === null || stop.signals.length < 2) return undefined;
+  const last = stop.signals[stop.signals.length - 1];
+  return `${stop.cancelRequested ? 'cancelled' : 'stopped'} by the hall, escalated to ${last} (${stop.signals.join(', ')})`;
+}
+
+export function runOutcome(input: OutcomeInput): RunOutcome {
+  const outcome = documentedOrExitOutcome(input);
+  const hallStop = hallStopText(input.stop, input.exit);
+  return hallStop === undefined ? outcome : { ...outcome, hall_stop: hallStop };
+}
+
+function documentedOrExitOutcome({ runId, document, exit, binding, session }: OutcomeInput): RunOutcome {
   const exitFields = { exit_code: exit.code ?? 0, signaled: exit.signal ? 1 : 0 } as const;
   const bound = binding !== undefined && session !== undefined;
   if (document) {
@@ -99,4 +126,20 @@ export function adoptedOutcome(input: Omit<OutcomeInput, 'exit'>): RunOutcome {
 /** The outcome of a run whose process could not be started at all. */
 export function unstartedOutcome(runId: string, reason: string): RunOutcome {
   return { status: 'failed', exit_code: 0, signaled: 0, error: `raider ${runId} could not be started: ${reason}` };
+}
+
+/** Why a run ended so, for a person, when its own text says nothing: never an empty reason after `STATUS:`. */
+const SILENT_END: Readonly<Record<string, string>> = {
+  completed: '(an empty answer)',
+  cancelled: 'cancelled on request',
+  interrupted: 'interrupted by a signal',
+  failed: 'failed without saying why',
+};
+
+/** The text after `STATUS:` in a slot log line and in the CLI: the answer, or why the run ended. */
+export function outcomeText(outcome: { status: string; response?: unknown; error?: string; hall_stop?: string }): unknown {
+  const own = outcome.status === 'completed' ? outcome.response : outcome.error;
+  const empty = own === undefined || own === null || (typeof own === 'string' && own.trim() === '');
+  if (outcome.hall_stop !== undefined) return empty ? outcome.hall_stop : `${outcome.hall_stop}: ${String(own)}`;
+  return empty ? (SILENT_END[outcome.status] ?? `ended ${outcome.status}`) : own;
 }

@@ -7,7 +7,7 @@
  * (see hall-effects.ts) that adapters carry out.
  */
 import { assign, emit, enqueueActions, setup, type ActorRefFrom } from 'xstate';
-import type { Mission, TelegramTarget } from '../domain/mission.js';
+import { missionProblem, type Mission, type TelegramTarget } from '../domain/mission.js';
 import { bindingProblem, effectiveBinding, raiderNameProblem, slotBinding, slotOf } from '../domain/names.js';
 import type { RunOutcome } from '../domain/outcome.js';
 import type { RunIdCursor } from '../domain/run-id.js';
@@ -118,6 +118,7 @@ function doneEvent(run: EndedRun & { cancelRequested?: boolean }): BusEvent {
     status: o.status,
     ...(o.response !== undefined ? { response: o.response } : {}),
     ...(o.error !== undefined ? { error: o.error } : {}),
+    ...(o.hall_stop !== undefined ? { hall_stop: o.hall_stop } : {}),
     ...(o.session !== undefined ? { session: o.session } : {}),
     ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
     mission_id: run.entry.id,
@@ -192,6 +193,8 @@ export const hallMachine = hallSetup
       const nameProblem = raiderNameProblem(event.name);
       if (nameProblem) return fail(nameProblem);
       if (typeof event.mission !== 'string') return fail('spawn requires a mission (a string)');
+      const missionIssue = missionProblem(event.mission);
+      if (missionIssue) return fail(missionIssue);
       if (event.binding !== undefined && event.binding !== null) {
         const problem = bindingProblem(event.binding);
         if (problem) return fail(problem);

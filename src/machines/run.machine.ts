@@ -79,6 +79,8 @@ export interface ReapInput {
   binding?: string;
   session?: string;
   adopted: boolean;
+  /** What the hall sent the process, so its outcome can say that the hall escalated. */
+  stop: { cancelRequested: boolean; signals: RunSignal[] };
 }
 
 /** Commands the run sends to its process actor. */
@@ -398,6 +400,7 @@ export const runMachine = setup({
             ? { binding: context.binding, session: context.session }
             : {}),
           adopted: context.adopted !== undefined,
+          stop: { cancelRequested: context.cancelRequested, signals: context.signals },
         }),
         onDone: { target: 'done', actions: assign({ outcome: ({ event }) => event.output }) },
         onError: {

@@ -41,6 +41,8 @@ export interface RaiderArgs {
   maxIterations: number;
   /** The prompt words, to be joined with single spaces. */
   words: string[];
+  /** The words of `words` that came before `--`: see missionWordsProblem. */
+  loose: string[];
 }
 
 export const DEFAULT_MAX_ITERATIONS = 10000;
@@ -103,16 +105,22 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
     permissionChannel: undefined,
     maxIterations: DEFAULT_MAX_ITERATIONS,
     words: [],
+    loose: [],
   };
+  let terminated = false;
   const machineFlags: string[] = [];
   const sessionFlags: string[] = [];
 
   for (const token of tokens) {
     if (token.kind === 'positional') {
       out.words.push(token.value);
+      if (!terminated) out.loose.push(token.value);
       continue;
     }
-    if (token.kind === 'option-terminator') continue;
+    if (token.kind === 'option-terminator') {
+      terminated = true;
+      continue;
+    }
 
     const { name, rawName } = token;
     if (!isOptionName(name)) throw new UsageError(`unknown option ${rawName}`);
@@ -210,10 +218,57 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
   return out;
 }
 
-export const USAGE = `Usage: raider [flags] [--] MISSION...
+/** The first words of `raider` that name a command rather than start the built-in raider. */
+export const COMMANDS = ['hall', 'acp', 'demo', 'provider', 'help'] as const;
 
-Runs one agent run on MISSION (the words after the flags, joined with
-spaces; read from stdin when there are none and stdin is not a terminal).
+/**
+ * Why the words before `--` are not a mission, or null when they are. A
+ * mission is the words after `--`, one argument with whitespace in it (a
+ * quoted mission), or stdin; any other word before `--` is taken for a
+ * mistyped command, so that `raider hal stop` is a usage error and not an
+ * agent run (with tools, in the current directory, maybe billed).
+ */
+export function missionWordsProblem(loose: readonly string[]): string | null {
+  const [word] = loose;
+  if (word === undefined || (loose.length === 1 && /\s/.test(word))) return null;
+  const hint = 'A mission goes after --: raider [flags] -- MISSION (or quote it as one argument).';
+  if ((COMMANDS as readonly string[]).includes(word)) return `'${word}' is a command: it comes first (raider ${word} ...).\n${hint}`;
+  const near = COMMANDS.find((c) => editDistance(word.toLowerCase(), c) <= Math.min(2, c.length - 2));
+  return `unknown command '${word}'${near ? ` (did you mean ${near}?)` : ''}\n${hint}`;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
+function editDistance(a: string, b: string): number {
+  let before: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] ?? 0) + 1);
+      row.push(best);
+    }
+    before = prev;
+    prev = row;
+  }
+  return prev[b.length] ?? 0;
+}
+
+export const USAGE = `Usage: raider [flags] -- MISSION...
+       raider [flags] "ONE QUOTED MISSION"
+       raider COMMAND ...
+
+Runs one agent run on MISSION: the words after --, joined with spaces, or
+one argument with whitespace in it; read from stdin when there are none and
+stdin is not a terminal. Any other word is a command or a usage error.
+
+Commands:
+  hall                        run and talk to a Raider Hall (raider hall --help)
+  acp                         an ACP agent for editors, relaying to a hall
+  provider add|list|rm        provider bindings in ~/.raider/config.yml
+  demo [DIR]                  an offline demo hall in the foreground
+  help                        this text
 
 Engine (first that applies: --engine, --provider, .raider.yml, API keys):
   -e, --engine NAME           openai (OpenAI-compatible: OpenAI, ollama, vLLM,
@@ -245,8 +300,6 @@ Sessions (<root>/.raider/sessions):
       --continue              continue the newest session
       --no-session            record nothing
 Other:
-  raider provider add ALIAS URL [--engine E] [--model M] [--key-env VAR]
-  raider provider list | rm ALIAS
   -h, --help                  this text
       --version               the version
 

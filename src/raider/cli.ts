@@ -11,7 +11,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import { parseRaiderArgs, USAGE, type RaiderArgs } from './args.js';
+import { missionWordsProblem, parseRaiderArgs, USAGE, type RaiderArgs } from './args.js';
 import { canonicalPretty, writeAllSync } from './canonical.js';
 import { loadProjectConfig } from './config/project-config.js';
 import { findProvider, providerStorePath } from './config/provider-store.js';
@@ -83,6 +83,8 @@ async function runRaider(argv: string[]): Promise<number> {
     say(STDOUT, `raider ${RAIDER_VERSION}`);
     return 0;
   }
+  const wordsProblem = missionWordsProblem(args.loose);
+  if (wordsProblem !== null) throw new UsageError(wordsProblem);
   const mission = await readMission(args);
   const root = checkRoot(args.root);
   const target = resolveSessionTarget(args.session, root);

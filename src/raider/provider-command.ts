@@ -67,10 +67,12 @@ const OPTIONS = {
 function run(argv: string[]): number {
   const [sub, ...rest] = argv;
   const { values, positionals } = parse(rest);
-  if (values.help || sub === undefined) {
+  if (values.help || sub === '--help' || sub === '-h') {
     out(PROVIDER_USAGE);
-    return sub === undefined && !values.help ? 2 : 0;
+    return 0;
   }
+  // `raider provider` alone is a usage error, not a mission (issue 14).
+  if (sub === undefined) throw new UsageError(`which provider command?\n${PROVIDER_USAGE}`);
   const file = providerStorePath();
   switch (sub) {
     case 'add': {

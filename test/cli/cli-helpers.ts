@@ -42,6 +42,9 @@ export function hall(args: string[], cwd: string, options: { env?: Record<string
 /** A `raider hall ARGS` that is still going: the test can watch its output as it comes. */
 export interface LiveCli {
   stdout(): string;
+  stderr(): string;
+  /** Sends the command a signal (Ctrl-C is SIGINT). */
+  signal(signal: NodeJS.Signals): void;
   /** Resolves once stdout contains `text`. */
   printed(text: string, timeoutMs?: number): Promise<void>;
   done: Promise<CliResult>;
@@ -63,6 +66,8 @@ export function hallLive(args: string[], cwd: string, timeoutMs = 60_000): LiveC
   });
   return {
     stdout: () => stdout,
+    stderr: () => stderr,
+    signal: (signal) => child.kill(signal),
     printed: (text, ms = 30_000) => eventually(() => expect(stdout).toContain(text), ms, 20),
     done,
   };
@@ -88,8 +93,8 @@ export interface HallProcess {
  * ready only once the hall has printed its banner: the socket answers before
  * the pid file is written and before SIGTERM is handled (see lifecycle.test.ts).
  */
-async function spawnHall(root: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [RAIDER_BIN, 'hall', 'start', root], { env: hallEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+async function spawnHall(root: string, env: Record<string, string | undefined>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [RAIDER_BIN, 'hall', 'start', root], { env: hallEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const deadline = Date.now() + 60_000;
@@ -105,8 +110,9 @@ async function spawnHall(root: string): Promise<ChildProcess> {
   throw new Error(`hall did not come up: ${stderr}`);
 }
 
-export async function startHallProcess(root: string): Promise<HallProcess> {
-  const child = await spawnHall(root);
+/** `env` is added to the hall's environment (RAIDER_HALL_RAIDER_BIN: undefined runs the real raider). */
+export async function startHallProcess(root: string, env: Record<string, string | undefined> = {}): Promise<HallProcess> {
+  const child = await spawnHall(root, env);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode, at: Date.now() });
     else child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() }));

@@ -191,8 +191,9 @@ describe.concurrent('spawn and attach', () => {
     // The runs end: the attached commands print the rest and exit.
     for (const id of [a.id, b.id]) expect(await request(socketOf(s.root), { cmd: 'cancel', id })).toEqual({ cancelled: 1, id });
     const [ra, rb] = await Promise.all([la.done, lb.done]);
-    expect(ra).toMatchObject({ code: 0, stdout: '· run started (fake)\n■ cancelled\n', stderr: '' });
-    expect(rb).toMatchObject({ code: 0, stderr: '' });
+    // A cancelled run: its end on stderr, and the exit code of a raider that died by SIGINT.
+    expect(ra).toMatchObject({ code: 130, stdout: '· run started (fake)\n■ cancelled\n', stderr: `run ${a.id} ended: cancelled\n` });
+    expect(rb).toMatchObject({ code: 130, stderr: `run ${b.id} ended: cancelled\n` });
     expect(rb.stdout).toBe(fs.readFileSync(eventsFile(s.root, b.id), 'utf8'));
     expect(JSON.parse(rb.stdout.trimEnd().split('\n').at(-1)!)).toMatchObject({ type: 'run.finished', status: 'cancelled' });
     await Promise.all([doneOf(s.tap(), a.id), doneOf(s.tap(), b.id)]);
@@ -235,7 +236,8 @@ describe.concurrent('kill, cancel, logs and session reset', () => {
     const run = await request(socketOf(s.root), { cmd: 'spawn', name: 'bjorn', mission: 'wait 600' });
     await raiderStarted(s.root, run.id);
     const started = `[hall] raider ${run.id} started\n`;
-    const result = `[hall] raider ${run.id} cancelled: \n`;
+    // Never an empty reason after the colon.
+    const result = `[hall] raider ${run.id} cancelled: cancelled on request\n`;
     const live = await hall(['logs', run.id], s.root);
     expect(live).toMatchObject({ code: 0, stdout: started, stderr: '' });
     const follow = hallLive(['logs', '--follow', run.id], s.root);

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { RAIDER_BIN } from '../support/test-hall.js';
-import { eventually, hall, hallRoot, pidFileOf, removeRoots, request, socketOf } from './cli-helpers.js';
+import { eventually, hall, hallRoot, pidFileOf, removeRoots, request, runCli, socketOf } from './cli-helpers.js';
 
 // Every command is a whole node process: on a busy machine they take a while.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
@@ -33,6 +33,12 @@ describe('raider demo', () => {
       expect(fs.existsSync(path.join(dir, '.raider-hall.yml'))).toBe(true);
       expect(err).toContain(`Demo hall in ${dir}`);
       expect(err).toContain('raider hall spawn bjorn "look at the files" --attach');
+
+      // A second demo on the same directory says the first runs, without the banner.
+      const again = await runCli(['demo', dir]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain(`The demo hall is already running in ${dir}`);
+      expect(again.stderr).not.toContain('Try in another terminal');
 
       const r = await hall(['spawn', 'bjorn', 'look at the files', '--attach'], dir, { env: REAL_RAIDER });
       expect(r.code, r.stderr).toBe(0);

@@ -68,8 +68,8 @@ describe('the DIR argument', () => {
     expect(await doneOf(tap!, run.id)).toMatchObject({ status: 'completed', response: 'from afar' });
     const [logs, attach] = await Promise.all([hall(['logs', root, run.id], elsewhere), hall(['attach', root, run.id], elsewhere)]);
     expect(logs).toMatchObject({ code: 0, stdout: `[hall] raider ${run.id} started\n[hall] raider ${run.id} completed: from afar\n` });
-    // The run has ended, so the hall of DIR answers that it has no such live raider.
-    expect(attach).toMatchObject({ code: 1, stdout: '', stderr: 'Hall: raider not found\n' });
+    // The run has ended: attach replays it from the files of DIR and says how it ended.
+    expect(attach).toMatchObject({ code: 0, stdout: '· run started (fake)\nfrom afar\n■ completed\n', stderr: `run ${run.id} ended: completed\n` });
   });
 
   it('a NAME that is an ordinary directory stays a NAME', async () => {

@@ -45,4 +45,16 @@ describe('raider hall install', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('Not a directory: /no/such/dir');
   });
+
+  it('refuses a --name that is not a plain name (exit 2), writing nothing', async () => {
+    const dir = tempRoot();
+    const config = tempRoot('xdg-');
+    for (const name of ['../../evil', 'a/b', '.hidden', '']) {
+      const res = await runCli(['hall', 'install', dir, '--name', name], { env: { XDG_CONFIG_HOME: config } });
+      expect(res.code, name).toBe(2);
+      expect(res.stdout, name).toBe('');
+      expect(res.stderr, name).toContain('invalid unit name');
+    }
+    expect(fs.readdirSync(config)).toEqual([]);
+  });
 });

@@ -78,9 +78,12 @@ describe('raider provider', () => {
     expect(readFileSync(file, 'utf8')).toBe('providers: [not, a, map]\n');
   });
 
-  it('only `provider add|list|rm` is the subcommand: other words are a mission', async () => {
+  it('a mission that starts with `provider` goes after --; without it, it is a usage error', async () => {
     const root = makeProject('replies:\n  - steps: [ { message: "mission: {{mission}}" } ]\n');
-    const r = await runRaider(['-e', 'scripted', '-r', root, '--no-session', 'provider', 'is', 'down']);
+    const r = await runRaider(['-e', 'scripted', '-r', root, '--no-session', '--', 'provider', 'is', 'down']);
     expect(r).toMatchObject({ code: 0, stdout: 'mission: provider is down\n' });
+    const refused = await runRaider(['provider', 'is', 'down']);
+    expect(refused).toMatchObject({ code: 2, stdout: '' });
+    expect(refused.stderr).toContain("unknown provider command 'is'");
   });
 });

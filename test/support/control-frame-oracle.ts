@@ -71,7 +71,10 @@ export function expectedReply(line: Buffer): Expected {
       const name = payload.name ?? '';
       if (!nonEmpty(name)) return { exact: { error: 'spawn requires a raider name' } };
       if (!SAFE_NAME.test(name)) return { exact: { error: `invalid raider name ${JSON.stringify(name)}: ${NAME_HINT}` } };
-      if (typeof (payload.mission ?? '') !== 'string') return { exact: { error: 'spawn requires a mission (a string)' } };
+      const mission = payload.mission ?? '';
+      if (typeof mission !== 'string') return { exact: { error: 'spawn requires a mission (a string)' } };
+      if (mission.trim() === '') return { exact: { error: 'spawn requires a mission: it is empty' } };
+      if (Buffer.byteLength(mission) > 100_000) return { anyError: true };
       const binding = payload.binding;
       if (binding !== undefined && binding !== null) {
         if (!nonEmpty(binding)) return { exact: { error: 'a binding must be a non-empty string' } };

@@ -1,8 +1,7 @@
-/** `raider hall start` (foreground or --daemon) and `raider hall stop`. */
+/** `raider hall start` (foreground or --daemon); `raider hall stop` is in stop.ts. */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { processAlive } from '../../adapters/os/process-alive.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { defaultAdapters } from '../../actors/default-adapters.js';
 import { HallStartError, startHall, type InspectionObserver, type RunningHall } from '../../actors/hall-supervisor.js';
@@ -131,37 +130,4 @@ async function startDaemon(options: StartOptions): Promise<number> {
   }
   process.stderr.write(`The hall did not come up within ${READY_TIMEOUT_MS / 1000} s; see ${paths.hallLog}\n`);
   return 1;
-}
-
-const STOP_TIMEOUT_MS = 20_000;
-
-export async function stopCommand(dir: string, wait: boolean): Promise<number> {
-  const paths = hallPaths(dir);
-  if (!fs.existsSync(paths.pidFile)) {
-    process.stderr.write('No PID file found. Is the hall running?\n');
-    return 1;
-  }
-  const text = fs.readFileSync(paths.pidFile, 'utf8').trim();
-  if (!/^\d+$/.test(text)) {
-    process.stderr.write('Invalid PID file\n');
-    return 1;
-  }
-  const pid = Number(text);
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch (err) {
-    process.stderr.write(`Failed to send TERM to ${pid}: ${(err as Error).message}\n`);
-    return 1;
-  }
-  process.stdout.write(`Sent TERM to hall PID ${pid}\n`);
-  if (!wait) return 0;
-  const deadline = Date.now() + STOP_TIMEOUT_MS;
-  while (processAlive(pid)) {
-    if (Date.now() > deadline) {
-      process.stderr.write(`The hall (PID ${pid}) has not stopped after ${STOP_TIMEOUT_MS / 1000} s\n`);
-      return 1;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return 0;
 }

@@ -4,7 +4,7 @@
  * the rest. The end comes from the event bus, not from polling the hall.
  */
 import fs from 'node:fs';
-import { hallCommand, subscribe } from './hall-client.js';
+import { hallCommand, subscribe, type Reply } from './hall-client.js';
 
 const POLL_MS = 100;
 
@@ -18,9 +18,11 @@ export interface FollowOptions {
   onChunk: (chunk: Buffer) => void;
 }
 
-export async function followFile(options: FollowOptions): Promise<void> {
+/** Follows the file; resolves with the run's `raider.done` event, or null when the run ended unseen (before we subscribed, or the hall went away). */
+export async function followFile(options: FollowOptions): Promise<Reply | null> {
   let offset = options.offset ?? 0;
   let ended = false;
+  let done: Reply | null = null;
   let wake: (() => void) | null = null;
   const end = () => {
     ended = true;
@@ -30,7 +32,9 @@ export async function followFile(options: FollowOptions): Promise<void> {
     options.socketPath,
     'raider.done',
     (event) => {
-      if (event.id === options.runId) end();
+      if (event.id !== options.runId) return;
+      done = event;
+      end();
     },
     end,
   );
@@ -73,6 +77,7 @@ export async function followFile(options: FollowOptions): Promise<void> {
   } finally {
     unsubscribe();
   }
+  return done;
 }
 
 /** Splits chunks into complete lines. */

@@ -15,7 +15,16 @@ function connect(socketPath: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
     socket.once('connect', () => resolve(socket));
-    socket.once('error', (err) => reject(new HallClientError(`Cannot connect to ${socketPath}: ${err.message}`)));
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new HallClientError(
+          // A socket file nobody listens on is what a hall that was killed leaves behind.
+          err.code === 'ECONNREFUSED' || err.code === 'ENOENT'
+            ? 'Hall not running (nothing answers on its socket)'
+            : `Cannot connect to ${socketPath}: ${err.message}`,
+        ),
+      ),
+    );
   });
 }
 

@@ -6,10 +6,11 @@
 import path from 'node:path';
 import { Command, CommanderError, Option, stableStringify } from '../commonjs-libraries.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
 import { hallCommand as send, type Reply } from './hall-client.js';
-import { renderPs, renderRunEvent, renderStatus, styleFor } from './render.js';
+import { renderPs, renderStatus, styleFor } from './render.js';
 
 /** An error the hall answered: `Hall: MESSAGE`, exit 1. */
 class HallAnswer extends Error {}
@@ -44,29 +45,6 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/** Follows a run's events file: raw lines with --json, rendered for a person otherwise. */
-async function attachTo(dir: string, reply: Reply, json: boolean): Promise<void> {
-  const id = String(reply.id);
-  if (typeof reply.events_path !== 'string') throw new Error(`Hall: raider ${id} has no event stream`);
-  const style = styleFor(process.stdout);
-  const lines = lineSplitter((line) => {
-    if (json) {
-      process.stdout.write(`${line}\n`);
-      return;
-    }
-    let event: Record<string, unknown>;
-    try {
-      event = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    const text = renderRunEvent(event, style);
-    if (text !== null) process.stdout.write(`${text}\n`);
-  });
-  await followFile({ socketPath: socketOf(dir), runId: id, file: reply.events_path, onChunk: (chunk) => lines.push(chunk) });
-  lines.flush();
-}
-
 /**
  * `logs --follow` of a running run: the slot log from the run's start line,
  * as it grows, up to and including its result line.
@@ -89,6 +67,7 @@ async function followRunLog(socketPath: string, id: string, logPath: string): Pr
 function buildProgram(setCode: (code: number) => void): Command {
   const program = new Command('raider hall')
     .description('Run and talk to a Raider Hall: a daemon that supervises raider processes for a project.')
+    .option('--version', 'print the version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -117,10 +96,10 @@ function buildProgram(setCode: (code: number) => void): Command {
   program
     .command('add-raider')
     .description('add a raider to .raider-hall.yml in the current directory (a running hall reads it at its next start)')
-    .argument('[name]')
-    .option('--engine <engine>')
+    .argument('[name]', 'the raider name: letters, digits, _ and -; a leading number (1bjorn) runs one mission at a time')
+    .option('--engine <engine>', 'engine of the raider: openai, anthropic or scripted (default: the raider decides)')
     .option('--persona <pack>', 'persona pack', 'caveman')
-    .option('--model <model>')
+    .option('--model <model>', 'model id for the engine')
     .option('--pack <pack>', 'an instruction pack (repeatable)', collect, [] as string[])
     .action(async (name: string | undefined, opts: { engine?: string; persona: string; model?: string; pack: string[] }) => {
       if (!name) throw new UsageError('Usage: raider hall add-raider NAME [--engine E] [--persona P] [--model M] [--pack X]...');
@@ -164,7 +143,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .argument('[dir]')
     .option('--no-wait', 'return once the signal is sent')
     .action(async (dir: string | undefined, opts: { wait: boolean }) => {
-      const { stopCommand } = await import('./daemon.js');
+      const { stopCommand } = await import('./stop.js');
       setCode(await stopCommand(onlyDir(dir ? [dir] : []), opts.wait));
     });
 
@@ -218,7 +197,8 @@ function buildProgram(setCode: (code: number) => void): Command {
         return;
       }
       process.stderr.write(line);
-      await attachTo(dir, reply, opts.json === true);
+      const { attachRunning } = await import('./attach.js');
+      setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
     });
 
   program
@@ -229,8 +209,17 @@ function buildProgram(setCode: (code: number) => void): Command {
     .action(async (args: string[], opts: { json?: boolean }) => {
       const { dir, rest } = dirThen(args, 1);
       if (rest.length !== 1) throw new UsageError('Usage: raider hall attach ID');
-      const reply = await ask(dir, { cmd: 'attach', id: rest[0] });
-      await attachTo(dir, reply, opts.json === true);
+      const id = rest[0] ?? '';
+      // No hall is no live run: an ended one can still be replayed from its files.
+      const reply = await send(socketOf(dir), { cmd: 'attach', id }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+      const { attachRunning, replayEnded } = await import('./attach.js');
+      if (!(reply instanceof Error) && typeof reply.error !== 'string') {
+        return setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
+      }
+      // Not running (any more): how it ended, from its files.
+      const code = await replayEnded(dir, id, opts.json === true);
+      if (code !== null) return setCode(code);
+      throw reply instanceof Error ? reply : new HallAnswer(String(reply.error));
     });
 
   for (const [cmd, verb, done] of [
@@ -274,7 +263,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .command('install')
     .description('install a systemd user unit that runs the hall of DIR (Restart=on-failure)')
     .argument('[dir]')
-    .option('--name <name>', 'the unit name', 'raider-hall')
+    .addOption(new Option('--name <name>', 'the unit name, checked like a raider name').default('raider-hall').argParser(parseUnitName))
     .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
     .option('--acp-host <host>', 'address for the ACP port')
     .option('--stdout', 'print the unit instead of installing it')
@@ -339,6 +328,14 @@ function buildProgram(setCode: (code: number) => void): Command {
   return program;
 }
 
+/** The unit name becomes a file name in the systemd unit directory: `../x` must not leave it. */
+function parseUnitName(value: string): string {
+  if (!SAFE_RAIDER_NAME.test(value)) {
+    throw new UsageError(`--name: invalid unit name ${JSON.stringify(value)}: use 1 to 64 letters, digits, '_' or '-', starting with a letter or digit`);
+  }
+  return value;
+}
+
 function parsePort(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 0 || n > 65535) throw new UsageError(`--acp-port: expected a port number, got ${value}`);
@@ -350,6 +347,11 @@ export async function hallCommand(argv: string[]): Promise<number> {
   const program = buildProgram((c) => (code = c));
   if (argv.length === 0 || argv[0] === 'help') {
     process.stdout.write(program.helpInformation());
+    return 0;
+  }
+  if (argv.length === 1 && argv[0] === '--version') {
+    const { RAIDER_VERSION } = await import('../../raider/version.js');
+    process.stdout.write(`raider hall ${RAIDER_VERSION}\n`);
     return 0;
   }
   try {

@@ -1,4 +1,5 @@
 /** How hall replies and run events look to a person. Machine output (`--json`) bypasses all of this. */
+import { outcomeText } from '../../domain/outcome.js';
 import { picocolors } from '../commonjs-libraries.js';
 
 export interface Style {
@@ -177,7 +178,13 @@ export function renderBusEvent(event: Record<string, unknown>, style: Style): st
       case 'raider.done': {
         const status = String(fields.status);
         const colour = status === 'completed' ? style.green : status === 'failed' ? style.red : style.yellow;
-        return `${fields.id} ${colour(status)}: ${oneLine(status === 'completed' ? fields.response : fields.error, 120)}`;
+        const text = outcomeText({
+          status,
+          response: fields.response,
+          ...(typeof fields.error === 'string' ? { error: fields.error } : {}),
+          ...(typeof fields.hall_stop === 'string' ? { hall_stop: fields.hall_stop } : {}),
+        });
+        return `${fields.id} ${colour(status)}: ${oneLine(text, 120)}`;
       }
       case 'raider.queued':
         return `mission for ${fields.slot} waits${fields.binding ? ` for ${fields.binding}` : ''} (queue depth ${fields.queue_depth})`;

@@ -1,0 +1,146 @@
+/**
+ * `attach` and `spawn --attach`: print a run's events as it goes, then its
+ * end ("run ID ended: failed: ..."), and exit like the built-in raider: 0
+ * completed, 1 failed, 130 cancelled, 143 interrupted. A run that already
+ * ended is replayed from its events file, so `attach` of it says how it
+ * ended instead of "raider not found".
+ */
+import fs from 'node:fs';
+import { readDocumentOrNull } from '../../adapters/storage/events-file.js';
+import { eventsPath, hallPaths } from '../../adapters/storage/hall-paths.js';
+import { runLog } from '../../adapters/storage/slot-logs.js';
+import { resultOf } from '../../domain/log-lines.js';
+import { SAFE_RAIDER_NAME } from '../../domain/names.js';
+import { parseRunId } from '../../domain/run-id.js';
+import type { Reply } from './hall-client.js';
+import { followFile, lineSplitter } from './follow.js';
+import { renderRunEvent, styleFor } from './render.js';
+
+export interface RunEnd {
+  status: string;
+  error?: string;
+}
+
+/** The exit code of `attach` for a run that ended so: the built-in raider's. */
+export function exitCodeOfEnd(end: RunEnd | null): number {
+  switch (end?.status) {
+    case 'completed':
+      return 0;
+    case 'cancelled':
+      return 130;
+    case 'interrupted':
+      return 143;
+    default:
+      return 1;
+  }
+}
+
+export function endLine(id: string, end: RunEnd | null): string {
+  if (end === null) return `run ${id} ended; how is not known (the hall went away)`;
+  return `run ${id} ended: ${end.status}${end.error ? `: ${end.error}` : ''}`;
+}
+
+/** The end of a `raider.done` event or a `run.finished` document; a hall that had to escalate says so first. */
+function endOfDone(event: Reply): RunEnd {
+  const status = typeof event.status === 'string' ? event.status : 'failed';
+  const why = [event.hall_stop, event.error].filter((text): text is string => typeof text === 'string' && text !== '');
+  return why.length > 0 ? { status, error: why.join(': ') } : { status };
+}
+
+/** How an ended run ended: its run.finished, else the result line of its slot log; null when neither is on disk. */
+async function recordedEnd(root: string, id: string): Promise<RunEnd | null> {
+  const paths = hallPaths(root);
+  const document = readDocumentOrNull(eventsPath(paths, id));
+  if (document !== null) return endOfDone(document);
+  const log = await runLog(paths, id, undefined);
+  const result = 'log' in log ? resultOf(log.log, id) : null;
+  if (result === null) return null;
+  return result.status === 'completed' || result.text === '' ? { status: result.status } : { status: result.status, error: result.text };
+}
+
+const SAID_LINES = 20;
+
+/**
+ * The last lines a raider wrote on stderr (its slot log section without the
+ * hall's lines): why a raider that ended without a result did, e.g. "no
+ * engine configured".
+ */
+async function raiderSaid(root: string, id: string): Promise<string[]> {
+  const log = await runLog(hallPaths(root), id, undefined);
+  if (!('log' in log)) return [];
+  return log.log
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('[hall] '))
+    .slice(-SAID_LINES);
+}
+
+/** Prints each events-file line: as it is with --json, rendered for a person otherwise. */
+function eventPrinter(json: boolean): { push(chunk: Buffer): void; flush(): void } {
+  const style = styleFor(process.stdout);
+  return lineSplitter((line) => {
+    if (json) {
+      process.stdout.write(`${line}\n`);
+      return;
+    }
+    let event: unknown;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (typeof event !== 'object' || event === null || Array.isArray(event)) return;
+    const text = renderRunEvent(Object.fromEntries(Object.entries(event)), style);
+    if (text !== null) process.stdout.write(`${text}\n`);
+  });
+}
+
+/** Says how the run ended (a completed live run already showed it: only its answer, as the raider does) and returns the exit code. */
+function finish(id: string, end: RunEnd | null, always: boolean): number {
+  if (always || end?.status !== 'completed') process.stderr.write(`${endLine(id, end)}\n`);
+  return exitCodeOfEnd(end);
+}
+
+/** Follows a running run (the hall's attach reply) to its end; returns the exit code. */
+export async function attachRunning(root: string, socketPath: string, reply: Reply, json: boolean): Promise<number> {
+  const id = String(reply.id);
+  if (typeof reply.events_path !== 'string') throw new Error(`Hall: raider ${id} has no event stream`);
+  const printer = eventPrinter(json);
+  // Ctrl-C leaves the run alone: say so, and how to end it.
+  const detach = (): void => {
+    process.stderr.write(`Detached: run ${id} goes on. Cancel it with: raider hall cancel ${id}\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', detach);
+  let done: Reply | null;
+  try {
+    done = await followFile({ socketPath, runId: id, file: reply.events_path, onChunk: (chunk) => printer.push(chunk) });
+  } finally {
+    process.off('SIGINT', detach);
+  }
+  printer.flush();
+  const end = done !== null ? endOfDone(done) : await recordedEnd(root, id);
+  if (end?.status === 'failed' && readDocumentOrNull(reply.events_path) === null) {
+    for (const line of await raiderSaid(root, id)) process.stderr.write(`raider ${id}: ${line}\n`);
+  }
+  return finish(id, end, false);
+}
+
+/** Replays a run that has ended from its files; null when there is no such run on disk. */
+export async function replayEnded(root: string, id: string, json: boolean): Promise<number | null> {
+  const parsed = parseRunId(id);
+  if (parsed === null || !SAFE_RAIDER_NAME.test(parsed.slot)) return null;
+  const end = await recordedEnd(root, id);
+  if (end === null) return null;
+  let events: Buffer | null = null;
+  try {
+    events = fs.readFileSync(eventsPath(hallPaths(root), id));
+  } catch {
+    /* pruned: the end alone */
+  }
+  if (events !== null) {
+    const printer = eventPrinter(json);
+    printer.push(events);
+    printer.flush();
+  }
+  return finish(id, end, true);
+}
