@@ -7,6 +7,7 @@
  * back, logs only to stderr, and exits on stdin EOF.
  */
 import net from 'node:net';
+import { connectUnix } from '../../adapters/os/socket-path.js';
 import readline from 'node:readline';
 import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { initializeResult } from '../../adapters/acp/acp-agent.js';
@@ -126,7 +127,7 @@ class AcpBridge {
   }
 
   private async connect(): Promise<boolean> {
-    const socket = net.connect(this.socketPath);
+    const socket = connectUnix(this.socketPath);
     const ok = await new Promise<boolean>((resolve) => {
       socket.once('connect', () => resolve(true));
       socket.once('error', () => resolve(false));

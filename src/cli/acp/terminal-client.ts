@@ -5,6 +5,7 @@
  * when no turn runs).
  */
 import net from 'node:net';
+import { connectUnix } from '../../adapters/os/socket-path.js';
 import readline from 'node:readline/promises';
 import { Readable, Writable } from 'node:stream';
 import { client, methods, ndJsonStream, type RequestPermissionRequest, type SessionNotification } from '@agentclientprotocol/sdk';
@@ -21,7 +22,7 @@ export interface TerminalClientOptions {
 export async function runTerminalClient(options: TerminalClientOptions): Promise<number> {
   const style = styleFor(process.stdout);
   const target = options.port !== undefined ? `${options.host ?? '127.0.0.1'}:${options.port}` : acpSocketPath(options.root);
-  const socket = options.port !== undefined ? net.connect(options.port, options.host ?? '127.0.0.1') : net.connect(target);
+  const socket = options.port !== undefined ? net.connect(options.port, options.host ?? '127.0.0.1') : connectUnix(target);
   const connected = await new Promise<string | null>((resolve) => {
     socket.once('connect', () => resolve(null));
     socket.once('error', (err) => resolve(err.message));
