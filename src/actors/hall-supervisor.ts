@@ -73,6 +73,8 @@ export interface RunningHall {
   config: HallConfig;
   bus: EventBus;
   actor: Actor<typeof hallMachine>;
+  /** The faces (adapters) that could not start, by name: why. */
+  faceErrors: Readonly<Record<string, string>>;
   /** Begins shutdown (hall.stopping); `stopped` resolves when it is over. */
   stop(): void;
   stopped: Promise<void>;
@@ -282,9 +284,15 @@ async function startLocked(
     // No place for the socket is a matter of how this machine is set up, like a config error.
     throw err instanceof SocketPathError ? new HallStartError(`Cannot serve ${paths.socket}: ${err.message}`, 3) : err;
   }
+  // A face that cannot serve leaves the others serving; the hall says which, here and in status.
+  const faceErrors: Record<string, string> = {};
   for (const adapter of adapters) {
-    await adapter.start().catch((err: Error) => log(`${adapter.name}: cannot start: ${err.message}`));
+    await adapter.start().catch((err: unknown) => {
+      faceErrors[adapter.name] = err instanceof Error ? err.message : String(err);
+      log(`${adapter.name}: cannot serve: ${faceErrors[adapter.name]}`);
+    });
   }
+  if (Object.keys(faceErrors).length > 0) queries.addStatusSection(() => ({ face_errors: faceErrors }));
 
   let stopping = false;
   return {
@@ -292,6 +300,7 @@ async function startLocked(
     config,
     bus,
     actor,
+    faceErrors,
     stop: () => {
       if (stopping) return;
       stopping = true;

@@ -61,8 +61,8 @@ class AcpAdapter implements HallAdapter {
       try {
         await listen(tcp, address.port, address.host);
       } catch (err) {
-        this.services.log(`ACP: cannot listen on ${address.host}:${address.port}: ${(err as Error).message}`);
-        return;
+        // The local socket serves on; the hall reports the port it was asked for and could not serve.
+        throw new Error(`cannot listen on ${address.host}:${address.port}: ${err instanceof Error ? err.message : String(err)}`);
       }
       const bound = tcp.address() as net.AddressInfo;
       this.tcp = { host: address.host, port: bound.port };
