@@ -75,6 +75,16 @@ describe('raider acp at its edges', () => {
     expect(withHall.stdout).not.toContain('not running');
   });
 
+  it('without DIR, finds the hall above the current directory, as `raider hall` does', async () => {
+    hall = (await startAcpHall('raiders: { bjorn: {} }\n')).hall;
+    const below = path.join(hall.root, 'src', 'deep');
+    fs.mkdirSync(below, { recursive: true });
+    const res = await runCli(['acp'], { cwd: below, input: 'answer found from below\n' });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`Using the hall in ${fs.realpathSync(hall.root)}`);
+    expect(res.stdout).toContain('found from below');
+  });
+
   it('the terminal client says so and exits when the hall stops', async () => {
     const started = await startAcpHall('raiders: { bjorn: {} }\n');
     hall = started.hall;
