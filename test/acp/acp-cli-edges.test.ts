@@ -68,7 +68,7 @@ describe('raider acp at its edges', () => {
     ]);
     for (const res of [withHall, without]) {
       expect(res.code).toBe(0);
-      expect(JSON.parse(res.stdout.split('\n')[0]!)).toMatchObject({ id: 1, result: { protocolVersion: 1 } });
+      expect(JSON.parse(res.stdout.split('\n')[0] ?? '')).toMatchObject({ id: 1, result: { protocolVersion: 1 } });
       // Nothing after the end of stdin: no complaint about the hall, no stack trace.
       expect(res.stderr).not.toMatch(/lost the hall|not running|Error|at .*\.js/);
     }

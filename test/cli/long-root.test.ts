@@ -37,7 +37,7 @@ describe('a hall in a 200-character root', () => {
     expect(root.length).toBe(200);
     const started = await hall(['start', '--daemon'], root);
     expect(started, started.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Hall started with PID \d+\n$/) });
-    const pid = Number(/PID (\d+)/.exec(started.stdout)![1]);
+    const pid = Number(/PID (\d+)/.exec(started.stdout)?.[1]);
     const runtime = runtimeDirFor(root);
     try {
       for (const name of ['.raider-hall.socket', '.raider-hall.mcp', '.raider-hall.acp.socket']) {
@@ -55,7 +55,7 @@ describe('a hall in a 200-character root', () => {
       const result = await eventually(() => {
         const line = fs.readFileSync(eventsFile(root, id), 'utf8').split('\n').find((l) => l.includes('"run.finished"'));
         expect(line).toBeDefined();
-        return JSON.parse(JSON.parse(line!).response) as { env: Record<string, string> };
+        return JSON.parse(JSON.parse(line ?? '{}').response) as { env: Record<string, string> };
       }, 60_000, 20);
       expect(result.env.RAIDER_HALL_SOCKET).toBe(path.join(runtime, '.raider-hall.socket'));
 
@@ -72,5 +72,21 @@ describe('a hall in a 200-character root', () => {
     // No socket, link or truncated name anywhere from the temp root down, and no runtime directory.
     expect(socketsUnder(base)).toEqual([]);
     expect(fs.existsSync(runtime)).toBe(false);
+  });
+
+  it('start refuses with exit 3 when there is no private short directory for its sockets', async () => {
+    const { base, root } = longRoot(200, 'raiders: { bjorn: {} }\n');
+    // A runtime directory that others may read: the hall will not put its sockets there.
+    const runtime = hallRoot(undefined, 'xdg-');
+    const shared = path.join(runtime, `raider-hall-${process.getuid?.() ?? 0}`);
+    fs.mkdirSync(shared);
+    fs.chmodSync(shared, 0o755);
+    const started = await hall(['start', '--daemon'], root, { env: { XDG_RUNTIME_DIR: runtime } });
+    expect(started.code, started.stderr).toBe(3);
+    expect(started.stdout).toBe('');
+    expect(started.stderr).toContain(`Cannot serve ${path.join(root, '.raider-hall.socket')}`);
+    expect(started.stderr).toContain('not a private directory');
+    expect(fs.existsSync(path.join(root, '.raider-hall.pid'))).toBe(false);
+    expect(socketsUnder(base)).toEqual([]);
   });
 });
