@@ -8,7 +8,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runtimeDirFor } from '../../src/adapters/os/socket-path.js';
 import { socketAnswers } from '../../src/adapters/os/unix-socket.js';
-import { alive, eventually, eventsFile, hall, hallRoot, removeRoots, spawned } from './cli-helpers.js';
+import { connectStdio } from '../mcp/mcp-support.js';
+import { alive, eventually, eventsFile, hall, hallRoot, removeRoots, runCli, spawned } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
@@ -58,6 +59,16 @@ describe('a hall in a 200-character root', () => {
         return JSON.parse(JSON.parse(line ?? '{}').response) as { env: Record<string, string> };
       }, 60_000, 20);
       expect(result.env.RAIDER_HALL_SOCKET).toBe(path.join(runtime, '.raider-hall.socket'));
+
+      // The MCP stdio bridge and the ACP terminal client reach the hall through the links too.
+      const mcp = await connectStdio(root);
+      try {
+        expect((await mcp.call('hall_status')).json).toMatchObject({ root });
+      } finally {
+        await mcp.close();
+      }
+      const acp = await runCli(['acp', root], { input: 'answer through the link\n' });
+      expect(acp.stdout, acp.stderr).toContain('through the link');
 
       const status = await hall(['status', '--json'], root);
       expect(status, status.stderr).toMatchObject({ code: 0 });
