@@ -5,9 +5,7 @@
  * socket) to it. Data flows one way: adapters send events to the hall actor,
  * the hall decides, and what it emits is carried out here.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { type HallConfig } from '../adapters/config/hall-config.js';
@@ -38,6 +36,7 @@ import { reapRunLogic } from './reap-run.actor.js';
 import { resolveRaiderCommand } from './raider-command.js';
 import { recoverRuns } from './run-recovery.js';
 import { socketAnswers } from '../adapters/os/unix-socket.js';
+import { SocketPathError } from '../adapters/os/socket-path.js';
 
 /** The hall gives its raiders this long to end after SIGTERM when it stops. */
 export const SHUTDOWN_GRACE_MS = 5000;
@@ -74,6 +73,8 @@ export interface RunningHall {
   config: HallConfig;
   bus: EventBus;
   actor: Actor<typeof hallMachine>;
+  /** The faces (adapters) that could not start, by name: why. */
+  faceErrors: Readonly<Record<string, string>>;
   /** Begins shutdown (hall.stopping); `stopped` resolves when it is over. */
   stop(): void;
   stopped: Promise<void>;
@@ -280,11 +281,18 @@ async function startLocked(
     actor.stop();
     await forkServer.close();
     removePidFile(paths);
-    throw err;
+    // No place for the socket is a matter of how this machine is set up, like a config error.
+    throw err instanceof SocketPathError ? new HallStartError(`Cannot serve ${paths.socket}: ${err.message}`, 3) : err;
   }
+  // A face that cannot serve leaves the others serving; the hall says which, here and in status.
+  const faceErrors: Record<string, string> = {};
   for (const adapter of adapters) {
-    await adapter.start().catch((err: Error) => log(`${adapter.name}: cannot start: ${err.message}`));
+    await adapter.start().catch((err: unknown) => {
+      faceErrors[adapter.name] = err instanceof Error ? err.message : String(err);
+      log(`${adapter.name}: cannot serve: ${faceErrors[adapter.name]}`);
+    });
   }
+  if (Object.keys(faceErrors).length > 0) queries.addStatusSection(() => ({ face_errors: faceErrors }));
 
   let stopping = false;
   return {
@@ -292,6 +300,7 @@ async function startLocked(
     config,
     bus,
     actor,
+    faceErrors,
     stop: () => {
       if (stopping) return;
       stopping = true;
@@ -320,15 +329,9 @@ function forgetStartupBindings(store: FileStateStore, config: HallConfig): void 
   for (const entry of waiting) if (stale(entry.binding)) store.apply({ op: 'remove', missionId: entry.id });
 }
 
-/**
- * Where per-run permission sockets live: under the hall root when the path
- * fits a UNIX socket name (108 bytes), else in a private temp directory.
- */
+/** Where per-run permission sockets live (a root too long for them gets links to a runtime directory). */
 function permissionChannelDir(paths: HallPaths): string {
-  const inRoot = path.join(paths.root, '.raider-hall', 'perm');
-  if (inRoot.length + 48 < 104) return inRoot;
-  const hash = createHash('sha256').update(paths.root).digest('hex').slice(0, 16);
-  return path.join(os.tmpdir(), `raider-hall-${process.getuid?.() ?? 0}-${hash}`);
+  return path.join(paths.root, '.raider-hall', 'perm');
 }
 
 function removePidFile(paths: HallPaths): void {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import stringify from 'safe-stable-stringify';
 import { parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
 import { onLines } from '../adapters/os/unix-socket.js';
+import { listenUnix, type UnixListener } from '../adapters/os/socket-path.js';
 
 export interface QuestionContext {
   runId: string;
@@ -23,7 +24,7 @@ export type PermissionHandler = (question: PermissionQuestion, context: Question
 
 interface OpenChannel {
   server: net.Server;
-  path: string;
+  listener: UnixListener;
   abort: AbortController;
 }
 
@@ -48,17 +49,12 @@ export class PermissionChannels {
   async open(runId: string, binding: string | undefined): Promise<string | null> {
     if (binding === undefined || !this.handlers.has(binding)) return null;
     await fs.promises.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const socketPath = path.join(this.dir, `${runId}.sock`);
-    await fs.promises.rm(socketPath, { force: true });
     const abort = new AbortController();
     const server = net.createServer((socket) => this.serve(socket, runId, binding, abort.signal));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socketPath, () => resolve());
-    });
-    fs.chmodSync(socketPath, 0o600);
-    this.channels.set(runId, { server, path: socketPath, abort });
-    return socketPath;
+    // The raider gets the path that is bound: short, whatever the length of the root.
+    const listener = await listenUnix(server, path.join(this.dir, `${runId}.sock`));
+    this.channels.set(runId, { server, listener, abort });
+    return listener.boundPath;
   }
 
   /** The run ended: open questions are answered `no`, the socket goes away. */
@@ -68,7 +64,7 @@ export class PermissionChannels {
     this.channels.delete(runId);
     channel.abort.abort();
     channel.server.close();
-    fs.rmSync(channel.path, { force: true });
+    channel.listener.remove();
   }
 
   closeAll(): void {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fromPromise } from 'xstate';
 import { eventsPath, slotLogPath } from '../adapters/storage/hall-paths.js';
+import { reachableSocketPath } from '../adapters/os/socket-path.js';
 import { appendToLogSync, rotateSlotLog } from '../adapters/storage/slot-logs.js';
 import { ignoredKeysLine, refusedLine, resultLine, startLine } from '../domain/log-lines.js';
 import { refusalOf } from '../domain/refusal.js';
@@ -106,7 +107,8 @@ export function prepareRunLogic(env: RunEnvironment) {
             root: paths.root,
             slot: input.slot,
             runId: input.runId,
-            socketPath: paths.socket,
+            // The raider connects to the path as given: the short one when the root is long.
+            socketPath: reachableSocketPath(paths.socket),
             libTarget: env.libTarget,
             longhouse: config.longhouse,
             ...(input.entry.telegram !== undefined ? { telegram: input.entry.telegram } : {}),

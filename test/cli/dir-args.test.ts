@@ -49,6 +49,24 @@ describe('the DIR argument', () => {
     expect(JSON.parse(relative.stdout)).toMatchObject({ running: 0, root, slots: [] });
   });
 
+  it('without DIR, a command in a subdirectory finds the hall above it and says so on stderr', async () => {
+    const deeper = path.join(root, 'plain', 'deeper');
+    fs.mkdirSync(deeper, { recursive: true });
+    const [status, spawn, here] = await Promise.all([
+      hall(['status', '--json'], deeper),
+      hall(['spawn', 'bjorn', 'answer', 'from below'], deeper),
+      hall(['ps'], root),
+    ]);
+    expect(status).toMatchObject({ code: 0, stderr: `Using the hall in ${root}\n` });
+    expect(JSON.parse(status.stdout)).toMatchObject({ root });
+    expect(spawn).toMatchObject({ code: 0, stderr: `Using the hall in ${root}\n` });
+    const run = spawned(spawn.stdout);
+    expect(run.slot).toBe('bjorn');
+    expect(await doneOf(tap!, run.id)).toMatchObject({ status: 'completed', response: 'from below' });
+    // In the root itself nothing is said.
+    expect(here).toMatchObject({ code: 0, stderr: '' });
+  });
+
   it('a DIR that is not a directory is refused before anything is sent', async () => {
     const file = path.join(elsewhere, 'a-file');
     fs.writeFileSync(file, 'x');

@@ -1,11 +1,12 @@
 // The raider's side of the permission channel against the hall's own
 // implementation (src/actors/permission-channels.ts), so the two halves of
 // SPEC §6 are checked against each other, not only against a stand-in.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermissionChannels } from '../../src/actors/permission-channels.js';
+import { SOCKET_PATH_MAX } from '../../src/adapters/os/socket-path.js';
 import type { PermissionQuestion } from '../../src/domain/permission.js';
 import { cleanUp, ensureBuilt, makeProject, parseEvents, runRaider } from './helpers.js';
 
@@ -54,5 +55,25 @@ describe("the hall's permission channel", () => {
     } finally {
       channels.closeAll();
     }
+  });
+
+  it('works from a directory too long for a socket path: the raider gets a short path, and closing leaves nothing', async () => {
+    const long = join(dir, 'x'.repeat(90), 'y'.repeat(90));
+    mkdirSync(long, { recursive: true });
+    const channels = new PermissionChannels(long, () => {});
+    channels.register('acp:test', async (q) => ({ type: 'answer', id: q.id, answer: 'once', reason: 'ok' }));
+    const path = await channels.open('run-2', 'acp:test');
+    try {
+      expect(path).not.toBeNull();
+      expect(Buffer.byteLength(path ?? '')).toBeLessThanOrEqual(SOCKET_PATH_MAX);
+      expect(readlinkSync(join(long, 'run-2.sock'))).toBe(path);
+      const r = await runRaider(['--stream-json', '-e', 'scripted', '--permission-channel', path ?? '', '-r', makeProject(SCRIPT), '--no-session', '--', 'go']);
+      expect(r.code).toBe(0);
+      expect(parseEvents(r.stdout).filter((e) => e.type === 'tool.result').map((e) => e.status)).toEqual(['succeeded', 'succeeded']);
+    } finally {
+      channels.closeAll();
+    }
+    expect(readdirSync(long)).toEqual([]);
+    expect(existsSync(dirname(path ?? '/'))).toBe(false);
   });
 });

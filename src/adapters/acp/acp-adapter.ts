@@ -5,7 +5,6 @@
  * told otherwise). Every connection gets its own agent; sessions live in
  * one AcpHub.
  */
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -14,6 +13,7 @@ import type { HallAdapter, HallAdapterFactory, HallServices } from '../../actors
 import { createAcpAgent } from './acp-agent.js';
 import { AcpHub } from './acp-hub.js';
 import { AcpSessionStore } from './acp-session-store.js';
+import { listenUnix, type UnixListener } from '../os/socket-path.js';
 
 export function acpSocketPath(root: string): string {
   return path.join(root, '.raider-hall.acp.socket');
@@ -36,6 +36,7 @@ class AcpAdapter implements HallAdapter {
   private readonly servers: net.Server[] = [];
   private readonly sockets = new Set<net.Socket>();
   private tcp: { host: string; port: number } | null = null;
+  private listener: UnixListener | null = null;
 
   constructor(private readonly services: HallServices) {
     this.hub = new AcpHub(services, Math.round(services.config.permission_timeout * 1000));
@@ -53,19 +54,15 @@ class AcpAdapter implements HallAdapter {
 
   async start(): Promise<void> {
     this.hub.start();
-    const socketPath = acpSocketPath(this.services.paths.root);
-    fs.rmSync(socketPath, { force: true });
-    const local = this.server();
-    await listen(local, socketPath);
-    fs.chmodSync(socketPath, 0o600);
+    this.listener = await listenUnix(this.server(), acpSocketPath(this.services.paths.root));
     const address = acpTcpAddress(this.services);
     if (address) {
       const tcp = this.server();
       try {
         await listen(tcp, address.port, address.host);
       } catch (err) {
-        this.services.log(`ACP: cannot listen on ${address.host}:${address.port}: ${(err as Error).message}`);
-        return;
+        // The local socket serves on; the hall reports the port it was asked for and could not serve.
+        throw new Error(`cannot listen on ${address.host}:${address.port}: ${err instanceof Error ? err.message : String(err)}`);
       }
       const bound = tcp.address() as net.AddressInfo;
       this.tcp = { host: address.host, port: bound.port };
@@ -77,7 +74,7 @@ class AcpAdapter implements HallAdapter {
     for (const server of this.servers) server.close();
     for (const socket of this.sockets) socket.destroy();
     this.hub.stop();
-    fs.rmSync(acpSocketPath(this.services.paths.root), { force: true });
+    this.listener?.remove();
   }
 
   private server(): net.Server {
@@ -105,14 +102,12 @@ class AcpAdapter implements HallAdapter {
   }
 }
 
-function listen(server: net.Server, portOrPath: number | string, host?: string): Promise<void> {
+function listen(server: net.Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    const done = () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
-    };
-    if (typeof portOrPath === 'string') server.listen(portOrPath, done);
-    else server.listen(portOrPath, host, done);
+    });
   });
 }

@@ -4,11 +4,11 @@
  * order the commands came. `subscribe` frames join the event bus. Nothing a
  * client sends can take the hall down.
  */
-import fs from 'node:fs';
 import net from 'node:net';
 import stringify from 'safe-stable-stringify';
 import type { EventBus } from './event-bus.js';
 import { FrameReader } from './frame-reader.js';
+import { listenUnix, type UnixListener } from '../os/socket-path.js';
 import type { Reply } from './queries.js';
 
 export type CommandHandler = (payload: Record<string, unknown>) => Reply | Promise<Reply>;
@@ -27,6 +27,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export class ControlSocket {
   private readonly server: net.Server;
   private readonly connections = new Set<net.Socket>();
+  private listener: UnixListener | null = null;
 
   constructor(private readonly options: ControlSocketOptions) {
     // Half-open: a client may send its frames and close its side; it still gets every reply.
@@ -35,26 +36,14 @@ export class ControlSocket {
   }
 
   async listen(): Promise<void> {
-    const previous = process.umask(0o177);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        this.server.once('error', reject);
-        this.server.listen(this.options.socketPath, () => {
-          this.server.off('error', reject);
-          resolve();
-        });
-      });
-    } finally {
-      process.umask(previous);
-    }
-    fs.chmodSync(this.options.socketPath, 0o600);
+    this.listener = await listenUnix(this.server, this.options.socketPath);
   }
 
   /** Stops accepting, closes every connection, removes the socket file. */
   async close(): Promise<void> {
     for (const socket of this.connections) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    fs.rmSync(this.options.socketPath, { force: true });
+    this.listener?.remove();
   }
 
   private serve(socket: net.Socket): void {

@@ -6,7 +6,6 @@
  * frames it. Every connection gets its own MCP server; `raider hall mcp DIR`
  * bridges an MCP client's stdio to this socket.
  */
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -14,6 +13,7 @@ import type { HallAdapter, HallAdapterFactory, HallServices } from '../../actors
 import { RAIDER_VERSION } from '../../raider/version.js';
 import { hallToolHandler } from './hall-tool-handlers.js';
 import { LineTransport } from './line-transport.js';
+import { listenUnix, type UnixListener } from '../os/socket-path.js';
 import { RecentOutcomes } from './recent-outcomes.js';
 import { MCP_SERVER_NAME, registerHallTools } from './mcp-tools.js';
 
@@ -47,6 +47,7 @@ class McpAdapter implements HallAdapter {
   private readonly recent = new RecentOutcomes();
   private readonly socketPath: string;
   private listening = false;
+  private listener: UnixListener | null = null;
 
   constructor(
     private readonly services: HallServices,
@@ -64,20 +65,7 @@ class McpAdapter implements HallAdapter {
   async start(): Promise<void> {
     this.recent.start(this.services.bus);
     // The hall holds its lock: a socket file left here is a previous hall's.
-    fs.rmSync(this.socketPath, { force: true });
-    const previous = process.umask(0o177);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        this.server.once('error', reject);
-        this.server.listen(this.socketPath, () => {
-          this.server.off('error', reject);
-          resolve();
-        });
-      });
-    } finally {
-      process.umask(previous);
-    }
-    fs.chmodSync(this.socketPath, 0o600);
+    this.listener = await listenUnix(this.server, this.socketPath);
     this.listening = true;
   }
 
@@ -92,7 +80,7 @@ class McpAdapter implements HallAdapter {
     setTimeout(() => {
       for (const socket of this.sockets) socket.destroy();
     }, 500).unref();
-    fs.rmSync(this.socketPath, { force: true });
+    this.listener?.remove();
     await closed;
   }
 

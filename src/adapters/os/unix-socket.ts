@@ -1,11 +1,11 @@
 /** Small things every UNIX-socket user of the hall needs: is someone there, and its lines. */
-import net from 'node:net';
+import { connectUnix } from './socket-path.js';
 import type { Readable } from 'node:stream';
 
 /** True when something accepts a connection on the socket. */
 export function socketAnswers(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect(socketPath);
+    const socket = connectUnix(socketPath);
     socket.once('connect', () => {
       socket.destroy();
       resolve(true);

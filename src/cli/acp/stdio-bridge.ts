@@ -7,9 +7,11 @@
  * back, logs only to stderr, and exits on stdin EOF.
  */
 import net from 'node:net';
+import { connectUnix } from '../../adapters/os/socket-path.js';
 import readline from 'node:readline';
 import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { initializeResult } from '../../adapters/acp/acp-agent.js';
+import { hallNotRunning } from './hall-down.js';
 
 type Id = string | number;
 type Message = Record<string, unknown> & { id?: Id | null; method?: string };
@@ -98,7 +100,8 @@ class AcpBridge {
     }
     const isRequest = m.id !== undefined && m.id !== null;
     if (!(await this.ensureUpstream())) {
-      if (isRequest) this.error(m.id!, HALL_DOWN, `the hall in ${this.options.root} is not running (no ACP socket at ${this.socketPath}); start it with: raider hall start ${this.options.root}`);
+      // After stdin's end nobody waits for an answer (and the hall was not down: the bridge let go of it).
+      if (isRequest && !this.closed) this.error(m.id!, HALL_DOWN, hallNotRunning(this.options.root, this.socketPath));
       return;
     }
     if (!isRequest) {
@@ -126,7 +129,7 @@ class AcpBridge {
   }
 
   private async connect(): Promise<boolean> {
-    const socket = net.connect(this.socketPath);
+    const socket = connectUnix(this.socketPath);
     const ok = await new Promise<boolean>((resolve) => {
       socket.once('connect', () => resolve(true));
       socket.once('error', () => resolve(false));
@@ -201,7 +204,8 @@ class AcpBridge {
     for (const resolve of this.ownWaiters.values()) resolve();
     this.ownWaiters.clear();
     this.own.clear();
-    this.options.log(`lost the hall at ${this.socketPath}; requests fail until it is back`);
+    // After stdin's end the bridge let go of the hall itself: nothing was lost, nothing to say.
+    if (!this.closed) this.options.log(`lost the hall at ${this.socketPath}; requests fail until it is back`);
   }
 }
 

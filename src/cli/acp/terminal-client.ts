@@ -5,11 +5,20 @@
  * when no turn runs).
  */
 import net from 'node:net';
+import { connectUnix } from '../../adapters/os/socket-path.js';
 import readline from 'node:readline/promises';
 import { Readable, Writable } from 'node:stream';
-import { client, methods, ndJsonStream, type RequestPermissionRequest, type SessionNotification } from '@agentclientprotocol/sdk';
+import { client, methods, ndJsonStream, RequestError, type RequestPermissionRequest, type SessionNotification } from '@agentclientprotocol/sdk';
 import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { styleFor } from '../hall/render.js';
+import { hallNotRunning } from './hall-down.js';
+
+/** JSON-RPC's code for a request whose parameters the agent refuses. */
+const INVALID_PARAMS = -32602;
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
 
 export interface TerminalClientOptions {
   root: string;
@@ -21,15 +30,23 @@ export interface TerminalClientOptions {
 export async function runTerminalClient(options: TerminalClientOptions): Promise<number> {
   const style = styleFor(process.stdout);
   const target = options.port !== undefined ? `${options.host ?? '127.0.0.1'}:${options.port}` : acpSocketPath(options.root);
-  const socket = options.port !== undefined ? net.connect(options.port, options.host ?? '127.0.0.1') : net.connect(target);
+  const socket = options.port !== undefined ? net.connect(options.port, options.host ?? '127.0.0.1') : connectUnix(target);
   const connected = await new Promise<string | null>((resolve) => {
     socket.once('connect', () => resolve(null));
     socket.once('error', (err) => resolve(err.message));
   });
   if (connected !== null) {
-    process.stderr.write(`Cannot connect to ${target}: ${connected}\n`);
+    process.stderr.write(options.port !== undefined ? `Cannot connect to ${target}: ${connected}\n` : `raider acp: ${hallNotRunning(options.root, target)}\n`);
     return 1;
   }
+  // The hall may stop at any time: then there is nobody to talk to, and the client says so and ends.
+  let hallGone = false;
+  const gone = new Promise<null>((resolve) =>
+    socket.once('close', () => {
+      hallGone = true;
+      resolve(null);
+    }),
+  );
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   const lines = new LineSource(rl);
   let busy = false;
@@ -37,13 +54,27 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
     .onNotification(methods.client.session.update, ({ params }) => render(params, style))
     .onRequest(methods.client.session.requestPermission, async ({ params }) => askPerson(lines, params, style));
   const conn = app.connect(ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>));
-  const init = await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-  const session = (await conn.agent.request('session/new', {
-    cwd: process.cwd(),
-    mcpServers: [],
-    ...(options.raider !== undefined ? { raiderName: options.raider } : {}),
-  })) as { sessionId: string };
-  process.stdout.write(style.dim(`connected to ${target} (protocol v${init.protocolVersion}); session ${session.sessionId}. Ctrl-C cancels a turn, /quit leaves.\n`));
+  const leave = (code: number, message: string): number => {
+    process.stderr.write(`raider acp: ${message}\n`);
+    rl.close();
+    conn.close();
+    socket.destroy();
+    return code;
+  };
+  let session: { sessionId: string };
+  let protocolVersion: number;
+  try {
+    protocolVersion = (await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })).protocolVersion;
+    session = (await conn.agent.request('session/new', {
+      cwd: process.cwd(),
+      mcpServers: [],
+      ...(options.raider !== undefined ? { raiderName: options.raider } : {}),
+    })) as { sessionId: string };
+  } catch (err) {
+    // A session the hall refuses (an unknown --raider) is a usage error.
+    return leave(err instanceof RequestError && err.code === INVALID_PARAMS ? 2 : 1, errorText(err));
+  }
+  process.stdout.write(style.dim(`connected to ${target} (protocol v${protocolVersion}); session ${session.sessionId}. Ctrl-C cancels a turn, /quit leaves.\n`));
   rl.on('SIGINT', () => {
     if (busy) {
       process.stdout.write(style.yellow('\n(cancelling)\n'));
@@ -51,7 +82,8 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
     } else rl.close();
   });
   for (;;) {
-    const next = await lines.next('acp> ');
+    const next = await Promise.race([lines.next('acp> '), gone]);
+    if (hallGone) return leave(1, `the hall closed the connection (${target}): it has stopped`);
     if (next === null) break;
     const line = next.trim();
     if (['/quit', '/exit', ':q', 'quit', 'exit'].includes(line)) break;
@@ -61,7 +93,7 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
       const res = await conn.agent.request(methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: 'text', text: line }] });
       process.stdout.write(`\n${style.dim(`-- stopReason: ${res.stopReason}`)}\n`);
     } catch (err) {
-      process.stdout.write(`\n${style.red(`error: ${(err as Error).message}`)}\n`);
+      process.stdout.write(`\n${style.red(`error: ${errorText(err)}`)}\n`);
     } finally {
       busy = false;
     }

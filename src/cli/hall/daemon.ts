@@ -6,7 +6,7 @@ import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { defaultAdapters } from '../../actors/default-adapters.js';
 import { HallStartError, startHall, type InspectionObserver, type RunningHall } from '../../actors/hall-supervisor.js';
 import { renderBusEvent, styleFor } from './render.js';
-import { socketAnswers } from '../../adapters/os/unix-socket.js';
+import { DaemonReport, daemonReporter } from './daemon-report.js';
 
 export interface StartOptions {
   dir: string;
@@ -42,10 +42,13 @@ async function startForeground(options: StartOptions): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const inspector = options.inspect !== undefined ? await statelyInspector(options.inspect) : null;
+  // Started by `start --daemon`: the start-up is reported to the starter, not to the log.
+  const reporter = daemonReporter();
   try {
     hall = await startHall({
       root: options.dir,
       adapters: defaultAdapters,
+      ...(reporter ? { log: (line: string) => reporter.log(line) } : {}),
       ...(inspector ? { inspect: inspector.observer } : {}),
       ...(options.quiet ? {} : { onEvent: (event) => process.stdout.write(`${renderBusEvent(event, style)}\n`) }),
     });
@@ -53,16 +56,15 @@ async function startForeground(options: StartOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     inspector?.stop();
-    if (err instanceof HallStartError) {
-      process.stderr.write(`${err.message}\n`);
-      return err.exitCode;
-    }
-    process.stderr.write(`Hall error: ${(err as Error).message}\n`);
-    return 1;
+    const [message, code] = err instanceof HallStartError ? [err.message, err.exitCode] : [`Hall error: ${errorText(err)}`, 1];
+    if (reporter) await reporter.failed(message, code);
+    else process.stderr.write(`${message}\n`);
+    return code;
   }
   if (!options.quiet) {
     process.stderr.write(`Hall running in ${hall.paths.root} (PID ${process.pid}); socket ${hall.paths.socket}. Stop with Ctrl-C or: raider hall stop\n`);
   }
+  await reporter?.ready(hall.faceErrors);
   if (signals > 0) hall.stop();
   await hall.stopped;
   inspector?.stop();
@@ -97,7 +99,12 @@ async function statelyInspector(target: string | boolean): Promise<{ observer: I
 }
 
 
-/** Starts the hall as a detached process logging to .raider-hall/hall.log, and waits until it answers. */
+/**
+ * Starts the hall as a detached process logging to .raider-hall/hall.log,
+ * and waits until it serves (or has failed): exit 0 when every face it was
+ * configured for serves, 1 (the hall running without them) when one does
+ * not, and the hall's own exit code and error when it did not start.
+ */
 async function startDaemon(options: StartOptions): Promise<number> {
   const paths = hallPaths(options.dir);
   fs.mkdirSync(`${paths.root}/.raider-hall`, { recursive: true });
@@ -105,29 +112,56 @@ async function startDaemon(options: StartOptions): Promise<number> {
   const logStart = fs.fstatSync(logFd).size;
   const bin = fileURLToPath(new URL('../../../bin/raider', import.meta.url));
   const inspectArgs = options.inspect === undefined ? [] : typeof options.inspect === 'string' ? ['--inspect', options.inspect] : ['--inspect'];
-  const child = spawn(process.execPath, [bin, 'hall', 'start', paths.root, '--quiet', ...inspectArgs], {
+  const child = spawn(process.execPath, [bin, 'hall', 'start', paths.root, ...inspectArgs], {
     detached: true,
-    stdio: ['ignore', logFd, logFd],
+    stdio: ['ignore', logFd, logFd, 'ipc'],
     env: process.env,
   });
   fs.closeSync(logFd);
-  let exitCode: number | null = null;
-  child.on('exit', (code) => (exitCode = code ?? 1));
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (exitCode !== null) {
+  const outcome = await new Promise<Exclude<DaemonReport, { type: 'log' }> | { type: 'exited'; code: number } | { type: 'timeout' }>((resolve) => {
+    const timer = setTimeout(() => resolve({ type: 'timeout' }), READY_TIMEOUT_MS);
+    child.on('message', (value) => {
+      const report = DaemonReport.safeParse(value);
+      if (!report.success) return;
+      if (report.data.type === 'log') process.stderr.write(`${report.data.line}\n`);
+      else {
+        clearTimeout(timer);
+        resolve(report.data);
+      }
+    });
+    // 'close', not 'exit': a report sent just before the exit is read first.
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ type: 'exited', code: code ?? 1 });
+    });
+  });
+  child.removeAllListeners();
+  if (child.connected) child.disconnect();
+  child.unref();
+  switch (outcome.type) {
+    case 'ready': {
+      process.stdout.write(`Hall started with PID ${outcome.pid}\n`);
+      const failed = Object.entries(outcome.faceErrors);
+      for (const [face, error] of failed) process.stderr.write(`${face}: not serving: ${error}\n`);
+      if (failed.length === 0) return 0;
+      process.stderr.write(`The hall runs without ${failed.map(([face]) => face).join(', ')}; stop it with: raider hall stop ${paths.root}\n`);
+      return 1;
+    }
+    case 'failed':
+      process.stderr.write(`${outcome.message}\n`);
+      return outcome.exitCode === 0 ? 1 : outcome.exitCode;
+    case 'exited': {
+      // Died before it could report (a crash): what it wrote is in the log.
       const log = fs.readFileSync(paths.hallLog, 'utf8').slice(logStart).trim();
-      process.stderr.write(`${log || `the hall exited with code ${exitCode}`}\n`);
-      return exitCode === 0 ? 1 : exitCode;
+      process.stderr.write(`${log || `the hall exited with code ${outcome.code}`}\n`);
+      return outcome.code === 0 ? 1 : outcome.code;
     }
-    const pid = fs.existsSync(paths.pidFile) ? fs.readFileSync(paths.pidFile, 'utf8').trim() : '';
-    if (pid === String(child.pid) && (await socketAnswers(paths.socket))) {
-      child.unref();
-      process.stdout.write(`Hall started with PID ${child.pid}\n`);
-      return 0;
-    }
-    await new Promise((r) => setTimeout(r, 50));
+    case 'timeout':
+      process.stderr.write(`The hall did not come up within ${READY_TIMEOUT_MS / 1000} s; see ${paths.hallLog}\n`);
+      return 1;
   }
-  process.stderr.write(`The hall did not come up within ${READY_TIMEOUT_MS / 1000} s; see ${paths.hallLog}\n`);
-  return 1;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -31,10 +31,27 @@ function looksLikeHall(p: string): boolean {
   return fs.existsSync(path.join(p, '.raider-hall.yml')) || fs.existsSync(path.join(p, '.raider-hall.socket'));
 }
 
+/**
+ * The hall of a command given no DIR: the nearest directory from `cwd`
+ * upward that looks like a hall (as git finds its repository), else `cwd`.
+ * A root that is not `cwd` is named on stderr, so that stdout stays the
+ * command's own (`--json`).
+ */
+export function defaultRoot(cwd: string = process.cwd(), note: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): string {
+  const start = path.resolve(cwd);
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    if (looksLikeHall(dir)) {
+      if (dir !== start) note(`Using the hall in ${dir}`);
+      return dir;
+    }
+    if (path.dirname(dir) === dir) return start;
+  }
+}
+
 /** For start, stop, status, ps, install: the only positional is DIR. */
 export function onlyDir(positionals: readonly string[], cwd: string = process.cwd()): string {
   const first = positionals[0];
-  if (first === undefined || first.startsWith('-')) return path.resolve(cwd);
+  if (first === undefined || first.startsWith('-')) return defaultRoot(cwd);
   if (!isDir(path.resolve(cwd, first))) throw new NotADirectoryError(`Not a directory: ${first}`);
   return path.resolve(cwd, first);
 }
@@ -46,5 +63,5 @@ export function dirThen(positionals: readonly string[], needed: number, cwd: str
     const candidate = path.resolve(cwd, first);
     if (isDir(candidate) && looksLikeHall(candidate)) return { dir: candidate, rest: others };
   }
-  return { dir: path.resolve(cwd), rest: [...positionals] };
+  return { dir: defaultRoot(cwd), rest: [...positionals] };
 }

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { onLines } from '../../adapters/os/unix-socket.js';
+import { connectUnix } from '../../adapters/os/socket-path.js';
 
 export type Reply = Record<string, unknown>;
 
@@ -13,7 +14,7 @@ export class HallClientError extends Error {}
 function connect(socketPath: string): Promise<net.Socket> {
   if (!fs.existsSync(socketPath)) return Promise.reject(new HallClientError('Hall not running (no socket found)'));
   return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
+    const socket = connectUnix(socketPath);
     socket.once('connect', () => resolve(socket));
     socket.once('error', (err: NodeJS.ErrnoException) =>
       reject(

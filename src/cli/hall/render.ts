@@ -72,6 +72,7 @@ interface StatusReply {
   binding_queues?: Record<string, number>;
   runs?: Array<{ id: string; slot: string; pid: number; age: number; binding?: string }>;
   storage_error?: string;
+  face_errors?: Record<string, string>;
   cron?: Record<string, { name?: string; next?: string | null; state?: string; last?: { result?: string; status?: string; at?: string } | null }>;
   telegram?: Record<string, { state?: string; failures?: number; last_error?: { error?: string } | null }>;
   acp?: { host?: string; port?: number; sessions?: number };
@@ -84,6 +85,7 @@ export function renderStatus(reply: StatusReply, style: Style): string {
   const starting = reply.starting ? `, ${reply.starting} starting` : '';
   out.push(`${reply.running ?? 0} running${reply.slots && reply.slots.length > 0 ? ` in ${reply.slots.join(', ')}` : ''}${starting}`);
   if (reply.storage_error) out.push(style.red(`storage: ${reply.storage_error}`));
+  for (const [face, error] of Object.entries(reply.face_errors ?? {})) out.push(style.red(`${face}: not serving: ${error}`));
   const runs = reply.runs ?? [];
   if (runs.length > 0) {
     out.push('');

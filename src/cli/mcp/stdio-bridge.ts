@@ -8,7 +8,7 @@
  * call when it has no connection, so a hall restart needs no bridge restart).
  * It logs only to stderr and exits on stdin EOF.
  */
-import net from 'node:net';
+import { connectUnix } from '../../adapters/os/socket-path.js';
 import type { Readable, Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -107,7 +107,7 @@ class McpBridge {
 
   /** Connects and initializes; a string says why the hall cannot be reached. */
   private async connect(): Promise<Upstream | string> {
-    const socket = net.connect(this.socketPath);
+    const socket = connectUnix(this.socketPath);
     const failure = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
       socket.once('connect', () => resolve(null));
       socket.once('error', (err) => resolve(err));
