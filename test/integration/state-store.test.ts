@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CHECKPOINT_DELAY_MS } from '../../src/adapters/storage/checkpoint-writer.js';
 import { FileStateStore } from '../../src/adapters/storage/file-state-store.js';
 import type { LedgerRun } from '../../src/adapters/storage/durable-state.js';
 import { eventually, tempRoot } from '../support/test-hall.js';
@@ -119,5 +120,74 @@ describe('FileStateStore commits', () => {
     const again = await reopen(store, dir);
     expect(again.state.runs.get('bjorn-1')?.pid).toBe(4242);
     expect(again.state.runs.has('bjorn-2')).toBe(true);
+  });
+});
+
+describe('FileStateStore checkpoints', () => {
+  const entry = { id: 'm-1', name: '1bjorn', mission: 'go' };
+  const queueOp = { op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry } as const;
+
+  it('a commit writes no state file; the file is current CHECKPOINT_DELAY_MS after the change, within the documented 100 ms', async () => {
+    expect(CHECKPOINT_DELAY_MS).toBeLessThan(100);
+    const dir = path.join(tempRoot('store-'), 'state');
+    const store = await openStore(dir);
+    const file = path.join(dir, '1bjorn.queue.json');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      store.apply(queueOp);
+      await store.commit();
+      expect(walLines(dir)).toHaveLength(1);
+      expect(fs.existsSync(file)).toBe(false);
+      vi.advanceTimersByTime(CHECKPOINT_DELAY_MS - 1);
+      await store.commit();
+      expect(fs.existsSync(file)).toBe(false);
+      vi.advanceTimersByTime(1);
+      // The checkpoint is under way: wait for its rename, a bounded number of turns.
+      for (let turn = 0; turn < 10_000 && !fs.existsSync(file); turn++) await new Promise((r) => setImmediate(r));
+      expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual([entry]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a file read after a change is current within the bound, on real timers', async () => {
+    const dir = path.join(tempRoot('store-'), 'state');
+    const store = await openStore(dir);
+    const file = path.join(dir, '1bjorn.queue.json');
+    store.apply(queueOp);
+    await store.commit();
+    await eventually(() => expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual([entry]), 2000, 5);
+    store.apply({ op: 'remove', missionId: entry.id });
+    await eventually(() => expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual([]), 2000, 5);
+  });
+
+  it('checkpoint writes every file at once and empties the log, which a reopened store does not need', async () => {
+    const dir = path.join(tempRoot('store-'), 'state');
+    const store = await openStore(dir);
+    store.apply(queueOp);
+    store.apply({ op: 'bind', binding: 'slot:1bjorn', session: 's-1' });
+    await store.checkpoint();
+    expect(walLines(dir)).toEqual([]);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, '1bjorn.queue.json'), 'utf8'))).toEqual([entry]);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8'))).toEqual({ 'slot:1bjorn': 's-1' });
+    const again = await reopen(store, dir);
+    expect(again.state.slotQueues.get('1bjorn')).toEqual([entry]);
+  });
+
+  it('recovers from the log alone when a state file is missing or half-written', async () => {
+    const dir = path.join(tempRoot('store-'), 'state');
+    const store = await openStore(dir);
+    store.apply(queueOp);
+    await store.commit();
+    // What a hall killed before its checkpoint leaves: the log with the mission, the file torn.
+    const crashed = path.join(tempRoot('store-'), 'state');
+    fs.mkdirSync(crashed);
+    fs.copyFileSync(path.join(dir, 'wal.jsonl'), path.join(crashed, 'wal.jsonl'));
+    fs.writeFileSync(path.join(crashed, '1bjorn.queue.json'), '[{"id":"m-1","na');
+    const warnings: string[] = [];
+    const again = await FileStateStore.open(crashed, { warn: (m) => warnings.push(m) });
+    stores.push(again);
+    expect(again.state.slotQueues.get('1bjorn')).toEqual([entry]);
+    expect(warnings).toEqual([expect.stringContaining('1bjorn.queue.json')]);
   });
 });

@@ -28,14 +28,39 @@ export function canonical(value: unknown): string {
   return stringify(value) ?? 'null';
 }
 
-export function renderSlotQueue(queue: readonly Mission[]): string {
-  return `${canonical(queue)}\n`;
+/**
+ * Each waiting mission's JSON, made once: a checkpoint of a long queue then
+ * costs a join, not the canonical rendering of every entry again. Missions
+ * are not changed once queued.
+ */
+const missionJson = new WeakMap<Mission, string>();
+
+function renderMissions(queue: readonly Mission[]): string {
+  const parts: string[] = [];
+  for (const mission of queue) {
+    let json = missionJson.get(mission);
+    if (json === undefined) {
+      json = canonical(mission);
+      missionJson.set(mission, json);
+    }
+    parts.push(json);
+  }
+  return `[${parts.join(',')}]`;
 }
 
+export function renderSlotQueue(queue: readonly Mission[]): string {
+  return `${renderMissions(queue)}\n`;
+}
+
+/** Binding → queue with sorted keys, empty queues left out: what `canonical` would write, faster. */
 export function renderBindingQueues(state: DurableState): string {
-  const out: Record<string, Mission[]> = {};
-  for (const [binding, queue] of state.bindingQueues) if (queue.length > 0) out[binding] = queue;
-  return `${canonical(out)}\n`;
+  const bindings = [...state.bindingQueues.keys()].sort();
+  const parts: string[] = [];
+  for (const binding of bindings) {
+    const queue = state.bindingQueues.get(binding) ?? [];
+    if (queue.length > 0) parts.push(`${JSON.stringify(binding)}:${renderMissions(queue)}`);
+  }
+  return `{${parts.join(',')}}\n`;
 }
 
 export function renderSessions(state: DurableState): string {
