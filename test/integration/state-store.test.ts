@@ -191,3 +191,57 @@ describe('FileStateStore checkpoints', () => {
     expect(warnings).toEqual([expect.stringContaining('1bjorn.queue.json')]);
   });
 });
+
+describe('FileStateStore validates what it reads back', () => {
+  const entry = (id: string) => ({ id, name: '1bjorn', mission: 'go' });
+  const queueLine = (id: string) => JSON.stringify({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: entry(id) });
+
+  async function openWith(files: Record<string, string>) {
+    const dir = path.join(tempRoot('store-'), 'state');
+    fs.mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+    const warnings: string[] = [];
+    const store = await FileStateStore.open(dir, { warn: (m) => warnings.push(m) });
+    stores.push(store);
+    return { dir, store, warnings };
+  }
+
+  it('reports a log line that is not an operation with its line number, skips it, and is silent about a torn last line', async () => {
+    const wal = [queueLine('m-1'), '{"op":"queue","queue":{"kind":"slot"}}', 'not json', queueLine('m-2'), '{"op":"queue","que'].join('\n');
+    const { dir, store, warnings } = await openWith({ 'wal.jsonl': wal });
+    expect(store.state.slotQueues.get('1bjorn')).toEqual([entry('m-1'), entry('m-2')]);
+    const file = path.join(dir, 'wal.jsonl');
+    expect(warnings).toEqual([
+      expect.stringMatching(new RegExp(`^${file}:2: not an operation of this hall \\(.*queue.slot.*\\); line skipped$`)),
+      expect.stringMatching(new RegExp(`^${file}:3: not valid JSON .*; line skipped$`)),
+    ]);
+  });
+
+  it('cuts a torn last line off, so what is appended next starts on a line of its own', async () => {
+    const { dir, store } = await openWith({ 'wal.jsonl': `${queueLine('m-1')}\n{"op":"queue","que` });
+    // The open checkpoint emptied the log; what is appended now must replay.
+    store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: entry('m-2') });
+    await store.commit();
+    expect(walLines(dir).map((l) => JSON.parse(l).entry.id)).toEqual(['m-2']);
+  });
+
+  it('reports a state file that is not JSON with its line, and records that do not match, and keeps the rest', async () => {
+    const run = { id: 'bjorn-1', slot: 'bjorn', base_name: 'bjorn', entry: entry('m-9'), started_at: 1, events_path: '/e', log_path: '/l' };
+    const { dir, store, warnings } = await openWith({
+      '1bjorn.queue.json': '[\n{"id":"m-1","name":"1bjorn","mission":"go"},\n{"id":\n',
+      'runs.json': JSON.stringify({ 'bjorn-1': run, 'bjorn-2': { id: 'bjorn-2', slot: 'bjorn' } }),
+      'sessions.json': JSON.stringify({ 'slot:1bjorn': 's-1', 'slot:2bjorn': 7 }),
+      '2bjorn.queue.json': JSON.stringify([{ id: 'm-3', name: '2bjorn', mission: 'go' }, 42]),
+    });
+    expect(store.state.slotQueues.get('1bjorn') ?? []).toEqual([]);
+    expect(store.state.slotQueues.get('2bjorn')).toEqual([{ id: 'm-3', name: '2bjorn', mission: 'go' }]);
+    expect([...store.state.runs.keys()]).toEqual(['bjorn-1']);
+    expect(Object.fromEntries(store.state.sessions)).toEqual({ 'slot:1bjorn': 's-1' });
+    expect(warnings).toEqual([
+      expect.stringMatching(new RegExp(`^${path.join(dir, '1bjorn.queue.json')}:3: not valid JSON`)),
+      `${path.join(dir, '2bjorn.queue.json')}: entry 2 is not a mission; skipped`,
+      `${path.join(dir, 'sessions.json')}: the session of slot:2bjorn is not a string; skipped`,
+      expect.stringMatching(new RegExp(`^${path.join(dir, 'runs.json')}: run bjorn-2 is not a run record \\(.*\\); skipped$`)),
+    ]);
+  });
+});

@@ -19,6 +19,7 @@ import { CheckpointWriter } from './checkpoint-writer.js';
 import { DiskReserve } from './disk-reserve.js';
 import { DurableState, type DurableOp } from './durable-state.js';
 import { GroupCommit } from './group-commit.js';
+import { parseLog } from './log-replay.js';
 import { SerialQueue } from './serial-queue.js';
 import type { HallStateStore } from './state-store.js';
 import { WAL_FILE, canonical, loadStateFiles } from './state-files.js';
@@ -200,18 +201,11 @@ export class FileStateStore implements HallStateStore {
     this.recovered('wal');
   }
 
+  /** Replays the log over the loaded files; a torn last line is cut off, so the next append starts a line of its own. */
   private replayLog(): void {
-    let bad = 0;
-    for (const line of this.log.read().split('\n')) {
-      if (line === '') continue;
-      try {
-        this.state.apply(JSON.parse(line) as DurableOp, this.files.dirty);
-      } catch {
-        bad++;
-      }
-    }
-    // A torn last line is what a crash mid-write leaves; anything more is worth saying.
-    if (bad > 1) this.options.warn(`${this.log.file}: ${bad} unreadable lines skipped`);
+    const text = this.log.read();
+    for (const op of parseLog(text, this.log.file, this.options.warn)) this.state.apply(op, this.files.dirty);
+    if (text !== '' && !text.endsWith('\n')) this.log.cutAfterLastLine(text);
   }
 
   /**

@@ -54,6 +54,13 @@ export class WriteAheadLog {
     this.size += data.length;
   }
 
+  /** Cuts off what follows the last whole line of `text` (the log's content): a torn append. */
+  cutAfterLastLine(text: string): void {
+    const fd = this.open();
+    this.size = Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1), 'utf8');
+    fs.ftruncateSync(fd, this.size);
+  }
+
   /** Makes every append so far outlive a crash of the machine. */
   sync(): Promise<void> {
     const fd = this.open();
