@@ -97,5 +97,7 @@ describe('a checkpoint cut short', () => {
     expect(extra.filter((label) => !maybe.has(label))).toEqual([]);
     expect(restored.filter((id) => accepted.includes(id))).toEqual(accepted);
     expect(status.queues[SLOT]).toBe(restored.length);
+    // The temp file the kill left behind is gone: it would only take room a full disk needs.
+    expect(fs.readdirSync(stateDir).filter((f) => f.includes('.tmp-'))).toEqual([]);
   }, 180_000);
 });

@@ -15,6 +15,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { removeLeftovers } from './atomic-file.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { DiskReserve } from './disk-reserve.js';
 import { DurableState, type DurableOp } from './durable-state.js';
@@ -66,9 +67,10 @@ export class FileStateStore implements HallStateStore {
     this.files = new CheckpointWriter(dir, this.state, () => void this.checkpoints.once('background', () => this.background()));
   }
 
-  /** Loads the state files, replays the log over them, and writes a fresh checkpoint. */
+  /** Loads the state files (after removing what a crashed checkpoint left), replays the log over them, and writes a fresh checkpoint. */
   static async open(dir: string, options: FileStateStoreOptions): Promise<FileStateStore> {
     await fs.promises.mkdir(dir, { recursive: true });
+    removeLeftovers(dir);
     const store = new FileStateStore(dir, options);
     loadStateFiles(dir, store.state, options.warn);
     store.replayLog();
