@@ -110,9 +110,12 @@ describe('cron through a real hall', () => {
     // The cron.fired came before we subscribed; the record and the run tell the story.
     expect(status.cron.hourly.last).toMatchObject({ slot: expectedSlot, result: 'started', catch_up: true });
     expect(status.cron.skipper.last).toMatchObject({ slot: expectedSlot, result: 'skipped' });
-    const state = readCronState(root);
-    expect(Object.keys(state).sort()).toEqual(['hourly', 'skipper']);
-    expect(state.hourly.slot).toBe(expectedSlot);
+    // cron.json is a checkpoint: it follows within a bounded delay (docs/storage.md).
+    await eventually(() => {
+      const state = readCronState(root);
+      expect(Object.keys(state).sort()).toEqual(['hourly', 'skipper']);
+      expect(state.hourly.slot).toBe(expectedSlot);
+    }, 2000, 10);
     await hall.stop();
     tap.close();
 
@@ -151,7 +154,7 @@ describe('cron through a real hall', () => {
     expect(status.cron.waiting.last).toMatchObject({ slot, mission_id: 'm-waiting' });
     expect(['queued', 'started']).toContain(status.cron.waiting.last.result);
     expect(status.cron.lost.last).toMatchObject({ slot, result: 'unknown', mission_id: 'm-lost', error: expect.stringContaining('not fired again') });
-    expect(readCronState(root).lost.pending).toBeUndefined();
+    await eventually(() => expect(readCronState(root).lost.pending).toBeUndefined(), 2000, 10);
   });
 
   it('an invalid expression is a configuration error naming the job: the hall refuses to start (exit 3)', async () => {

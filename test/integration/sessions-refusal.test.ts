@@ -30,8 +30,8 @@ describe('session bindings', () => {
     const second = await run(hall, { name: '1bjorn', mission: 'answer two' });
     expect(second.reply.session).toBe(session);
     expect(second.events.some((e) => e.type === 'session.bound')).toBe(false);
-    const sessions = JSON.parse(fs.readFileSync(path.join(hall.root, '.raider-hall/state/sessions.json'), 'utf8'));
-    expect(sessions).toEqual({ 'slot:1bjorn': session });
+    const sessions = path.join(hall.root, '.raider-hall/state/sessions.json');
+    await eventually(() => expect(JSON.parse(fs.readFileSync(sessions, 'utf8'))).toEqual({ 'slot:1bjorn': session }), 2000, 10);
   });
 
   it('a binding whose journal was deleted gets a new session', async () => {
@@ -89,8 +89,9 @@ describe('session bindings', () => {
     const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 0.3', binding: 'telegram:ops:42' });
     const b = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer b', binding: 'telegram:ops:42' });
     expect(b).toMatchObject({ queued: 1, slot: 'bjorn', binding: 'telegram:ops:42', queue_depth: 1 });
-    const queuesFile = JSON.parse(fs.readFileSync(path.join(hall.root, '.raider-hall/state/binding_queues.json'), 'utf8'));
-    expect(queuesFile['telegram:ops:42'].map((m: Json) => m.mission)).toEqual(['answer b']);
+    // The file is a checkpoint: it follows the queue shortly after the reply (docs/storage.md).
+    const queuesFile = path.join(hall.root, '.raider-hall/state/binding_queues.json');
+    await eventually(() => expect(JSON.parse(fs.readFileSync(queuesFile, 'utf8'))['telegram:ops:42']?.map((m: Json) => m.mission)).toEqual(['answer b']), 2000, 10);
     const doneB = await tap.waitFor((e) => e.type === 'raider.done' && e.response === 'b');
     const doneA = tap.all.find((e) => e.type === 'raider.done' && e.id === a.id)!;
     expect(doneB.session).toBe(doneA.session);

@@ -2,6 +2,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+/** What a write cut short by a crash leaves next to its target. */
+const LEFTOVER = /\.tmp-\d+$/;
+
+/** Removes the temp files of writes a crashed process never finished in `dir` (they would only take room). */
+export function removeLeftovers(dir: string): void {
+  for (const name of fs.readdirSync(dir)) if (LEFTOVER.test(name)) fs.rmSync(path.join(dir, name), { force: true });
+}
+
 /** Temp file, fsync, rename over the target, fsync of the directory. */
 export async function writeFileAtomic(file: string, data: string): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;

@@ -8,10 +8,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import stringify from 'safe-stable-stringify';
-import type { Mission, TelegramTarget } from '../../domain/mission.js';
+import { z } from 'zod';
+import type { Mission } from '../../domain/mission.js';
 import { NUMBERED_SLOT } from '../../domain/names.js';
 import { KV_NAMESPACE, type DurableState, type LedgerRun } from './durable-state.js';
 import { newMissionId } from './mission-id.js';
+import { describeIssues, fileEntrySchema, ledgerRunSchema } from './persisted-schemas.js';
+import { errorCode } from './write-ahead-log.js';
 
 export const BINDING_QUEUES_FILE = 'binding_queues.json';
 export const SESSIONS_FILE = 'sessions.json';
@@ -28,14 +31,39 @@ export function canonical(value: unknown): string {
   return stringify(value) ?? 'null';
 }
 
-export function renderSlotQueue(queue: readonly Mission[]): string {
-  return `${canonical(queue)}\n`;
+/**
+ * Each waiting mission's JSON, made once: a checkpoint of a long queue then
+ * costs a join, not the canonical rendering of every entry again. Missions
+ * are not changed once queued.
+ */
+const missionJson = new WeakMap<Mission, string>();
+
+function jsonOfMission(mission: Mission): string {
+  let json = missionJson.get(mission);
+  if (json === undefined) {
+    json = canonical(mission);
+    missionJson.set(mission, json);
+  }
+  return json;
 }
 
+function renderMissions(queue: readonly Mission[]): string {
+  return `[${queue.map(jsonOfMission).join(',')}]`;
+}
+
+export function renderSlotQueue(queue: readonly Mission[]): string {
+  return `${renderMissions(queue)}\n`;
+}
+
+/** Binding → queue with sorted keys, empty queues left out: what `canonical` would write, faster. */
 export function renderBindingQueues(state: DurableState): string {
-  const out: Record<string, Mission[]> = {};
-  for (const [binding, queue] of state.bindingQueues) if (queue.length > 0) out[binding] = queue;
-  return `${canonical(out)}\n`;
+  const bindings = [...state.bindingQueues.keys()].sort();
+  const parts: string[] = [];
+  for (const binding of bindings) {
+    const queue = state.bindingQueues.get(binding) ?? [];
+    if (queue.length > 0) parts.push(`${JSON.stringify(binding)}:${renderMissions(queue)}`);
+  }
+  return `{${parts.join(',')}}\n`;
 }
 
 export function renderSessions(state: DurableState): string {
@@ -50,96 +78,135 @@ export function renderKv(state: DurableState, ns: string): string {
   return `${canonical(Object.fromEntries(state.kv.get(ns) ?? []))}\n`;
 }
 
+/** The run ledger, as `canonical` would write it; each run's mission from the cache (a run's pid changes, its mission does not). */
 export function renderRuns(state: DurableState): string {
-  return `${canonical(Object.fromEntries(state.runs))}\n`;
+  const ids = [...state.runs.keys()].sort();
+  const parts: string[] = [];
+  for (const id of ids) {
+    const run = state.runs.get(id);
+    if (run) parts.push(`${JSON.stringify(id)}:${renderRun(run)}`);
+  }
+  return `{${parts.join(',')}}\n`;
 }
 
-/** Reads a JSON file; a missing or unreadable file is `fallback` and the problem is reported. */
+function renderRun(run: LedgerRun): string {
+  const fields = Object.entries(run)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, value]) => `${JSON.stringify(key)}:${key === 'entry' ? jsonOfMission(run.entry) : canonical(value)}`);
+  return `{${fields.join(',')}}`;
+}
+
+/**
+ * Reads a JSON file; a missing one is `fallback`, an unreadable one is
+ * reported (with the line of a syntax error) and is `fallback` too.
+ */
 function readJson(file: string, fallback: unknown, warn: (msg: string) => void): unknown {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') warn(`${file}: cannot read (${(err as Error).message}); ignored`);
+    if (errorCode(err) !== 'ENOENT') warn(`${file}: cannot read (${messageOf(err)}); ignored`);
     return fallback;
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    warn(`${file}: not valid JSON (${(err as Error).message}); ignored`);
+    warn(`${file}:${lineOfError(text, err)}: not valid JSON (${messageOf(err)}); ignored`);
     return fallback;
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** The line a JSON syntax error points at (V8 says "position N" or "line L", or nothing when the input ended). */
+function lineOfError(text: string, err: unknown): number {
+  const message = messageOf(err);
+  const line = /line (\d+)/.exec(message);
+  if (line) return Number(line[1]);
+  const position = /position (\d+)/.exec(message);
+  // No position: the input ended too soon, so the error is on its last line.
+  const upTo = position ? Number(position[1]) : text.trimEnd().length;
+  return text.slice(0, upTo).split('\n').length;
 }
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Reads `file` as a `schema`; a mismatch is reported and is `fallback`. */
+function readJsonAs<T>(file: string, schema: z.ZodType<T>, fallback: T, warn: (msg: string) => void): T {
+  const parsed = schema.safeParse(readJson(file, fallback, warn));
+  if (parsed.success) return parsed.data;
+  warn(`${file}: ${describeIssues(parsed.error)}; ignored`);
+  return fallback;
+}
+
+const entries = z.array(z.unknown());
+const records = z.record(z.string(), z.unknown());
 
 /** A queue entry as written by this hall, by the Perl hall (no id), or legacy (a plain string). */
 export function missionFromFile(raw: unknown, defaultName: string | undefined): Mission | null {
-  if (typeof raw === 'string') return defaultName === undefined ? null : { id: newMissionId(), name: defaultName, mission: raw };
-  if (!isRecord(raw)) return null;
-  const name = typeof raw.name === 'string' && raw.name !== '' ? raw.name : defaultName;
+  const parsed = fileEntrySchema.safeParse(raw);
+  if (!parsed.success) return null;
+  const entry = parsed.data;
+  if (typeof entry === 'string') return defaultName === undefined ? null : { id: newMissionId(), name: defaultName, mission: entry };
+  const name = entry.name !== undefined && entry.name !== '' ? entry.name : defaultName;
   if (name === undefined) return null;
   const mission: Mission = {
-    id: typeof raw.id === 'string' && raw.id !== '' ? raw.id : newMissionId(),
+    id: entry.id !== undefined && entry.id !== '' ? entry.id : newMissionId(),
     name,
-    mission: typeof raw.mission === 'string' ? raw.mission : raw.mission === undefined ? '' : String(raw.mission),
+    mission: typeof entry.mission === 'string' ? entry.mission : entry.mission === undefined ? '' : String(entry.mission),
   };
-  if (typeof raw.binding === 'string' && raw.binding !== '') mission.binding = raw.binding;
-  if (isRecord(raw.telegram) && typeof raw.telegram.bot === 'string') mission.telegram = raw.telegram as unknown as TelegramTarget;
-  if (typeof raw.permission_mode === 'string') mission.permission_mode = raw.permission_mode;
-  if (typeof raw.cwd === 'string') mission.cwd = raw.cwd;
+  if (entry.binding !== undefined && entry.binding !== '') mission.binding = entry.binding;
+  if (entry.telegram !== undefined) mission.telegram = entry.telegram;
+  if (entry.permission_mode !== undefined) mission.permission_mode = entry.permission_mode;
+  if (entry.cwd !== undefined) mission.cwd = entry.cwd;
   return mission;
 }
 
-/** Loads every state file of `stateDir` into `state`. */
+/** Loads the queue entries of `list` (from `file`), reporting those that are not missions. */
+function loadQueue(file: string, list: readonly unknown[], defaultName: string | undefined, add: (mission: Mission) => void, warn: (msg: string) => void): void {
+  list.forEach((item, i) => {
+    const mission = missionFromFile(item, defaultName);
+    if (mission) add(mission);
+    else warn(`${file}: entry ${i + 1} is not a mission; skipped`);
+  });
+}
+
+/** Loads every state file of `stateDir` into `state`; what does not parse is reported and skipped. */
 export function loadStateFiles(stateDir: string, state: DurableState, warn: (msg: string) => void): void {
   let names: string[] = [];
   try {
     names = fs.readdirSync(stateDir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (errorCode(err) !== 'ENOENT') throw err;
   }
   for (const name of names.sort()) {
     if (!name.endsWith(QUEUE_SUFFIX)) continue;
     const slot = name.slice(0, -QUEUE_SUFFIX.length);
     if (!NUMBERED_SLOT.test(slot)) continue;
-    const raw = readJson(path.join(stateDir, name), [], warn);
-    if (!Array.isArray(raw)) {
-      warn(`${name}: not a JSON array; ignored`);
-      continue;
-    }
-    for (const item of raw) {
-      const mission = missionFromFile(item, slot);
-      if (mission) state.load({ kind: 'slot', slot }, mission);
-    }
+    const file = path.join(stateDir, name);
+    const list = readJsonAs(file, entries, [], warn);
+    loadQueue(file, list, slot, (mission) => state.load({ kind: 'slot', slot }, mission), warn);
   }
-  const bindingQueues = readJson(path.join(stateDir, BINDING_QUEUES_FILE), {}, warn);
-  if (isRecord(bindingQueues)) {
-    for (const binding of Object.keys(bindingQueues).sort()) {
-      const list = bindingQueues[binding];
-      if (!Array.isArray(list)) continue;
-      for (const item of list) {
-        const mission = missionFromFile(item, undefined);
-        if (mission) state.load({ kind: 'binding', binding }, { ...mission, binding: mission.binding ?? binding });
-      }
-    }
+  const bindingFile = path.join(stateDir, BINDING_QUEUES_FILE);
+  const bindingQueues = readJsonAs(bindingFile, z.record(z.string(), entries), {}, warn);
+  for (const binding of Object.keys(bindingQueues).sort()) {
+    loadQueue(bindingFile, bindingQueues[binding] ?? [], undefined, (mission) => state.load({ kind: 'binding', binding }, { ...mission, binding: mission.binding ?? binding }), warn);
   }
-  const sessions = readJson(path.join(stateDir, SESSIONS_FILE), {}, warn);
-  if (isRecord(sessions)) {
-    for (const [binding, id] of Object.entries(sessions)) if (typeof id === 'string') state.sessions.set(binding, id);
+  const sessionsFile = path.join(stateDir, SESSIONS_FILE);
+  for (const [binding, id] of Object.entries(readJsonAs(sessionsFile, records, {}, warn))) {
+    if (typeof id === 'string') state.sessions.set(binding, id);
+    else warn(`${sessionsFile}: the session of ${binding} is not a string; skipped`);
   }
   for (const name of names) {
     const ns = name.endsWith('.json') ? name.slice(0, -'.json'.length) : '';
     if (!KV_NAMESPACE.test(ns) || RESERVED.has(name)) continue;
-    const values = readJson(path.join(stateDir, name), {}, warn);
-    if (isRecord(values)) state.kv.set(ns, new Map(Object.entries(values)));
+    state.kv.set(ns, new Map(Object.entries(readJsonAs(path.join(stateDir, name), records, {}, warn))));
   }
-  const runs = readJson(path.join(stateDir, RUNS_FILE), {}, warn);
-  if (isRecord(runs)) {
-    for (const [id, run] of Object.entries(runs)) {
-      if (isRecord(run) && isRecord(run.entry) && typeof run.slot === 'string') state.runs.set(id, run as unknown as LedgerRun);
-    }
+  const runsFile = path.join(stateDir, RUNS_FILE);
+  for (const [id, raw] of Object.entries(readJsonAs(runsFile, records, {}, warn))) {
+    const run = ledgerRunSchema.safeParse(raw);
+    if (run.success) state.runs.set(id, run.data);
+    else warn(`${runsFile}: run ${id} is not a run record (${describeIssues(run.error)}); skipped`);
   }
 }
