@@ -11,6 +11,7 @@ import path from 'node:path';
 import stringify from 'safe-stable-stringify';
 import { parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
 import { onLines } from '../adapters/os/unix-socket.js';
+import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 
 export interface QuestionContext {
   runId: string;
@@ -79,6 +80,7 @@ export class PermissionChannels {
     const connection = new AbortController();
     const onRunEnd = () => connection.abort();
     runSignal.addEventListener('abort', onRunEnd, { once: true });
+    const onFault = (fault: LineFault) => this.warn(`permission channel of ${runId}: ${describeLineFault(fault)}; skipped`);
     onLines(socket, (line) => {
       if (line.trim() === '') return;
       let value: unknown;
@@ -94,7 +96,7 @@ export class PermissionChannels {
         return;
       }
       void this.answer(socket, question, runId, binding, connection.signal);
-    });
+    }, { maxBytes: MAX_LINE_BYTES, onFault });
     socket.on('close', () => {
       connection.abort();
       runSignal.removeEventListener('abort', onRunEnd);

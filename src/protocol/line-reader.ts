@@ -10,6 +10,8 @@ import { TextDecoder } from 'node:util';
 
 /** The default cap: one line of the control protocol may hold this many bytes. */
 export const MAX_LINE_BYTES = 1024 * 1024;
+/** A line the hall writes (a reply, an event) may carry a whole run result or slot log. */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 export type LineFault = { fault: 'too-long'; maxBytes: number } | { fault: 'invalid-utf8' };
 
@@ -118,17 +120,33 @@ export interface ReadLinesOptions extends LineReaderOptions {
   onFault?: (fault: LineFault) => void;
 }
 
+/** A reader that calls back instead of returning: for byte sources that are not streams (a growing file). */
+export interface LineSink {
+  push(chunk: Buffer | string): void;
+  /** The input ended: hands on a last line without its newline. */
+  flush(): void;
+}
+
+export function lineSink(onLine: (line: string) => void, options: ReadLinesOptions = {}): LineSink {
+  const reader = new LineReader(options);
+  const hand = (items: LineOrFault[]): void => {
+    for (const item of items) {
+      if ('line' in item) onLine(item.line);
+      else options.onFault?.(item);
+    }
+  };
+  return {
+    push: (chunk) => hand(reader.push(chunk)),
+    flush: () => hand(reader.flush()),
+  };
+}
+
 /**
  * Calls `onLine` with every complete line a stream delivers (a socket, a
  * child's pipe). A line the stream ends without a newline is dropped: the
  * peer did not finish it.
  */
 export function readLines(stream: Readable, onLine: (line: string) => void, options: ReadLinesOptions = {}): void {
-  const reader = new LineReader(options);
-  stream.on('data', (chunk: Buffer | string) => {
-    for (const item of reader.push(chunk)) {
-      if ('line' in item) onLine(item.line);
-      else options.onFault?.(item);
-    }
-  });
+  const sink = lineSink(onLine, options);
+  stream.on('data', (chunk: Buffer | string) => sink.push(chunk));
 }
