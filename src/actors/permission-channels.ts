@@ -11,16 +11,9 @@ import path from 'node:path';
 import stringify from 'safe-stable-stringify';
 import { parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
 import { onLines } from '../adapters/os/unix-socket.js';
+import type { PermissionHandler, PermissionRegistry } from '../ports/permission-registry.js';
 import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 
-export interface QuestionContext {
-  runId: string;
-  binding: string;
-  /** Aborts when the question is moot: the run ended or its channel closed. */
-  signal: AbortSignal;
-}
-
-export type PermissionHandler = (question: PermissionQuestion, context: QuestionContext) => Promise<PermissionAnswer>;
 
 interface OpenChannel {
   server: net.Server;
@@ -28,7 +21,7 @@ interface OpenChannel {
   abort: AbortController;
 }
 
-export class PermissionChannels {
+export class PermissionChannels implements PermissionRegistry {
   private readonly handlers = new Map<string, PermissionHandler>();
   private readonly channels = new Map<string, OpenChannel>();
 

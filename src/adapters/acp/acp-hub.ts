@@ -5,7 +5,7 @@
  * runs' permission questions put to the client that owns the session.
  */
 import { createActor, fromPromise, type Actor } from 'xstate';
-import type { HallServices } from '../../actors/hall-adapter.js';
+import type { HallServices } from '../../ports/hall-services.js';
 import {
   finalChunk,
   permissionToolCall,
