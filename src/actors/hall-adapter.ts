@@ -1,55 +1,6 @@
 /**
- * The seam for the hall's optional faces (cron, Telegram, ACP, MCP): each is
- * an adapter built from the hall's services. Adapters turn the world into
- * requests to the hall actor and publish their own events; they never reach
- * into the actor tree.
+ * The adapter port moved to src/ports/hall-services.ts; this re-export keeps
+ * the MCP hall-tool handlers building until the one typed hall client
+ * replaces them (it is allowed by name in test/architecture.test.ts).
  */
-import type { AnyActorRef, InspectionEvent } from 'xstate';
-import type { HallConfig } from '../adapters/config/hall-config.js';
-import type { CommandHandler } from '../adapters/control/control-socket.js';
-import type { EventBus } from '../adapters/control/event-bus.js';
-import type { HallQueries } from '../adapters/control/queries.js';
-import type { HallPaths } from '../adapters/storage/hall-paths.js';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
-import type { BusEvent, ReplyBody } from '../machines/hall-effects.js';
-import type { HallRequest } from './hall-gateway.js';
-import type { PermissionChannels } from './permission-channels.js';
-
-export interface HallServices {
-  paths: HallPaths;
-  config: HallConfig;
-  env: Readonly<Record<string, string | undefined>>;
-  bus: EventBus;
-  /** Durable state; adapters keep their own facts with `set`/`unset` operations in a namespace of their own. */
-  store: HallStateStore;
-  queries: HallQueries;
-  /** Sends a command to the hall actor; resolves with its reply once what it changed is on disk. */
-  request(command: HallRequest): Promise<ReplyBody>;
-  /** Publishes an adapter's own event (`cron.fired`, `telegram.in`, ...) on the event bus. */
-  publish(event: BusEvent): void;
-  newMissionId(): string;
-  /** Where a surface that can ask a person registers, per binding, to answer raiders' permission questions. */
-  permissionChannels: PermissionChannels;
-  /** Shows an actor system of the adapter's own (an ACP session) in `raider hall inspect`; returns its untrack. */
-  trackActor(root: AnyActorRef): () => void;
-  /** The XState inspection observer the hall runs with, for actors an adapter creates. */
-  inspect?: (event: InspectionEvent) => void;
-  log(line: string): void;
-}
-
-export interface HallAdapter {
-  readonly name: string;
-  /** Control-socket commands this adapter answers (`telegram_reply`, ...). */
-  readonly commands?: Readonly<Record<string, CommandHandler>>;
-  /** Keys this adapter adds to the `status` reply. */
-  status?(): Record<string, unknown>;
-  start(): Promise<void>;
-  /** The hall is stopping: take no new work (stop polling, close listeners). */
-  stop(): Promise<void>;
-}
-
-/**
- * Builds an adapter, or returns null when the config does not ask for it. It
- * may load its module first, so a hall loads only the faces its config uses.
- */
-export type HallAdapterFactory = (services: HallServices) => HallAdapter | null | Promise<HallAdapter | null>;
+export type { HallAdapter, HallAdapterFactory, HallServices } from '../ports/hall-services.js';

@@ -7,9 +7,7 @@ import type { Actor } from 'xstate';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import type { HallCommand, hallMachine } from '../machines/hall.machine.js';
 import type { ReplyBody } from '../machines/hall-effects.js';
-
-type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
-export type HallRequest = DistributiveOmit<Extract<HallCommand, { reqId?: string }>, 'reqId'>;
+import type { HallRequest } from '../ports/hall-services.js';
 
 /** A reply the hall owes for longer than this means a bug; the client still gets an answer. */
 const REPLY_TIMEOUT_MS = 120_000;

@@ -30,6 +30,19 @@ function gone(root: string): void {
 }
 
 describe.concurrent('raider hall start --daemon and stop', () => {
+  it('carries --acp-port and --acp-host to the hall it starts in the background', async () => {
+    const root = hallRoot(CONFIG);
+    const started = await hall(['start', '--daemon', '--acp-port', '0', '--acp-host', '127.0.0.1'], root, { env: { RAIDER_HALL_ACP_PORT: undefined } });
+    expect(started.code, started.stderr).toBe(0);
+    try {
+      const status = await request(socketOf(root), { cmd: 'status' });
+      expect(status.acp).toMatchObject({ host: '127.0.0.1', port: expect.any(Number) });
+      expect(status.acp.port).toBeGreaterThan(0);
+    } finally {
+      expect((await hall(['stop'], root)).code).toBe(0);
+    }
+  });
+
   it('starts in the background, refuses a second hall, and stop waits until it has exited', async () => {
     const root = hallRoot(CONFIG);
     const other = hallRoot();
@@ -141,9 +154,10 @@ describe.concurrent('raider hall start --daemon and stop', () => {
   // exits it stays a zombie until its new parent reaps it. Where that parent
   // never reaps (a container whose PID 1 is a plain program, e.g. `node` or
   // `sleep`), stop must not take a zombie for a running hall.
-  // Registered only where a subreaper can be made (Linux, perl), so no test is reported as skipped.
-  if (process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') && spawnSync('perl', ['-e', '1']).status === 0) it(
-    'stop returns once the daemon has exited even when nothing reaps it yet',
+  // A subreaper needs Linux (x64 or arm64 for the prctl number) and perl; elsewhere the test shows as skipped.
+  const canSubreap = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') && spawnSync('perl', ['-e', '1']).status === 0;
+  it.skipIf(!canSubreap)(
+    'stop returns once the daemon has exited even when nothing reaps it yet (skipped without Linux x64/arm64 and perl)',
     async () => {
       const root = hallRoot(CONFIG);
       const SYS_prctl = process.arch === 'x64' ? 157 : 167;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HallAdapterFactory } from '../../src/actors/hall-adapter.js';
+import type { HallAdapterFactory } from '../../src/ports/hall-services.js';
 import { mcpAdapter, mcpSocketPath } from '../../src/adapters/mcp/mcp-adapter.js';
 import { HALL_TOOL_NAMES } from '../../src/adapters/mcp/mcp-tools.js';
 import { eventually, runStarted, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
@@ -279,8 +279,10 @@ describe('the MCP socket', () => {
     expect((await c.call('hall_status')).isError).toBe(false);
 
     const { json } = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
+    const listeners = hall!.hall.bus.subscriberCount();
     const waiting = c.call('wait_for_raider', { id: json!.id, timeout_s: 60 });
-    await new Promise((r) => setTimeout(r, 100));
+    // The wait is pending in the hall once it listens on the bus.
+    await eventually(() => expect(hall!.hall.bus.subscriberCount()).toBe(listeners + 1));
     hall!.hall.stop();
     const r = await waiting;
     expect(r).toMatchObject({ isError: true, text: expect.stringContaining('the hall is stopping') });

@@ -6,8 +6,8 @@
  */
 import net from 'node:net';
 import stringify from 'safe-stable-stringify';
+import { describeLineFault, LineReader } from '../../protocol/line-reader.js';
 import type { EventBus } from './event-bus.js';
-import { FrameReader } from './frame-reader.js';
 import { listenUnix, type UnixListener } from '../os/socket-path.js';
 import type { Reply } from './queries.js';
 
@@ -48,7 +48,7 @@ export class ControlSocket {
 
   private serve(socket: net.Socket): void {
     this.connections.add(socket);
-    const reader = new FrameReader();
+    const reader = new LineReader();
     // Replies leave in the order their commands came, whenever each is ready.
     let chain: Promise<void> = Promise.resolve();
     let unsubscribe: Array<() => void> = [];
@@ -61,8 +61,8 @@ export class ControlSocket {
     };
     socket.on('data', (chunk: Buffer) => {
       for (const frame of reader.push(chunk)) {
-        if ('error' in frame) {
-          queueReply({ error: frame.error });
+        if (!('line' in frame)) {
+          queueReply({ error: describeLineFault(frame, 'frame') });
           continue;
         }
         if (frame.line.trim() === '') continue;
