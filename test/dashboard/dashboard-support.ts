@@ -82,3 +82,61 @@ export function httpRequest(
 export const bearer = (board: Board): Record<string, string> => ({ Authorization: `Bearer ${board.token}` });
 export const cookie = (board: Board): Record<string, string> => ({ Cookie: `raider_hall_dashboard_${board.port}=${board.token}` });
 export const json = { 'Content-Type': 'application/json' };
+
+export interface SseMessage {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/** An open `/api/events` stream that keeps its messages and lets a test wait for one. */
+export interface SseTap {
+  messages: SseMessage[];
+  waitFor(predicate: (m: SseMessage) => boolean, timeoutMs?: number): Promise<SseMessage>;
+  /** Stops reading (the client's buffers fill, then the hall's). */
+  pause(): void;
+  close(): void;
+}
+
+export function openEventStream(board: Board, headers: Record<string, string> = {}): Promise<SseTap> {
+  return new Promise((resolve, reject) => {
+    const messages: SseMessage[] = [];
+    const waiters: Array<{ predicate: (m: SseMessage) => boolean; resolve: (m: SseMessage) => void }> = [];
+    const req = http.get({ host: '127.0.0.1', port: board.port, path: '/api/events', headers: { Host: board.host, ...bearer(board), ...headers } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`event stream answered ${res.statusCode}`));
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const message: SseMessage = { data: '' };
+          for (const line of block.split('\n')) {
+            if (line.startsWith('id: ')) message.id = line.slice(4);
+            else if (line.startsWith('event: ')) message.event = line.slice(7);
+            else if (line.startsWith('data: ')) message.data = line.slice(6);
+          }
+          if (block.startsWith(':')) continue;
+          messages.push(message);
+          for (const w of [...waiters]) if (w.predicate(message)) waiters.splice(waiters.indexOf(w), 1) && w.resolve(message);
+        }
+      });
+      resolve({
+        messages,
+        waitFor(predicate, timeoutMs = 15_000) {
+          const found = messages.find(predicate);
+          if (found) return Promise.resolve(found);
+          return new Promise((res2, rej) => {
+            const timer = setTimeout(() => rej(new Error(`no such message; got ${messages.map((m) => m.data.slice(0, 60)).join(' | ')}`)), timeoutMs);
+            waiters.push({ predicate, resolve: (m) => (clearTimeout(timer), res2(m)) });
+          });
+        },
+        pause: () => res.pause(),
+        close: () => req.destroy(),
+      });
+    });
+    req.on('error', reject);
+  });
+}
