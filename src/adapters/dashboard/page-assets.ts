@@ -27,6 +27,7 @@ const TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
 
 const IMPORT_MAP = JSON.stringify({
@@ -48,7 +49,7 @@ function typeOf(file: string): string {
 export function loadPageAssets(): PageAssets {
   const files = new Map<string, Asset>();
   for (const name of fs.readdirSync(WEB_DIR)) {
-    if (!/^[a-z0-9-]+\.(js|css)$/.test(name)) continue;
+    if (!/^[a-z0-9-]+\.(js|css|svg)$/.test(name)) continue;
     files.set(`/app/${name}`, { type: typeOf(name), body: fs.readFileSync(path.join(WEB_DIR, name)) });
   }
   for (const [route, specifier] of Object.entries(VENDOR)) {
@@ -64,6 +65,8 @@ export function loadPageAssets(): PageAssets {
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<title>Raider Hall</title>',
+    // Our own icon: a browser would otherwise ask for /favicon.ico.
+    '<link rel="icon" href="/app/icon.svg" type="image/svg+xml">',
     '<link rel="stylesheet" href="/app/dashboard.css">',
     `<script type="importmap">${IMPORT_MAP}</script>`,
     '<script type="module" src="/app/main.js"></script>',
