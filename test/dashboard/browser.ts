@@ -18,7 +18,8 @@ export const skipBrowserTests: string | null =
     : `no Chromium (set CHROMIUM_PATH or install the chromium package; looked at ${CANDIDATES.join(', ')})`;
 
 export async function launchBrowser(): Promise<Browser> {
-  if (chromiumPath === undefined) throw new Error(`no Chromium at ${CANDIDATES.join(', ')}: install the chromium package or set CHROMIUM_PATH`);
+  if (chromiumPath === undefined)
+    throw new Error(`no Chromium at ${CANDIDATES.join(', ')}: install the chromium package or set CHROMIUM_PATH`);
   // Chromium's sandbox does not run as root (containers, CI).
   return chromium.launch({ executablePath: chromiumPath, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
 }

@@ -54,7 +54,12 @@ describe('GET /api/runs', () => {
     expect(all.total).toBe(3);
     expect(all.runs.map((r: Json) => r.status)).toEqual(['running', expect.any(String), expect.any(String)]);
     expect(all.runs[0]).toMatchObject({ id: waiting.id, slot: 'ivar', mission: 'wait 30', duration: null });
-    expect(all.runs.slice(1).map((r: Json) => r.status).sort()).toEqual(['completed', 'failed']);
+    expect(
+      all.runs
+        .slice(1)
+        .map((r: Json) => r.status)
+        .sort(),
+    ).toEqual(['completed', 'failed']);
 
     expect((await get(board, '/api/runs?status=failed')).runs.map((r: Json) => r.error)).toEqual(['broken']);
     expect((await get(board, '/api/runs?raider=bjorn')).total).toBe(2);
@@ -68,7 +73,8 @@ describe('GET /api/runs', () => {
   it('keeps past runs across a restart: they come from the events files', async () => {
     const { hall, board } = await started();
     const done = await runToEnd(hall, board, 'answer before the restart');
-    await halls.splice(0)[0]!.stop();
+    await hall.stop();
+    halls.splice(0);
 
     const again = await startTestHall({ root: hall.root, adapters: [dashboardAdapter] });
     halls.push(again);
@@ -141,11 +147,12 @@ describe('GET /api/events', () => {
     stream.close();
     socketTap.close();
 
-    const spawned = stream.messages.find((m) => m.data.includes('"raider.spawned"'))!;
-    const replay = await openEventStream(board, { 'Last-Event-ID': spawned.id! });
+    const spawnedId = stream.messages.find((m) => m.data.includes('"raider.spawned"'))?.id ?? '';
+    expect(spawnedId).toMatch(/^\d+$/);
+    const replay = await openEventStream(board, { 'Last-Event-ID': spawnedId });
     const missed = await replay.waitFor((m) => m.id === sse.id);
     expect(missed.data).toBe(sse.data);
-    expect(Number(replay.messages[0]!.id)).toBe(Number(spawned.id) + 1);
+    expect(Number(replay.messages[0]?.id)).toBe(Number(spawnedId) + 1);
     replay.close();
 
     // A seq this hall never sent (a restarted hall begins again at 1): the page must reload.
@@ -172,7 +179,8 @@ describe('GET /api/events', () => {
     // A reader that reads nothing more: its unsent bytes grow until the bus drops it.
     stream.pause();
     const big = 'x'.repeat(64 * 1024);
-    for (let i = 0; i < 400 && hall.logs.every((l) => !l.includes('subscriber dropped')); i++) hall.hall.bus.publish({ type: 'test.big', big });
+    for (let i = 0; i < 400 && hall.logs.every((l) => !l.includes('subscriber dropped')); i++)
+      hall.hall.bus.publish({ type: 'test.big', big });
     expect(hall.logs.some((l) => l.includes('event subscriber dropped'))).toBe(true);
     stream.close();
   });

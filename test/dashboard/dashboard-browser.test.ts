@@ -87,7 +87,10 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', () => {
       await form.getByLabel('Mission').fill('answer from the form');
       await form.getByRole('button', { name: 'Spawn' }).click();
       const done = await events.waitFor((e) => e.slot === 'ivar');
-      const row = page.getByRole('table', { name: 'Runs' }).getByRole('row').filter({ has: page.getByRole('link', { name: done.id }) });
+      const row = page
+        .getByRole('table', { name: 'Runs' })
+        .getByRole('row')
+        .filter({ has: page.getByRole('link', { name: done.id }) });
       await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
     } finally {
       events.close();
@@ -113,7 +116,10 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', () => {
     expect(await page.locator('#bold').count()).toBe(0);
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.title()).toBe('Raider Hall');
-    await page.getByRole('region', { name: 'Timeline' }).getByText(/ended: completed/).waitFor();
+    await page
+      .getByRole('region', { name: 'Timeline' })
+      .getByText(/ended: completed/)
+      .waitFor();
   });
 
   it('shows no buttons when read-only', async () => {

@@ -41,7 +41,9 @@ describe('login', () => {
       expect(reply.body).not.toContain(hall.root);
       expect(reply.body).toMatch(/not logged in/);
     }
-    const wrongCookie = await httpRequest(board, '/api/status', { headers: { Cookie: `raider_hall_dashboard_${board.port}=${'x'.repeat(43)}` } });
+    const wrongCookie = await httpRequest(board, '/api/status', {
+      headers: { Cookie: `raider_hall_dashboard_${board.port}=${'x'.repeat(43)}` },
+    });
     expect(wrongCookie.status).toBe(401);
     const wrongBearer = await httpRequest(board, '/api/status', { headers: { Authorization: 'Bearer nope' } });
     expect(wrongBearer.status).toBe(401);
@@ -87,7 +89,8 @@ describe('the Host header', () => {
 });
 
 describe('changes', () => {
-  const post = (headers: Record<string, string>) => httpRequest(board, '/api/spawn', { method: 'POST', headers: { ...json, ...headers }, body: spawnBody });
+  const post = (headers: Record<string, string>) =>
+    httpRequest(board, '/api/spawn', { method: 'POST', headers: { ...json, ...headers }, body: spawnBody });
 
   it('refuses same-site and cross-site posts even with the cookie', async () => {
     for (const site of ['same-site', 'cross-site', 'none']) {
@@ -133,7 +136,12 @@ describe('changes', () => {
   it('answers a CORS preflight with no CORS headers', async () => {
     const reply = await httpRequest(board, '/api/spawn', {
       method: 'OPTIONS',
-      headers: { ...cookie(board), Origin: 'http://127.0.0.1:9999', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' },
+      headers: {
+        ...cookie(board),
+        Origin: 'http://127.0.0.1:9999',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
     });
     expect(reply.status).toBeGreaterThanOrEqual(400);
     expect(Object.keys(reply.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);

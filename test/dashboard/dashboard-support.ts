@@ -29,7 +29,9 @@ export async function boardOf(root: string): Promise<Board> {
   return { url: file.url, token: file.token, port: Number(url.port), host: url.host };
 }
 
-export async function startBoardProcess(config = 'dashboard: { listen: "127.0.0.1:0" }\n'): Promise<{ root: string; board: Board; child: ChildProcess; stop(): Promise<void> }> {
+export async function startBoardProcess(
+  config = 'dashboard: { listen: "127.0.0.1:0" }\n',
+): Promise<{ root: string; board: Board; child: ChildProcess; stop(): Promise<void> }> {
   const root = tempRoot('dashboard-');
   fs.writeFileSync(path.join(root, '.raider-hall.yml'), config);
   const child = await spawnHallProcess(root);
@@ -66,7 +68,13 @@ export function httpRequest(
 ): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port: board.port, path: pathname, method: options.method ?? 'GET', headers: { Host: board.host, ...options.headers } },
+      {
+        host: '127.0.0.1',
+        port: board.port,
+        path: pathname,
+        method: options.method ?? 'GET',
+        headers: { Host: board.host, ...options.headers },
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -102,41 +110,56 @@ export function openEventStream(board: Board, headers: Record<string, string> = 
   return new Promise((resolve, reject) => {
     const messages: SseMessage[] = [];
     const waiters: Array<{ predicate: (m: SseMessage) => boolean; resolve: (m: SseMessage) => void }> = [];
-    const req = http.get({ host: '127.0.0.1', port: board.port, path: '/api/events', headers: { Host: board.host, ...bearer(board), ...headers } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`event stream answered ${res.statusCode}`));
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const message: SseMessage = { data: '' };
-          for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) message.id = line.slice(4);
-            else if (line.startsWith('event: ')) message.event = line.slice(7);
-            else if (line.startsWith('data: ')) message.data = line.slice(6);
+    const req = http.get(
+      { host: '127.0.0.1', port: board.port, path: '/api/events', headers: { Host: board.host, ...bearer(board), ...headers } },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`event stream answered ${res.statusCode}`));
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const message: SseMessage = { data: '' };
+            for (const line of block.split('\n')) {
+              if (line.startsWith('id: ')) message.id = line.slice(4);
+              else if (line.startsWith('event: ')) message.event = line.slice(7);
+              else if (line.startsWith('data: ')) message.data = line.slice(6);
+            }
+            if (block.startsWith(':')) continue;
+            messages.push(message);
+            for (const w of [...waiters]) {
+              if (!w.predicate(message)) continue;
+              waiters.splice(waiters.indexOf(w), 1);
+              w.resolve(message);
+            }
           }
-          if (block.startsWith(':')) continue;
-          messages.push(message);
-          for (const w of [...waiters]) if (w.predicate(message)) waiters.splice(waiters.indexOf(w), 1) && w.resolve(message);
-        }
-      });
-      resolve({
-        messages,
-        waitFor(predicate, timeoutMs = 15_000) {
-          const found = messages.find(predicate);
-          if (found) return Promise.resolve(found);
-          return new Promise((res2, rej) => {
-            const timer = setTimeout(() => rej(new Error(`no such message; got ${messages.map((m) => m.data.slice(0, 60)).join(' | ')}`)), timeoutMs);
-            waiters.push({ predicate, resolve: (m) => (clearTimeout(timer), res2(m)) });
-          });
-        },
-        pause: () => res.pause(),
-        close: () => req.destroy(),
-      });
-    });
+        });
+        resolve({
+          messages,
+          waitFor(predicate, timeoutMs = 15_000) {
+            const found = messages.find(predicate);
+            if (found) return Promise.resolve(found);
+            return new Promise((res2, rej) => {
+              const timer = setTimeout(
+                () => rej(new Error(`no such message; got ${messages.map((m) => m.data.slice(0, 60)).join(' | ')}`)),
+                timeoutMs,
+              );
+              waiters.push({
+                predicate,
+                resolve: (m) => {
+                  clearTimeout(timer);
+                  res2(m);
+                },
+              });
+            });
+          },
+          pause: () => res.pause(),
+          close: () => req.destroy(),
+        });
+      },
+    );
     req.on('error', reject);
   });
 }

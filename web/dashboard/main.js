@@ -9,6 +9,11 @@ import htm from 'htm';
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
 
+/** A failed request leaves the view as it was; the console says why. */
+function reportFailure(err) {
+  console.warn(`dashboard: ${err}`);
+}
+
 async function getJson(path) {
   const res = await fetch(path, { credentials: 'same-origin' });
   return res.json();
@@ -107,11 +112,13 @@ function SpawnForm() {
     <label>Raider <input name="raider" value=${raider} onInput=${(e) => setRaider(e.currentTarget.value)} /></label>
     <label>Mission <textarea name="mission" rows="2" value=${mission} onInput=${(e) => setMission(e.currentTarget.value)}></textarea></label>
     <button type="submit">Spawn</button>
-    ${answer?.error !== undefined
-      ? html`<p role="alert" class="refusal">${text(answer.error)}</p>`
-      : answer !== null
-        ? html`<p role="status">${answer.id !== undefined ? `Spawned ${text(answer.id)}` : `Queued (${text(answer.queue_depth ?? answer.status ?? 'waiting')})`}</p>`
-        : null}
+    ${
+      answer?.error !== undefined
+        ? html`<p role="alert" class="refusal">${text(answer.error)}</p>`
+        : answer !== null
+          ? html`<p role="status">${answer.id !== undefined ? `Spawned ${text(answer.id)}` : `Queued (${text(answer.queue_depth ?? answer.status ?? 'waiting')})`}</p>`
+          : null
+    }
   </form>`;
 }
 
@@ -130,7 +137,7 @@ function Filters({ filter, setFilter }) {
 }
 
 function RunRow({ row, readOnly }) {
-  const act = (verb) => () => postJson(`/api/runs/${encodeURIComponent(row.id)}/${verb}`, {});
+  const act = (verb) => () => postJson(`/api/runs/${encodeURIComponent(row.id)}/${verb}`, {}).catch(reportFailure);
   return html`<tr>
     <td><a href=${`#/runs/${encodeURIComponent(row.id)}`}>${row.id}</a></td>
     <td>${row.slot}</td>
@@ -138,10 +145,12 @@ function RunRow({ row, readOnly }) {
     <td>${time(row.started_at)}</td>
     <td>${duration(row)}</td>
     <td>
-      ${row.status === 'running' && !readOnly
-        ? html`<button type="button" aria-label=${`Cancel ${row.id}`} onClick=${act('cancel')}>Cancel</button>
+      ${
+        row.status === 'running' && !readOnly
+          ? html`<button type="button" aria-label=${`Cancel ${row.id}`} onClick=${act('cancel')}>Cancel</button>
             <button type="button" aria-label=${`Kill ${row.id}`} onClick=${act('kill')}>Kill</button>`
-        : null}
+          : null
+      }
     </td>
   </tr>`;
 }
@@ -154,13 +163,16 @@ function RunsPage({ readOnly }) {
   const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== '')).toString();
   useEffect(() => {
     let current = true;
-    getJson(`/api/runs?${query}`).then((reply) => current && setRuns(reply));
+    getJson(`/api/runs?${query}`)
+      .then((reply) => current && setRuns(reply))
+      .catch(reportFailure);
     return () => {
       current = false;
     };
   }, [query, stamp]);
   useLiveBatch((batch) => {
-    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) setStamp((n) => n + 1);
+    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.'))))
+      setStamp((n) => n + 1);
   }, []);
   const toggle = () => {
     live.setFrozen(!frozen);
@@ -210,14 +222,19 @@ function RunPage({ id, readOnly }) {
   const [stamp, setStamp] = useState(0);
   useEffect(() => {
     let current = true;
-    getJson(`/api/runs/${encodeURIComponent(id)}`).then((reply) => current && setDetail(reply));
+    getJson(`/api/runs/${encodeURIComponent(id)}`)
+      .then((reply) => current && setDetail(reply))
+      .catch(reportFailure);
     return () => {
       current = false;
     };
   }, [id, stamp]);
-  useLiveBatch((batch) => {
-    if (batch.some((e) => e.id === id)) setStamp((n) => n + 1);
-  }, [id]);
+  useLiveBatch(
+    (batch) => {
+      if (batch.some((e) => e.id === id)) setStamp((n) => n + 1);
+    },
+    [id],
+  );
   const running = detail?.run?.status === 'running';
   // The raider's output goes to its events file, not the bus: while it runs, look again each second.
   useEffect(() => {
@@ -231,7 +248,10 @@ function RunPage({ id, readOnly }) {
   const timeline = [...detail.events.filter((e) => e.type === 'run.started' || e.type === 'run.state'), ...detail.timeline]
     .filter((e) => typeof e.time === 'number')
     .sort((a, b) => a.time - b.time);
-  const act = (verb) => () => postJson(`/api/runs/${encodeURIComponent(id)}/${verb}`, {}).then(() => setStamp((n) => n + 1));
+  const act = (verb) => () =>
+    postJson(`/api/runs/${encodeURIComponent(id)}/${verb}`, {})
+      .then(() => setStamp((n) => n + 1))
+      .catch(reportFailure);
   return html`<main>
     <p><a href="#/">All runs</a></p>
     <h2>Run ${id}</h2>
@@ -240,10 +260,12 @@ function RunPage({ id, readOnly }) {
       <dt>Status</dt><dd class=${`status ${detail.run.status}`}>${detail.run.status}</dd>
       <dt>Mission</dt><dd class="mission">${text(detail.run.mission ?? '(not known: the run ended before this hall started)')}</dd>
     </dl>
-    ${running && !readOnly
-      ? html`<p><button type="button" aria-label=${`Cancel ${id}`} onClick=${act('cancel')}>Cancel</button>
+    ${
+      running && !readOnly
+        ? html`<p><button type="button" aria-label=${`Cancel ${id}`} onClick=${act('cancel')}>Cancel</button>
           <button type="button" aria-label=${`Kill ${id}`} onClick=${act('kill')}>Kill</button></p>`
-      : null}
+        : null
+    }
     <section aria-label="Output"><h3>Output</h3>${output.map((line) => html`<pre>${line}</pre>`)}</section>
     <section aria-label="Timeline"><h3>Timeline</h3>
       <ol>${timeline.map((e) => html`<li><time>${time(e.time * 1000)}</time> ${timelineLine(e)}</li>`)}</ol>
@@ -264,7 +286,7 @@ function App() {
   useEffect(() => {
     const onHash = () => setRoute(currentRoute());
     addEventListener('hashchange', onHash);
-    getJson('/api/status').then(setStatus);
+    getJson('/api/status').then(setStatus).catch(reportFailure);
     return () => removeEventListener('hashchange', onHash);
   }, []);
   if (status === null) return html`<p>Loading…</p>`;

@@ -155,12 +155,9 @@ const validTimeZone = (tz: string): boolean => {
 
 /** `HOST:PORT`, with an IPv6 address in brackets; null when it is not one. */
 export function parseListen(listen: string): { host: string; port: number } | null {
-  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(listen);
-  if (!m) return null;
-  const port = Number(m[2]);
-  if (port > 65535) return null;
-  const host = m[1]!.startsWith('[') ? m[1]!.slice(1, -1) : m[1]!;
-  return { host, port };
+  const [, written, digits] = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(listen) ?? [];
+  if (written === undefined || digits === undefined || Number(digits) > 65535) return null;
+  return { host: written.startsWith('[') ? written.slice(1, -1) : written, port: Number(digits) };
 }
 
 /** A browser on another machine must not reach the dashboard unless the config says so. */

@@ -12,14 +12,24 @@ import type { DashboardConfig } from '../config/hall-config.js';
 import { serveApiChange, serveApiRead, type DashboardApiDeps } from './dashboard-api.js';
 import { removeDashboardFile, writeDashboardFile } from './dashboard-file.js';
 import { EventRing, EventStreams } from './event-stream.js';
-import { allowedHosts, changeRefusal, cookieName, credentialOf, hostAllowed, isJsonBody, securityHeaders, tokenMatches } from './http-guard.js';
+import {
+  allowedHosts,
+  changeRefusal,
+  cookieName,
+  credentialOf,
+  hostAllowed,
+  isJsonBody,
+  securityHeaders,
+  tokenMatches,
+} from './http-guard.js';
 import { sendBody, sendJson } from './http-io.js';
 import { loadPageAssets, type PageAssets } from './page-assets.js';
 import { RunHistory } from './run-history.js';
 
 const NOT_LOGGED_IN = 'not logged in: open the URL that `raider hall dashboard` prints';
 
-export const dashboardAdapter: HallAdapterFactory = (services) => (services.config.dashboard ? new DashboardAdapter(services, services.config.dashboard) : null);
+export const dashboardAdapter: HallAdapterFactory = (services) =>
+  services.config.dashboard ? new DashboardAdapter(services, services.config.dashboard) : null;
 
 /** The host part of the URL people open: a wildcard address is reached on loopback. */
 function urlHost(host: string): string {
@@ -91,36 +101,51 @@ class DashboardAdapter implements HallAdapter {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     securityHeaders(res, this.assets.scriptHashes);
-    // DNS rebinding: a page under another name is same-origin to the browser and sends no fetch metadata.
-    if (!hostAllowed(req, this.hosts)) return sendJson(res, 421, { error: 'unknown Host: open the dashboard as 127.0.0.1, localhost or a name in dashboard.hosts' });
     const url = new URL(req.url ?? '/', 'http://dashboard');
-    if (req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token')) return this.login(res, url.searchParams.get('token'));
-    const credential = credentialOf(req, this.token, this.cookie);
-    if (credential === null) return sendJson(res, 401, { error: NOT_LOGGED_IN });
-    if (req.method === 'GET' || req.method === 'HEAD') return this.read(req, res, url);
-    if (req.method !== 'POST') {
-      res.setHeader('Allow', 'GET, POST');
-      return sendJson(res, 405, { error: `${req.method ?? ''} is not served: reads are GET, changes POST` });
+    const login = req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token');
+    const refused = this.refusal(req, login);
+    if (refused !== null) {
+      if (refused.status === 405) res.setHeader('Allow', 'GET, POST');
+      sendJson(res, refused.status, { error: refused.error });
+      return;
     }
-    if (this.config.read_only) return sendJson(res, 403, { error: 'the dashboard is read-only (dashboard.read_only)' });
+    if (login) this.login(res, url.searchParams.get('token'));
+    else if (req.method === 'GET' || req.method === 'HEAD') this.read(req, res, url);
+    else if (!(await serveApiChange(this.deps, req, res, url))) sendJson(res, 404, { error: `no such change: ${url.pathname}` });
+  }
+
+  /** The answer to a request the security rules refuse, or null when it may go on. */
+  private refusal(req: IncomingMessage, login: boolean): { status: number; error: string } | null {
+    // DNS rebinding: a page under another name is same-origin to the browser and sends no fetch metadata.
+    if (!hostAllowed(req, this.hosts))
+      return { status: 421, error: 'unknown Host: open the dashboard as 127.0.0.1, localhost or a name in dashboard.hosts' };
+    // The login itself checks the token it carries.
+    if (login) return null;
+    const credential = credentialOf(req, this.token, this.cookie);
+    if (credential === null) return { status: 401, error: NOT_LOGGED_IN };
+    if (req.method === 'GET' || req.method === 'HEAD') return null;
+    if (req.method !== 'POST') return { status: 405, error: `${req.method ?? ''} is not served: reads are GET, changes POST` };
+    if (this.config.read_only) return { status: 403, error: 'the dashboard is read-only (dashboard.read_only)' };
     const refusal = changeRefusal(req, credential);
-    if (refusal !== null) return sendJson(res, 403, { error: refusal });
-    if (!isJsonBody(req)) return sendJson(res, 415, { error: 'changes take a JSON body (Content-Type: application/json)' });
-    if (!(await serveApiChange(this.deps, req, res, url))) sendJson(res, 404, { error: `no such change: ${url.pathname}` });
+    if (refusal !== null) return { status: 403, error: refusal };
+    if (!isJsonBody(req)) return { status: 415, error: 'changes take a JSON body (Content-Type: application/json)' };
+    return null;
   }
 
   /** Trades the token for a cookie and sends the browser to a URL without it. */
   private login(res: ServerResponse, given: string | null): void {
-    if (!tokenMatches(given, this.token)) return sendJson(res, 401, { error: `wrong token: ${NOT_LOGGED_IN}` });
+    if (!tokenMatches(given, this.token)) {
+      sendJson(res, 401, { error: `wrong token: ${NOT_LOGGED_IN}` });
+      return;
+    }
     res.setHeader('Set-Cookie', `${this.cookie}=${this.token}; HttpOnly; SameSite=Strict; Path=/`);
     res.writeHead(303, { Location: '/' });
     res.end();
   }
 
   private read(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    if (url.pathname === '/') return sendBody(res, this.assets.page.type, this.assets.page.body);
-    const file = this.assets.files.get(url.pathname);
-    if (file) return sendBody(res, file.type, file.body);
-    if (!serveApiRead(this.deps, req, res, url)) sendJson(res, 404, { error: `not found: ${url.pathname}` });
+    const file = url.pathname === '/' ? this.assets.page : this.assets.files.get(url.pathname);
+    if (file) sendBody(res, file.type, file.body);
+    else if (!serveApiRead(this.deps, req, res, url)) sendJson(res, 404, { error: `not found: ${url.pathname}` });
   }
 }

@@ -78,7 +78,17 @@ export async function serveApiChange(deps: DashboardApiDeps, req: IncomingMessag
     return true;
   }
   const missionId = services.newMissionId();
-  services.publish({ type: 'dashboard.spawn', source: 'dashboard', name: spawn.data.name, mission: spawn.data.mission, mission_id: missionId });
-  sendJson(res, 200, await services.request({ type: 'cmd.spawn', missionId, name: spawn.data.name, mission: spawn.data.mission, at: Date.now() }));
+  services.publish({
+    type: 'dashboard.spawn',
+    source: 'dashboard',
+    name: spawn.data.name,
+    mission: spawn.data.mission,
+    mission_id: missionId,
+  });
+  sendJson(
+    res,
+    200,
+    await services.request({ type: 'cmd.spawn', missionId, name: spawn.data.name, mission: spawn.data.mission, at: Date.now() }),
+  );
   return true;
 }

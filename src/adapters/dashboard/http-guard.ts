@@ -57,12 +57,13 @@ export function credentialOf(req: IncomingMessage, token: string, cookie: string
  */
 export function changeRefusal(req: IncomingMessage, credential: Credential): string | null {
   const site = req.headers['sec-fetch-site'];
-  if (site !== undefined) return site === 'same-origin' ? null : `changes are taken only from the dashboard's own page (Sec-Fetch-Site: ${site})`;
+  if (site !== undefined)
+    return site === 'same-origin' ? null : `changes are taken only from the dashboard's own page (Sec-Fetch-Site: ${site})`;
   return credential === 'bearer' ? null : 'changes without fetch metadata need the Authorization: Bearer token';
 }
 
 export function isJsonBody(req: IncomingMessage): boolean {
-  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json';
+  return (req.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }
 
 /** Headers every answer carries; `scriptHashes` lets the page's inline import map run and nothing else inline. */

@@ -75,7 +75,13 @@ export class RunHistory {
 
   live(): RunRow[] {
     const ps = z.array(liveRunSchema).catch([]).parse(this.queries.ps().raiders);
-    const ages = new Map(z.array(liveAgeSchema).catch([]).parse(this.queries.status().runs).map((r) => [r.id, r.age]));
+    const ages = new Map(
+      z
+        .array(liveAgeSchema)
+        .catch([])
+        .parse(this.queries.status().runs)
+        .map((r) => [r.id, r.age]),
+    );
     const now = this.now();
     return ps.map((r) => ({
       id: r.id,
