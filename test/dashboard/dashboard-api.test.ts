@@ -168,8 +168,21 @@ describe('GET /api/events', () => {
     expect(ring.since(1500 - 1000)).toHaveLength(1000);
     expect(ring.since(1500)).toEqual([]);
     expect(ring.since(10)).toBeNull();
+    expect(ring.since(1501)).toBeNull();
     ring.close();
     expect(bus.subscriberCount()).toBe(0);
+  });
+
+  it('holds no more than its byte bound, however big the events', () => {
+    const bus = new EventBus(() => {});
+    const ring = new EventRing(bus, 1024, 1024 * 1024);
+    const big = 'x'.repeat(100 * 1024);
+    for (let i = 0; i < 50; i++) bus.publish({ type: 'raider.done', id: `bjorn-${i}`, response: big });
+    const kept = ring.since(50 - 9);
+    expect(kept).toHaveLength(9);
+    expect(ring.since(50 - 11)).toBeNull();
+    expect(ring.about('bjorn-49')).toEqual([expect.objectContaining({ type: 'raider.done', seq: 50, response: big })]);
+    ring.close();
   });
 
   it('drops a reader that stops reading instead of buffering for it', async () => {

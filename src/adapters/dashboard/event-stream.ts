@@ -9,40 +9,54 @@
 import type { ServerResponse } from 'node:http';
 import type { Envelope, EventBus } from '../control/event-bus.js';
 
-/** At least the last 1,000 events can be replayed. */
+/** At least the last 1,000 events can be replayed... */
 export const RING_SIZE = 1024;
+/** ...unless they are huge (a `raider.done` carries the whole response): the ring never holds more than this. */
+export const RING_BYTES = 16 * 1024 * 1024;
 
 function message(line: string, seq: number): string {
   return `id: ${seq}\ndata: ${line.endsWith('\n') ? line.slice(0, -1) : line}\n\n`;
 }
 
 export class EventRing {
-  private readonly lines: Array<{ seq: number; text: string; event: Envelope }> = [];
+  /** Kept as their SSE text only; `run` is the run an event is about, to find it without parsing. */
+  private readonly lines: Array<{ seq: number; text: string; run: unknown }> = [];
+  private bytes = 0;
+  /** The newest seq no longer kept (0: nothing dropped yet). Seq has gaps: inspect.* events are not sent. */
+  private droppedThrough = 0;
+  private newest = 0;
   private readonly unsubscribe: () => void;
 
   constructor(
     bus: EventBus,
     private readonly size: number = RING_SIZE,
+    private readonly maxBytes: number = RING_BYTES,
   ) {
     this.unsubscribe = bus.subscribe({ filter: '', deliver: (line, event: Envelope) => this.keep(event, line) });
   }
 
   private keep(event: Envelope, line: string): void {
-    this.lines.push({ seq: event.seq, text: message(line, event.seq), event });
-    if (this.lines.length > this.size) this.lines.shift();
+    const text = message(line, event.seq);
+    this.lines.push({ seq: event.seq, text, run: event.id });
+    this.bytes += text.length;
+    this.newest = event.seq;
+    while (this.lines.length > this.size || (this.bytes > this.maxBytes && this.lines.length > 1)) {
+      const gone = this.lines.shift();
+      if (!gone) break;
+      this.bytes -= gone.text.length;
+      this.droppedThrough = gone.seq;
+    }
   }
 
-  /** The messages after `lastSeq`, or null when some of them are no longer kept. */
+  /** The messages after `lastSeq`, or null when some of them are no longer kept (or it is not a seq of this hall). */
   since(lastSeq: number): string[] | null {
-    const newest = this.lines.at(-1)?.seq ?? 0;
-    const oldest = this.lines[0]?.seq ?? newest + 1;
-    if (lastSeq > newest || lastSeq < oldest - 1) return null;
+    if (lastSeq > this.newest || lastSeq < this.droppedThrough) return null;
     return this.lines.filter((l) => l.seq > lastSeq).map((l) => l.text);
   }
 
   /** The kept events about one run (its spawn, the dashboard's cancel and kill, its end), oldest first. */
-  about(runId: string): Envelope[] {
-    return this.lines.filter((l) => l.event.id === runId).map((l) => l.event);
+  about(runId: string): unknown[] {
+    return this.lines.filter((l) => l.run === runId).map((l) => JSON.parse(l.text.slice(l.text.indexOf('\ndata: ') + 7)));
   }
 
   close(): void {
