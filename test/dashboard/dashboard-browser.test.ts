@@ -73,6 +73,25 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', () => {
     expect(await row.getByRole('button', { name: /^Cancel/ }).count()).toBe(0);
   });
 
+  it('holds live updates while Freeze is pressed, and shows them when it is released', async () => {
+    const page = await loggedIn();
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await runs.waitFor();
+    const freeze = page.getByRole('button', { name: 'Freeze' });
+    await freeze.click();
+    expect(await freeze.getAttribute('aria-pressed')).toBe('true');
+    const run = await hall.request({ cmd: 'spawn', name: 'ivar', mission: 'answer frozen' });
+    // The page has the run's spawn and end in hand (two events or more held) but shows neither.
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Frozen: ([2-9]|\d{2,}) updates held/ })
+      .waitFor();
+    const row = runs.getByRole('row').filter({ has: page.getByRole('link', { name: run.id }) });
+    expect(await row.count()).toBe(0);
+    await freeze.click();
+    await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
+  });
+
   it('spawns from the Spawn form, and shows a refusal as an alert', async () => {
     const page = await loggedIn();
     const form = page.getByRole('form', { name: 'Spawn' });

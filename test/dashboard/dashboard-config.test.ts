@@ -20,14 +20,23 @@ describe('dashboard in .raider-hall.yml', () => {
       ['127.0.0.2:1', '127.0.0.2', 1],
     ] as const) {
       const result = load(`dashboard: { listen: "${listen}" }\n`);
-      expect(result.ok && result.config.dashboard, listen).toEqual({ listen, host, port, allow_remote: false, read_only: false, hosts: [] });
+      expect(result.ok && result.config.dashboard, listen).toEqual({
+        listen,
+        host,
+        port,
+        allow_remote: false,
+        read_only: false,
+        hosts: [],
+      });
     }
   });
 
   it('refuses an address beyond loopback unless allow_remote is true', () => {
     for (const listen of ['0.0.0.0:7420', '192.168.1.2:7420', '[::]:7420', 'hall.lan:7420']) {
       const refused = load(`dashboard: { listen: "${listen}" }\n`);
-      expect(refused.ok ? [] : refused.errors, listen).toEqual([expect.stringMatching(/^\.raider-hall\.yml: dashboard\.listen: .*not a loopback address.*allow_remote/)]);
+      expect(refused.ok ? [] : refused.errors, listen).toEqual([
+        expect.stringMatching(/^\.raider-hall\.yml: dashboard\.listen: .*not a loopback address.*allow_remote/),
+      ]);
       const allowed = load(`dashboard: { listen: "${listen}", allow_remote: true, read_only: true, hosts: [hall.lan] }\n`);
       expect(allowed.ok && allowed.config.dashboard).toMatchObject({ allow_remote: true, read_only: true, hosts: ['hall.lan'] });
     }

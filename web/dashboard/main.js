@@ -31,30 +31,44 @@ async function postJson(path, body) {
 
 // ------------------------------------------------------------ live events
 
-/** Bus events, handed to listeners in one batch per animation frame. */
+/** Events a frozen page holds at most; older ones are summed up as one `resync` (the views load anew). */
+const HELD_MAX = 5000;
+
+/**
+ * Bus events, handed to listeners in one batch per animation frame. While
+ * frozen they are held; `heldListeners` hear how many, once a frame.
+ */
 const live = {
   queue: [],
+  held: 0,
   listeners: new Set(),
+  heldListeners: new Set(),
   frozen: false,
   scheduled: false,
   push(event) {
     this.queue.push(event);
+    if (this.frozen) this.held++;
+    if (this.queue.length > HELD_MAX) this.queue = [{ type: 'raider.resync' }, ...this.queue.slice(-HELD_MAX / 2)];
     this.schedule();
   },
   schedule() {
-    if (this.scheduled || this.frozen) return;
+    if (this.scheduled) return;
     this.scheduled = true;
     requestAnimationFrame(() => {
       this.scheduled = false;
-      if (this.frozen) return;
+      if (this.frozen) {
+        for (const tell of this.heldListeners) tell(this.held);
+        return;
+      }
       const batch = this.queue;
       this.queue = [];
-      for (const listen of this.listeners) listen(batch);
+      if (batch.length > 0) for (const listen of this.listeners) listen(batch);
     });
   },
   setFrozen(frozen) {
     this.frozen = frozen;
-    if (!frozen && this.queue.length > 0) this.schedule();
+    this.held = 0;
+    this.schedule();
   },
 };
 
@@ -174,15 +188,24 @@ function RunsPage({ readOnly }) {
     if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.'))))
       setStamp((n) => n + 1);
   }, []);
+  const [held, setHeld] = useState(0);
+  useEffect(() => {
+    live.heldListeners.add(setHeld);
+    return () => live.heldListeners.delete(setHeld);
+  }, []);
   const toggle = () => {
     live.setFrozen(!frozen);
     setFrozen(!frozen);
+    setHeld(0);
   };
   return html`<main>
     ${readOnly ? html`<p class="note">Read-only dashboard.</p>` : html`<${SpawnForm} />`}
     <div class="bar">
       <${Filters} filter=${filter} setFilter=${setFilter} />
-      <button type="button" aria-pressed=${frozen ? 'true' : 'false'} onClick=${toggle}>${frozen ? 'Freeze (frozen: resume)' : 'Freeze'}</button>
+      <span>
+        <button type="button" aria-pressed=${frozen ? 'true' : 'false'} onClick=${toggle}>Freeze</button>
+        ${frozen ? html`<span role="status" class="note"> Frozen: ${held} updates held</span>` : null}
+      </span>
     </div>
     <table aria-label="Runs">
       <thead><tr><th>Run</th><th>Raider</th><th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
