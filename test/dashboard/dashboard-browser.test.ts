@@ -12,7 +12,8 @@ import { startBoardHall, type Board } from './dashboard-support.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard browser tests skipped: ${skipBrowserTests}`);
 
-describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', () => {
+// A browser on a loaded machine (CI shares its cores) needs more than the default 30 s now and then.
+describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeout: 60_000 }, () => {
   let browser: Browser;
   let hall: TestHall;
   let board: Board;
@@ -25,7 +26,7 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', () => {
 
   beforeAll(async () => {
     [browser, { hall, board }] = await Promise.all([launchBrowser(), startBoardHall()]);
-  });
+  }, 60_000);
   afterAll(async () => {
     for (const context of contexts) await context.close();
     await browser?.close();
