@@ -133,6 +133,18 @@ describe('changes', () => {
     }
   });
 
+  it('refuses API reads that another site makes with the cookie', async () => {
+    for (const site of ['same-site', 'cross-site']) {
+      for (const route of ['/api/status', '/api/runs', '/api/events']) {
+        const reply = await httpRequest(board, route, { headers: { ...cookie(board), 'Sec-Fetch-Site': site } });
+        expect(reply.status, `${site} ${route}`).toBe(403);
+        expect(reply.body).not.toContain(hall.root);
+      }
+    }
+    const own = await httpRequest(board, '/api/status', { headers: { ...cookie(board), 'Sec-Fetch-Site': 'same-origin' } });
+    expect(own.status).toBe(200);
+  });
+
   it('answers a CORS preflight with no CORS headers', async () => {
     const reply = await httpRequest(board, '/api/spawn', {
       method: 'OPTIONS',

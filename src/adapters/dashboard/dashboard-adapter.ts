@@ -19,6 +19,7 @@ import {
   credentialOf,
   hostAllowed,
   isJsonBody,
+  readRefusal,
   securityHeaders,
   tokenMatches,
 } from './http-guard.js';
@@ -103,7 +104,7 @@ class DashboardAdapter implements HallAdapter {
     securityHeaders(res, this.assets.scriptHashes);
     const url = new URL(req.url ?? '/', 'http://dashboard');
     const login = req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token');
-    const refused = this.refusal(req, login);
+    const refused = this.refusal(req, url, login);
     if (refused !== null) {
       if (refused.status === 405) res.setHeader('Allow', 'GET, POST');
       sendJson(res, refused.status, { error: refused.error });
@@ -115,7 +116,7 @@ class DashboardAdapter implements HallAdapter {
   }
 
   /** The answer to a request the security rules refuse, or null when it may go on. */
-  private refusal(req: IncomingMessage, login: boolean): { status: number; error: string } | null {
+  private refusal(req: IncomingMessage, url: URL, login: boolean): { status: number; error: string } | null {
     // DNS rebinding: a page under another name is same-origin to the browser and sends no fetch metadata.
     if (!hostAllowed(req, this.hosts))
       return { status: 421, error: 'unknown Host: open the dashboard as 127.0.0.1, localhost or a name in dashboard.hosts' };
@@ -123,7 +124,10 @@ class DashboardAdapter implements HallAdapter {
     if (login) return null;
     const credential = credentialOf(req, this.token, this.cookie);
     if (credential === null) return { status: 401, error: NOT_LOGGED_IN };
-    if (req.method === 'GET' || req.method === 'HEAD') return null;
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      const refusal = url.pathname.startsWith('/api/') ? readRefusal(req) : null;
+      return refusal === null ? null : { status: 403, error: refusal };
+    }
     if (req.method !== 'POST') return { status: 405, error: `${req.method ?? ''} is not served: reads are GET, changes POST` };
     if (this.config.read_only) return { status: 403, error: 'the dashboard is read-only (dashboard.read_only)' };
     const refusal = changeRefusal(req, credential);

@@ -62,6 +62,16 @@ export function changeRefusal(req: IncomingMessage, credential: Credential): str
   return credential === 'bearer' ? null : 'changes without fetch metadata need the Authorization: Bearer token';
 }
 
+/**
+ * Why an API read is refused, or null. Without CORS headers a browser does
+ * not let another origin read our answers; refusing other sites' reads
+ * outright keeps it so should a browser get that wrong.
+ */
+export function readRefusal(req: IncomingMessage): string | null {
+  const site = req.headers['sec-fetch-site'];
+  return site === 'same-site' || site === 'cross-site' ? `the API answers only the dashboard's own page (Sec-Fetch-Site: ${site})` : null;
+}
+
 export function isJsonBody(req: IncomingMessage): boolean {
   return (req.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }
