@@ -1,4 +1,5 @@
 /** `raider hall dashboard`: the URL with the token, or a clear refusal naming the key. */
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
@@ -32,6 +33,23 @@ describe('raider hall dashboard', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/not running.*raider hall start/);
+  });
+
+  it('says so (exit 1) when the dashboard could not listen (its address is taken)', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const address = taken.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    try {
+      const hall = await startTestHall({ config: `dashboard: { listen: "127.0.0.1:${port}" }\n`, adapters: [dashboardAdapter] });
+      halls.push(hall);
+      expect(hall.logs.join('\n')).toMatch(/dashboard: cannot start: .*EADDRINUSE/);
+      const r = await runCli(['hall', 'dashboard', hall.root]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/dashboard is not listening \(dashboard\.listen/);
+    } finally {
+      taken.close();
+    }
   });
 
   it('says so (exit 1) naming dashboard.listen when the hall has no dashboard', async () => {

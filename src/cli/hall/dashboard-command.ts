@@ -25,6 +25,12 @@ async function dashboardUrl(dir: string): Promise<string> {
         `(for example: dashboard: { listen: "127.0.0.1:7420" }) and restart the hall`,
     );
   }
+  const section = status.dashboard;
+  if (typeof section === 'object' && section !== null && 'url' in section && section.url === null) {
+    throw new Error(
+      `The hall's dashboard is not listening (dashboard.listen in ${paths.config}); the hall log says why, e.g. the address is in use`,
+    );
+  }
   // Loaded here: the bundle every `raider hall` call loads stays without zod.
   const { readDashboardFile } = await import('../../adapters/dashboard/dashboard-file.js');
   const file = readDashboardFile(paths.root);
