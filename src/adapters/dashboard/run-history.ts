@@ -66,15 +66,22 @@ export class RunHistory {
 
   /** Remembers the missions of the runs going now, for when they have ended. */
   noteLiveMissions(): void {
-    for (const run of this.live()) {
-      if (this.missions.has(run.id) || run.mission === undefined) continue;
+    this.liveRuns();
+  }
+
+  /** The `ps` view of the live runs; their missions are remembered on the way. */
+  private liveRuns(): Array<z.infer<typeof liveRunSchema>> {
+    const runs = z.array(liveRunSchema).catch([]).parse(this.queries.ps().raiders);
+    for (const run of runs) {
+      if (this.missions.has(run.id)) continue;
       this.missions.set(run.id, run.mission);
       if (this.missions.size > MISSIONS_KEPT) this.missions.delete(this.missions.keys().next().value ?? '');
     }
+    return runs;
   }
 
   live(): RunRow[] {
-    const ps = z.array(liveRunSchema).catch([]).parse(this.queries.ps().raiders);
+    const ps = this.liveRuns();
     const ages = new Map(
       z
         .array(liveAgeSchema)
