@@ -3,6 +3,7 @@
  * runs live and past (surviving a restart), a run's page, the event stream
  * with its replay, spawn with its refusals, cancel and kill.
  */
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/adapters/control/event-bus.js';
 import { EventRing } from '../../src/adapters/dashboard/event-stream.js';
@@ -131,6 +132,27 @@ describe('POST /api/spawn, cancel, kill', () => {
     } finally {
       events.close();
     }
+  });
+});
+
+describe('the page', () => {
+  it('serves its scripts and styles from the hall, within 150 KiB gzipped', async () => {
+    const { board } = await started();
+    const page = await httpRequest(board, '/', { headers: bearer(board) });
+    const routes = [...page.body.matchAll(/(?:href|src)="(\/[^"]+)"/g)].map((m) => m[1] ?? '');
+    const importMap = /<script type="importmap">(.*?)<\/script>/.exec(page.body)?.[1] ?? '{}';
+    routes.push(...Object.values(JSON.parse(importMap).imports as Record<string, string>));
+    expect(routes).toEqual(
+      expect.arrayContaining(['/app/main.js', '/app/dashboard.css', '/vendor/preact.mjs', '/vendor/preact-hooks.mjs', '/vendor/htm.mjs']),
+    );
+    let gzipped = 0;
+    for (const route of routes) {
+      const reply = await httpRequest(board, route, { headers: bearer(board) });
+      expect(reply.status, route).toBe(200);
+      expect(reply.body).not.toMatch(/sourceMappingURL/);
+      gzipped += gzipSync(reply.body).length;
+    }
+    expect(gzipped).toBeLessThan(150 * 1024);
   });
 });
 

@@ -178,17 +178,24 @@ describe('response headers', () => {
   });
 });
 
-describe('read-only', () => {
-  it('answers 403 to every change, even with the bearer token', async () => {
-    const ro = await startBoardProcess('dashboard: { listen: "127.0.0.1:0", read_only: true }\n');
+describe('read-only, with a configured host name', () => {
+  it('answers 403 to every change, even with the bearer token; takes the configured name as Host', async () => {
+    const ro = await startBoardProcess('dashboard: { listen: "127.0.0.1:0", read_only: true, hosts: [hall.example] }\n');
     try {
       for (const route of ['/api/spawn', '/api/runs/bjorn-1/cancel', '/api/runs/bjorn-1/kill']) {
         const reply = await httpRequest(ro.board, route, { method: 'POST', headers: { ...json, ...bearer(ro.board) }, body: spawnBody });
         expect(reply.status, route).toBe(403);
         expect(JSON.parse(reply.body).error).toMatch(/read-only/);
       }
-      const status = await httpRequest(ro.board, '/api/status', { headers: bearer(ro.board) });
+      const status = await httpRequest(ro.board, '/api/status', {
+        headers: { ...bearer(ro.board), Host: `hall.example:${ro.board.port}` },
+      });
+      expect(status.status).toBe(200);
       expect(JSON.parse(status.body).dashboard.read_only).toBe(true);
+      const unknown = await httpRequest(ro.board, '/api/status', {
+        headers: { ...bearer(ro.board), Host: `other.example:${ro.board.port}` },
+      });
+      expect(unknown.status).toBe(421);
     } finally {
       await ro.stop();
     }
