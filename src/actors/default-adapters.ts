@@ -1,6 +1,6 @@
 /**
  * The optional faces a `raider hall start` runs; each one decides from the
- * config whether it is needed. Telegram, MCP and cron are loaded only when
+ * config whether it is needed. Telegram, MCP, cron and the dashboard are loaded only when
  * the config has them: telegraf and the MCP SDK alone add some 30 MB to the
  * hall's memory, and every run's fork copies the page tables of all of it.
  */
@@ -16,4 +16,13 @@ const telegramWhenConfigured: HallAdapterFactory = async (services) =>
 const mcpWhenConfigured: HallAdapterFactory = async (services) =>
   services.config.mcp.enable ? (await import('../adapters/mcp/mcp-adapter.js')).mcpAdapter(services) : null;
 
-export const defaultAdapters: readonly HallAdapterFactory[] = [acpAdapter, cronWhenConfigured, telegramWhenConfigured, mcpWhenConfigured];
+const dashboardWhenConfigured: HallAdapterFactory = async (services) =>
+  services.config.dashboard ? (await import('../adapters/dashboard/dashboard-adapter.js')).dashboardAdapter(services) : null;
+
+export const defaultAdapters: readonly HallAdapterFactory[] = [
+  acpAdapter,
+  cronWhenConfigured,
+  telegramWhenConfigured,
+  mcpWhenConfigured,
+  dashboardWhenConfigured,
+];

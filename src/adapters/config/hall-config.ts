@@ -66,6 +66,20 @@ export interface HallConfig {
   /** Relative to the hall root; null = the default lib target. */
   preferred_lib_target: string | null;
   mcp: { enable: boolean };
+  /** The web dashboard; absent = none. */
+  dashboard?: DashboardConfig;
+}
+
+export interface DashboardConfig {
+  /** Where it listens, as written: `127.0.0.1:7420`, `[::1]:0`, `localhost:7420`. */
+  listen: string;
+  host: string;
+  /** 0 = any free port. */
+  port: number;
+  allow_remote: boolean;
+  read_only: boolean;
+  /** Names besides the loopback ones that the Host header may carry. */
+  hosts: string[];
 }
 
 export type ConfigResult = { ok: true; config: HallConfig; warnings: string[] } | { ok: false; errors: string[] };
@@ -138,6 +152,46 @@ const validTimeZone = (tz: string): boolean => {
 };
 
 // ---------------------------------------------------------------- sections
+
+/** `HOST:PORT`, with an IPv6 address in brackets; null when it is not one. */
+export function parseListen(listen: string): { host: string; port: number } | null {
+  const [, written, digits] = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(listen) ?? [];
+  if (written === undefined || digits === undefined || Number(digits) > 65535) return null;
+  return { host: written.startsWith('[') ? written.slice(1, -1) : written, port: Number(digits) };
+}
+
+/** A browser on another machine must not reach the dashboard unless the config says so. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+const dashboard = z
+  .object(
+    {
+      listen: text('an address HOST:PORT such as 127.0.0.1:7420').refine(
+        (l) => parseListen(l) !== null,
+        expected('an address HOST:PORT such as 127.0.0.1:7420 (port 0 = any free port)'),
+      ),
+      allow_remote: flag.default(false),
+      read_only: flag.default(false),
+      hosts: z.array(text('a host name'), expected('a list of host names')).default([]),
+    },
+    expected('a mapping'),
+  )
+  .superRefine((d, ctx) => {
+    const listen = parseListen(d.listen);
+    if (listen && !d.allow_remote && !isLoopbackHost(listen.host)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['listen'],
+        message: `${d.listen} is not a loopback address: the dashboard would be reachable from other machines; use 127.0.0.1:PORT, or set dashboard.allow_remote: true`,
+      });
+    }
+  })
+  .transform((d): DashboardConfig => {
+    const { host, port } = parseListen(d.listen) ?? { host: '127.0.0.1', port: 0 };
+    return { ...d, host, port };
+  });
 
 const raiderEntry = z
   .object(
@@ -241,6 +295,7 @@ const hallConfigSchema = z.object(
     cancel_grace: number('a number >= 0', (n) => n >= 0).default(5),
     permission_timeout: number('a number > 0', (n) => n > 0).default(120),
     mcp: z.object({ enable: flag.default(false) }, expected('a mapping')).prefault({}),
+    dashboard: dashboard.optional(),
   },
   expected('a mapping'),
 );
@@ -318,8 +373,8 @@ export function parseHallConfig(text: string, file: string): ConfigResult {
     return { ok: false, errors: parsed.error.issues.map((i) => `${file}: ${keyPath(i.path) || '(top level)'}: ${i.message}`) };
   }
 
-  const { telegram: tg, ...rest } = parsed.data;
-  const config: HallConfig = { ...rest, telegram: null };
+  const { telegram: tg, dashboard: board, ...rest } = parsed.data;
+  const config: HallConfig = { ...rest, telegram: null, ...(board ? { dashboard: board } : {}) };
   if (tg) {
     const bots: TelegramBotConfig[] = [];
     for (const [botName, bot] of Object.entries(tg.bots)) {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Command, CommanderError, Option, stableStringify } from '../commonjs-libraries.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
+import { registerDashboardCommand } from './dashboard-command.js';
 import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
 import { hallCommand as send, type Reply } from './hall-client.js';
@@ -310,6 +311,8 @@ function buildProgram(setCode: (code: number) => void): Command {
       const { runMcpBridge } = await import('../mcp/stdio-bridge.js');
       setCode(await runMcpBridge({ root, input: process.stdin, output: process.stdout, log: (line) => process.stderr.write(`raider hall mcp: ${line}\n`) }));
     });
+
+  registerDashboardCommand(program);
 
   const session = program.command('session').description('session bindings');
   session

@@ -1,0 +1,155 @@
+/**
+ * The hall's web face (opt-in: `dashboard: { listen: ... }` in
+ * .raider-hall.yml). It serves the page and its API over node:http; every
+ * request passes the checks of http-guard.ts first. The bound URL is in
+ * `status` and, with a login token made anew at each start, in the 0600 file
+ * `.raider-hall/dashboard.json` that `raider hall dashboard` reads.
+ */
+import { randomBytes } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/hall-services.js';
+import type { DashboardConfig } from '../config/hall-config.js';
+import { serveApiChange, serveApiRead, type DashboardApiDeps } from './dashboard-api.js';
+import { removeDashboardFile, writeDashboardFile } from './dashboard-file.js';
+import { EventRing, EventStreams } from './event-stream.js';
+import {
+  allowedHosts,
+  changeRefusal,
+  cookieName,
+  credentialOf,
+  hostAllowed,
+  isJsonBody,
+  readRefusal,
+  securityHeaders,
+  tokenMatches,
+} from './http-guard.js';
+import { sendBody, sendJson } from './http-io.js';
+import { loadPageAssets, type PageAssets } from './page-assets.js';
+import { RunHistory } from './run-history.js';
+
+const NOT_LOGGED_IN = 'not logged in: open the URL that `raider hall dashboard` prints';
+
+export const dashboardAdapter: HallAdapterFactory = (services) =>
+  services.config.dashboard ? new DashboardAdapter(services, services.config.dashboard) : null;
+
+/** The host part of the URL people open: a wildcard address is reached on loopback. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+class DashboardAdapter implements HallAdapter {
+  readonly name = 'dashboard';
+  private readonly server: http.Server;
+  private readonly token = randomBytes(32).toString('base64url');
+  private readonly assets: PageAssets;
+  private readonly deps: DashboardApiDeps;
+  private hosts: ReadonlySet<string> = new Set();
+  private cookie = '';
+  private url: string | null = null;
+
+  constructor(
+    private readonly services: HallServices,
+    private readonly config: DashboardConfig,
+  ) {
+    this.assets = loadPageAssets();
+    const history = new RunHistory(services.paths, services.queries);
+    // From the start: the ring holds the hall's first events too.
+    const ring = new EventRing(services.bus);
+    services.bus.subscribe({ filter: 'raider.spawned', deliver: () => history.noteLiveMissions() });
+    this.deps = { services, history, ring, streams: new EventStreams(services.bus, ring) };
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        services.log(`dashboard: ${req.method ?? ''} ${req.url ?? ''}: ${err instanceof Error ? err.message : String(err)}`);
+        if (!res.headersSent) sendJson(res, 500, { error: 'the dashboard failed on this request; the hall log says why' });
+        else res.destroy();
+      });
+    });
+    this.server.on('error', (err) => services.log(`dashboard listener: ${err.message}`));
+  }
+
+  status(): Record<string, unknown> {
+    return { dashboard: { url: this.url, read_only: this.config.read_only, streams: this.deps.streams.count } };
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.config.port, this.config.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = this.server.address();
+    if (address === null || typeof address === 'string') throw new Error(`the dashboard listens on ${String(address)}, not on a TCP port`);
+    const { port } = address;
+    const wildcard = this.config.host === '0.0.0.0' || this.config.host === '::';
+    this.hosts = allowedHosts(port, [...this.config.hosts, ...(wildcard ? [] : [urlHost(this.config.host)])]);
+    this.cookie = cookieName(port);
+    this.url = `http://${urlHost(this.config.host)}:${port}/`;
+    writeDashboardFile(this.services.paths.root, { url: this.url, token: this.token, pid: process.pid });
+  }
+
+  async stop(): Promise<void> {
+    removeDashboardFile(this.services.paths.root, process.pid);
+    this.deps.streams.closeAll();
+    this.deps.ring.close();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    securityHeaders(res, this.assets.scriptHashes);
+    const url = new URL(req.url ?? '/', 'http://dashboard');
+    const login = req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token');
+    const refused = this.refusal(req, url, login);
+    if (refused !== null) {
+      if (refused.status === 405) res.setHeader('Allow', 'GET, POST');
+      sendJson(res, refused.status, { error: refused.error });
+      return;
+    }
+    if (login) this.login(res, url.searchParams.get('token'));
+    else if (req.method === 'GET' || req.method === 'HEAD') this.read(req, res, url);
+    else if (!(await serveApiChange(this.deps, req, res, url))) sendJson(res, 404, { error: `no such change: ${url.pathname}` });
+  }
+
+  /** The answer to a request the security rules refuse, or null when it may go on. */
+  private refusal(req: IncomingMessage, url: URL, login: boolean): { status: number; error: string } | null {
+    // DNS rebinding: a page under another name is same-origin to the browser and sends no fetch metadata.
+    if (!hostAllowed(req, this.hosts))
+      return { status: 421, error: 'unknown Host: open the dashboard as 127.0.0.1, localhost or a name in dashboard.hosts' };
+    // The login itself checks the token it carries.
+    if (login) return null;
+    const credential = credentialOf(req, this.token, this.cookie);
+    if (credential === null) return { status: 401, error: NOT_LOGGED_IN };
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      const refusal = url.pathname.startsWith('/api/') ? readRefusal(req) : null;
+      return refusal === null ? null : { status: 403, error: refusal };
+    }
+    if (req.method !== 'POST') return { status: 405, error: `${req.method ?? ''} is not served: reads are GET, changes POST` };
+    if (this.config.read_only) return { status: 403, error: 'the dashboard is read-only (dashboard.read_only)' };
+    const refusal = changeRefusal(req, credential);
+    if (refusal !== null) return { status: 403, error: refusal };
+    if (!isJsonBody(req)) return { status: 415, error: 'changes take a JSON body (Content-Type: application/json)' };
+    return null;
+  }
+
+  /** Trades the token for a cookie and sends the browser to a URL without it. */
+  private login(res: ServerResponse, given: string | null): void {
+    if (!tokenMatches(given, this.token)) {
+      sendJson(res, 401, { error: `wrong token: ${NOT_LOGGED_IN}` });
+      return;
+    }
+    res.setHeader('Set-Cookie', `${this.cookie}=${this.token}; HttpOnly; SameSite=Strict; Path=/`);
+    res.writeHead(303, { Location: '/' });
+    res.end();
+  }
+
+  private read(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const file = url.pathname === '/' ? this.assets.page : this.assets.files.get(url.pathname);
+    if (file) sendBody(res, file.type, file.body);
+    else if (!serveApiRead(this.deps, req, res, url)) sendJson(res, 404, { error: `not found: ${url.pathname}` });
+  }
+}

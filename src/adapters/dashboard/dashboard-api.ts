@@ -1,0 +1,94 @@
+/**
+ * The dashboard's API behind the security checks: reads answer from the
+ * hall's queries and files; changes go to the hall as the control socket's
+ * commands do, and each is published on the bus first as `dashboard.*`, with
+ * `source: "dashboard"`, so every face sees who asked.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import type { HallServices } from '../../ports/hall-services.js';
+import type { EventRing, EventStreams } from './event-stream.js';
+import { readJsonBody, sendJson } from './http-io.js';
+import { runFilterSchema, type RunHistory } from './run-history.js';
+
+const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
+const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(cancel|kill)$/;
+const RUN_PAGE = /^\/api\/runs\/([^/]+)$/;
+
+export interface DashboardApiDeps {
+  services: HallServices;
+  history: RunHistory;
+  ring: EventRing;
+  streams: EventStreams;
+}
+
+function issues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+}
+
+/** Answers a GET under /api/; false when no route matches. */
+export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: ServerResponse, url: URL): boolean {
+  const { services, history } = deps;
+  if (url.pathname === '/api/status') {
+    sendJson(res, 200, services.queries.status());
+    return true;
+  }
+  if (url.pathname === '/api/runs') {
+    const filter = runFilterSchema.safeParse(Object.fromEntries(url.searchParams));
+    if (!filter.success) sendJson(res, 400, { error: issues(filter.error) });
+    else sendJson(res, 200, history.list(filter.data));
+    return true;
+  }
+  if (url.pathname === '/api/events') {
+    const last = req.headers['last-event-id'];
+    deps.streams.serve(res, typeof last === 'string' ? last : undefined);
+    return true;
+  }
+  const page = RUN_PAGE.exec(url.pathname);
+  if (page) {
+    const id = decodeURIComponent(page[1] ?? '');
+    const detail = history.detail(id);
+    if (!detail) sendJson(res, 404, { error: 'raider not found' });
+    else sendJson(res, 200, { ...detail, timeline: deps.ring.about(id) });
+    return true;
+  }
+  return false;
+}
+
+/** Carries out a POST under /api/ (already checked); false when no route matches. */
+export async function serveApiChange(deps: DashboardApiDeps, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+  const { services } = deps;
+  const action = RUN_ACTION.exec(url.pathname);
+  if (url.pathname !== '/api/spawn' && !action) return false;
+  const body = await readJsonBody(req);
+  if (!body.ok) {
+    sendJson(res, 400, { error: body.error });
+    return true;
+  }
+  if (action) {
+    const id = decodeURIComponent(action[1] ?? '');
+    const verb = action[2] === 'kill' ? 'kill' : 'cancel';
+    services.publish({ type: `dashboard.${verb}`, source: 'dashboard', id });
+    sendJson(res, 200, await services.request({ type: verb === 'kill' ? 'cmd.kill' : 'cmd.cancel', id }));
+    return true;
+  }
+  const spawn = spawnBodySchema.safeParse(body.value);
+  if (!spawn.success) {
+    sendJson(res, 400, { error: `spawn takes {"name": RAIDER, "mission": TEXT}: ${issues(spawn.error)}` });
+    return true;
+  }
+  const missionId = services.newMissionId();
+  services.publish({
+    type: 'dashboard.spawn',
+    source: 'dashboard',
+    name: spawn.data.name,
+    mission: spawn.data.mission,
+    mission_id: missionId,
+  });
+  sendJson(
+    res,
+    200,
+    await services.request({ type: 'cmd.spawn', missionId, name: spawn.data.name, mission: spawn.data.mission, at: Date.now() }),
+  );
+  return true;
+}

@@ -1,0 +1,106 @@
+/**
+ * `GET /api/events`: the bus as Server-Sent Events. Each message's `data:` is
+ * one bus event exactly as the socket's subscribe sends it, its `id:` the
+ * event's `seq`. The newest events are kept in a ring, so a page that
+ * reconnects with `Last-Event-ID` gets what it missed; when that is gone
+ * (or the hall restarted and its seq began again) it gets a `reload` event.
+ * A reader that stops reading is dropped by the bus, never buffered without bound.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Envelope, EventBus } from '../control/event-bus.js';
+
+/** At least the last 1,000 events can be replayed... */
+export const RING_SIZE = 1024;
+/** ...unless they are huge (a `raider.done` carries the whole response): the ring never holds more than this. */
+export const RING_BYTES = 16 * 1024 * 1024;
+
+function message(line: string, seq: number): string {
+  return `id: ${seq}\ndata: ${line.endsWith('\n') ? line.slice(0, -1) : line}\n\n`;
+}
+
+export class EventRing {
+  /** Kept as their SSE text only; `run` is the run an event is about, to find it without parsing. */
+  private readonly lines: Array<{ seq: number; text: string; run: unknown }> = [];
+  private bytes = 0;
+  /** The newest seq no longer kept (0: nothing dropped yet). Seq has gaps: inspect.* events are not sent. */
+  private droppedThrough = 0;
+  private newest = 0;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    bus: EventBus,
+    private readonly size: number = RING_SIZE,
+    private readonly maxBytes: number = RING_BYTES,
+  ) {
+    this.unsubscribe = bus.subscribe({ filter: '', deliver: (line, event: Envelope) => this.keep(event, line) });
+  }
+
+  private keep(event: Envelope, line: string): void {
+    const text = message(line, event.seq);
+    this.lines.push({ seq: event.seq, text, run: event.id });
+    this.bytes += text.length;
+    this.newest = event.seq;
+    while (this.lines.length > this.size || (this.bytes > this.maxBytes && this.lines.length > 1)) {
+      const gone = this.lines.shift();
+      if (!gone) break;
+      this.bytes -= gone.text.length;
+      this.droppedThrough = gone.seq;
+    }
+  }
+
+  /** The messages after `lastSeq`, or null when some of them are no longer kept (or it is not a seq of this hall). */
+  since(lastSeq: number): string[] | null {
+    if (lastSeq > this.newest || lastSeq < this.droppedThrough) return null;
+    return this.lines.filter((l) => l.seq > lastSeq).map((l) => l.text);
+  }
+
+  /** The kept events about one run (its spawn, the dashboard's cancel and kill, its end), oldest first. */
+  about(runId: string): unknown[] {
+    return this.lines.filter((l) => l.run === runId).map((l) => JSON.parse(l.text.slice(l.text.indexOf('\ndata: ') + 7)));
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+}
+
+/** Serves one event stream until the client goes, the bus drops it or `closeAll` runs. */
+export class EventStreams {
+  private readonly open = new Set<ServerResponse>();
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly ring: EventRing,
+  ) {}
+
+  get count(): number {
+    return this.open.size;
+  }
+
+  serve(res: ServerResponse, lastEventId: string | undefined): void {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    // Replay and subscription happen in one turn: no event falls between them.
+    if (lastEventId !== undefined && /^\d+$/.test(lastEventId.trim())) {
+      const missed = this.ring.since(Number(lastEventId.trim()));
+      if (missed === null) res.write('event: reload\ndata: {"reason":"events were missed; reload the page"}\n\n');
+      else for (const text of missed) res.write(text);
+    } else res.write(': welcome\n\n');
+    const off = this.bus.subscribe({
+      filter: '',
+      deliver: (line, event) => {
+        if (!res.destroyed) res.write(message(line, event.seq));
+      },
+      backlog: () => res.writableLength,
+      drop: () => res.destroy(),
+    });
+    this.open.add(res);
+    res.on('close', () => {
+      off();
+      this.open.delete(res);
+    });
+  }
+
+  closeAll(): void {
+    for (const res of this.open) res.end();
+  }
+}

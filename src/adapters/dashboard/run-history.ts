@@ -1,0 +1,207 @@
+/**
+ * Runs as the dashboard lists them: the live ones from the hall's queries,
+ * the past ones from the events files under `.raider-hall/logs/`, so the
+ * history survives a restart (as far as `logs.keep_events` keeps files).
+ */
+import fs from 'node:fs';
+import { z } from 'zod';
+import { runOutcome, type RunDocument } from '../../domain/outcome.js';
+import { parseRunId } from '../../domain/run-id.js';
+import type { HallQueries } from '../control/queries.js';
+import { readDocumentOrNull } from '../storage/events-file.js';
+import { eventsPath, type HallPaths } from '../storage/hall-paths.js';
+
+const SUFFIX = '.events.jsonl';
+/** A run's page shows at most this much of its events file: the newest part. */
+const DETAIL_TAIL_BYTES = 2 * 1024 * 1024;
+/** Missions the dashboard remembers for runs that ended (events files do not hold them). */
+const MISSIONS_KEPT = 5000;
+
+export interface RunRow {
+  id: string;
+  slot: string;
+  status: string;
+  /** Epoch milliseconds. */
+  started_at: number;
+  /** Seconds; null while it runs. */
+  duration: number | null;
+  mission?: string;
+  pid?: number;
+  error?: string;
+}
+
+export const runFilterSchema = z.object({
+  raider: z.string().optional(),
+  status: z.string().optional(),
+  text: z.string().optional(),
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});
+export type RunFilter = z.infer<typeof runFilterSchema>;
+
+const liveRunSchema = z.object({ id: z.string(), slot: z.string(), mission: z.string(), pid: z.number() });
+const liveAgeSchema = z.object({ id: z.string(), age: z.number() });
+
+/** A run id names a file: only `SLOT-SECONDS[.N]` with a slot made of name characters. */
+export function validRunId(id: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9_-]*-\d+(\.\d+)?$/.test(id) && parseRunId(id) !== null;
+}
+
+interface PastRun {
+  mtimeMs: number;
+  size: number;
+  row: RunRow;
+}
+
+export class RunHistory {
+  private readonly missions = new Map<string, string>();
+  /** Past runs read before, by id; an events file that did not change is not read again. */
+  private readonly past = new Map<string, PastRun>();
+
+  constructor(
+    private readonly paths: HallPaths,
+    private readonly queries: HallQueries,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Remembers the missions of the runs going now, for when they have ended. */
+  noteLiveMissions(): void {
+    this.liveRuns();
+  }
+
+  /** The `ps` view of the live runs; their missions are remembered on the way. */
+  private liveRuns(): Array<z.infer<typeof liveRunSchema>> {
+    const runs = z.array(liveRunSchema).catch([]).parse(this.queries.ps().raiders);
+    for (const run of runs) {
+      if (this.missions.has(run.id)) continue;
+      this.missions.set(run.id, run.mission);
+      if (this.missions.size > MISSIONS_KEPT) this.missions.delete(this.missions.keys().next().value ?? '');
+    }
+    return runs;
+  }
+
+  live(): RunRow[] {
+    const ps = this.liveRuns();
+    const ages = new Map(
+      z
+        .array(liveAgeSchema)
+        .catch([])
+        .parse(this.queries.status().runs)
+        .map((r) => [r.id, r.age]),
+    );
+    const now = this.now();
+    return ps.map((r) => ({
+      id: r.id,
+      slot: r.slot,
+      status: 'running',
+      started_at: Math.round(now - (ages.get(r.id) ?? 0) * 1000),
+      duration: null,
+      mission: r.mission,
+      pid: r.pid,
+    }));
+  }
+
+  list(filter: RunFilter): { runs: RunRow[]; total: number; offset: number; limit: number } {
+    const live = this.live();
+    const liveIds = new Set(live.map((r) => r.id));
+    const past = this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
+    const all = [...live.sort((a, b) => b.started_at - a.started_at), ...past].filter((r) => matches(r, filter));
+    return { runs: all.slice(filter.offset, filter.offset + filter.limit), total: all.length, offset: filter.offset, limit: filter.limit };
+  }
+
+  /** A run's page: its row, its events (the newest part of the file) and its end; null when unknown. */
+  detail(id: string): { run: RunRow; events: unknown[]; end: RunDocument | null; truncated: boolean } | null {
+    if (!validRunId(id)) return null;
+    const liveRow = this.live().find((r) => r.id === id);
+    const file = eventsPath(this.paths, id);
+    const row = liveRow ?? this.pastRow(id, file);
+    if (!row) return null;
+    const { events, truncated } = readEventsTail(file);
+    return { run: row, events, end: liveRow ? null : readDocumentOrNull(file), truncated };
+  }
+
+  private pastRuns(liveIds: ReadonlySet<string>): RunRow[] {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.paths.logsDir);
+    } catch {
+      return [];
+    }
+    const rows: RunRow[] = [];
+    const seen = new Set<string>();
+    for (const name of names) {
+      if (!name.endsWith(SUFFIX)) continue;
+      const id = name.slice(0, -SUFFIX.length);
+      if (liveIds.has(id) || !validRunId(id)) continue;
+      seen.add(id);
+      const row = this.pastRow(id, eventsPath(this.paths, id));
+      if (row) rows.push(row);
+    }
+    for (const id of this.past.keys()) if (!seen.has(id)) this.past.delete(id);
+    return rows;
+  }
+
+  private pastRow(id: string, file: string): RunRow | null {
+    const parsed = parseRunId(id);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!parsed || !stat) return null;
+    const cached = this.past.get(id);
+    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.row;
+    const document = readDocumentOrNull(file);
+    const outcome = runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } });
+    const startedAt = parsed.cursor.sec * 1000;
+    const elapsed = document?.elapsed;
+    const mission = this.missions.get(id);
+    const row: RunRow = {
+      id,
+      slot: parsed.slot,
+      status: outcome.status,
+      started_at: startedAt,
+      duration: typeof elapsed === 'number' ? elapsed : Math.max(0, (stat.mtimeMs - startedAt) / 1000),
+      ...(mission !== undefined ? { mission } : {}),
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+    };
+    this.past.set(id, { mtimeMs: stat.mtimeMs, size: stat.size, row });
+    return row;
+  }
+}
+
+function matches(row: RunRow, filter: RunFilter): boolean {
+  if (filter.raider && row.slot !== filter.raider && row.slot.replace(/^\d+/, '') !== filter.raider) return false;
+  if (filter.status && row.status !== filter.status) return false;
+  if (filter.text) {
+    const needle = filter.text.toLowerCase();
+    if (![row.id, row.slot, row.mission ?? '', row.error ?? ''].some((field) => field.toLowerCase().includes(needle))) return false;
+  }
+  return true;
+}
+
+/** The JSON objects among the last lines of an events file; noise is skipped, as the hall skips it. */
+function readEventsTail(file: string): { events: unknown[]; truncated: boolean } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return { events: [], truncated: false };
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const start = Math.max(0, size - DETAIL_TAIL_BYTES);
+    const buffer = Buffer.alloc(size - start);
+    const read = fs.readSync(fd, buffer, 0, buffer.length, start);
+    let lines = buffer.subarray(0, read).toString('utf8').split('\n');
+    if (start > 0) lines = lines.slice(1);
+    const events: unknown[] = [];
+    for (const line of lines) {
+      if (!line.startsWith('{')) continue;
+      try {
+        events.push(JSON.parse(line));
+      } catch {
+        /* a half line or noise */
+      }
+    }
+    return { events, truncated: start > 0 };
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * The dashboard's API on a real hall with real (fake) raider processes:
+ * runs live and past (surviving a restart), a run's page, the event stream
+ * with its replay, spawn with its refusals, cancel and kill.
+ */
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventBus } from '../../src/adapters/control/event-bus.js';
+import { EventRing } from '../../src/adapters/dashboard/event-stream.js';
+import { runStarted, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
+import { bearer, boardOf, httpRequest, json, openEventStream, startBoardHall, type Board } from './dashboard-support.js';
+
+const halls: TestHall[] = [];
+afterEach(async () => {
+  for (const hall of halls.splice(0)) await hall.stop();
+});
+
+async function started(): Promise<{ hall: TestHall; board: Board }> {
+  const s = await startBoardHall();
+  halls.push(s.hall);
+  return s;
+}
+
+async function get(board: Board, route: string): Promise<Json> {
+  const reply = await httpRequest(board, route, { headers: bearer(board) });
+  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
+}
+
+async function post(board: Board, route: string, body: unknown): Promise<Json> {
+  const reply = await httpRequest(board, route, { method: 'POST', headers: { ...bearer(board), ...json }, body: JSON.stringify(body) });
+  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
+}
+
+/** Spawns through the dashboard and waits for the run's end on the bus. */
+async function runToEnd(hall: TestHall, board: Board, mission: string): Promise<Json> {
+  const events = await hall.events('raider.done');
+  try {
+    const reply = await post(board, '/api/spawn', { name: 'bjorn', mission });
+    return await events.waitFor((e) => e.id === reply.id);
+  } finally {
+    events.close();
+  }
+}
+
+describe('GET /api/runs', () => {
+  it('lists running runs first, then past ones; filters by raider, status and text; pages', async () => {
+    const { hall, board } = await started();
+    await runToEnd(hall, board, 'answer first');
+    await runToEnd(hall, board, 'fail broken');
+    const waiting = await post(board, '/api/spawn', { name: 'ivar', mission: 'wait 30' });
+    await runStarted(waiting.events_path);
+
+    const all = await get(board, '/api/runs');
+    expect(all.total).toBe(3);
+    expect(all.runs.map((r: Json) => r.status)).toEqual(['running', expect.any(String), expect.any(String)]);
+    expect(all.runs[0]).toMatchObject({ id: waiting.id, slot: 'ivar', mission: 'wait 30', duration: null });
+    expect(
+      all.runs
+        .slice(1)
+        .map((r: Json) => r.status)
+        .sort(),
+    ).toEqual(['completed', 'failed']);
+
+    expect((await get(board, '/api/runs?status=failed')).runs.map((r: Json) => r.error)).toEqual(['broken']);
+    expect((await get(board, '/api/runs?raider=bjorn')).total).toBe(2);
+    expect((await get(board, '/api/runs?text=WAIT')).runs.map((r: Json) => r.id)).toEqual([waiting.id]);
+    const page = await get(board, '/api/runs?limit=1&offset=1');
+    expect(page).toMatchObject({ total: 3, offset: 1, limit: 1 });
+    expect(page.runs).toHaveLength(1);
+    expect((await get(board, '/api/runs?limit=0')).status).toBe(400);
+  });
+
+  it('keeps past runs across a restart: they come from the events files', async () => {
+    const { hall, board } = await started();
+    const done = await runToEnd(hall, board, 'answer before the restart');
+    await hall.stop();
+    halls.splice(0);
+
+    const again = await startTestHall({ root: hall.root, adapters: [dashboardAdapter] });
+    halls.push(again);
+    const board2 = await boardOf(again.root);
+    expect(board2.token).not.toBe(board.token);
+    const runs = await get(board2, '/api/runs');
+    expect(runs.runs).toEqual([expect.objectContaining({ id: done.id, slot: 'bjorn', status: 'completed' })]);
+  });
+});
+
+describe('GET /api/runs/ID', () => {
+  it('gives the run, its events, its end and its timeline; 404 for unknown or malformed ids', async () => {
+    const { hall, board } = await started();
+    const done = await runToEnd(hall, board, 'answer <b>bold</b>');
+    const detail = await get(board, `/api/runs/${done.id}`);
+    expect(detail.run).toMatchObject({ id: done.id, status: 'completed', mission: 'answer <b>bold</b>' });
+    expect(detail.events.map((e: Json) => e.type)).toContain('message');
+    expect(detail.end).toMatchObject({ status: 'completed', response: '<b>bold</b>' });
+    expect(detail.timeline.map((e: Json) => e.type)).toEqual(['raider.spawned', 'raider.done']);
+    expect((await get(board, '/api/runs/bjorn-1')).status).toBe(404);
+    expect((await get(board, `/api/runs/${encodeURIComponent('../state-1')}`)).status).toBe(404);
+  });
+});
+
+describe('POST /api/spawn, cancel, kill', () => {
+  it('answers with the socket spawn reply, refusals included', async () => {
+    const { board } = await started();
+    const refused = await post(board, '/api/spawn', { name: '../x', mission: 'answer' });
+    expect(refused.status).toBe(200);
+    expect(refused.error).toMatch(/invalid raider name/);
+    const malformed = await post(board, '/api/spawn', { name: 3 });
+    expect(malformed.status).toBe(400);
+    expect(malformed.error).toMatch(/name/);
+  });
+
+  it('cancels a running run (dashboard.cancel on the bus before its end) and kills one', async () => {
+    const { hall, board } = await started();
+    const events = await hall.events('');
+    try {
+      const run = await post(board, '/api/spawn', { name: 'bjorn', mission: 'wait 30' });
+      await runStarted(run.events_path);
+      expect(await post(board, `/api/runs/${run.id}/cancel`, {})).toMatchObject({ status: 200, cancelled: 1, id: run.id });
+      const done = await events.waitFor((e) => e.type === 'raider.done' && e.id === run.id);
+      expect(done.status).toBe('cancelled');
+      const asked = events.all.findIndex((e) => e.type === 'dashboard.cancel' && e.id === run.id && e.source === 'dashboard');
+      expect(asked).toBeGreaterThanOrEqual(0);
+      expect(asked).toBeLessThan(events.all.indexOf(done));
+
+      const deaf = await post(board, '/api/spawn', { name: 'ivar', mission: 'deaf 30' });
+      await runStarted(deaf.events_path);
+      expect(await post(board, `/api/runs/${deaf.id}/kill`, {})).toMatchObject({ killed: 1 });
+      expect((await events.waitFor((e) => e.type === 'raider.done' && e.id === deaf.id)).signaled).toBe(1);
+      expect(await post(board, '/api/runs/nobody-1/cancel', {})).toMatchObject({ error: 'raider not found' });
+    } finally {
+      events.close();
+    }
+  });
+});
+
+describe('the page', () => {
+  it('serves its scripts and styles from the hall, within 150 KiB gzipped', async () => {
+    const { board } = await started();
+    const page = await httpRequest(board, '/', { headers: bearer(board) });
+    const routes = [...page.body.matchAll(/(?:href|src)="(\/[^"]+)"/g)].map((m) => m[1] ?? '');
+    const importMap = /<script type="importmap">(.*?)<\/script>/.exec(page.body)?.[1] ?? '{}';
+    routes.push(...Object.values(JSON.parse(importMap).imports as Record<string, string>));
+    expect(routes).toEqual(
+      expect.arrayContaining(['/app/main.js', '/app/dashboard.css', '/vendor/preact.mjs', '/vendor/preact-hooks.mjs', '/vendor/htm.mjs']),
+    );
+    let gzipped = 0;
+    for (const route of routes) {
+      const reply = await httpRequest(board, route, { headers: bearer(board) });
+      expect(reply.status, route).toBe(200);
+      expect(reply.body).not.toMatch(/sourceMappingURL/);
+      gzipped += gzipSync(reply.body).length;
+    }
+    expect(gzipped).toBeLessThan(150 * 1024);
+  });
+});
+
+describe('GET /api/events', () => {
+  it('sends each bus event exactly as the socket does, with its seq as id, and replays what a reconnect missed', async () => {
+    const { hall, board } = await started();
+    const socketTap = await hall.events('raider.');
+    const stream = await openEventStream(board);
+    const done = await runToEnd(hall, board, 'answer streamed');
+    const sse = await stream.waitFor((m) => m.data.includes('"raider.done"'));
+    const line = socketTap.lines.find((l) => JSON.parse(l).type === 'raider.done' && JSON.parse(l).id === done.id);
+    expect(sse.data).toBe(line);
+    expect(sse.id).toBe(String(done.seq));
+    stream.close();
+    socketTap.close();
+
+    const spawnedId = stream.messages.find((m) => m.data.includes('"raider.spawned"'))?.id ?? '';
+    expect(spawnedId).toMatch(/^\d+$/);
+    const replay = await openEventStream(board, { 'Last-Event-ID': spawnedId });
+    const missed = await replay.waitFor((m) => m.id === sse.id);
+    expect(missed.data).toBe(sse.data);
+    expect(Number(replay.messages[0]?.id)).toBe(Number(spawnedId) + 1);
+    replay.close();
+
+    // A seq this hall never sent (a restarted hall begins again at 1): the page must reload.
+    const stale = await openEventStream(board, { 'Last-Event-ID': '999999' });
+    expect((await stale.waitFor((m) => m.event === 'reload')).data).toMatch(/reload/);
+    stale.close();
+  });
+
+  it('keeps at least the last 1,000 events; an older Last-Event-ID gets reload', () => {
+    const bus = new EventBus(() => {});
+    const ring = new EventRing(bus);
+    for (let i = 0; i < 1500; i++) bus.publish({ type: 'test.tick', i });
+    expect(ring.since(1500 - 1000)).toHaveLength(1000);
+    expect(ring.since(1500)).toEqual([]);
+    expect(ring.since(10)).toBeNull();
+    expect(ring.since(1501)).toBeNull();
+    ring.close();
+    expect(bus.subscriberCount()).toBe(0);
+  });
+
+  it('holds no more than its byte bound, however big the events', () => {
+    const bus = new EventBus(() => {});
+    const ring = new EventRing(bus, 1024, 1024 * 1024);
+    const big = 'x'.repeat(100 * 1024);
+    for (let i = 0; i < 50; i++) bus.publish({ type: 'raider.done', id: `bjorn-${i}`, response: big });
+    const kept = ring.since(50 - 9);
+    expect(kept).toHaveLength(9);
+    expect(ring.since(50 - 11)).toBeNull();
+    expect(ring.about('bjorn-49')).toEqual([expect.objectContaining({ type: 'raider.done', seq: 50, response: big })]);
+    ring.close();
+  });
+
+  it('drops a reader that stops reading instead of buffering for it', async () => {
+    const { hall, board } = await started();
+    const stream = await openEventStream(board);
+    expect((await get(board, '/api/status')).dashboard.streams).toBe(1);
+    // A reader that reads nothing more: its unsent bytes grow until the bus drops it.
+    stream.pause();
+    const big = 'x'.repeat(64 * 1024);
+    for (let i = 0; i < 400 && hall.logs.every((l) => !l.includes('subscriber dropped')); i++)
+      hall.hall.bus.publish({ type: 'test.big', big });
+    expect(hall.logs.some((l) => l.includes('event subscriber dropped'))).toBe(true);
+    stream.close();
+  });
+});

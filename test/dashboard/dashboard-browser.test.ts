@@ -1,0 +1,165 @@
+/**
+ * The dashboard in a real browser (Chromium) on a real hall with real raider
+ * processes: login by token, the Runs table live, Cancel, the Spawn form and
+ * its refusal, a mission made of HTML shown as text, read-only without
+ * buttons, and no request leaving the hall's origin. One browser for the file.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runStarted, type TestHall } from '../support/test-hall.js';
+import { launchBrowser, skipBrowserTests } from './browser.js';
+import { startBoardHall, type Board } from './dashboard-support.js';
+
+if (skipBrowserTests !== null) console.warn(`dashboard browser tests skipped: ${skipBrowserTests}`);
+
+// A browser on a loaded machine (CI shares its cores) needs more than the default 30 s now and then.
+describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeout: 60_000 }, () => {
+  let browser: Browser;
+  let hall: TestHall;
+  let board: Board;
+  const contexts: BrowserContext[] = [];
+  /** Every URL any page asked for, and those outside the page's own origin. */
+  const requested: string[] = [];
+  const foreign: string[] = [];
+  /** Script errors and CSP violations (Chromium reports both on the console). */
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    [browser, { hall, board }] = await Promise.all([launchBrowser(), startBoardHall()]);
+  }, 60_000);
+  afterAll(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    await hall?.stop();
+  });
+
+  async function loggedIn(target: Board = board): Promise<Page> {
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('request', (req) => {
+      requested.push(req.url());
+      if (!req.url().startsWith(target.url)) foreign.push(req.url());
+    });
+    page.on('console', (message) => {
+      // A failed load is reported below with its URL.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
+    });
+    page.on('response', (res) => {
+      if (res.status() >= 400) problems.push(`${res.status()} ${res.url()}`);
+    });
+    page.on('pageerror', (err) => problems.push(err.message));
+    await page.goto(`${target.url}?token=${target.token}`);
+    return page;
+  }
+
+  it('logs in by token, lands on a URL without it, and shows the Runs table', async () => {
+    const page = await loggedIn();
+    expect(page.url()).toBe(board.url);
+    await page.getByRole('table', { name: 'Runs' }).waitFor();
+    expect(await page.getByRole('form', { name: 'Spawn' }).count()).toBe(1);
+  });
+
+  it('shows a run spawned elsewhere live, running, and Cancel ends it as cancelled', async () => {
+    const page = await loggedIn();
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await runs.waitFor();
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 30' });
+    await runStarted(run.events_path);
+    const row = runs.getByRole('row').filter({ has: page.getByRole('link', { name: run.id }) });
+    await row.getByRole('cell', { name: 'running', exact: true }).waitFor();
+    await row.getByRole('button', { name: /^Kill/ }).waitFor();
+    await row.getByRole('button', { name: /^Cancel/ }).click();
+    await row.getByRole('cell', { name: 'cancelled', exact: true }).waitFor();
+    expect(await row.getByRole('button', { name: /^Cancel/ }).count()).toBe(0);
+  });
+
+  it('holds live updates while Freeze is pressed, and shows them when it is released', async () => {
+    const page = await loggedIn();
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await runs.waitFor();
+    const freeze = page.getByRole('button', { name: 'Freeze' });
+    await freeze.click();
+    expect(await freeze.getAttribute('aria-pressed')).toBe('true');
+    const run = await hall.request({ cmd: 'spawn', name: 'ivar', mission: 'answer frozen' });
+    // The page has the run's spawn and end in hand (two events or more held) but shows neither.
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Frozen: ([2-9]|\d{2,}) updates held/ })
+      .waitFor();
+    const row = runs.getByRole('row').filter({ has: page.getByRole('link', { name: run.id }) });
+    expect(await row.count()).toBe(0);
+    await freeze.click();
+    await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
+  });
+
+  it('spawns from the Spawn form, and shows a refusal as an alert', async () => {
+    const page = await loggedIn();
+    const form = page.getByRole('form', { name: 'Spawn' });
+    await form.getByLabel('Raider').fill('../x');
+    await form.getByLabel('Mission').fill('answer nothing');
+    await form.getByRole('button', { name: 'Spawn' }).click();
+    await expect.poll(() => form.getByRole('alert').textContent()).toMatch(/invalid raider name/);
+
+    const events = await hall.events('raider.done');
+    try {
+      await form.getByLabel('Raider').fill('ivar');
+      await form.getByLabel('Mission').fill('answer from the form');
+      await form.getByRole('button', { name: 'Spawn' }).click();
+      const done = await events.waitFor((e) => e.slot === 'ivar');
+      const row = page
+        .getByRole('table', { name: 'Runs' })
+        .getByRole('row')
+        .filter({ has: page.getByRole('link', { name: done.id }) });
+      await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
+    } finally {
+      events.close();
+    }
+  });
+
+  it('shows a mission and output made of HTML as text on the run page, with its Output region', async () => {
+    const mission = 'answer <img src=x onerror="document.title=\'owned\'"><b id="bold">bold</b>';
+    const events = await hall.events('raider.done');
+    const page = await loggedIn();
+    let id: string;
+    try {
+      const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission });
+      id = run.id;
+      await events.waitFor((e) => e.id === run.id);
+    } finally {
+      events.close();
+    }
+    await page.getByRole('link', { name: id }).click();
+    const output = page.getByRole('region', { name: 'Output' });
+    await output.getByText('<b id="bold">bold</b>', { exact: false }).first().waitFor();
+    await page.getByText(mission, { exact: true }).waitFor();
+    expect(await page.locator('#bold').count()).toBe(0);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.title()).toBe('Raider Hall');
+    await page
+      .getByRole('region', { name: 'Timeline' })
+      .getByText(/ended: completed/)
+      .waitFor();
+  });
+
+  it('shows no buttons when read-only', async () => {
+    const ro = await startBoardHall('dashboard: { listen: "127.0.0.1:0", read_only: true }\n');
+    try {
+      await ro.hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 30' });
+      const page = await loggedIn(ro.board);
+      const runs = page.getByRole('table', { name: 'Runs' });
+      await runs.getByRole('cell', { name: 'running', exact: true }).waitFor();
+      await page.getByText('Read-only dashboard.').waitFor();
+      expect(await page.getByRole('form', { name: 'Spawn' }).count()).toBe(0);
+      expect(await runs.getByRole('button').count()).toBe(0);
+    } finally {
+      await ro.hall.stop();
+    }
+  });
+
+  it('made no request outside its origin, and ran without script errors or CSP violations', () => {
+    expect(requested.length).toBeGreaterThan(10);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+});

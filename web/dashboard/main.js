@@ -1,0 +1,322 @@
+// The Raider Hall dashboard: Preact + htm, no build step. Everything from
+// missions, output and names is rendered as text by Preact (never as HTML).
+// Live events are queued and applied once per animation frame, so a busy bus
+// costs one render a frame, not one per event.
+import { h, render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import htm from 'htm';
+
+const html = htm.bind(h);
+const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
+
+/** A failed request leaves the view as it was; the console says why. */
+function reportFailure(err) {
+  console.warn(`dashboard: ${err}`);
+}
+
+async function getJson(path) {
+  const res = await fetch(path, { credentials: 'same-origin' });
+  return res.json();
+}
+
+async function postJson(path, body) {
+  const res = await fetch(path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return res.json();
+}
+
+// ------------------------------------------------------------ live events
+
+/** Events a frozen page holds at most; older ones are summed up as one `resync` (the views load anew). */
+const HELD_MAX = 5000;
+
+/**
+ * Bus events, handed to listeners in one batch per animation frame. While
+ * frozen they are held; `heldListeners` hear how many, once a frame.
+ */
+const live = {
+  queue: [],
+  held: 0,
+  listeners: new Set(),
+  heldListeners: new Set(),
+  frozen: false,
+  scheduled: false,
+  push(event) {
+    this.queue.push(event);
+    if (this.frozen) this.held++;
+    if (this.queue.length > HELD_MAX) this.queue = [{ type: 'raider.resync' }, ...this.queue.slice(-HELD_MAX / 2)];
+    this.schedule();
+  },
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      if (this.frozen) {
+        for (const tell of this.heldListeners) tell(this.held);
+        return;
+      }
+      const batch = this.queue;
+      this.queue = [];
+      if (batch.length > 0) for (const listen of this.listeners) listen(batch);
+    });
+  },
+  setFrozen(frozen) {
+    this.frozen = frozen;
+    this.held = 0;
+    this.schedule();
+  },
+};
+
+function connectEvents() {
+  const source = new EventSource('/api/events');
+  source.onmessage = (message) => {
+    try {
+      live.push(JSON.parse(message.data));
+    } catch {
+      /* not an event */
+    }
+  };
+  // The hall no longer has what we missed (or restarted): start from its present.
+  source.addEventListener('reload', () => location.reload());
+}
+
+function useLiveBatch(onBatch, deps) {
+  useEffect(() => {
+    live.listeners.add(onBatch);
+    return () => live.listeners.delete(onBatch);
+  }, deps);
+}
+
+// ------------------------------------------------------------ formatting
+
+function time(ms) {
+  return new Date(ms).toLocaleTimeString();
+}
+
+function duration(row) {
+  const seconds = row.duration ?? (Date.now() - row.started_at) / 1000;
+  return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+}
+
+function text(value) {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+// ------------------------------------------------------------ runs page
+
+function SpawnForm() {
+  const [raider, setRaider] = useState('');
+  const [mission, setMission] = useState('');
+  const [answer, setAnswer] = useState(null);
+  const submit = async (e) => {
+    e.preventDefault();
+    try {
+      setAnswer(await postJson('/api/spawn', { name: raider, mission }));
+    } catch (err) {
+      setAnswer({ error: String(err) });
+    }
+  };
+  return html`<form aria-label="Spawn" class="spawn" onSubmit=${submit}>
+    <label>Raider <input name="raider" value=${raider} onInput=${(e) => setRaider(e.currentTarget.value)} /></label>
+    <label>Mission <textarea name="mission" rows="2" value=${mission} onInput=${(e) => setMission(e.currentTarget.value)}></textarea></label>
+    <button type="submit">Spawn</button>
+    ${
+      answer?.error !== undefined
+        ? html`<p role="alert" class="refusal">${text(answer.error)}</p>`
+        : answer !== null
+          ? html`<p role="status">${answer.id !== undefined ? `Spawned ${text(answer.id)}` : `Queued (${text(answer.queue_depth ?? answer.status ?? 'waiting')})`}</p>`
+          : null
+    }
+  </form>`;
+}
+
+function Filters({ filter, setFilter }) {
+  const set = (key) => (e) => setFilter({ ...filter, [key]: e.currentTarget.value });
+  return html`<div class="filters" role="group" aria-label="Filters">
+    <label>Raider filter <input value=${filter.raider} onInput=${set('raider')} /></label>
+    <label>Status filter
+      <select value=${filter.status} onChange=${set('status')}>
+        <option value="">any</option>
+        ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
+      </select>
+    </label>
+    <label>Text filter <input value=${filter.text} onInput=${set('text')} /></label>
+  </div>`;
+}
+
+function RunRow({ row, readOnly }) {
+  const act = (verb) => () => postJson(`/api/runs/${encodeURIComponent(row.id)}/${verb}`, {}).catch(reportFailure);
+  return html`<tr>
+    <td><a href=${`#/runs/${encodeURIComponent(row.id)}`}>${row.id}</a></td>
+    <td>${row.slot}</td>
+    <td class=${`status ${row.status}`}>${row.status}</td>
+    <td>${time(row.started_at)}</td>
+    <td>${duration(row)}</td>
+    <td>
+      ${
+        row.status === 'running' && !readOnly
+          ? html`<button type="button" aria-label=${`Cancel ${row.id}`} onClick=${act('cancel')}>Cancel</button>
+            <button type="button" aria-label=${`Kill ${row.id}`} onClick=${act('kill')}>Kill</button>`
+          : null
+      }
+    </td>
+  </tr>`;
+}
+
+function RunsPage({ readOnly }) {
+  const [filter, setFilter] = useState({ raider: '', status: '', text: '' });
+  const [runs, setRuns] = useState({ runs: [], total: 0 });
+  const [frozen, setFrozen] = useState(false);
+  const [stamp, setStamp] = useState(0);
+  const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== '')).toString();
+  useEffect(() => {
+    let current = true;
+    getJson(`/api/runs?${query}`)
+      .then((reply) => current && setRuns(reply))
+      .catch(reportFailure);
+    return () => {
+      current = false;
+    };
+  }, [query, stamp]);
+  useLiveBatch((batch) => {
+    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.'))))
+      setStamp((n) => n + 1);
+  }, []);
+  const [held, setHeld] = useState(0);
+  useEffect(() => {
+    live.heldListeners.add(setHeld);
+    return () => live.heldListeners.delete(setHeld);
+  }, []);
+  const toggle = () => {
+    live.setFrozen(!frozen);
+    setFrozen(!frozen);
+    setHeld(0);
+  };
+  return html`<main>
+    ${readOnly ? html`<p class="note">Read-only dashboard.</p>` : html`<${SpawnForm} />`}
+    <div class="bar">
+      <${Filters} filter=${filter} setFilter=${setFilter} />
+      <span>
+        <button type="button" aria-pressed=${frozen ? 'true' : 'false'} onClick=${toggle}>Freeze</button>
+        ${frozen ? html`<span role="status" class="note"> Frozen: ${held} updates held</span>` : null}
+      </span>
+    </div>
+    <table aria-label="Runs">
+      <thead><tr><th>Run</th><th>Raider</th><th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
+      <tbody>${runs.runs.map((row) => html`<${RunRow} key=${row.id} row=${row} readOnly=${readOnly} />`)}</tbody>
+    </table>
+    <p class="note">${runs.total} runs</p>
+  </main>`;
+}
+
+// ------------------------------------------------------------ a run's page
+
+function outputLine(event) {
+  switch (event.type) {
+    case 'message':
+      return text(event.content);
+    case 'tool.call':
+      return `→ ${text(event.name)} ${text(event.arguments)}`;
+    case 'tool.result':
+      return `← ${text(event.name)} ${event.ok === false ? 'failed' : 'ok'}: ${text(event.content ?? event.text)}`;
+    case 'run.finished':
+      return `${text(event.status)}: ${text(event.status === 'completed' ? event.response : event.error)}`;
+    default:
+      return null;
+  }
+}
+
+function timelineLine(event) {
+  if (event.type === 'dashboard.cancel') return 'cancel asked from the dashboard (SIGINT, then SIGTERM after the grace, then SIGKILL)';
+  if (event.type === 'dashboard.kill') return 'kill asked from the dashboard (SIGKILL)';
+  if (event.type === 'raider.done') return `ended: ${text(event.status)}${event.error ? ` (${text(event.error)})` : ''}`;
+  if (event.type === 'run.state') return `state: ${text(event.state)}`;
+  return text(event.type);
+}
+
+function RunPage({ id, readOnly }) {
+  const [detail, setDetail] = useState(null);
+  const [stamp, setStamp] = useState(0);
+  useEffect(() => {
+    let current = true;
+    getJson(`/api/runs/${encodeURIComponent(id)}`)
+      .then((reply) => current && setDetail(reply))
+      .catch(reportFailure);
+    return () => {
+      current = false;
+    };
+  }, [id, stamp]);
+  useLiveBatch(
+    (batch) => {
+      if (batch.some((e) => e.id === id)) setStamp((n) => n + 1);
+    },
+    [id],
+  );
+  const running = detail?.run?.status === 'running';
+  // The raider's output goes to its events file, not the bus: while it runs, look again each second.
+  useEffect(() => {
+    if (!running) return undefined;
+    const timer = setInterval(() => setStamp((n) => n + 1), 1000);
+    return () => clearInterval(timer);
+  }, [running]);
+  if (detail === null) return html`<main><p>Loading ${id}…</p></main>`;
+  if (detail.error !== undefined) return html`<main><p role="alert">${text(detail.error)}</p><a href="#/">All runs</a></main>`;
+  const output = detail.events.map(outputLine).filter((line) => line !== null);
+  const timeline = [...detail.events.filter((e) => e.type === 'run.started' || e.type === 'run.state'), ...detail.timeline]
+    .filter((e) => typeof e.time === 'number')
+    .sort((a, b) => a.time - b.time);
+  const act = (verb) => () =>
+    postJson(`/api/runs/${encodeURIComponent(id)}/${verb}`, {})
+      .then(() => setStamp((n) => n + 1))
+      .catch(reportFailure);
+  return html`<main>
+    <p><a href="#/">All runs</a></p>
+    <h2>Run ${id}</h2>
+    <dl>
+      <dt>Raider</dt><dd>${detail.run.slot}</dd>
+      <dt>Status</dt><dd class=${`status ${detail.run.status}`}>${detail.run.status}</dd>
+      <dt>Mission</dt><dd class="mission">${text(detail.run.mission ?? '(not known: the run ended before this hall started)')}</dd>
+    </dl>
+    ${
+      running && !readOnly
+        ? html`<p><button type="button" aria-label=${`Cancel ${id}`} onClick=${act('cancel')}>Cancel</button>
+          <button type="button" aria-label=${`Kill ${id}`} onClick=${act('kill')}>Kill</button></p>`
+        : null
+    }
+    <section aria-label="Output"><h3>Output</h3>${output.map((line) => html`<pre>${line}</pre>`)}</section>
+    <section aria-label="Timeline"><h3>Timeline</h3>
+      <ol>${timeline.map((e) => html`<li><time>${time(e.time * 1000)}</time> ${timelineLine(e)}</li>`)}</ol>
+    </section>
+  </main>`;
+}
+
+// ------------------------------------------------------------ shell
+
+function currentRoute() {
+  const m = /^#\/runs\/(.+)$/.exec(location.hash);
+  return m ? { page: 'run', id: decodeURIComponent(m[1]) } : { page: 'runs' };
+}
+
+function App() {
+  const [route, setRoute] = useState(currentRoute());
+  const [status, setStatus] = useState(null);
+  useEffect(() => {
+    const onHash = () => setRoute(currentRoute());
+    addEventListener('hashchange', onHash);
+    getJson('/api/status').then(setStatus).catch(reportFailure);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  if (status === null) return html`<p>Loading…</p>`;
+  const readOnly = status.dashboard?.read_only === true;
+  return html`<header><h1>Raider Hall</h1><span class="root">${text(status.root)}</span></header>
+    ${route.page === 'run' ? html`<${RunPage} id=${route.id} readOnly=${readOnly} />` : html`<${RunsPage} readOnly=${readOnly} />`}`;
+}
+
+connectEvents();
+render(html`<${App} />`, document.getElementById('app'));
