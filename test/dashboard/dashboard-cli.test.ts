@@ -43,7 +43,7 @@ describe('raider hall dashboard', () => {
     try {
       const hall = await startTestHall({ config: `dashboard: { listen: "127.0.0.1:${port}" }\n`, adapters: [dashboardAdapter] });
       halls.push(hall);
-      expect(hall.logs.join('\n')).toMatch(/dashboard: cannot start: .*EADDRINUSE/);
+      expect(hall.logs.join('\n')).toMatch(/dashboard: cannot serve: .*EADDRINUSE/);
       const r = await runCli(['hall', 'dashboard', hall.root]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/dashboard is not listening \(dashboard\.listen/);

@@ -52,12 +52,19 @@ class AcpBridge {
 
   run(): Promise<number> {
     const lines = readline.createInterface({ input: this.options.input, crlfDelay: Infinity });
-    lines.on('line', (line) => void this.fromStdin(line));
+    // Lines still being handled when stdin ends: a request sent just before the end is still answered.
+    const handling = new Set<Promise<void>>();
+    lines.on('line', (line) => {
+      const done = this.fromStdin(line).finally(() => handling.delete(done));
+      handling.add(done);
+    });
     return new Promise((resolve) => {
       lines.on('close', () => {
-        this.closed = true;
-        this.upstream?.destroy();
-        resolve(0);
+        void Promise.allSettled([...handling]).then(() => {
+          this.closed = true;
+          this.upstream?.destroy();
+          resolve(0);
+        });
       });
     });
   }
