@@ -6,13 +6,13 @@
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { HallConfig } from '../adapters/config/hall-config.js';
-import type { CommandHandler } from '../adapters/control/control-socket.js';
 import type { EventBus } from '../adapters/control/event-bus.js';
 import type { HallQueries } from '../adapters/control/queries.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
-import type { BusEvent, ReplyBody } from '../machines/hall-effects.js';
-import type { HallRequest } from './hall-gateway.js';
+import type { BusEvent } from '../machines/hall-effects.js';
+import type { CommandHandlers, CommandService } from '../protocol/command-service.js';
+import type { HallRequest, HallRequestReply } from './hall-gateway.js';
 import type { PermissionChannels } from './permission-channels.js';
 
 export interface HallServices {
@@ -24,7 +24,9 @@ export interface HallServices {
   store: HallStateStore;
   queries: HallQueries;
   /** Sends a command to the hall actor; resolves with its reply once what it changed is on disk. */
-  request(command: HallRequest): Promise<ReplyBody>;
+  request<R extends HallRequest>(command: R): Promise<HallRequestReply<R>>;
+  /** Runs a control command as the socket would (checked payload, same reply), without dialling the socket. */
+  command: CommandService;
   /** Publishes an adapter's own event (`cron.fired`, `telegram.in`, ...) on the event bus. */
   publish(event: BusEvent): void;
   newMissionId(): string;
@@ -40,7 +42,7 @@ export interface HallServices {
 export interface HallAdapter {
   readonly name: string;
   /** Control-socket commands this adapter answers (`telegram_reply`, ...). */
-  readonly commands?: Readonly<Record<string, CommandHandler>>;
+  readonly commands?: Readonly<Partial<CommandHandlers>>;
   /** Keys this adapter adds to the `status` reply. */
   status?(): Record<string, unknown>;
   start(): Promise<void>;
