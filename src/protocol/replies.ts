@@ -122,8 +122,10 @@ export const COMMAND_REPLIES = {
 } as const satisfies Record<CommandName, z.ZodType>;
 
 export type ErrorReply = z.infer<typeof ErrorReply>;
+/** A command's own reply. */
+export type Answer<C extends CommandName> = z.infer<(typeof COMMAND_REPLIES)[C]>;
 /** What a command is answered: its own reply or an error. */
-export type ReplyTo<C extends CommandName> = z.infer<(typeof COMMAND_REPLIES)[C]> | ErrorReply;
+export type ReplyTo<C extends CommandName> = Answer<C> | ErrorReply;
 /** Any reply of the control socket. */
 export type Reply = ReplyTo<CommandName>;
 
@@ -134,3 +136,4 @@ export type DroppedReply = { dropped: 1; binding: string };
 
 /** Everything the hall actor answers a command with. */
 export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;
+

@@ -4,7 +4,7 @@
  * the rest. The end comes from the event bus, not from polling the hall.
  */
 import fs from 'node:fs';
-import { hallCommand, subscribe } from './hall-client.js';
+import { hallRequest, hallSubscribe } from '../../protocol/hall-client.js';
 
 const POLL_MS = 100;
 
@@ -26,7 +26,7 @@ export async function followFile(options: FollowOptions): Promise<void> {
     ended = true;
     wake?.();
   };
-  const unsubscribe = await subscribe(
+  const unsubscribe = await hallSubscribe(
     options.socketPath,
     'raider.done',
     (event) => {
@@ -35,7 +35,7 @@ export async function followFile(options: FollowOptions): Promise<void> {
     end,
   );
   // The run may have ended before the subscription stood.
-  const probe = await hallCommand(options.socketPath, { cmd: 'attach', id: options.runId }).catch(() => ({ error: 'gone' }));
+  const probe = await hallRequest(options.socketPath, 'attach', { id: options.runId }).catch(() => ({ error: 'gone' }));
   if ('error' in probe) end();
 
   const readMore = () => {
