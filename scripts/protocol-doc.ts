@@ -19,30 +19,26 @@ export const PROTOCOL_DOC = fileURLToPath(new URL('../docs/protocol.md', import.
 export const REFRESH_COMMAND = 'npm run protocol-doc';
 
 /** The part of a JSON Schema the document reads. */
-interface JsonSchema {
-  type?: string | string[];
-  const?: unknown;
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  anyOf?: JsonSchema[];
-  additionalProperties?: JsonSchema | boolean;
-}
+type JsonSchema = z.core.JSONSchema.JSONSchema;
 
 function jsonSchema(schema: z.ZodType): JsonSchema {
-  // Inputs for what clients send, outputs for what the hall writes: the side a reader sees.
+  // What a client writes: a field that may be null or absent shows so.
   return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+}
+
+/** A schema where JSON Schema allows `true`/`false` (anything/nothing). */
+function schemaOf(s: JsonSchema | boolean | undefined): JsonSchema {
+  return typeof s === 'object' ? s : {};
 }
 
 function typeText(s: JsonSchema): string {
   if (s.const !== undefined) return JSON.stringify(s.const);
-  if (s.anyOf) return s.anyOf.map(typeText).join(' \\| ');
+  if (s.anyOf) return s.anyOf.map((variant) => typeText(schemaOf(variant))).join(' \\| ');
   const types = Array.isArray(s.type) ? s.type : s.type !== undefined ? [s.type] : [];
   if (types.length === 0) return 'any';
   return types
     .map((type) => {
-      if (type === 'array') return `${s.items ? typeText(s.items) : 'any'}[]`;
+      if (type === 'array') return `${Array.isArray(s.items) || s.items === undefined ? 'any' : typeText(schemaOf(s.items))}[]`;
       if (type === 'object' && typeof s.additionalProperties === 'object' && !s.properties) return `{string: ${typeText(s.additionalProperties)}}`;
       return type;
     })
@@ -56,10 +52,12 @@ function cell(text: string | undefined): string {
 /** A table of an object schema's fields, nested objects of arrays flattened as `field[].sub`. */
 function fieldRows(s: JsonSchema, prefix = ''): string[] {
   const rows: string[] = [];
-  for (const [name, field] of Object.entries(s.properties ?? {})) {
+  for (const [name, value] of Object.entries(s.properties ?? {})) {
+    const field = schemaOf(value);
     const required = s.required?.includes(name) ? 'yes' : 'no';
     rows.push(`| \`${prefix}${name}\` | ${typeText(field)} | ${required} | ${cell(field.description)} |`);
-    if (field.items?.properties) rows.push(...fieldRows(field.items, `${prefix}${name}[].`));
+    const items = Array.isArray(field.items) ? undefined : schemaOf(field.items);
+    if (items?.properties) rows.push(...fieldRows(items, `${prefix}${name}[].`));
   }
   return rows;
 }
@@ -79,7 +77,7 @@ function objectSection(title: string, schema: z.ZodType, skip: string[] = []): s
 function replySection(reply: z.ZodType | undefined): string {
   if (!reply) return '';
   const s = jsonSchema(reply);
-  const variants = s.anyOf ?? [s];
+  const variants = s.anyOf?.map(schemaOf) ?? [s];
   return variants
     .map((variant) => `Reply${variants.length > 1 ? ` (${cell(variant.description)})` : variant.description ? `: ${variant.description}` : ''}\n\n${fieldTable(variant)}`)
     .join('\n');
@@ -109,7 +107,7 @@ export function protocolDoc(): string {
   parts.push('## Events', '', 'Every event carries the envelope:', '', fieldTable(jsonSchema(EnvelopeFields)));
   for (const event of BUS_EVENTS) {
     const s = jsonSchema(event);
-    parts.push(objectSection(`### \`${String(s.properties?.type?.const)}\``, event, ['type']));
+    parts.push(objectSection(`### \`${String(schemaOf(s.properties?.type).const)}\``, event, ['type']));
   }
   return `${parts.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
 }
