@@ -13,6 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { onLines } from '../src/adapters/os/unix-socket.js';
 
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
 export const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
@@ -456,26 +457,18 @@ export function request(socket: string, payload: Json, timeoutMs = 30_000): Prom
 /** A connection that keeps going: replies come back in the order the commands went. */
 export class Client {
   private readonly conn: net.Socket;
-  private buffer = '';
   private readonly waiting: Array<{ resolve: (reply: Json) => void; reject: (err: Error) => void }> = [];
   private failure: Error | null = null;
 
   private constructor(conn: net.Socket) {
     this.conn = conn;
-    conn.setEncoding('utf8');
-    conn.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        const w = this.waiting.shift();
-        if (!w) continue;
-        try {
-          w.resolve(JSON.parse(line) as Json);
-        } catch (err) {
-          w.reject(err as Error);
-        }
+    onLines(conn, (line) => {
+      const w = this.waiting.shift();
+      if (!w) return;
+      try {
+        w.resolve(JSON.parse(line) as Json);
+      } catch (err) {
+        w.reject(err as Error);
       }
     });
     const fail = (err: Error) => {
@@ -542,24 +535,16 @@ export class Subscription {
     return new Promise((resolve, reject) => {
       const conn = net.connect(socket);
       const sub = new Subscription(conn);
-      let buffer = '';
       let ready = false;
-      conn.setEncoding('utf8');
-      conn.on('data', (chunk: string) => {
+      onLines(conn, (line) => {
         const at = nowMs();
-        buffer += chunk;
-        let nl: number;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          const event = JSON.parse(line) as Json;
-          if (!ready) {
-            ready = true;
-            resolve(sub);
-            continue;
-          }
-          sub.take(event, at);
+        const event = JSON.parse(line) as Json;
+        if (!ready) {
+          ready = true;
+          resolve(sub);
+          return;
         }
+        sub.take(event, at);
       });
       conn.on('error', reject);
       conn.on('connect', () => {

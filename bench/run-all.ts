@@ -13,6 +13,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { lineSink, MAX_MESSAGE_BYTES } from '../src/protocol/line-reader.js';
 import { killUnder, machine, REPO, SUMMARY_PREFIX, table, type SummaryRow } from './lib.js';
 
 interface Bench {
@@ -65,23 +66,16 @@ function runOne(bench: Bench): Promise<Outcome> {
       detached: true,
     });
     const rows: SummaryRow[] = [];
-    let buffer = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (line.startsWith(SUMMARY_PREFIX)) {
-          try {
-            rows.push(...(JSON.parse(line.slice(SUMMARY_PREFIX.length)) as SummaryRow[]));
-          } catch {
-            process.stdout.write(`(unreadable summary line from ${bench.name})\n`);
-          }
-        } else process.stdout.write(`${line}\n`);
-      }
-    });
+    const lines = lineSink((line) => {
+      if (line.startsWith(SUMMARY_PREFIX)) {
+        try {
+          rows.push(...(JSON.parse(line.slice(SUMMARY_PREFIX.length)) as SummaryRow[]));
+        } catch {
+          process.stdout.write(`(unreadable summary line from ${bench.name})\n`);
+        }
+      } else process.stdout.write(`${line}\n`);
+    }, { maxBytes: MAX_MESSAGE_BYTES, utf8: 'replace' });
+    child.stdout.on('data', (chunk: Buffer) => lines.push(chunk));
     let timedOut = false;
     const kill = (sig: NodeJS.Signals) => {
       try {
@@ -98,7 +92,7 @@ function runOne(bench: Bench): Promise<Outcome> {
     }, bench.timeoutMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (buffer !== '') process.stdout.write(`${buffer}\n`);
+      lines.flush();
       resolve({ bench, code, signal, ms: Date.now() - t0, rows, timedOut });
     });
   });

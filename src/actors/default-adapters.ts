@@ -5,7 +5,7 @@
  * hall's memory, and every run's fork copies the page tables of all of it.
  */
 import { acpAdapter } from '../adapters/acp/acp-adapter.js';
-import type { HallAdapterFactory } from './hall-adapter.js';
+import type { HallAdapterFactory } from '../ports/hall-services.js';
 
 const cronWhenConfigured: HallAdapterFactory = async (services) =>
   services.config.cron.length === 0 ? null : (await import('../adapters/cron/cron-adapter.js')).cronAdapter()(services);

@@ -9,22 +9,7 @@ import type { HallStateStore } from '../adapters/storage/state-store.js';
 import type { HallCommand, hallMachine } from '../machines/hall.machine.js';
 import type { ReplyBody } from '../machines/hall-effects.js';
 import { checkCommand } from '../protocol/frames.js';
-import type { BoundReply, DroppedReply, ErrorReply, ReplyTo, UnboundReply } from '../protocol/replies.js';
-
-type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
-export type HallRequest = DistributiveOmit<Extract<HallCommand, { reqId?: string }>, 'reqId'>;
-
-/** What the hall actor answers each request with (see its actions). */
-interface RequestReplies {
-  'cmd.spawn': ReplyTo<'spawn'>;
-  'cmd.kill': ReplyTo<'kill'>;
-  'cmd.cancel': ReplyTo<'cancel'>;
-  'cmd.sessionReset': ReplyTo<'session_reset'>;
-  'cmd.dropQueued': DroppedReply | ErrorReply;
-  'cmd.bindSession': BoundReply | ErrorReply;
-  'cmd.unbindSession': UnboundReply | ErrorReply;
-}
-export type HallRequestReply<R extends HallRequest> = RequestReplies[R['type']];
+import type { HallRequest, HallRequestReply } from '../ports/hall-services.js';
 
 /** A reply the hall owes for longer than this means a bug; the client still gets an answer. */
 const REPLY_TIMEOUT_MS = 120_000;

@@ -28,7 +28,8 @@ import { hallWithRunActors } from '../machines/hall-tree.js';
 import { commandService, type CommandHandlers } from '../protocol/command-service.js';
 import type { hallMachine, HallInput } from '../machines/hall.machine.js';
 import { RAIDER_VERSION } from '../raider/version.js';
-import type { HallAdapter, HallAdapterFactory } from './hall-adapter.js';
+import type { HallAdapter, HallAdapterFactory, HallStartFlags } from '../ports/hall-services.js';
+import { HallStartError } from '../ports/hall-start-error.js';
 import { acquireHallLock, type HallLock } from './hall-lock.js';
 import { PermissionChannels } from './permission-channels.js';
 import { HallGateway } from './hall-gateway.js';
@@ -45,21 +46,15 @@ export const SHUTDOWN_GRACE_MS = 5000;
 /** How long the adapters get to stop taking work before the raiders are told to stop. */
 const ADAPTER_STOP_MS = 1000;
 
-export class HallStartError extends Error {
-  constructor(
-    message: string,
-    /** 3 for configuration errors, 1 otherwise. */
-    readonly exitCode: number,
-  ) {
-    super(message);
-  }
-}
+export { HallStartError };
 
 export interface HallStartOptions {
   root: string;
   /** The optional faces to start (cron, Telegram, ACP, MCP); each decides from the config whether it runs. */
   adapters?: readonly HallAdapterFactory[];
   env?: Readonly<Record<string, string | undefined>>;
+  /** What the command line asked for (`--acp-port`); it wins over the environment and the config. */
+  flags?: HallStartFlags;
   /** The hall's diagnostics (config warnings, storage problems). */
   log?: (line: string) => void;
   /** Every event-bus event, for the foreground view. */
@@ -77,7 +72,8 @@ export interface RunningHall {
   actor: Actor<typeof hallMachine>;
   /** Begins shutdown (hall.stopping); `stopped` resolves when it is over. */
   stop(): void;
-  stopped: Promise<void>;
+  /** Resolves when the hall is down, with the exit code for the process: 0, or 70 after a bug in the hall actor. */
+  stopped: Promise<number>;
 }
 
 export async function startHall(options: HallStartOptions): Promise<RunningHall> {
@@ -201,6 +197,7 @@ async function startLocked(
       paths,
       config,
       env,
+      flags: options.flags ?? {},
       bus,
       store,
       queries,
@@ -242,23 +239,34 @@ async function startLocked(
   for (const adapter of adapters) Object.assign(commands, adapter.commands ?? {});
   const socket = new ControlSocket({ socketPath: paths.socket, commands, bus, warn: log });
 
-  let resolveStopped!: () => void;
-  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
-  actor.on('hall.stopped', () => {
-    void (async () => {
-      await socket.close().catch(() => {});
-      permissionChannels.closeAll();
-      await forkServer.close();
-      await store.close().catch((err: Error) => log(`cannot write the final state: ${err.message}`));
-      removePidFile(paths);
-      await lock.release();
-      resolveStopped();
-    })();
-  });
+  const stopAdapters = async (): Promise<void> => {
+    const adaptersStopped = Promise.allSettled(
+      adapters.map((adapter) => adapter.stop().catch((err: Error) => log(`${adapter.name}: ${err.message}`))),
+    );
+    // An adapter that hangs must not keep the hall from stopping.
+    const patience = new Promise((resolve) => setTimeout(resolve, ADAPTER_STOP_MS).unref());
+    await Promise.race([adaptersStopped, patience]);
+  };
+  let resolveStopped: (code: number) => void = () => {};
+  const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
+  let shuttingDown = false;
+  const shutDown = async (code: number): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    await socket.close().catch(() => {});
+    permissionChannels.closeAll();
+    await forkServer.close();
+    await store.close().catch((err: Error) => log(`cannot write the final state: ${err.message}`));
+    removePidFile(paths);
+    await lock.release();
+    resolveStopped(code);
+  };
+  actor.on('hall.stopped', () => void shutDown(0));
   actor.subscribe({
     error: (err) => {
-      // A bug in the hall: leave no raider behind, and let the service manager restart us.
-      log(`hall actor failed: ${(err as Error).stack ?? String(err)}`);
+      // A bug in the hall: leave no raider behind, close what the hall holds, and report
+      // exit code 70 through `stopped`, so the service manager restarts us.
+      log(`hall actor failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       for (const run of liveRuns(registry)) {
         try {
           process.kill(-run.pid, 'SIGKILL');
@@ -266,7 +274,7 @@ async function startLocked(
           /* gone */
         }
       }
-      process.exit(70);
+      void stopAdapters().then(() => shutDown(70));
     },
   });
 
@@ -298,12 +306,7 @@ async function startLocked(
       if (stopping) return;
       stopping = true;
       // Adapters take no new work first (and write what they still owe); then the hall stops its raiders.
-      const adaptersStopped = Promise.allSettled(
-        adapters.map((adapter) => adapter.stop().catch((err: Error) => log(`${adapter.name}: ${err.message}`))),
-      );
-      // An adapter that hangs must not keep the hall from stopping.
-      const patience = new Promise((resolve) => setTimeout(resolve, ADAPTER_STOP_MS).unref());
-      void Promise.race([adaptersStopped, patience]).then(() => actor.send({ type: 'hall.stop' }));
+      void stopAdapters().then(() => actor.send({ type: 'hall.stop' }));
     },
     stopped,
   };

@@ -11,15 +11,9 @@ import path from 'node:path';
 import stringify from 'safe-stable-stringify';
 import { parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
 import { onLines } from '../adapters/os/unix-socket.js';
+import type { PermissionHandler, PermissionRegistry } from '../ports/permission-registry.js';
+import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 
-export interface QuestionContext {
-  runId: string;
-  binding: string;
-  /** Aborts when the question is moot: the run ended or its channel closed. */
-  signal: AbortSignal;
-}
-
-export type PermissionHandler = (question: PermissionQuestion, context: QuestionContext) => Promise<PermissionAnswer>;
 
 interface OpenChannel {
   server: net.Server;
@@ -27,7 +21,7 @@ interface OpenChannel {
   abort: AbortController;
 }
 
-export class PermissionChannels {
+export class PermissionChannels implements PermissionRegistry {
   private readonly handlers = new Map<string, PermissionHandler>();
   private readonly channels = new Map<string, OpenChannel>();
 
@@ -79,6 +73,7 @@ export class PermissionChannels {
     const connection = new AbortController();
     const onRunEnd = () => connection.abort();
     runSignal.addEventListener('abort', onRunEnd, { once: true });
+    const onFault = (fault: LineFault) => this.warn(`permission channel of ${runId}: ${describeLineFault(fault)}; skipped`);
     onLines(socket, (line) => {
       if (line.trim() === '') return;
       let value: unknown;
@@ -94,7 +89,7 @@ export class PermissionChannels {
         return;
       }
       void this.answer(socket, question, runId, binding, connection.signal);
-    });
+    }, { maxBytes: MAX_LINE_BYTES, onFault });
     socket.on('close', () => {
       connection.abort();
       runSignal.removeEventListener('abort', onRunEnd);

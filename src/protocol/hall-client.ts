@@ -7,12 +7,9 @@
  * Only types come from the schemas: a client command stays a small process.
  */
 import net from 'node:net';
-import { FrameReader } from '../adapters/control/frame-reader.js';
 import type { CommandInput, CommandName } from './commands.js';
+import { describeLineFault, LineReader, MAX_MESSAGE_BYTES } from './line-reader.js';
 import type { Answer, ErrorReply, ReplyTo } from './replies.js';
-
-/** A reply or an event may be large (a run's whole log); the cap only stops a stream without newlines. */
-export const MAX_REPLY_BYTES = 256 * 1024 * 1024;
 
 /** Why a command got no reply. */
 export type HallFailure =
@@ -78,7 +75,7 @@ export function hallRequest<C extends CommandName>(
   const words = options.words ?? cliWords;
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
-    const reader = new FrameReader(MAX_REPLY_BYTES);
+    const reader = new LineReader({ maxBytes: MAX_MESSAGE_BYTES });
     let connected = false;
     let done = false;
     const finish = (outcome: { reply: ReplyTo<C> } | { failure: HallFailure }): void => {
@@ -101,7 +98,7 @@ export function hallRequest<C extends CommandName>(
     socket.on('data', (chunk: Buffer) => {
       const first = reader.push(chunk)[0];
       if (!first) return;
-      if ('error' in first) return finish({ failure: { kind: 'invalid', detail: first.error, line: '' } });
+      if ('fault' in first) return finish({ failure: { kind: 'invalid', detail: describeLineFault(first, 'reply'), line: '' } });
       const reply = parseReply<C>(first.line);
       finish('failure' in reply ? reply : { reply: reply.reply });
     });
@@ -145,7 +142,7 @@ export function hallSubscribe(
 ): Promise<() => void> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
-    const reader = new FrameReader(MAX_REPLY_BYTES);
+    const reader = new LineReader({ maxBytes: MAX_MESSAGE_BYTES });
     socket.once('connect', () => {
       socket.on('error', () => socket.destroy());
       socket.on('close', onClose);
@@ -158,7 +155,7 @@ export function hallSubscribe(
     });
     socket.on('data', (chunk: Buffer) => {
       for (const frame of reader.push(chunk)) {
-        if ('error' in frame) continue;
+        if ('fault' in frame) continue;
         const event = parseEvent(frame.line);
         if (event) onEvent(event);
       }

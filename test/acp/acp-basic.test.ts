@@ -55,3 +55,20 @@ describe('ACP over TCP', () => {
     await expect(acp.conn.agent.request('session/frobnicate', {})).rejects.toMatchObject({ code: -32601 });
   });
 });
+
+describe('following a run that writes an overlong line', () => {
+  // A raider writing 3 MB without a newline must not grow the hall's memory:
+  // the line is skipped and reported, and the events after it still stream.
+  it('skips the line, says so in the hall log, and streams the events after it', async () => {
+    const started = await startAcpHall('raiders: { bjorn: {} }\n');
+    hall = started.hall;
+    acp = await connectAcp({ port: started.port });
+    await initialize(acp);
+    const sessionId = await newSession(acp, hall.root);
+    expect(await prompt(acp, sessionId, 'long 3')).toEqual({ stopReason: 'end_turn' });
+    expect(updatesOf(acp, sessionId)).toEqual([{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'wrote one line of 3 MB' } }]);
+    const skipped = hall.logs.filter((line) => line.includes('a line of its events was skipped'));
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toMatch(/line too long: a line may hold at most 1048576 bytes/);
+  });
+});

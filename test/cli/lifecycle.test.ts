@@ -30,6 +30,19 @@ function gone(root: string): void {
 }
 
 describe.concurrent('raider hall start --daemon and stop', () => {
+  it('carries --acp-port and --acp-host to the hall it starts in the background', async () => {
+    const root = hallRoot(CONFIG);
+    const started = await hall(['start', '--daemon', '--acp-port', '0', '--acp-host', '127.0.0.1'], root, { env: { RAIDER_HALL_ACP_PORT: undefined } });
+    expect(started.code, started.stderr).toBe(0);
+    try {
+      const status = await request(socketOf(root), { cmd: 'status' });
+      expect(status.acp).toMatchObject({ host: '127.0.0.1', port: expect.any(Number) });
+      expect(status.acp.port).toBeGreaterThan(0);
+    } finally {
+      expect((await hall(['stop'], root)).code).toBe(0);
+    }
+  });
+
   it('starts in the background, refuses a second hall, and stop waits until it has exited', async () => {
     const root = hallRoot(CONFIG);
     const other = hallRoot();

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HallAdapterFactory } from '../../src/actors/hall-adapter.js';
+import type { HallAdapterFactory } from '../../src/ports/hall-services.js';
 import { mcpAdapter, mcpSocketPath } from '../../src/adapters/mcp/mcp-adapter.js';
 import { HALL_TOOL_NAMES } from '../../src/adapters/mcp/mcp-tools.js';
 import { eventually, runStarted, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HallAdapterFactory } from '../../src/actors/hall-adapter.js';
+import type { HallAdapterFactory } from '../../src/ports/hall-services.js';
 import { startHall, type RunningHall } from '../../src/actors/hall-supervisor.js';
 import { onLines } from '../../src/adapters/os/unix-socket.js';
 import { expect } from 'vitest';

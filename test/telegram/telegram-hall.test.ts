@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultAdapters } from '../../src/actors/default-adapters.js';
-import type { HallAdapterFactory } from '../../src/actors/hall-adapter.js';
+import type { HallAdapterFactory } from '../../src/ports/hall-services.js';
 import { telegramAdapter, type TelegramAdapterOptions } from '../../src/adapters/telegram/telegram-adapter.js';
 import { startTestHall, tempRoot, eventually, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
 import { FakeBotApi } from './fake-bot-api.js';

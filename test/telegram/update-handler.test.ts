@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HallServices } from '../../src/actors/hall-adapter.js';
-import type { HallRequest } from '../../src/actors/hall-gateway.js';
+import type { HallRequest, HallServices } from '../../src/ports/hall-services.js';
 import type { TelegramBotConfig } from '../../src/adapters/config/hall-config.js';
 import type { BotApi } from '../../src/adapters/telegram/bot-api.js';
 import { ChatHistory, HISTORY_LIMIT } from '../../src/adapters/telegram/chat-history.js';

@@ -10,7 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ndJsonStream } from '@agentclientprotocol/sdk';
-import type { HallAdapter, HallAdapterFactory, HallServices } from '../../actors/hall-adapter.js';
+import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/hall-services.js';
 import { createAcpAgent } from './acp-agent.js';
 import { AcpHub } from './acp-hub.js';
 import { AcpSessionStore } from './acp-session-store.js';
@@ -19,12 +19,12 @@ export function acpSocketPath(root: string): string {
   return path.join(root, '.raider-hall.acp.socket');
 }
 
-/** The TCP address asked for: the environment wins over the config; no port, no TCP. */
-export function acpTcpAddress(services: Pick<HallServices, 'env' | 'config'>): { host: string; port: number } | null {
+/** The TCP address asked for: the command line wins over the environment, which wins over the config; no port, no TCP. */
+export function acpTcpAddress(services: Pick<HallServices, 'env' | 'config' | 'flags'>): { host: string; port: number } | null {
   const envPort = services.env.RAIDER_HALL_ACP_PORT;
-  const port = envPort !== undefined && envPort !== '' ? Number(envPort) : services.config.acp.port;
+  const port = services.flags.acpPort ?? (envPort !== undefined && envPort !== '' ? Number(envPort) : services.config.acp.port);
   if (port === null || port === undefined || !Number.isInteger(port) || port < 0 || port > 65535) return null;
-  const host = services.env.RAIDER_HALL_ACP_HOST || services.config.acp.host || '127.0.0.1';
+  const host = services.flags.acpHost || services.env.RAIDER_HALL_ACP_HOST || services.config.acp.host || '127.0.0.1';
   return { host, port };
 }
 

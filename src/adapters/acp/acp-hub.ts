@@ -5,7 +5,7 @@
  * runs' permission questions put to the client that owns the session.
  */
 import { createActor, fromPromise, type Actor } from 'xstate';
-import type { HallServices } from '../../actors/hall-adapter.js';
+import type { HallServices } from '../../ports/hall-services.js';
 import {
   finalChunk,
   permissionToolCall,
@@ -15,6 +15,7 @@ import {
   type RunEnd,
 } from '../../domain/acp-mapping.js';
 import type { PermissionAnswer, PermissionQuestion } from '../../domain/permission.js';
+import { describeLineFault } from '../../protocol/line-reader.js';
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
@@ -242,12 +243,16 @@ export class AcpHub {
     const follow: RunFollow = {
       streamedText: false,
       announced: new Set(),
-      tail: new RunEventTail(eventsPath(this.services.paths, runId), (event) => {
-        for (const update of updatesForEvent(runId, event, follow.announced)) {
-          if (update.sessionUpdate === 'agent_message_chunk') follow.streamedText = true;
-          void handle.link.update(handle.sessionId, update).catch(() => {});
-        }
-      }),
+      tail: new RunEventTail(
+        eventsPath(this.services.paths, runId),
+        (event) => {
+          for (const update of updatesForEvent(runId, event, follow.announced)) {
+            if (update.sessionUpdate === 'agent_message_chunk') follow.streamedText = true;
+            void handle.link.update(handle.sessionId, update).catch(() => {});
+          }
+        },
+        (fault) => this.services.log(`acp: run ${runId}: a line of its events was skipped: ${describeLineFault(fault)}`),
+      ),
     };
     handle.runs.set(runId, follow);
     follow.tail.start();

@@ -3,16 +3,20 @@
  * reach ACP clients as they happen: inotify (fs.watch) wakes the reader at
  * once, a slow poll covers file systems without it. `finish` reads what is
  * left and stops: after it, every event of the run has been delivered.
+ * A line longer than the cap is skipped and reported: a raider writing
+ * without newlines must not grow the hall's memory.
  */
 import fs from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
+import { z } from 'zod';
+import { lineSink, MAX_LINE_BYTES, type LineFault, type LineSink } from '../../protocol/line-reader.js';
 
 const POLL_MS = 250;
+/** An events-file line the tail hands on: any JSON object (the ACP mapping picks what it knows). */
+const RunEvent = z.record(z.string(), z.unknown());
 
 export class RunEventTail {
   private offset = 0;
-  private rest = '';
-  private readonly decoder = new StringDecoder('utf8');
+  private readonly lines: LineSink;
   private watcher: fs.FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -21,8 +25,12 @@ export class RunEventTail {
 
   constructor(
     private readonly file: string,
-    private readonly onEvent: (event: Record<string, unknown>) => void,
-  ) {}
+    onEvent: (event: Record<string, unknown>) => void,
+    onFault: (fault: LineFault) => void,
+    maxLineBytes: number = MAX_LINE_BYTES,
+  ) {
+    this.lines = lineSink((line) => deliver(line, onEvent), { maxBytes: maxLineBytes, utf8: 'replace', onFault });
+  }
 
   start(): void {
     try {
@@ -82,27 +90,22 @@ export class RunEventTail {
         const n = fs.readSync(fd, buf, 0, buf.length, this.offset);
         if (n <= 0) break;
         this.offset += n;
-        this.consume(this.decoder.write(buf.subarray(0, n)));
+        this.lines.push(buf.subarray(0, n));
       }
     } finally {
       fs.closeSync(fd);
     }
   }
+}
 
-  private consume(text: string): void {
-    this.rest += text;
-    let nl: number;
-    while ((nl = this.rest.indexOf('\n')) >= 0) {
-      const line = this.rest.slice(0, nl);
-      this.rest = this.rest.slice(nl + 1);
-      if (line === '') continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      if (typeof value === 'object' && value !== null && !Array.isArray(value)) this.onEvent(value as Record<string, unknown>);
-    }
+function deliver(line: string, onEvent: (event: Record<string, unknown>) => void): void {
+  if (line === '') return;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return;
   }
+  const event = RunEvent.safeParse(value);
+  if (event.success) onEvent(event.data);
 }

@@ -9,9 +9,9 @@ import net from 'node:net';
 import stringify from 'safe-stable-stringify';
 import { runCommand, type CommandHandlers } from '../../protocol/command-service.js';
 import { parseFrame } from '../../protocol/frames.js';
+import { describeLineFault, LineReader } from '../../protocol/line-reader.js';
 import type { Reply } from '../../protocol/replies.js';
 import type { EventBus } from './event-bus.js';
-import { FrameReader } from './frame-reader.js';
 
 export interface ControlSocketOptions {
   socketPath: string;
@@ -55,7 +55,7 @@ export class ControlSocket {
 
   private serve(socket: net.Socket): void {
     this.connections.add(socket);
-    const reader = new FrameReader();
+    const reader = new LineReader();
     // Replies leave in the order their commands came, whenever each is ready.
     let chain: Promise<void> = Promise.resolve();
     let unsubscribe: Array<() => void> = [];
@@ -68,8 +68,8 @@ export class ControlSocket {
     };
     socket.on('data', (chunk: Buffer) => {
       for (const frame of reader.push(chunk)) {
-        if ('error' in frame) {
-          queueReply({ error: frame.error });
+        if (!('line' in frame)) {
+          queueReply({ error: describeLineFault(frame, 'frame') });
           continue;
         }
         if (frame.line.trim() === '') continue;

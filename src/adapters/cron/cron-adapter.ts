@@ -9,8 +9,8 @@
  * job's run to its end.
  */
 import { createActor, type Actor } from 'xstate';
-import type { HallAdapter, HallAdapterFactory, HallServices } from '../../actors/hall-adapter.js';
-import { HallStartError } from '../../actors/hall-supervisor.js';
+import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/hall-services.js';
+import { HallStartError } from '../../ports/hall-start-error.js';
 import { cronConfigErrors } from '../../domain/cron-config.js';
 import { ON_TIME_GRACE_MS } from '../../domain/cron-plan.js';
 import { handledUpTo, newCronRecord, noteRunEvent, resolvePending, type RunEvent } from '../../domain/cron-record.js';

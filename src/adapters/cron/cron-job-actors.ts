@@ -6,7 +6,7 @@
  * handled, so it is never fired twice).
  */
 import { fromCallback, type EventObject } from 'xstate';
-import type { HallServices } from '../../actors/hall-adapter.js';
+import type { HallServices } from '../../ports/hall-services.js';
 import type { CronJobConfig } from '../config/hall-config.js';
 import { bindingInFlight } from '../../domain/cron-plan.js';
 import {

@@ -4,7 +4,7 @@
  * without a connection. `send_telegram` is `telegram_reply`, which the
  * Telegram face answers (or the hall, when there is none).
  */
-import type { HallServices } from '../../actors/hall-adapter.js';
+import type { HallServices } from '../../ports/hall-services.js';
 import type { Envelope } from '../control/event-bus.js';
 import { endedRun } from './ended-run.js';
 import {

@@ -12,7 +12,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { FrameReader } from '../control/frame-reader.js';
+import { describeLineFault, LineReader } from '../../protocol/line-reader.js';
 
 /** A message may hold a whole slot log; a line longer than this is refused. */
 export const MCP_MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -32,12 +32,12 @@ export class LineTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
 
-  private readonly reader: FrameReader;
+  private readonly reader: LineReader;
   private started = false;
   private closed = false;
 
   constructor(private readonly options: LineTransportOptions) {
-    this.reader = new FrameReader(options.maxLineBytes ?? MCP_MAX_LINE_BYTES);
+    this.reader = new LineReader({ maxBytes: options.maxLineBytes ?? MCP_MAX_LINE_BYTES });
   }
 
   async start(): Promise<void> {
@@ -70,11 +70,11 @@ export class LineTransport implements Transport {
   }
 
   private readonly onData = (chunk: Buffer | string) => {
-    const frames = this.reader.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+    const frames = this.reader.push(chunk);
     for (const frame of frames) {
       if (this.closed) return;
-      if ('error' in frame) {
-        this.reject(-32700, `Parse error: ${frame.error}`);
+      if (!('line' in frame)) {
+        this.reject(-32700, `Parse error: ${describeLineFault(frame, 'frame')}`);
         continue;
       }
       if (frame.line.trim() === '') continue;

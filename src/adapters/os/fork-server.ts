@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { describeLineFault, MAX_LINE_BYTES } from '../../protocol/line-reader.js';
 import { onLines } from './unix-socket.js';
 import { fileURLToPath } from 'node:url';
 
@@ -102,7 +103,10 @@ export class ForkServer {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
     this.child = child;
-    onLines(child.stdout!, (line) => this.receive(line));
+    onLines(child.stdout!, (line) => this.receive(line), {
+      maxBytes: MAX_LINE_BYTES,
+      onFault: (fault) => this.log(`raider spawner said something unreadable: ${describeLineFault(fault)}`),
+    });
     // A write to a fork server that has just died fails here; its exit handler reports the rest.
     child.stdin!.on('error', () => {});
     const ended = (why: string) => {

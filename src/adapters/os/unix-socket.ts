@@ -1,6 +1,7 @@
 /** Small things every UNIX-socket user of the hall needs: is someone there, and its lines. */
 import net from 'node:net';
 import type { Readable } from 'node:stream';
+import { MAX_MESSAGE_BYTES, readLines, type ReadLinesOptions } from '../../protocol/line-reader.js';
 
 /** True when something accepts a connection on the socket. */
 export function socketAnswers(socketPath: string): Promise<boolean> {
@@ -14,17 +15,12 @@ export function socketAnswers(socketPath: string): Promise<boolean> {
   });
 }
 
-/** Calls `onLine` with every complete line the socket (or a child's pipe) delivers, however the bytes are split. */
-export function onLines(socket: Readable, onLine: (line: string) => void): void {
-  let buffer = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      onLine(line);
-    }
-  });
+/**
+ * Calls `onLine` with every complete line the socket (or a child's pipe)
+ * delivers, however the bytes are split. Lines are capped (by default at
+ * the size of a message the hall writes); a longer one is skipped and told
+ * to `onFault`. Bytes that are not UTF-8 are replaced.
+ */
+export function onLines(socket: Readable, onLine: (line: string) => void, options: ReadLinesOptions = {}): void {
+  readLines(socket, onLine, { maxBytes: MAX_MESSAGE_BYTES, utf8: 'replace', ...options });
 }

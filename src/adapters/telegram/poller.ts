@@ -6,7 +6,7 @@
  * nor repeats a message. Failures are published as `telegram.poll_error` and
  * waited out as pollRetryDelay says; the loop never spins and never gives up.
  */
-import type { HallServices } from '../../actors/hall-adapter.js';
+import type { HallServices } from '../../ports/hall-services.js';
 import { isBadToken, pollRetryDelay, type ApiFailure, type PollBackoff } from '../../domain/telegram-retry.js';
 import { BotApiError } from './bot-api.js';
 import { sleep } from './sender.js';

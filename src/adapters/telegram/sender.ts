@@ -6,7 +6,7 @@
  * answer comes once Telegram accepted every part, or with the error; a
  * failure is also published as `telegram.send_error`.
  */
-import type { HallServices } from '../../actors/hall-adapter.js';
+import type { HallServices } from '../../ports/hall-services.js';
 import { splitMessage } from '../../domain/telegram-split.js';
 import { sendRetry, type SendPolicy } from '../../domain/telegram-retry.js';
 import { BotApiError, type BotApi, type OutgoingMessage } from './bot-api.js';

@@ -5,7 +5,7 @@
  * part of `status`.
  */
 import path from 'node:path';
-import type { HallAdapter, HallAdapterFactory, HallServices } from '../../actors/hall-adapter.js';
+import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/hall-services.js';
 import { accessWarnings } from '../../domain/telegram-access.js';
 import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, type PollBackoff, type SendPolicy } from '../../domain/telegram-retry.js';
 import { botIdOf } from '../../domain/telegram-routing.js';

@@ -6,7 +6,7 @@
  * be confirmed) or must come again: only when the hall stops before its
  * mission was taken.
  */
-import type { HallServices } from '../../actors/hall-adapter.js';
+import type { HallServices } from '../../ports/hall-services.js';
 import type { TelegramTarget } from '../../domain/mission.js';
 import { accessDecision } from '../../domain/telegram-access.js';
 import { isNewCommand, NEW_SESSION_TEXT, routeFor, telegramBinding, telegramMissionId } from '../../domain/telegram-routing.js';

@@ -6,6 +6,7 @@ import { processAlive } from '../../adapters/os/process-alive.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { defaultAdapters } from '../../actors/default-adapters.js';
 import { HallStartError, startHall, type InspectionObserver, type RunningHall } from '../../actors/hall-supervisor.js';
+import type { HallStartFlags } from '../../ports/hall-services.js';
 import { renderBusEvent, styleFor } from './render.js';
 import { socketAnswers } from '../../adapters/os/unix-socket.js';
 
@@ -22,10 +23,6 @@ export interface StartOptions {
 const READY_TIMEOUT_MS = 15_000;
 
 export async function startCommand(options: StartOptions): Promise<number> {
-  if (options.acpPort !== undefined) {
-    process.env.RAIDER_HALL_ACP_PORT = String(options.acpPort);
-    if (options.acpHost !== undefined) process.env.RAIDER_HALL_ACP_HOST = options.acpHost;
-  }
   return options.daemon ? startDaemon(options) : startForeground(options);
 }
 
@@ -47,6 +44,7 @@ async function startForeground(options: StartOptions): Promise<number> {
     hall = await startHall({
       root: options.dir,
       adapters: defaultAdapters,
+      flags: acpFlags(options),
       ...(inspector ? { inspect: inspector.observer } : {}),
       ...(options.quiet ? {} : { onEvent: (event) => process.stdout.write(`${renderBusEvent(event, style)}\n`) }),
     });
@@ -65,11 +63,28 @@ async function startForeground(options: StartOptions): Promise<number> {
     process.stderr.write(`Hall running in ${hall.paths.root} (PID ${process.pid}); socket ${hall.paths.socket}. Stop with Ctrl-C or: raider hall stop\n`);
   }
   if (signals > 0) hall.stop();
-  await hall.stopped;
+  const code = await hall.stopped;
   inspector?.stop();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
+  // A hall that failed may hold handles of its broken actors: leave now, for the service manager to restart it.
+  if (code !== 0) process.exit(code);
   return 0;
+}
+
+function acpFlags(options: StartOptions): HallStartFlags {
+  return {
+    ...(options.acpPort !== undefined ? { acpPort: options.acpPort } : {}),
+    ...(options.acpHost !== undefined ? { acpHost: options.acpHost } : {}),
+  };
+}
+
+/** The same flags for the daemon's own `raider hall start`. */
+function acpArgs(options: StartOptions): string[] {
+  return [
+    ...(options.acpPort !== undefined ? ['--acp-port', String(options.acpPort)] : []),
+    ...(options.acpHost !== undefined ? ['--acp-host', options.acpHost] : []),
+  ];
 }
 
 /**
@@ -106,7 +121,7 @@ async function startDaemon(options: StartOptions): Promise<number> {
   const logStart = fs.fstatSync(logFd).size;
   const bin = fileURLToPath(new URL('../../../bin/raider', import.meta.url));
   const inspectArgs = options.inspect === undefined ? [] : typeof options.inspect === 'string' ? ['--inspect', options.inspect] : ['--inspect'];
-  const child = spawn(process.execPath, [bin, 'hall', 'start', paths.root, '--quiet', ...inspectArgs], {
+  const child = spawn(process.execPath, [bin, 'hall', 'start', paths.root, '--quiet', ...acpArgs(options), ...inspectArgs], {
     detached: true,
     stdio: ['ignore', logFd, logFd],
     env: process.env,

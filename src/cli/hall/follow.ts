@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import { hallRequest, hallSubscribe } from '../../protocol/hall-client.js';
+import { lineSink, MAX_MESSAGE_BYTES, type LineFault, type LineSink } from '../../protocol/line-reader.js';
 
 const POLL_MS = 100;
 
@@ -75,21 +76,11 @@ export async function followFile(options: FollowOptions): Promise<void> {
   }
 }
 
-/** Splits chunks into complete lines. */
-export function lineSplitter(onLine: (line: string) => void): { push(chunk: Buffer): void; flush(): void } {
-  let rest = '';
-  return {
-    push(chunk) {
-      rest += chunk.toString('utf8');
-      let nl: number;
-      while ((nl = rest.indexOf('\n')) >= 0) {
-        onLine(rest.slice(0, nl));
-        rest = rest.slice(nl + 1);
-      }
-    },
-    flush() {
-      if (rest !== '') onLine(rest);
-      rest = '';
-    },
-  };
+/**
+ * Splits chunks into lines for printing. A line longer than a message the
+ * hall may write is skipped (and told to `onFault`), so following cannot
+ * take the terminal's process memory; bytes that are not UTF-8 are replaced.
+ */
+export function lineSplitter(onLine: (line: string) => void, onFault: (fault: LineFault) => void = () => {}): LineSink {
+  return lineSink(onLine, { maxBytes: MAX_MESSAGE_BYTES, utf8: 'replace', onFault });
 }

@@ -13,6 +13,7 @@
  * on stderr and skipped.
  */
 import { connect, type Socket } from 'node:net';
+import { MAX_LINE_BYTES, readLines } from '../../protocol/line-reader.js';
 import { canonicalLine } from '../canonical.js';
 import { errorMessage } from '../errors.js';
 import type { ToolKind } from '../tools/tool.js';
@@ -36,8 +37,6 @@ export interface PermissionAnswer {
 }
 
 const ANSWERS: readonly AnswerWord[] = ['once', 'session', 'no'];
-/** The longest line we buffer from the hall; anything longer is nonsense. */
-const MAX_LINE = 1024 * 1024;
 
 export interface Asker {
   ask(question: PermissionQuestion, signal: AbortSignal): Promise<PermissionAnswer>;
@@ -48,7 +47,6 @@ export class PermissionChannel implements Asker {
   private socket: Socket | undefined;
   private connecting: Promise<Socket> | undefined;
   private closedBecause: string | undefined;
-  private buffer = '';
   private next = 0;
   private readonly pending = new Map<string, (a: PermissionAnswer) => void>();
   private warnedBadLine = false;
@@ -91,12 +89,20 @@ export class PermissionChannel implements Asker {
     this.connecting ??= new Promise<Socket>((resolve, reject) => {
       const socket = connect(this.path);
       // Kept referenced: while a question waits, this socket is what keeps the process alive.
-      socket.setEncoding('utf8');
       socket.once('connect', () => {
         this.socket = socket;
         resolve(socket);
       });
-      socket.on('data', (chunk: string) => this.receive(chunk));
+      // The longest line we keep from the hall is a control frame's; anything longer is nonsense.
+      readLines(
+        socket,
+        (line) => {
+          const trimmed = line.trim();
+          if (trimmed) this.handle(trimmed);
+        },
+        // Bytes that are not UTF-8 are replaced, so the only fault left is length.
+        { maxBytes: MAX_LINE_BYTES, utf8: 'replace', onFault: () => this.badLine('a line longer than 1 MiB') },
+      );
       socket.on('error', (err) => {
         const why = `permission channel ${this.path}: ${errorMessage(err)}`;
         this.shut(why);
@@ -111,20 +117,6 @@ export class PermissionChannel implements Asker {
   private shut(reason: string): void {
     this.closedBecause ??= reason;
     for (const settle of [...this.pending.values()]) settle({ answer: 'no', reason });
-  }
-
-  private receive(chunk: string): void {
-    this.buffer += chunk;
-    let nl: number;
-    while ((nl = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, nl).trim();
-      this.buffer = this.buffer.slice(nl + 1);
-      if (line) this.handle(line);
-    }
-    if (this.buffer.length > MAX_LINE) {
-      this.buffer = '';
-      this.badLine('a line longer than 1 MiB');
-    }
   }
 
   private handle(line: string): void {

@@ -2,7 +2,8 @@
  * The seam for the hall's optional faces (cron, Telegram, ACP, MCP): each is
  * an adapter built from the hall's services. Adapters turn the world into
  * requests to the hall actor and publish their own events; they never reach
- * into the actor tree.
+ * into the actor tree. This port lives outside `src/actors` so adapters
+ * depend on it, and the composition root implements it, not the other way.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { HallConfig } from '../adapters/config/hall-config.js';
@@ -11,14 +12,40 @@ import type { HallQueries } from '../adapters/control/queries.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import type { BusEvent } from '../machines/hall-effects.js';
+import type { HallCommand } from '../machines/hall.machine.js';
 import type { CommandHandlers, CommandService } from '../protocol/command-service.js';
-import type { HallRequest, HallRequestReply } from './hall-gateway.js';
-import type { PermissionChannels } from './permission-channels.js';
+import type { BoundReply, DroppedReply, ErrorReply, ReplyTo, UnboundReply } from '../protocol/replies.js';
+import type { PermissionRegistry } from './permission-registry.js';
+
+type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
+/** A command for the hall actor, without the request id the gateway adds. */
+export type HallRequest = DistributiveOmit<Extract<HallCommand, { reqId?: string }>, 'reqId'>;
+
+/** What the hall actor answers each request with (see its actions). */
+interface RequestReplies {
+  'cmd.spawn': ReplyTo<'spawn'>;
+  'cmd.kill': ReplyTo<'kill'>;
+  'cmd.cancel': ReplyTo<'cancel'>;
+  'cmd.sessionReset': ReplyTo<'session_reset'>;
+  'cmd.dropQueued': DroppedReply | ErrorReply;
+  'cmd.bindSession': BoundReply | ErrorReply;
+  'cmd.unbindSession': UnboundReply | ErrorReply;
+}
+export type HallRequestReply<R extends HallRequest> = RequestReplies[R['type']];
+
+/** What the command line asked for; it wins over the environment and the config. */
+export interface HallStartFlags {
+  /** `--acp-port`: serve ACP on this TCP port. */
+  acpPort?: number;
+  /** `--acp-host`: the address for it. */
+  acpHost?: string;
+}
 
 export interface HallServices {
   paths: HallPaths;
   config: HallConfig;
   env: Readonly<Record<string, string | undefined>>;
+  flags: HallStartFlags;
   bus: EventBus;
   /** Durable state; adapters keep their own facts with `set`/`unset` operations in a namespace of their own. */
   store: HallStateStore;
@@ -31,7 +58,7 @@ export interface HallServices {
   publish(event: BusEvent): void;
   newMissionId(): string;
   /** Where a surface that can ask a person registers, per binding, to answer raiders' permission questions. */
-  permissionChannels: PermissionChannels;
+  permissionChannels: PermissionRegistry;
   /** Shows an actor system of the adapter's own (an ACP session) in `raider hall inspect`; returns its untrack. */
   trackActor(root: AnyActorRef): () => void;
   /** The XState inspection observer the hall runs with, for actors an adapter creates. */
