@@ -44,13 +44,19 @@ describe('ACP sessions', () => {
 
   it('a prompt behind a busy numbered slot waits, then runs and is answered', async () => {
     const { acp, sessionId } = await open('raiders: { bjorn: {} }\n');
+    const tap = await hall!.events('raider.');
     const blocker = await hall!.request({ cmd: 'spawn', name: '1bjorn', mission: 'wait 0.5' });
     const s2 = await newSession(acp, hall!.root, '1bjorn');
+    expect(sessionId).not.toBe(s2);
     const answer = await prompt(acp, s2, 'answer after the slot');
     expect(answer).toEqual({ stopReason: 'end_turn' });
     expect(updatesOf(acp, s2).at(-1)).toMatchObject({ content: { text: 'after the slot' } });
-    expect(blocker.id).toBeDefined();
-    expect(sessionId).not.toBe(s2);
+    // The order claimed: the prompt's run was spawned only after the blocker was done.
+    const blockerDone = tap.all.findIndex((e) => e.type === 'raider.done' && e.id === blocker.id);
+    const promptSpawned = tap.all.findIndex((e) => e.type === 'raider.spawned' && e.slot === '1bjorn' && e.id !== blocker.id);
+    expect(blockerDone).toBeGreaterThanOrEqual(0);
+    expect(promptSpawned).toBeGreaterThan(blockerDone);
+    tap.close();
   });
 
   it('session/cancel as a request is answered {} (the Perl client waits for it)', async () => {

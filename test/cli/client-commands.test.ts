@@ -186,9 +186,9 @@ describe.concurrent('spawn and attach', () => {
     const lb = hallLive(['attach', '--json', b.id], s.root);
     // Both are attached and have printed what the runs wrote so far; the runs go on.
     await Promise.all([la.printed('· run started (fake)\n'), lb.printed('"run.started"')]);
-    await new Promise((r) => setTimeout(r, 200));
     expect(la.stdout()).toBe('· run started (fake)\n');
-    // The runs end: the attached commands print the rest and exit.
+    // The runs end: the attached commands print the rest and exit. Had one left early,
+    // or missed the end (whether it came by the bus or by the probe), its output below would show it.
     for (const id of [a.id, b.id]) expect(await request(socketOf(s.root), { cmd: 'cancel', id })).toEqual({ cancelled: 1, id });
     const [ra, rb] = await Promise.all([la.done, lb.done]);
     expect(ra).toMatchObject({ code: 0, stdout: '· run started (fake)\n■ cancelled\n', stderr: '' });
@@ -240,9 +240,8 @@ describe.concurrent('kill, cancel, logs and session reset', () => {
     expect(live).toMatchObject({ code: 0, stdout: started, stderr: '' });
     const follow = hallLive(['logs', '--follow', run.id], s.root);
     await follow.printed(started);
-    // It has printed the run's section and now asks the hall where to follow on.
-    await new Promise((r) => setTimeout(r, 1000));
     expect(follow.stdout()).toBe(started);
+    // Whether the end reaches it by the bus or by its probe, it prints up to the result line and no further.
     expect(await request(socketOf(s.root), { cmd: 'cancel', id: run.id })).toEqual({ cancelled: 1, id: run.id });
     expect(await follow.done).toMatchObject({ code: 0, stdout: started + result, stderr: '' });
     await doneOf(s.tap(), run.id);

@@ -38,11 +38,10 @@ describe('cron schedule', () => {
     expect(latestSlot(berlin('30 2 * * *'), t('2026-10-25T00:30:00Z'), t('2026-10-25T02:00:00Z'))).toBeNull();
   });
 
-  it('the latest due slot of a per-second job after a week is found without walking the week', () => {
-    const started = performance.now();
+  // How fast (it jumps instead of walking the week) is measured by bench/cron-catch-up.ts, not asserted here.
+  it('the latest due slot of a per-second job after a week is the last second before now', () => {
     const at = latestSlot({ cron: '* * * * * *', tz: 'UTC' }, t('2026-01-01T00:00:00Z'), t('2026-01-08T00:00:00.500Z'));
     expect(iso(at)).toBe('2026-01-08T00:00:00.000Z');
-    expect(performance.now() - started).toBeLessThan(500);
   });
 });
 

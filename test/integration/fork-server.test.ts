@@ -19,6 +19,13 @@ afterEach(async () => {
 
 const CONFIG = 'raiders: { bjorn: {} }\n';
 
+/** The signals pending for a process, as the mask in /proc (process-wide and for its main thread). */
+function pendingSignals(pid: number): bigint {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mask = (field: string) => BigInt(`0x${new RegExp(`^${field}:\\s*([0-9a-f]+)$`, 'm').exec(status)?.[1] ?? '0'}`);
+  return mask('ShdPnd') | mask('SigPnd');
+}
+
 /** A hall with one run waiting for its flag file, and the fork server that started it. */
 async function hallWithWaitingRun() {
   const h = (hall = await startTestHall({ config: CONFIG }));
@@ -47,7 +54,8 @@ describe('the fork server', () => {
     const { h, tap, flag, a, server } = await hallWithWaitingRun();
     process.kill(server, 'SIGINT');
     process.kill(server, 'SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
+    // Once no signal is pending, both were delivered: had either been left at its default, the process would be gone.
+    await eventually(() => expect(pendingSignals(server)).toBe(0n));
     expect(processAlive(server)).toBe(true);
     fs.writeFileSync(flag, '');
     expect(await tap.waitFor((e) => e.id === a.id)).toMatchObject({ status: 'completed', response: `saw ${flag}` });

@@ -279,8 +279,10 @@ describe('the MCP socket', () => {
     expect((await c.call('hall_status')).isError).toBe(false);
 
     const { json } = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
+    const listeners = hall!.hall.bus.subscriberCount();
     const waiting = c.call('wait_for_raider', { id: json!.id, timeout_s: 60 });
-    await new Promise((r) => setTimeout(r, 100));
+    // The wait is pending in the hall once it listens on the bus.
+    await eventually(() => expect(hall!.hall.bus.subscriberCount()).toBe(listeners + 1));
     hall!.hall.stop();
     const r = await waiting;
     expect(r).toMatchObject({ isError: true, text: expect.stringContaining('the hall is stopping') });

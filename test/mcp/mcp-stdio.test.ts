@@ -85,8 +85,10 @@ describe('raider hall mcp (stdio bridge)', () => {
     expect(status).toMatchObject({ isError: false, json: { running: 0, root } });
     const { json } = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
     await runStarted(json!.events_path);
+    const listeners = hall.hall.bus.subscriberCount();
     const waiting = c.call('wait_for_raider', { id: json!.id, timeout_s: 30 });
-    await new Promise((r) => setTimeout(r, 100));
+    // The wait is pending in the hall once it listens on the bus.
+    await eventually(() => expect(hall!.hall.bus.subscriberCount()).toBe(listeners + 1));
 
     // The hall stops under a pending wait: a clear error, and the bridge lives on.
     await hall.stop();

@@ -1,6 +1,7 @@
 // Sessions through the real raider: journal lines of a run, continuation
 // with --session/--continue, and the single-writer lock (exit 4).
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockPath } from '../../src/raider/journal.js';
@@ -84,9 +85,11 @@ describe('continuing a session', () => {
 
   it('--continue takes the newest session', async () => {
     const root = makeProject(SCRIPT, { 'notes.txt': 'x' });
-    await firstRun(root);
-    await new Promise((r) => setTimeout(r, 1100)); // ids have one-second resolution
+    const older = await firstRun(root);
+    // Ids carry the time to the second: rather than wait a second, date the first session back a year.
+    renameSync(older.path, path.join(path.dirname(older.path), '20250101-000000-0000.jsonl'));
     const newest = await firstRun(root);
+    expect(newest.id > '20250101-000000-0000').toBe(true);
     const r = await runRaider(['--json', '-e', 'scripted', '-r', root, '--continue', '--', 'again']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ session: newest, response: 'turn 2: again' });
