@@ -1,13 +1,15 @@
 /**
  * Commands that change the hall go to the hall actor as events with a request
  * id; its `reply` comes back as an emitted event, and is handed out only once
- * everything it depends on is on disk.
+ * everything it depends on is on disk. A mission is checked here, whichever
+ * face sent it, so the hall actor only ever sees safe names.
  */
 import type { Actor } from 'xstate';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import type { HallCommand, hallMachine } from '../machines/hall.machine.js';
 import type { ReplyBody } from '../machines/hall-effects.js';
-import type { HallRequest } from '../ports/hall-services.js';
+import { checkCommand } from '../protocol/frames.js';
+import type { HallRequest, HallRequestReply } from '../ports/hall-services.js';
 
 /** A reply the hall owes for longer than this means a bug; the client still gets an answer. */
 const REPLY_TIMEOUT_MS = 120_000;
@@ -18,16 +20,22 @@ export class HallGateway {
 
   constructor(
     private readonly hall: Actor<typeof hallMachine>,
-    private readonly store: HallStateStore,
+    /** Only what a reply waits on: whether a mission can be recorded, and its commit. */
+    private readonly store: Pick<HallStateStore, 'accepting' | 'lastError' | 'commit'>,
   ) {
     hall.on('reply', (event) => this.settle(event.reqId, event.body));
   }
 
+  request<R extends HallRequest>(command: R): Promise<HallRequestReply<R>>;
   request(command: HallRequest): Promise<ReplyBody> {
     // A mission is taken only when it can be recorded: with the state directory full (or
     // unwritable) the client hears so at once, and nothing runs that it was told failed.
     if (command.type === 'cmd.spawn' && !this.store.accepting()) {
       return Promise.resolve({ error: `mission not accepted: ${this.store.lastError() ?? 'the hall cannot record it'}` });
+    }
+    if (command.type === 'cmd.spawn') {
+      const checked = checkCommand('spawn', { cmd: 'spawn', name: command.name, mission: command.mission, binding: command.binding });
+      if (!checked.ok) return Promise.resolve({ error: checked.error });
     }
     const reqId = `req-${++this.counter}`;
     return new Promise((resolve) => {

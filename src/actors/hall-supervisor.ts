@@ -11,7 +11,7 @@ import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { type HallConfig } from '../adapters/config/hall-config.js';
 import { loadHallConfig } from '../adapters/config/load-hall-config.js';
 import { providerStorePath, readProviderStore } from '../adapters/config/provider-store.js';
-import { ControlSocket, type CommandHandler } from '../adapters/control/control-socket.js';
+import { ControlSocket } from '../adapters/control/control-socket.js';
 import { EventBus, type Envelope } from '../adapters/control/event-bus.js';
 import { HallQueries } from '../adapters/control/queries.js';
 import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
@@ -23,6 +23,7 @@ import { newMissionId } from '../adapters/storage/mission-id.js';
 import { EventsRetention } from '../adapters/storage/events-retention.js';
 import { laterCursor, parseRunId } from '../domain/run-id.js';
 import { hallWithRunActors } from '../machines/hall-tree.js';
+import { commandService, type CommandHandlers } from '../protocol/command-service.js';
 import type { hallMachine, HallInput } from '../machines/hall.machine.js';
 import { RAIDER_VERSION } from '../raider/version.js';
 import type { HallAdapter, HallAdapterFactory, HallStartFlags } from '../ports/hall-services.js';
@@ -202,6 +203,7 @@ async function startLocked(
       store,
       queries,
       request: (command) => gateway.request(command),
+      command: (cmd, payload) => commandService(commands)(cmd, payload),
       publish: (event) => {
         const envelope = bus.publish(event);
         onEvent?.(envelope);
@@ -216,13 +218,13 @@ async function startLocked(
   }
   for (const adapter of adapters) if (adapter.status) queries.addStatusSection(() => adapter.status!());
 
-  const commands: Record<string, CommandHandler> = {
+  const commands: CommandHandlers = {
     spawn: (p) =>
       gateway.request({
         type: 'cmd.spawn',
         missionId: newMissionId(),
-        name: p.name ?? '',
-        mission: p.mission ?? '',
+        name: p.name,
+        mission: p.mission,
         ...(p.binding !== undefined ? { binding: p.binding } : {}),
         at: Date.now(),
       }),

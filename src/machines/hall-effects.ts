@@ -5,6 +5,7 @@
  * run registry (behind ps, status, attach) follows `registry.*`.
  */
 import type { Mission } from '../domain/mission.js';
+import type { HallReply } from '../protocol/replies.js';
 
 /** A public event-bus event before its envelope (version, seq, time, ts). */
 export interface BusEvent {
@@ -13,7 +14,7 @@ export interface BusEvent {
 }
 
 /** A reply to a control command; the socket adapter writes it once its state is on disk. */
-export type ReplyBody = Record<string, unknown>;
+export type ReplyBody = HallReply;
 
 export type QueueRef = { kind: 'slot'; slot: string } | { kind: 'binding'; binding: string };
 

@@ -7,12 +7,13 @@
  * (see hall-effects.ts) that adapters carry out.
  */
 import { assign, emit, enqueueActions, setup, type ActorRefFrom } from 'xstate';
-import { missionProblem, type Mission, type TelegramTarget } from '../domain/mission.js';
-import { bindingProblem, effectiveBinding, raiderNameProblem, slotBinding, slotOf } from '../domain/names.js';
+import type { Mission, TelegramTarget } from '../domain/mission.js';
+import { effectiveBinding, slotBinding, slotOf } from '../domain/names.js';
 import type { RunOutcome } from '../domain/outcome.js';
 import type { RunIdCursor } from '../domain/run-id.js';
 import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.machine.js';
-import type { BusEvent, HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
+import type { HallBusEvent, RaiderDoneEvent } from '../protocol/events.js';
+import type { HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
 import type { RunOutput, RunSpawnedReport } from './run.machine.js';
 import { runActorId } from './run-host.js';
 import { slotMachine, type SlotReport } from './slot.machine.js';
@@ -70,9 +71,10 @@ export interface SpawnCommand {
   type: 'cmd.spawn';
   reqId?: string;
   missionId: string;
-  name: unknown;
-  mission: unknown;
-  binding?: unknown;
+  /** Checked before it comes here (the gateway): a safe raider name. */
+  name: string;
+  mission: string;
+  binding?: string;
   telegram?: TelegramTarget;
   permission_mode?: string;
   cwd?: string;
@@ -81,9 +83,9 @@ export interface SpawnCommand {
 
 export type HallCommand =
   | SpawnCommand
-  | { type: 'cmd.kill'; reqId: string; id: unknown }
-  | { type: 'cmd.cancel'; reqId: string; id: unknown }
-  | { type: 'cmd.sessionReset'; reqId?: string; binding: unknown }
+  | { type: 'cmd.kill'; reqId: string; id: string }
+  | { type: 'cmd.cancel'; reqId: string; id: string }
+  | { type: 'cmd.sessionReset'; reqId?: string; binding: string }
   | { type: 'cmd.dropQueued'; reqId?: string; binding: string }
   /** Binds a binding to an existing session (ACP sessions are their raider session). */
   | { type: 'cmd.bindSession'; reqId?: string; binding: string; session: string }
@@ -101,12 +103,12 @@ export type HallEvent =
 type SlotRef = ActorRefFrom<typeof slotMachine>;
 type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
 
-const bus = (event: BusEvent): HallEmitted => ({ type: 'bus', event });
+const bus = (event: HallBusEvent): HallEmitted => ({ type: 'bus', event });
 const store = (op: StoreOp): HallEmitted => ({ type: 'store', op });
 const reply = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
 
 /** The `raider.done` event of a run (seed 001 EVENT BUS). */
-function doneEvent(run: EndedRun & { cancelRequested?: boolean }): BusEvent {
+function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEvent {
   const o = run.outcome;
   return {
     type: 'raider.done',
@@ -124,10 +126,6 @@ function doneEvent(run: EndedRun & { cancelRequested?: boolean }): BusEvent {
     mission_id: run.entry.id,
     ...(run.cancelRequested ? { cancel_requested: true } : {}),
   };
-}
-
-function stringId(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? value : null;
 }
 
 /** The explicit binding of a mission, which has a queue machine of its own. */
@@ -187,23 +185,11 @@ export const hallMachine = hallSetup
     actions: {
     acceptSpawn: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'cmd.spawn') return;
-      const fail = (error: string) => {
-        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { error }));
-      };
-      const nameProblem = raiderNameProblem(event.name);
-      if (nameProblem) return fail(nameProblem);
-      if (typeof event.mission !== 'string') return fail('spawn requires a mission (a string)');
-      const missionIssue = missionProblem(event.mission);
-      if (missionIssue) return fail(missionIssue);
-      if (event.binding !== undefined && event.binding !== null) {
-        const problem = bindingProblem(event.binding);
-        if (problem) return fail(problem);
-      }
       const entry: Mission = {
         id: event.missionId,
-        name: event.name as string,
+        name: event.name,
         mission: event.mission,
-        ...(typeof event.binding === 'string' ? { binding: event.binding } : {}),
+        ...(event.binding !== undefined ? { binding: event.binding } : {}),
         ...(event.telegram !== undefined ? { telegram: event.telegram } : {}),
         ...(event.permission_mode !== undefined ? { permission_mode: event.permission_mode } : {}),
         ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
@@ -439,10 +425,10 @@ export const hallMachine = hallSetup
 
     signalRun: hallSetup.enqueueActions(({ event, enqueue, system }) => {
       if (event.type !== 'cmd.kill' && event.type !== 'cmd.cancel') return;
-      const id = stringId(event.id);
-      const ref = id !== null ? system.get(runActorId(id)) : undefined;
-      if (id === null || !ref) {
-        enqueue.emit(reply(event.reqId, { error: id === null ? `${event.type.slice(4)} requires an id` : 'raider not found' }));
+      const id = event.id;
+      const ref = system.get(runActorId(id));
+      if (!ref) {
+        enqueue.emit(reply(event.reqId, { error: 'raider not found' }));
         return;
       }
       if (event.type === 'cmd.kill') {
@@ -459,8 +445,7 @@ export const hallMachine = hallSetup
       const answer = (body: ReplyBody) => {
         if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, body));
       };
-      const binding = stringId(event.binding);
-      if (binding === null) return answer({ error: 'session_reset requires a binding' });
+      const binding = event.binding;
       const old = own(context.sessions, binding);
       if (old === undefined) return answer({ error: `no session bound to ${binding}` });
       const { [binding]: _, ...sessions } = context.sessions;

@@ -7,18 +7,31 @@
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { HallConfig } from '../adapters/config/hall-config.js';
-import type { CommandHandler } from '../adapters/control/control-socket.js';
 import type { EventBus } from '../adapters/control/event-bus.js';
 import type { HallQueries } from '../adapters/control/queries.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
-import type { BusEvent, ReplyBody } from '../machines/hall-effects.js';
+import type { BusEvent } from '../machines/hall-effects.js';
 import type { HallCommand } from '../machines/hall.machine.js';
+import type { CommandHandlers, CommandService } from '../protocol/command-service.js';
+import type { BoundReply, DroppedReply, ErrorReply, ReplyTo, UnboundReply } from '../protocol/replies.js';
 import type { PermissionRegistry } from './permission-registry.js';
 
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 /** A command for the hall actor, without the request id the gateway adds. */
 export type HallRequest = DistributiveOmit<Extract<HallCommand, { reqId?: string }>, 'reqId'>;
+
+/** What the hall actor answers each request with (see its actions). */
+interface RequestReplies {
+  'cmd.spawn': ReplyTo<'spawn'>;
+  'cmd.kill': ReplyTo<'kill'>;
+  'cmd.cancel': ReplyTo<'cancel'>;
+  'cmd.sessionReset': ReplyTo<'session_reset'>;
+  'cmd.dropQueued': DroppedReply | ErrorReply;
+  'cmd.bindSession': BoundReply | ErrorReply;
+  'cmd.unbindSession': UnboundReply | ErrorReply;
+}
+export type HallRequestReply<R extends HallRequest> = RequestReplies[R['type']];
 
 /** What the command line asked for; it wins over the environment and the config. */
 export interface HallStartFlags {
@@ -38,7 +51,9 @@ export interface HallServices {
   store: HallStateStore;
   queries: HallQueries;
   /** Sends a command to the hall actor; resolves with its reply once what it changed is on disk. */
-  request(command: HallRequest): Promise<ReplyBody>;
+  request<R extends HallRequest>(command: R): Promise<HallRequestReply<R>>;
+  /** Runs a control command as the socket would (checked payload, same reply), without dialling the socket. */
+  command: CommandService;
   /** Publishes an adapter's own event (`cron.fired`, `telegram.in`, ...) on the event bus. */
   publish(event: BusEvent): void;
   newMissionId(): string;
@@ -54,7 +69,7 @@ export interface HallServices {
 export interface HallAdapter {
   readonly name: string;
   /** Control-socket commands this adapter answers (`telegram_reply`, ...). */
-  readonly commands?: Readonly<Record<string, CommandHandler>>;
+  readonly commands?: Readonly<Partial<CommandHandlers>>;
   /** Keys this adapter adds to the `status` reply. */
   status?(): Record<string, unknown>;
   start(): Promise<void>;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { HallGateway } from '../../src/actors/hall-gateway.js';
 import { startHall } from './hall-harness.js';
 
 describe('slots (hall + slot machines, simulated time)', () => {
@@ -115,14 +116,19 @@ describe('slots (hall + slot machines, simulated time)', () => {
     expect(h.storeOps().filter((op) => op.op === 'remove')).toHaveLength(2);
   });
 
-  it('unsafe names and bad payloads are refused before anything happens', async () => {
+  it('unsafe names and bad payloads are refused by the gateway before the hall sees them', async () => {
     const h = startHall();
     h.boot();
+    const gateway = new HallGateway(h.hall, { accepting: () => true, lastError: () => null, commit: () => Promise.resolve() });
     const bad = ['../x', '', 'a/b', 'x'.repeat(65), 'sp ace'];
-    const replies = bad.map((name) => h.spawn(name, 'm'));
+    const replies = await Promise.all(bad.map((name) => gateway.request({ type: 'cmd.spawn', missionId: `m-${name}`, name, mission: 'm', at: 0 })));
+    for (const reply of replies) expect(reply).toMatchObject({ error: expect.stringMatching(/raider name/) });
+    expect(await gateway.request({ type: 'cmd.spawn', missionId: 'm-b', name: 'bjorn', mission: 'm', binding: 'a b', at: 0 })).toEqual({
+      error: expect.stringMatching(/^invalid binding "a b"/),
+    });
     await h.settle();
-    for (const r of replies) expect(h.reply(r)?.body).toMatchObject({ error: expect.stringMatching(/raider name/) });
     expect(h.world.prepared).toEqual([]);
+    expect(h.emitted).toEqual(expect.not.arrayContaining([expect.objectContaining({ type: 'reply' })]));
   });
 
   it('stopping: no waiting mission starts, raiders get SIGTERM, then SIGKILL after 5 s', async () => {

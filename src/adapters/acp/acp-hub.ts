@@ -211,10 +211,10 @@ export class AcpHub {
       cwd: handle.cwd,
       at: Date.now(),
     });
-    if (typeof reply.error === 'string') handle.actor.send({ type: 'hall.rejected', missionId, error: reply.error });
-    else if (reply.status === 'refused') handle.actor.send({ type: 'hall.rejected', missionId, error: String(reply.error) });
-    else if (reply.queued) handle.actor.send({ type: 'hall.queued', missionId });
-    else if (typeof reply.id === 'string') this.followRun(handle, missionId, reply.id);
+    // A refused mission's reply carries its error too.
+    if ('error' in reply) handle.actor.send({ type: 'hall.rejected', missionId, error: reply.error });
+    else if ('queued' in reply) handle.actor.send({ type: 'hall.queued', missionId });
+    else if ('id' in reply) this.followRun(handle, missionId, reply.id);
   }
 
   /** Routes a hall event to the session whose mission it is about. */

@@ -6,22 +6,18 @@
  */
 import net from 'node:net';
 import stringify from 'safe-stable-stringify';
+import { runCommand, type CommandHandlers } from '../../protocol/command-service.js';
+import { parseFrame } from '../../protocol/frames.js';
 import { describeLineFault, LineReader } from '../../protocol/line-reader.js';
+import type { Reply } from '../../protocol/replies.js';
 import type { EventBus } from './event-bus.js';
 import { listenUnix, type UnixListener } from '../os/socket-path.js';
-import type { Reply } from './queries.js';
-
-export type CommandHandler = (payload: Record<string, unknown>) => Reply | Promise<Reply>;
 
 export interface ControlSocketOptions {
   socketPath: string;
-  commands: Readonly<Record<string, CommandHandler>>;
+  commands: Readonly<CommandHandlers>;
   bus: EventBus;
   warn: (message: string) => void;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export class ControlSocket {
@@ -56,7 +52,7 @@ export class ControlSocket {
       if (!socket.destroyed && socket.writable) socket.write(`${stringify(reply)}\n`);
     };
     const queueReply = (reply: Reply | Promise<Reply>) => {
-      const ready = Promise.resolve(reply).catch((err: Error) => ({ error: `command failed: ${err.message}` }));
+      const ready = Promise.resolve(reply);
       chain = chain.then(async () => write(await ready));
     };
     socket.on('data', (chunk: Buffer) => {
@@ -67,7 +63,6 @@ export class ControlSocket {
         }
         if (frame.line.trim() === '') continue;
         const outcome = this.handle(frame.line, socket);
-        if (outcome === 'subscribed') continue;
         if (typeof outcome === 'function') {
           unsubscribe.push(outcome);
           continue;
@@ -92,38 +87,23 @@ export class ControlSocket {
   }
 
   /** A reply, or the unsubscribe function of a new subscription. */
-  private handle(line: string, socket: net.Socket): Reply | Promise<Reply> | (() => void) | 'subscribed' {
-    let frame: unknown;
-    try {
-      frame = JSON.parse(line);
-    } catch (err) {
-      return { error: `invalid JSON: ${(err as Error).message}` };
-    }
-    if (!isObject(frame)) return { error: 'invalid frame: expected a JSON object with type and payload' };
-    const type = frame.type;
-    const payload = frame.payload === undefined || frame.payload === null ? {} : frame.payload;
-    if (!isObject(payload)) return { error: 'invalid frame: payload must be a JSON object' };
-    if (type === 'subscribe') {
-      const filter = payload.filter === undefined || payload.filter === null ? '' : payload.filter;
-      if (typeof filter !== 'string') return { error: 'subscribe: filter must be a string' };
-      return this.options.bus.subscribe({
-        filter,
-        deliver: (text) => {
-          if (!socket.destroyed) socket.write(text);
-        },
-        backlog: () => socket.writableLength,
-        // The bus has logged why.
-        drop: () => socket.destroy(),
-      });
-    }
-    if (type !== 'command') return { error: `unknown message type: ${typeof type === 'string' ? type : ''}` };
-    const cmd = payload.cmd;
-    const handler = typeof cmd === 'string' && Object.hasOwn(this.options.commands, cmd) ? this.options.commands[cmd] : undefined;
-    if (!handler) return { error: `unknown command: ${typeof cmd === 'string' ? cmd : ''}` };
-    try {
-      return handler(payload);
-    } catch (err) {
-      return { error: `command failed: ${(err as Error).message}` };
+  private handle(line: string, socket: net.Socket): Reply | Promise<Reply> | (() => void) {
+    const frame = parseFrame(line);
+    switch (frame.kind) {
+      case 'error':
+        return { error: frame.error };
+      case 'command':
+        return runCommand(this.options.commands, frame.cmd, frame.body);
+      case 'subscribe':
+        return this.options.bus.subscribe({
+          filter: frame.filter,
+          deliver: (text) => {
+            if (!socket.destroyed) socket.write(text);
+          },
+          backlog: () => socket.writableLength,
+          // The bus has logged why.
+          drop: () => socket.destroy(),
+        });
     }
   }
 }

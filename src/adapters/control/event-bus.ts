@@ -10,8 +10,7 @@
  */
 import stringify from 'safe-stable-stringify';
 import type { BusEvent } from '../../machines/hall-effects.js';
-
-export const ENVELOPE_VERSION = 1;
+import { ENVELOPE_VERSION } from '../../protocol/events.js';
 /**
  * The actor-inspection stream (`raider hall inspect`) is busy and of interest
  * to few: its events go only to subscribers that ask for them by name.

@@ -2,12 +2,11 @@
  * Answers to the read-only control commands (`ps`, `status`, `attach`,
  * `logs`) from the run registry and the durable state, without the hall actor.
  */
+import type { ReplyTo } from '../../protocol/replies.js';
 import type { HallPaths } from '../storage/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
 import { liveRun, liveRuns, type RunRegistry } from './run-registry.js';
-
-export type Reply = Record<string, unknown>;
 
 /** Adds sections to `status` (cron, telegram, acp), each under its own key. */
 export type StatusSection = () => Record<string, unknown>;
@@ -26,7 +25,7 @@ export class HallQueries {
     this.sections.push(section);
   }
 
-  ps(): Reply {
+  ps(): ReplyTo<'ps'> {
     const raiders = liveRuns(this.registry)
       .sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .map((run) => ({
@@ -41,14 +40,14 @@ export class HallQueries {
     return { raiders };
   }
 
-  status(): Reply {
+  status(): ReplyTo<'status'> {
     const runs = liveRuns(this.registry);
     const now = this.now();
     const queues: Record<string, number> = {};
     for (const [slot, queue] of this.store.state.slotQueues) queues[slot] = queue.length;
     const bindingQueues: Record<string, number> = {};
     for (const [binding, queue] of this.store.state.bindingQueues) if (queue.length > 0) bindingQueues[binding] = queue.length;
-    const reply: Reply = {
+    const reply: ReplyTo<'status'> = {
       running: runs.length,
       root: this.paths.root,
       slots: [...new Set(runs.map((r) => r.slot))].sort(),
@@ -76,9 +75,9 @@ export class HallQueries {
     return reply;
   }
 
-  attach(id: unknown): Reply {
+  attach(id: string): ReplyTo<'attach'> {
     const run = liveRun(this.registry, id);
-    if (!run) return { error: typeof id === 'string' && id !== '' ? 'raider not found' : 'attach requires an id' };
+    if (!run) return { error: 'raider not found' };
     return {
       id: run.id,
       slot: run.slot,
@@ -90,7 +89,7 @@ export class HallQueries {
     };
   }
 
-  async logs(id: unknown): Promise<Reply> {
+  async logs(id: string): Promise<ReplyTo<'logs'>> {
     const live = liveRun(this.registry, id);
     return runLog(this.paths, id, live?.slot);
   }

@@ -71,7 +71,7 @@ export class RunHistory {
 
   /** The `ps` view of the live runs; their missions are remembered on the way. */
   private liveRuns(): Array<z.infer<typeof liveRunSchema>> {
-    const runs = z.array(liveRunSchema).catch([]).parse(this.queries.ps().raiders);
+    const runs = z.array(liveRunSchema).catch([]).parse(answerField(this.queries.ps(), 'raiders'));
     for (const run of runs) {
       if (this.missions.has(run.id)) continue;
       this.missions.set(run.id, run.mission);
@@ -86,7 +86,7 @@ export class RunHistory {
       z
         .array(liveAgeSchema)
         .catch([])
-        .parse(this.queries.status().runs)
+        .parse(answerField(this.queries.status(), 'runs'))
         .map((r) => [r.id, r.age]),
     );
     const now = this.now();
@@ -204,4 +204,9 @@ function readEventsTail(file: string): { events: unknown[]; truncated: boolean }
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** A field of a reply that may be an error (then: undefined, which the schemas read as nothing). */
+function answerField(reply: object, field: string): unknown {
+  return Object.getOwnPropertyDescriptor(reply, field)?.value;
 }

@@ -1,11 +1,10 @@
 /**
- * The hall tools answered inside the hall, from its services: the same
- * requests and queries the control socket commands make. `send_telegram`
- * goes through the control socket's `telegram_reply`, which the Telegram face
- * answers (or the hall, when there is none).
+ * The hall tools answered inside the hall by its command service: each tool
+ * is a control command (spawn, ps, status, ...) run as the socket runs it,
+ * without a connection. `send_telegram` is `telegram_reply`, which the
+ * Telegram face answers (or the hall, when there is none).
  */
-import net from 'node:net';
-import type { HallServices } from '../../actors/hall-adapter.js';
+import type { HallServices } from '../../ports/hall-services.js';
 import type { Envelope } from '../control/event-bus.js';
 import { endedRun } from './ended-run.js';
 import {
@@ -20,8 +19,6 @@ import {
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RecentOutcomes } from './recent-outcomes.js';
 
-type Reply = Record<string, unknown>;
-
 /** A client that asked for progress hears from a long wait this often, so its request timeout can be reset. */
 export const WAIT_PROGRESS_MS = 10_000;
 
@@ -34,39 +31,19 @@ export function hallToolHandler(
   progressMs: number = WAIT_PROGRESS_MS,
 ): ToolHandler {
   const handlers: Record<HallToolName, (args: Record<string, unknown>, extra: ToolExtra) => Promise<CallToolResult>> = {
-    spawn_raider: async (a) =>
-      replyResult(
-        await services.request({
-          type: 'cmd.spawn',
-          missionId: services.newMissionId(),
-          name: a.name,
-          mission: a.mission,
-          ...(a.binding !== undefined ? { binding: a.binding } : {}),
-          at: Date.now(),
-        }),
-      ),
-    list_raiders: async () => replyResult(services.queries.ps()),
-    hall_status: async () => replyResult(services.queries.status()),
-    cancel_raider: async (a) => replyResult(await services.request({ type: 'cmd.cancel', id: a.id })),
-    kill_raider: async (a) => replyResult(await services.request({ type: 'cmd.kill', id: a.id })),
+    spawn_raider: async (a) => replyResult(await services.command('spawn', a)),
+    list_raiders: async () => replyResult(await services.command('ps', {})),
+    hall_status: async () => replyResult(await services.command('status', {})),
+    cancel_raider: async (a) => replyResult(await services.command('cancel', a)),
+    kill_raider: async (a) => replyResult(await services.command('kill', a)),
     raider_logs: async (a) => {
-      const reply = await services.queries.logs(a.id);
-      if (typeof reply.error === 'string') return toolError(reply.error);
+      const reply = await services.command('logs', a);
+      if ('error' in reply) return toolError(reply.error);
       // The log as text only: a structured copy would double a large log.
-      const log = String(reply.log ?? '');
-      return { content: [{ type: 'text', text: log === '' ? `(the log of ${String(a.id)} is empty)` : log }] };
+      return { content: [{ type: 'text', text: reply.log === '' ? `(the log of ${String(a.id)} is empty)` : reply.log }] };
     },
-    reset_session: async (a) => replyResult(await services.request({ type: 'cmd.sessionReset', binding: a.binding })),
-    send_telegram: async (a) =>
-      replyResult(
-        await controlCommand(services.paths.socket, {
-          cmd: 'telegram_reply',
-          bot: a.bot,
-          chat_id: a.chat_id,
-          text: a.text,
-          ...(a.message_thread_id !== undefined ? { message_thread_id: a.message_thread_id } : {}),
-        }),
-      ),
+    reset_session: async (a) => replyResult(await services.command('session_reset', a)),
+    send_telegram: async (a) => replyResult(await services.command('telegram_reply', a)),
     wait_for_raider: (a, extra) => waitForRaider(services, recent, String(a.id), typeof a.timeout_s === 'number' ? a.timeout_s : DEFAULT_WAIT_S, extra, stopping, progressMs),
   };
   return (name, args, extra) => handlers[name](args, extra);
@@ -113,7 +90,7 @@ async function waitForRaider(
       if (where.runId !== undefined) runId = where.runId;
     } else {
       const live = services.queries.attach(id);
-      if (typeof live.error === 'string') {
+      if ('error' in live) {
         const fromFiles = await endedRun(services.paths, id);
         return fromFiles.found ? toolResult(fromFiles.done) : toolError(fromFiles.error);
       }
@@ -180,33 +157,4 @@ function missionState(services: HallServices, missionId: string): { runId?: stri
     for (const queue of queues.values()) if (queue.some((m) => m.id === missionId)) return {};
   }
   return null;
-}
-
-/** One command on the hall's control socket, one reply line. */
-function controlCommand(socketPath: string, payload: Reply): Promise<Reply> {
-  return new Promise((resolve) => {
-    const socket = net.connect(socketPath);
-    let buffer = '';
-    let settled = false;
-    const finish = (reply: Reply) => {
-      if (settled) return;
-      settled = true;
-      socket.destroy();
-      resolve(reply);
-    };
-    socket.setEncoding('utf8');
-    socket.on('connect', () => socket.write(`${JSON.stringify({ type: 'command', payload })}\n`));
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      const nl = buffer.indexOf('\n');
-      if (nl < 0) return;
-      try {
-        finish(JSON.parse(buffer.slice(0, nl)) as Reply);
-      } catch {
-        finish({ error: `invalid reply from the hall: ${buffer.slice(0, 200)}` });
-      }
-    });
-    socket.on('error', (err) => finish({ error: `cannot reach the hall's control socket ${socketPath}: ${err.message}` }));
-    socket.on('close', () => finish({ error: 'no response from the hall' }));
-  });
 }

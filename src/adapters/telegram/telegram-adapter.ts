@@ -10,7 +10,7 @@ import { accessWarnings } from '../../domain/telegram-access.js';
 import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, type PollBackoff, type SendPolicy } from '../../domain/telegram-retry.js';
 import { botIdOf } from '../../domain/telegram-routing.js';
 import type { TelegramBotConfig } from '../config/hall-config.js';
-import type { Reply } from '../control/queries.js';
+import type { ReplyTo } from '../../protocol/replies.js';
 import { createBotApi } from './bot-api.js';
 import { ChatHistory } from './chat-history.js';
 import { BotPoller } from './poller.js';
@@ -101,7 +101,7 @@ class TelegramAdapter implements HallAdapter {
   }
 
   /** `telegram_reply {bot, chat_id, text, [message_thread_id]}`: answered once Telegram took the text, or with why not. */
-  private async reply(p: Record<string, unknown>): Promise<Reply> {
+  private async reply(p: Record<string, unknown>): Promise<ReplyTo<'telegram_reply'>> {
     if (typeof p.bot !== 'string' || p.bot === '') return { error: 'telegram_reply requires a bot' };
     const bot = this.bots.get(p.bot);
     if (!bot) return { error: `unknown telegram bot ${JSON.stringify(p.bot)}` };

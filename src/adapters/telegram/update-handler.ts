@@ -102,7 +102,7 @@ export class UpdateHandler {
       telegram: target(bot, message),
       at: Date.now(),
     });
-    if (typeof reply.error === 'string') {
+    if ('error' in reply) {
       if (this.stopping()) return 'again';
       this.updateError(updateId, reply.error);
     }

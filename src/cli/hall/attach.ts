@@ -12,7 +12,8 @@ import { runLog } from '../../adapters/storage/slot-logs.js';
 import { resultOf } from '../../domain/log-lines.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { parseRunId } from '../../domain/run-id.js';
-import type { Reply } from './hall-client.js';
+import type { BusEnvelope } from '../../protocol/hall-client.js';
+import type { Answer } from '../../protocol/replies.js';
 import { followFile, lineSplitter } from './follow.js';
 import { renderRunEvent, styleFor } from './render.js';
 
@@ -41,7 +42,7 @@ export function endLine(id: string, end: RunEnd | null): string {
 }
 
 /** The end of a `raider.done` event or a `run.finished` document; a hall that had to escalate says so first. */
-function endOfDone(event: Reply): RunEnd {
+function endOfDone(event: Readonly<Record<string, unknown>>): RunEnd {
   const status = typeof event.status === 'string' ? event.status : 'failed';
   const why = [event.hall_stop, event.error].filter((text): text is string => typeof text === 'string' && text !== '');
   return why.length > 0 ? { status, error: why.join(': ') } : { status };
@@ -101,7 +102,7 @@ function finish(id: string, end: RunEnd | null, always: boolean): number {
 }
 
 /** Follows a running run (the hall's attach reply) to its end; returns the exit code. */
-export async function attachRunning(root: string, socketPath: string, reply: Reply, json: boolean): Promise<number> {
+export async function attachRunning(root: string, socketPath: string, reply: Pick<Answer<'attach'>, 'id' | 'events_path'>, json: boolean): Promise<number> {
   const id = String(reply.id);
   if (typeof reply.events_path !== 'string') throw new Error(`Hall: raider ${id} has no event stream`);
   const printer = eventPrinter(json);
@@ -111,7 +112,7 @@ export async function attachRunning(root: string, socketPath: string, reply: Rep
     process.exit(130);
   };
   process.once('SIGINT', detach);
-  let done: Reply | null;
+  let done: BusEnvelope | null;
   try {
     done = await followFile({ socketPath, runId: id, file: reply.events_path, onChunk: (chunk) => printer.push(chunk) });
   } finally {

@@ -8,13 +8,13 @@ import { spawn } from 'node:child_process';
 import type { Command } from '../commonjs-libraries.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { onlyDir } from './dir-args.js';
-import { hallCommand, HallClientError } from './hall-client.js';
+import { HallClientError, hallRequest } from '../../protocol/hall-client.js';
 
 async function dashboardUrl(dir: string): Promise<string> {
   const paths = hallPaths(dir);
   let status: Record<string, unknown>;
   try {
-    status = await hallCommand(paths.socket, { cmd: 'status' });
+    status = await hallRequest(paths.socket, 'status', {});
   } catch (err) {
     if (!(err instanceof HallClientError)) throw err;
     throw new Error(`${err.message}: start the hall first (raider hall start ${dir})`);

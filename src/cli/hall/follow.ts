@@ -4,8 +4,8 @@
  * the rest. The end comes from the event bus, not from polling the hall.
  */
 import fs from 'node:fs';
+import { hallRequest, hallSubscribe, type BusEnvelope } from '../../protocol/hall-client.js';
 import { lineSink, MAX_MESSAGE_BYTES, type LineFault, type LineSink } from '../../protocol/line-reader.js';
-import { hallCommand, subscribe, type Reply } from './hall-client.js';
 
 const POLL_MS = 100;
 
@@ -20,16 +20,16 @@ export interface FollowOptions {
 }
 
 /** Follows the file; resolves with the run's `raider.done` event, or null when the run ended unseen (before we subscribed, or the hall went away). */
-export async function followFile(options: FollowOptions): Promise<Reply | null> {
+export async function followFile(options: FollowOptions): Promise<BusEnvelope | null> {
   let offset = options.offset ?? 0;
   let ended = false;
-  let done: Reply | null = null;
+  let done: BusEnvelope | null = null;
   let wake: (() => void) | null = null;
   const end = () => {
     ended = true;
     wake?.();
   };
-  const unsubscribe = await subscribe(
+  const unsubscribe = await hallSubscribe(
     options.socketPath,
     'raider.done',
     (event) => {
@@ -40,7 +40,7 @@ export async function followFile(options: FollowOptions): Promise<Reply | null> 
     end,
   );
   // The run may have ended before the subscription stood.
-  const probe = await hallCommand(options.socketPath, { cmd: 'attach', id: options.runId }).catch(() => ({ error: 'gone' }));
+  const probe = await hallRequest(options.socketPath, 'attach', { id: options.runId }).catch(() => ({ error: 'gone' }));
   if ('error' in probe) end();
 
   const readMore = () => {

@@ -10,7 +10,9 @@ import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { registerDashboardCommand } from './dashboard-command.js';
 import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
-import { hallCommand as send, type Reply } from './hall-client.js';
+import type { CommandName } from '../../protocol/commands.js';
+import { hallRequest, isAnswer, isErrorReply, type CommandArgs } from '../../protocol/hall-client.js';
+import type { Answer, ReplyTo } from '../../protocol/replies.js';
 import { renderPs, renderStatus, styleFor } from './render.js';
 
 /** An error the hall answered: `Hall: MESSAGE`, exit 1. */
@@ -20,10 +22,11 @@ function socketOf(dir: string): string {
   return hallPaths(dir).socket;
 }
 
-async function ask(dir: string, payload: Reply): Promise<Reply> {
-  const reply = await send(socketOf(dir), payload);
-  if (typeof reply.error === 'string') throw new HallAnswer(reply.error);
-  return reply;
+/** A command's reply; an error reply is thrown as the hall's answer. */
+async function ask<C extends CommandName>(dir: string, cmd: C, args: CommandArgs<C>): Promise<Answer<C>> {
+  const reply: ReplyTo<C> = await hallRequest(socketOf(dir), cmd, args);
+  if (isAnswer(reply)) return reply;
+  throw new HallAnswer(isErrorReply(reply) ? reply.error : 'the hall did not answer the command');
 }
 
 /** One line from stdin after a prompt; what was typed before end of input counts, nothing is ''. */
@@ -154,7 +157,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .argument('[dir]')
     .option('--json', 'print the status reply as JSON')
     .action(async (dir: string | undefined, opts: { json?: boolean }) => {
-      const reply = await ask(onlyDir(dir ? [dir] : []), { cmd: 'status' });
+      const reply = await ask(onlyDir(dir ? [dir] : []), 'status', {});
       process.stdout.write(opts.json ? `${pretty(reply)}\n` : renderStatus(reply, styleFor(process.stdout)));
     });
 
@@ -164,8 +167,8 @@ function buildProgram(setCode: (code: number) => void): Command {
     .argument('[dir]')
     .option('--json', 'print the ps reply as JSON')
     .action(async (dir: string | undefined, opts: { json?: boolean }) => {
-      const reply = await ask(onlyDir(dir ? [dir] : []), { cmd: 'ps' });
-      process.stdout.write(opts.json ? pretty(reply) : renderPs((reply.raiders ?? []) as Parameters<typeof renderPs>[0]));
+      const reply = await ask(onlyDir(dir ? [dir] : []), 'ps', {});
+      process.stdout.write(opts.json ? pretty(reply) : renderPs(reply.raiders));
     });
 
   program
@@ -179,20 +182,19 @@ function buildProgram(setCode: (code: number) => void): Command {
       const { dir, rest } = dirThen(args, 2);
       if (rest.length < 2) throw new UsageError('Usage: raider hall spawn NAME MISSION [--attach]');
       const [name, ...words] = rest;
-      const reply = await send(socketOf(dir), {
-        cmd: 'spawn',
-        name,
+      const reply = await hallRequest(socketOf(dir), 'spawn', {
+        name: name ?? '',
         mission: words.join(' '),
         ...(opts.binding !== undefined ? { binding: opts.binding } : {}),
       });
-      if (typeof reply.error === 'string') throw new Error(`Hall error: ${reply.error}`);
-      if (reply.status === 'refused') throw new Error(`Hall refused the mission (${String(reply.reason)}): ${String(reply.error)}`);
-      if (reply.queued) {
-        process.stdout.write(`Mission queued for slot ${String(reply.slot)} (queue depth: ${String(reply.queue_depth)}).\n`);
+      // A refused mission's reply carries its error too.
+      if ('error' in reply) throw new Error(`Hall error: ${reply.error}`);
+      if ('queued' in reply) {
+        process.stdout.write(`Mission queued for slot ${reply.slot} (queue depth: ${reply.queue_depth}).\n`);
         if (opts.attach) process.stderr.write('Not attached: the mission has no run yet.\n');
         return;
       }
-      const line = `Spawned raider ${String(reply.id)} (PID ${String(reply.pid)}) in slot ${String(reply.slot)}.\n`;
+      const line = `Spawned raider ${reply.id} (PID ${reply.pid}) in slot ${reply.slot}.\n`;
       if (!opts.attach) {
         process.stdout.write(line);
         return;
@@ -212,15 +214,13 @@ function buildProgram(setCode: (code: number) => void): Command {
       if (rest.length !== 1) throw new UsageError('Usage: raider hall attach ID');
       const id = rest[0] ?? '';
       // No hall is no live run: an ended one can still be replayed from its files.
-      const reply = await send(socketOf(dir), { cmd: 'attach', id }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+      const reply = await ask(dir, 'attach', { id }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
       const { attachRunning, replayEnded } = await import('./attach.js');
-      if (!(reply instanceof Error) && typeof reply.error !== 'string') {
-        return setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
-      }
+      if (!(reply instanceof Error)) return setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
       // Not running (any more): how it ended, from its files.
       const code = await replayEnded(dir, id, opts.json === true);
       if (code !== null) return setCode(code);
-      throw reply instanceof Error ? reply : new HallAnswer(String(reply.error));
+      throw reply;
     });
 
   for (const [cmd, verb, done] of [
@@ -234,7 +234,7 @@ function buildProgram(setCode: (code: number) => void): Command {
       .action(async (args: string[]) => {
         const { dir, rest } = dirThen(args, 1);
         if (rest.length !== 1) throw new UsageError(`Usage: raider hall ${cmd} ID`);
-        await ask(dir, { cmd, id: rest[0] });
+        await ask(dir, cmd, { id: rest[0] ?? '' });
         process.stdout.write(`${done(rest[0]!)}\n`);
       });
   }
@@ -249,15 +249,15 @@ function buildProgram(setCode: (code: number) => void): Command {
       if (rest.length !== 1) throw new UsageError('Usage: raider hall logs ID [--follow]');
       const id = rest[0]!;
       if (opts.follow) {
-        const live = await send(socketOf(dir), { cmd: 'attach', id });
-        if (typeof live.error !== 'string' && typeof live.log_path === 'string') {
+        const live = await hallRequest(socketOf(dir), 'attach', { id });
+        if (!('error' in live)) {
           await followRunLog(socketOf(dir), id, live.log_path);
           return;
         }
       }
       // Not followed, or already ended: the run's part of the log as the hall has it.
-      const reply = await ask(dir, { cmd: 'logs', id });
-      process.stdout.write(String(reply.log ?? ''));
+      const reply = await ask(dir, 'logs', { id });
+      process.stdout.write(reply.log);
     });
 
   program
@@ -322,9 +322,9 @@ function buildProgram(setCode: (code: number) => void): Command {
     .action(async (args: string[]) => {
       const { dir, rest } = dirThen(args, 1);
       if (rest.length !== 1) throw new UsageError('Usage: raider hall session reset [DIR] BINDING');
-      const reply = await ask(dir, { cmd: 'session_reset', binding: rest[0] });
+      const reply = await ask(dir, 'session_reset', { binding: rest[0] ?? '' });
       process.stdout.write(
-        `Binding ${String(reply.binding)} reset: its next mission starts a new session (the old one, ${String(reply.session)}, is kept).\n`,
+        `Binding ${reply.binding} reset: its next mission starts a new session (the old one, ${reply.session}, is kept).\n`,
       );
     });
 

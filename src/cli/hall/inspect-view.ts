@@ -5,7 +5,7 @@
  */
 import type { InspectedActor } from '../../adapters/inspect/actor-inspection.js';
 import { formatAge, type Style } from './render.js';
-import { subscribe } from './hall-client.js';
+import { hallSubscribe } from '../../protocol/hall-client.js';
 
 /** The tree as text: one line per actor, children indented under their parent. */
 export function renderTree(actors: readonly InspectedActor[], now: number, style: Style): string {
@@ -75,7 +75,7 @@ export async function inspectView(options: InspectViewOptions): Promise<number> 
     // Redraw in place on a terminal; append otherwise.
     options.out.write(options.out.isTTY ? `\x1b[H\x1b[2J${text}` : `${text}\n`);
   };
-  const stop = await subscribe(
+  const stop = await hallSubscribe(
     options.socketPath,
     'inspect.',
     (event) => {

@@ -8,7 +8,9 @@
  */
 import { canonicalLine } from '../canonical.js';
 import { errorMessage } from '../errors.js';
-import { hallRequest } from './hall-client.js';
+import type { CommandName } from '../../protocol/commands.js';
+import { hallRequest, type CommandArgs, type FailureWords } from '../../protocol/hall-client.js';
+import type { ReplyTo } from '../../protocol/replies.js';
 import { peekString, stringArg, ToolError, type Tool, type ToolResult } from './tool.js';
 
 export interface HallBinding {
@@ -27,15 +29,35 @@ export function hallBinding(env: NodeJS.ProcessEnv): HallBinding | undefined {
   return { socket, telegram: { bot, chatId, ...(threadId ? { threadId } : {}) } };
 }
 
-/** A hall reply as a tool result: `{error}` is a failed result. */
-function fromReply(reply: Record<string, unknown>, success?: string): ToolResult {
-  if (typeof reply.error === 'string') return { ok: false, content: `Error: ${reply.error}` };
+/** A hall reply as a tool result: `{error}` (or a refused spawn) is a failed result. */
+function fromReply(reply: ReplyTo<CommandName>, success?: string): ToolResult {
+  if ('error' in reply) return { ok: false, content: `Error: ${reply.error}` };
   return { ok: true, content: success ?? canonicalLine(reply) };
 }
 
-async function call(binding: HallBinding, payload: Record<string, unknown>, signal: AbortSignal, success?: string): Promise<ToolResult> {
+const TIMEOUT_MS = 30_000;
+
+/** Transport problems in the words the raider has always used. */
+const raiderWords: FailureWords = (failure, socketPath) => {
+  switch (failure.kind) {
+    case 'no-socket':
+    case 'connect':
+      return `cannot connect to hall socket ${socketPath}: ${failure.detail}`;
+    case 'io':
+      return `no response from hall: ${failure.detail}`;
+    case 'invalid':
+      return `invalid hall response: ${failure.detail}`;
+    case 'closed':
+    case 'timeout':
+      return 'no response from hall';
+    case 'cancelled':
+      return 'cancelled';
+  }
+};
+
+async function call<C extends CommandName>(binding: HallBinding, cmd: C, args: CommandArgs<C>, signal: AbortSignal, success?: string): Promise<ToolResult> {
   try {
-    return fromReply(await hallRequest(binding.socket, payload, signal), success);
+    return fromReply(await hallRequest(binding.socket, cmd, args, { signal, timeoutMs: TIMEOUT_MS, words: raiderWords }), success);
   } catch (err) {
     return { ok: false, content: `Error: ${errorMessage(err)}` };
   }
@@ -50,7 +72,7 @@ export function hallTools(binding: HallBinding): Tool[] {
   const status: Tool = {
     spec: { name: 'hall_status', description: 'The status of the Raider Hall this run belongs to, as JSON.', parameters: { type: 'object', properties: {} } },
     access: () => ({ category: 'read', kind: 'read', title: 'Ask the hall for its status', family: 'hall_status' }),
-    run: (_args, ctx) => call(binding, { cmd: 'status' }, ctx.signal),
+    run: (_args, ctx) => call(binding, 'status', {}, ctx.signal),
   };
 
   const spawn: Tool = {
@@ -69,7 +91,7 @@ export function hallTools(binding: HallBinding): Tool[] {
       title: `Start raider ${peekString(args, 'name')}: ${peekString(args, 'mission')}`,
       family: 'hall_spawn',
     }),
-    run: (args, ctx) => call(binding, { cmd: 'spawn', name: stringArg(args, 'name'), mission: stringArg(args, 'mission') }, ctx.signal),
+    run: (args, ctx) => call(binding, 'spawn', { name: stringArg(args, 'name'), mission: stringArg(args, 'mission') }, ctx.signal),
   };
 
   const tg = binding.telegram;
@@ -105,16 +127,14 @@ export function hallTools(binding: HallBinding): Tool[] {
         if (differs('bot', tg.bot) || differs('chat_id', tg.chatId)) {
           return { ok: false, content: `Error: this run can only reply to ${tg.bot} chat ${tg.chatId}` };
         }
-        const payload: Record<string, unknown> = { cmd: 'telegram_reply', bot: tg.bot, chat_id: chatIdValue(tg.chatId), text };
-        if (tg.threadId !== undefined) payload.message_thread_id = chatIdValue(tg.threadId);
-        return call(binding, payload, ctx.signal, 'sent');
+        const thread = tg.threadId !== undefined ? { message_thread_id: chatIdValue(tg.threadId) } : {};
+        return call(binding, 'telegram_reply', { bot: tg.bot, chat_id: chatIdValue(tg.chatId), text, ...thread }, ctx.signal, 'sent');
       }
       const bot = stringArg(args, 'bot');
       const chatId = args.chat_id;
       if (typeof chatId !== 'number' && typeof chatId !== 'string') throw new ToolError(`argument 'chat_id' is required`);
-      const payload: Record<string, unknown> = { cmd: 'telegram_reply', bot, chat_id: chatIdValue(String(chatId)), text };
-      if (args.message_thread_id !== undefined) payload.message_thread_id = args.message_thread_id;
-      return call(binding, payload, ctx.signal, 'sent');
+      const thread = args.message_thread_id !== undefined ? { message_thread_id: args.message_thread_id } : {};
+      return call(binding, 'telegram_reply', { bot, chat_id: chatIdValue(String(chatId)), text, ...thread }, ctx.signal, 'sent');
     },
   };
 

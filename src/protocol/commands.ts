@@ -1,0 +1,88 @@
+/**
+ * The commands the control socket takes: one schema per `payload` of a
+ * `{"type":"command","payload":{"cmd":NAME,...}}` frame. A payload that a
+ * schema refuses is answered `{"error": TEXT}` with the text of its first
+ * problem; fields a command does not know are ignored.
+ */
+import { z } from 'zod';
+import { MISSION_MAX_BYTES, missionProblem } from '../domain/mission.js';
+import { bindingProblem, raiderNameProblem } from '../domain/names.js';
+import { checkedString, optionalString, requiredString } from './checks.js';
+
+const runId = (cmd: string) =>
+  requiredString(`${cmd} requires an id`).describe('The run id (SLOT-TIME or SLOT-TIME.N), as spawn, ps or status gave it.');
+
+export const SpawnPayload = z
+  .object({
+    cmd: z.literal('spawn'),
+    name: checkedString(raiderNameProblem).describe('The raider: a key of `raiders:` in .raider-hall.yml, with a leading number (1bjorn) for a slot that runs one mission at a time.'),
+    mission: z
+      .string({ error: 'spawn requires a mission (a string)' })
+      .nullish()
+      .transform((text) => text ?? '')
+      .pipe(checkedString((text) => (typeof text === 'string' ? missionProblem(text) : null)))
+      .describe(`The mission text handed to the raider: not blank, at most ${MISSION_MAX_BYTES} bytes.`),
+    binding: optionalString(checkedString(bindingProblem)).describe('Missions with the same binding continue one raider session, one after another.'),
+  })
+  .describe('Gives a raider a mission: it starts at once, or waits in its slot or binding queue.');
+
+export const PsPayload = z.object({ cmd: z.literal('ps') }).describe('The running raiders.');
+
+export const StatusPayload = z.object({ cmd: z.literal('status') }).describe('What the hall is doing: runs, queues, and a section per face.');
+
+export const AttachPayload = z
+  .object({ cmd: z.literal('attach'), id: runId('attach') })
+  .describe('Where a running raider writes: its pid, log and events file.');
+
+export const LogsPayload = z
+  .object({ cmd: z.literal('logs'), id: runId('logs') })
+  .describe("A run's section of its slot log, running or ended.");
+
+export const KillPayload = z
+  .object({ cmd: z.literal('kill'), id: runId('kill') })
+  .describe('Stops a running raider with SIGTERM (SIGKILL after cancel_grace): it ends as "interrupted".');
+
+export const CancelPayload = z
+  .object({ cmd: z.literal('cancel'), id: runId('cancel') })
+  .describe('Cancels a running raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace): it ends as "cancelled".');
+
+export const SessionResetPayload = z
+  .object({
+    cmd: z.literal('session_reset'),
+    binding: requiredString('session_reset requires a binding').describe('The binding whose session is forgotten: its next mission starts a new one.'),
+  })
+  .describe('Starts a binding over with a new raider session.');
+
+/** The Telegram face checks these itself: whether the bot exists comes before the chat and the text. */
+export const TelegramReplyPayload = z
+  .object({
+    cmd: z.literal('telegram_reply'),
+    bot: z.unknown().optional().describe('The bot (a key of `telegram.bots:`), a string.'),
+    chat_id: z.unknown().optional().describe('The chat: an integer, or its digits.'),
+    text: z.unknown().optional().describe('The message, a non-empty string; long texts are split.'),
+    message_thread_id: z.unknown().optional().describe('The forum topic: a positive integer.'),
+  })
+  .describe('Sends a message to a Telegram chat through a bot of the hall.');
+
+/** Every command, by the `cmd` that names it. */
+export const COMMAND_PAYLOADS = {
+  spawn: SpawnPayload,
+  ps: PsPayload,
+  status: StatusPayload,
+  attach: AttachPayload,
+  logs: LogsPayload,
+  kill: KillPayload,
+  cancel: CancelPayload,
+  session_reset: SessionResetPayload,
+  telegram_reply: TelegramReplyPayload,
+} as const;
+
+export type CommandName = keyof typeof COMMAND_PAYLOADS;
+/** A command's payload as a client writes it. */
+export type CommandInput<C extends CommandName> = z.input<(typeof COMMAND_PAYLOADS)[C]>;
+/** A command's payload once checked: what the hall acts on. */
+export type CommandPayload<C extends CommandName> = z.output<(typeof COMMAND_PAYLOADS)[C]>;
+
+export function isCommandName(value: unknown): value is CommandName {
+  return typeof value === 'string' && Object.hasOwn(COMMAND_PAYLOADS, value);
+}

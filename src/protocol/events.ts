@@ -1,0 +1,172 @@
+/**
+ * The event bus: a `{"type":"subscribe","payload":{"filter":PREFIX}}` frame
+ * turns a connection into a stream of events whose type starts with PREFIX
+ * (`inspect.*` only when asked for by name), one line of JSON with sorted
+ * keys each. Every event carries the envelope (version 1) beside its own
+ * fields.
+ */
+import { z } from 'zod';
+
+export const ENVELOPE_VERSION = 1;
+
+export const EnvelopeFields = z.object({
+  type: z.string().describe('What happened, as `FACE.WHAT`.'),
+  version: z.literal(ENVELOPE_VERSION).describe('The envelope version.'),
+  seq: z.number().int().describe('1, 2, 3 ... per hall process: a gap means a subscriber missed events.'),
+  time: z.number().describe('When, in epoch seconds with the milliseconds.'),
+  ts: z.number().int().describe('When, in whole epoch seconds.'),
+});
+
+const id = z.string().describe('The run id.');
+const slot = z.string().describe('The slot of the run.');
+const pid = z.number().int().describe("The raider's process id.");
+const missionId = z.string().describe('The id of the mission.');
+const binding = z.string().describe('The binding the run continues.');
+const session = z.string().describe('The raider session.');
+const error = z.string().describe('Why, in words.');
+const bot = z.string().describe('The bot, a key of `telegram.bots:`.');
+const chatId = z.union([z.number().int(), z.string()]).describe('The Telegram chat.');
+const updateId = z.number().int().describe("Telegram's update id.");
+
+/** An event schema: its type as a literal, its fields, and what it means. */
+function event<T extends string, S extends z.ZodRawShape>(type: T, fields: S, description: string) {
+  return z.object({ type: z.literal(type), ...fields }).describe(description);
+}
+
+export const HallStarted = event('hall.started', { root: z.string().describe("The hall's directory.") }, 'The hall took its directory and answers on its socket.');
+export const HallStopping = event('hall.stopping', {}, 'The hall is stopping: its raiders get SIGTERM, new missions are refused.');
+export const RaiderSpawned = event(
+  'raider.spawned',
+  { id, pid, slot, base_name: z.string().describe('The `raiders:` entry the run uses.'), mission_id: missionId, session: session.optional(), binding: binding.optional() },
+  'A raider process started.',
+);
+export const RaiderQueued = event(
+  'raider.queued',
+  { slot, binding: binding.optional(), queue_depth: z.number().int().describe('Missions waiting in that queue, this one included.'), mission_id: missionId },
+  'A mission waits in its slot queue (or its binding queue, with `binding`).',
+);
+export const RaiderRefused = event(
+  'raider.refused',
+  {
+    status: z.literal('refused'),
+    slot,
+    name: z.string().describe('The raider name of the mission.'),
+    binding: binding.optional(),
+    reason: z.string().describe('Why, as a word.'),
+    error,
+    queued: z.boolean().describe('True when the mission had waited in a queue.'),
+    mission_id: missionId,
+  },
+  'The hall will not run a mission; it was dropped.',
+);
+export const RaiderDone = event(
+  'raider.done',
+  {
+    id,
+    slot,
+    pid,
+    exit_code: z.number().int().describe('The exit code (0 when a signal ended the process).'),
+    signaled: z.union([z.literal(0), z.literal(1)]).describe('1 when a signal ended the process.'),
+    status: z.string().describe('completed, failed, cancelled, interrupted, ...'),
+    response: z.unknown().optional().describe('What the raider answered.'),
+    error: error.optional(),
+    session: session.optional(),
+    binding: binding.optional(),
+    mission_id: missionId,
+    cancel_requested: z.literal(true).optional().describe('A cancel was asked for before the run ended.'),
+  },
+  'A run ended (or was found ended when the hall started); it may come twice after a crash of the hall.',
+);
+export const SessionBound = event('session.bound', { binding, session }, 'A binding continues this session from now on.');
+export const SessionReset = event('session.reset', { binding, session: session.describe('The session that was forgotten.') }, 'A binding starts over.');
+export const HallSessionError = event('hall.session_error', { binding, error, id }, 'The session of a binding could not be continued; the run started a new one.');
+
+export const CronFired = event(
+  'cron.fired',
+  {
+    id: z.string().describe('The cron job.'),
+    name: z.string().describe('The raider it runs.'),
+    slot: z.string().describe('The time slot fired, ISO 8601.'),
+    raider_id: z.string().optional().describe('The run it started.'),
+    mission_id: missionId.optional(),
+    catch_up: z.literal(true).optional().describe('A slot missed while the hall was down.'),
+  },
+  'A cron job fired.',
+);
+export const CronCoalesced = event(
+  'cron.coalesced',
+  { id: z.string().describe('The cron job.'), name: z.string().describe('The raider it runs.'), slot: z.string().describe('The time slot, ISO 8601.') },
+  'A cron slot came while the previous one still ran: it was folded into it.',
+);
+
+export const TelegramIn = event(
+  'telegram.in',
+  {
+    bot,
+    chat_id: chatId,
+    message_thread_id: z.number().int().optional().describe('The forum topic.'),
+    text: z.string().describe('The message.'),
+    first_name: z.string().nullable().describe("The sender's first name."),
+    username: z.string().nullable().describe("The sender's user name."),
+    update_id: updateId,
+  },
+  'A message came in that the bot accepts.',
+);
+export const TelegramRejected = event(
+  'telegram.rejected',
+  { bot, chat_id: chatId, from_id: z.union([z.number().int(), z.string()]).nullable().describe('The sender.'), reason: z.string().describe('Why.'), update_id: updateId },
+  'A message from a chat or user the bot does not serve.',
+);
+export const TelegramUpdateError = event('telegram.update_error', { bot, update_id: updateId.nullable(), error }, 'An update could not be handled.');
+export const TelegramPollError = event(
+  'telegram.poll_error',
+  { bot, status: z.number().int().optional().describe('The HTTP status.'), error },
+  'Polling Telegram failed; it is retried.',
+);
+export const TelegramSendError = event('telegram.send_error', { bot, chat_id: chatId, error }, 'A message could not be sent.');
+export const TelegramConfigWarning = event('telegram.config_warning', { bot, warning: z.string().describe('What is odd.') }, 'A bot is configured in a way that will not work as written.');
+
+export const AcpStarted = event(
+  'acp.started',
+  { host: z.string().describe('The TCP host.'), port: z.number().int().describe('The TCP port.') },
+  'The ACP face listens on TCP.',
+);
+
+const inspectedActor = {
+  id: z.string().describe('The actor id.'),
+  parent: z.string().nullable().describe('Its parent actor.'),
+  kind: z.string().describe('The machine it runs.'),
+  state: z.string().describe('Its state, as dotted paths.'),
+  status: z.string().describe('active, done, error or stopped.'),
+  since: z.number().describe('Epoch ms it entered that state.'),
+  waiting: z.number().int().optional().describe('Missions waiting in its queue.'),
+};
+export const InspectSnapshot = event('inspect.snapshot', { actors: z.array(z.object(inspectedActor)) }, 'Every live actor, when someone subscribes to `inspect.`.');
+export const InspectActor = event('inspect.actor', inspectedActor, 'An actor appeared.');
+export const InspectState = event('inspect.state', inspectedActor, 'An actor changed state.');
+export const InspectStopped = event('inspect.stopped', { id: z.string().describe('The actor id.') }, 'An actor stopped.');
+
+/** The events the hall actor itself publishes. */
+export const HALL_EVENTS = [HallStarted, HallStopping, RaiderSpawned, RaiderQueued, RaiderRefused, RaiderDone, SessionBound, SessionReset, HallSessionError] as const;
+
+/** Every event on the bus, the faces' included. */
+export const BUS_EVENTS = [
+  ...HALL_EVENTS,
+  CronFired,
+  CronCoalesced,
+  TelegramIn,
+  TelegramRejected,
+  TelegramUpdateError,
+  TelegramPollError,
+  TelegramSendError,
+  TelegramConfigWarning,
+  AcpStarted,
+  InspectSnapshot,
+  InspectActor,
+  InspectState,
+  InspectStopped,
+] as const;
+
+/** An event the hall actor publishes, before its envelope. */
+export type HallBusEvent = z.infer<(typeof HALL_EVENTS)[number]>;
+export type RaiderDoneEvent = z.infer<typeof RaiderDone>;

@@ -1,0 +1,139 @@
+/**
+ * What the hall answers: one line of JSON with sorted keys per command, in
+ * the order the commands came. Any command may be answered `{"error": TEXT}`
+ * instead of its own reply.
+ */
+import { z } from 'zod';
+import type { CommandName } from './commands.js';
+
+const id = z.string().describe('The run id: SLOT-TIME or SLOT-TIME.N.');
+const slot = z.string().describe('The slot the run belongs to: the raider name it was spawned with.');
+const pid = z.number().int().describe("The raider's process id (its process group leader).");
+const missionId = z.string().describe('The id the hall gave the mission when it took it.');
+const binding = z.string().describe('The binding the run continues.');
+const session = z.string().describe('The raider session the run continues or started.');
+
+export const ErrorReply = z.object({ error: z.string().describe('What went wrong, in words a user can act on.') }).describe('A refused or failed command.');
+
+export const SpawnStartedReply = z
+  .object({
+    id,
+    pid,
+    slot,
+    events_path: z.string().describe("The run's events file (JSON lines the raider writes)."),
+    mission_id: missionId,
+    session: session.optional(),
+    binding: binding.optional(),
+  })
+  .describe('The mission started a run.');
+
+export const SpawnQueuedReply = z
+  .object({
+    queued: z.literal(1),
+    slot,
+    binding: binding.optional().describe('The binding queue the mission waits in (when it waits for its binding, not its slot).'),
+    queue_depth: z.number().int().describe('How many missions wait in that queue, this one included.'),
+    mission_id: missionId,
+  })
+  .describe('The mission waits in a queue; its run starts when the queue gets to it.');
+
+export const SpawnRefusedReply = z
+  .object({
+    status: z.literal('refused'),
+    reason: z.string().describe('Why, as a word: unknown_raider, config, ...'),
+    error: z.string().describe('Why, in words.'),
+  })
+  .describe('The hall will not run the mission (an unknown raider, a raider it cannot start).');
+
+export const SpawnReply = z.union([SpawnStartedReply, SpawnQueuedReply, SpawnRefusedReply]);
+
+const liveRun = { slot, pid, id, session: session.optional(), binding: binding.optional() };
+
+export const PsReply = z
+  .object({
+    raiders: z
+      .array(
+        z.object({
+          ...liveRun,
+          base_name: z.string().describe('The `raiders:` entry the run uses: its name without a leading number.'),
+          mission: z.string().describe('The mission text.'),
+        }),
+      )
+      .describe('Sorted by slot, then id.'),
+  })
+  .describe('The running raiders.');
+
+export const StatusReply = z
+  .looseObject({
+    running: z.number().int().describe('How many raiders run.'),
+    root: z.string().describe("The hall's directory."),
+    slots: z.array(z.string()).describe('The slots with a running raider, sorted.'),
+    queues: z.record(z.string(), z.number().int()).describe('Missions waiting per slot.'),
+    binding_queues: z.record(z.string(), z.number().int()).describe('Missions waiting per binding (bindings with none are left out).'),
+    runs: z
+      .array(
+        z.object({
+          id,
+          slot,
+          pid,
+          age: z.number().describe('Seconds since the run started, to a tenth.'),
+          binding: binding.optional(),
+        }),
+      )
+      .describe('The running raiders, oldest first.'),
+    starting: z.number().int().optional().describe('Missions that left their queue and whose raider has no pid yet.'),
+    storage_error: z.string().optional().describe('Why the hall cannot write its state, while it cannot.'),
+  })
+  .describe('What the hall is doing; each face adds a section under its own key (cron, telegram, acp, mcp).');
+
+export const AttachReply = z
+  .object({
+    ...liveRun,
+    log_path: z.string().describe("The slot's log file."),
+    events_path: z.string().describe("The run's events file."),
+  })
+  .describe('Where a running raider writes.');
+
+export const LogsReply = z.object({ log: z.string().describe("The run's section of its slot log, with its result line once it ended.") });
+
+export const KillReply = z.object({ killed: z.literal(1), id }).describe('SIGTERM was sent.');
+
+export const CancelReply = z.object({ cancelled: z.literal(1), id }).describe('SIGINT was sent.');
+
+export const SessionResetReply = z
+  .object({ reset: z.literal(1), binding, session: session.describe('The session that was forgotten.') })
+  .describe('The binding has no session now.');
+
+export const TelegramReplyReply = z
+  .object({ ok: z.literal(1), message_ids: z.array(z.number().int()).describe("Telegram's ids of the messages sent (a long text is split).") })
+  .describe('Telegram took the text.');
+
+/** Every command's reply, by the `cmd` that names it (an `{error}` reply is possible for each). */
+export const COMMAND_REPLIES = {
+  spawn: SpawnReply,
+  ps: PsReply,
+  status: StatusReply,
+  attach: AttachReply,
+  logs: LogsReply,
+  kill: KillReply,
+  cancel: CancelReply,
+  session_reset: SessionResetReply,
+  telegram_reply: TelegramReplyReply,
+} as const satisfies Record<CommandName, z.ZodType>;
+
+export type ErrorReply = z.infer<typeof ErrorReply>;
+/** A command's own reply. */
+export type Answer<C extends CommandName> = z.infer<(typeof COMMAND_REPLIES)[C]>;
+/** What a command is answered: its own reply or an error. */
+export type ReplyTo<C extends CommandName> = Answer<C> | ErrorReply;
+/** Any reply of the control socket. */
+export type Reply = ReplyTo<CommandName>;
+
+/** The replies of the commands the hall's faces use inside the hall (ACP sessions), never sent on the socket. */
+export type BoundReply = { bound: 1; binding: string; session: string };
+export type UnboundReply = { unbound: 0 | 1; binding: string };
+export type DroppedReply = { dropped: 1; binding: string };
+
+/** Everything the hall actor answers a command with. */
+export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;
+
