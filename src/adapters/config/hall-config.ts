@@ -66,6 +66,17 @@ export interface HallConfig {
   /** Relative to the hall root; null = the default lib target. */
   preferred_lib_target: string | null;
   mcp: { enable: boolean };
+  /** Where the durable state lives: files under `.raider-hall/state` unless `postgres` names a database. */
+  storage: StorageConfig;
+  /** The group of halls sharing one database (several projects may share it). */
+  cluster: string;
+  /** This hall's name in its cluster; null = host name and root. */
+  hall_id: string | null;
+}
+
+export interface StorageConfig {
+  /** A postgres:// URL, `${VAR}` not yet expanded; null = the file store. */
+  postgres: string | null;
 }
 
 export type ConfigResult = { ok: true; config: HallConfig; warnings: string[] } | { ok: false; errors: string[] };
@@ -118,6 +129,7 @@ const url = z
   .string(expected('an http(s) URL'))
   .regex(/^https?:\/\/[^\s/]+\S*$/, expected('an http(s) URL'))
   .transform((u) => u.replace(/\/+$/, ''));
+const POSTGRES_URL_WHAT = 'a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE; the password from ${VAR} or PGPASSWORD)';
 const ID_WHAT = 'a Telegram id (an integer)';
 const telegramIds = z.array(
   z
@@ -241,6 +253,20 @@ const hallConfigSchema = z.object(
     cancel_grace: number('a number >= 0', (n) => n >= 0).default(5),
     permission_timeout: number('a number > 0', (n) => n > 0).default(120),
     mcp: z.object({ enable: flag.default(false) }, expected('a mapping')).prefault({}),
+    storage: z
+      .object(
+        {
+          postgres: z
+            .string(expected(POSTGRES_URL_WHAT))
+            .regex(/^postgres(ql)?:\/\/\S+$/, expected(POSTGRES_URL_WHAT))
+            .nullable()
+            .default(null),
+        },
+        expected('a mapping'),
+      )
+      .prefault({}),
+    cluster: name('a cluster name').default('default'),
+    hall_id: text('a hall id (a non-empty string)').nullable().default(null),
   },
   expected('a mapping'),
 );
