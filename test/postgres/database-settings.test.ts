@@ -53,11 +53,17 @@ describe('the database URL from the environment', () => {
 
   it('expands ${VAR}, percent-encoded, and never shows the password in `where`', () => {
     const result = databaseSettings(fromFile, '/r', { DB_PASSWORD: 'p@ss:w/rd' });
-    expect(result.ok && result.settings).toMatchObject({ url: 'postgres://hall:p%40ss%3Aw%2Frd@db/raiders', where: 'postgres://hall@db/raiders' });
+    expect(result.ok && result.settings).toMatchObject({
+      url: 'postgres://hall:p%40ss%3Aw%2Frd@db/raiders',
+      where: 'postgres://hall@db/raiders',
+    });
   });
 
   it('names a variable that is not set', () => {
-    expect(databaseSettings(fromFile, '/r', {})).toEqual({ ok: false, error: 'storage.postgres: ${DB_PASSWORD} not set in the environment' });
+    expect(databaseSettings(fromFile, '/r', {})).toEqual({
+      ok: false,
+      error: 'storage.postgres: ${DB_PASSWORD} not set in the environment',
+    });
   });
 
   it('takes PGPASSWORD when the URL has no password, and not when it has one', () => {

@@ -53,10 +53,13 @@ describe('a hall with its state in PostgreSQL', () => {
     const holder = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `until ${release}` });
     expect(holder.error).toBeUndefined();
     for (const label of ['m1', 'm2', 'm3']) {
-      expect(await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `record ${label}` })).toMatchObject({ queued: expect.any(Number) });
+      expect(await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `record ${label}` })).toMatchObject({
+        queued: expect.any(Number),
+      });
     }
     // Replied, so committed: the rows are there, in order.
-    const waiting = "SELECT entry->>'mission' AS mission FROM raider_hall_missions WHERE cluster = 'team-a' AND queue_key = '1bjorn' ORDER BY seq";
+    const waiting =
+      "SELECT entry->>'mission' AS mission FROM raider_hall_missions WHERE cluster = 'team-a' AND queue_key = '1bjorn' ORDER BY seq";
     expect((await rows(url, waiting)).map((r) => r.mission)).toEqual(['record m1', 'record m2', 'record m3']);
     expect(await rows(url, 'SELECT id, hall, slot FROM raider_hall_runs')).toEqual([{ id: holder.id, hall: 'test-hall', slot: '1bjorn' }]);
 
@@ -75,7 +78,9 @@ describe('a hall with its state in PostgreSQL', () => {
     const tap = await hall.events('raider.done');
     const first = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer one' });
     await tap.waitFor((e) => e.id === first.id);
-    expect(await rows(url, 'SELECT binding, session FROM raider_hall_sessions')).toEqual([{ binding: 'slot:1bjorn', session: first.session }]);
+    expect(await rows(url, 'SELECT binding, session FROM raider_hall_sessions')).toEqual([
+      { binding: 'slot:1bjorn', session: first.session },
+    ]);
     await hall.stop();
     hall = await startOn(url, root);
     const again = await hall.events('raider.done');
@@ -103,27 +108,28 @@ describe('a hall with its state in PostgreSQL', () => {
   it('refuses new missions while the database cannot be reached, naming it, and takes them again once it is back', async () => {
     const url = await server.freshDatabase();
     const root = tempRoot();
-    hall = await startOn(url, root);
+    const running = await startOn(url, root);
+    hall = running;
     // A busy numbered slot: a spawn only queues, and its reply waits for nothing but the commit.
     const release = path.join(root, 'release');
-    expect((await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `until ${release}` })).error).toBeUndefined();
+    expect((await running.request({ cmd: 'spawn', name: '1bjorn', mission: `until ${release}` })).error).toBeUndefined();
     const where = `postgres://postgres@127.0.0.1:${server.port}/${new URL(url).pathname.slice(1)}`;
     await server.stop();
     try {
       // The first change after the outage finds it; the ones after it are refused at once.
-      const failed = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer during' });
+      const failed = await running.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer during' });
       expect(failed.error).toMatch(new RegExp(`^the hall could not record this in the database ${where}: .*ECONNREFUSED`));
-      const refused = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer refused' });
+      const refused = await running.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer refused' });
       expect(refused.error).toMatch(new RegExp(`^mission not accepted: cannot write to the database ${where}: .*ECONNREFUSED`));
-      expect((await hall.request({ cmd: 'status' })).storage_error).toMatch(/^cannot write to the database .*ECONNREFUSED/);
+      expect((await running.request({ cmd: 'status' })).storage_error).toMatch(/^cannot write to the database .*ECONNREFUSED/);
       expect(refused.error).not.toMatch(/\n\s+at /);
     } finally {
       await server.start();
     }
-    await eventually(async () => expect((await hall!.request({ cmd: 'status' })).storage_error).toBeUndefined(), 15_000, 100);
-    expect((await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer after' })).error).toBeUndefined();
+    await eventually(async () => expect((await running.request({ cmd: 'status' })).storage_error).toBeUndefined(), 15_000, 100);
+    expect((await running.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer after' })).error).toBeUndefined();
     fs.writeFileSync(release, '');
-    expect(hall.logs.some((line) => line.includes('works again'))).toBe(true);
+    expect(running.logs.some((line) => line.includes('works again'))).toBe(true);
   });
 
   it('does not start on a database migrated by a newer hall: exit code 3 and what to do', async () => {
@@ -134,7 +140,10 @@ describe('a hall with its state in PostgreSQL', () => {
     await rows(url, "INSERT INTO raider_hall_schema (version, name) VALUES (99, '099_future.sql')");
     const start = startOn(url);
     await expect(start).rejects.toBeInstanceOf(HallStartError);
-    await expect(start).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/has schema version 99, newer than this hall knows \(1\).*upgrade this one/) });
+    await expect(start).rejects.toMatchObject({
+      exitCode: 3,
+      message: expect.stringMatching(/has schema version 99, newer than this hall knows \(1\).*upgrade this one/),
+    });
   });
 
   it('does not start when the password variable is not set: exit code 3, naming it', async () => {

@@ -59,7 +59,11 @@ describe('PostgresStateStore', () => {
     store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission('a') });
     store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission('b') });
     store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission('c') });
-    store.apply({ op: 'queue', queue: { kind: 'binding', binding: 'telegram:ops:1' }, entry: { ...mission('t1', 'lagertha'), binding: 'telegram:ops:1' } });
+    store.apply({
+      op: 'queue',
+      queue: { kind: 'binding', binding: 'telegram:ops:1' },
+      entry: { ...mission('t1', 'lagertha'), binding: 'telegram:ops:1' },
+    });
     // Queued again where it waits, it keeps its place; moved, it goes to the tail.
     store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission('a') });
     store.apply({ op: 'queue', queue: { kind: 'slot', slot: '2bjorn' }, entry: mission('b') });
@@ -67,7 +71,15 @@ describe('PostgresStateStore', () => {
     store.apply({ op: 'remove', missionId: 'c' });
     store.apply({
       op: 'run',
-      run: { id: '1bjorn-000001', slot: '1bjorn', base_name: 'bjorn', entry: mission('a'), started_at: 1700000000000, events_path: '/e', log_path: '/l' },
+      run: {
+        id: '1bjorn-000001',
+        slot: '1bjorn',
+        base_name: 'bjorn',
+        entry: mission('a'),
+        started_at: 1700000000000,
+        events_path: '/e',
+        log_path: '/l',
+      },
     });
     store.apply({ op: 'pid', runId: '1bjorn-000001', pid: 4242 });
     store.apply({ op: 'bind', binding: 'telegram:ops:1', session: 'sess-1' });

@@ -16,7 +16,9 @@ const missionSchema = z.looseObject({
   name: z.string().min(1),
   mission: z.string(),
   binding: optionalText,
-  telegram: z.looseObject({ bot: z.string(), chat_id: z.union([z.string(), z.number()]), message_thread_id: z.number().optional() }).optional(),
+  telegram: z
+    .looseObject({ bot: z.string(), chat_id: z.union([z.string(), z.number()]), message_thread_id: z.number().optional() })
+    .optional(),
   permission_mode: optionalText,
   cwd: optionalText,
 }) satisfies z.ZodType<Mission>;
@@ -39,10 +41,18 @@ const sessionRow = z.object({ binding: z.string(), session: z.string() });
 const kvRow = z.object({ ns: z.string(), key: z.string(), value: z.unknown() });
 const runRow = z.object({ id: z.string(), record: z.unknown() });
 
-export async function loadClusterState(db: pg.ClientBase, cluster: string, state: DurableState, warn: (line: string) => void): Promise<void> {
-  const skip = (what: string, id: string, error: z.ZodError) => warn(`${what} ${id} in the database is not readable (${z.prettifyError(error)}); ignored`);
+export async function loadClusterState(
+  db: pg.ClientBase,
+  cluster: string,
+  state: DurableState,
+  warn: (line: string) => void,
+): Promise<void> {
+  const skip = (what: string, id: string, error: z.ZodError) =>
+    warn(`${what} ${id} in the database is not readable (${z.prettifyError(error)}); ignored`);
 
-  const missions = await db.query('SELECT id, queue_kind, queue_key, entry FROM raider_hall_missions WHERE cluster = $1 ORDER BY seq', [cluster]);
+  const missions = await db.query('SELECT id, queue_kind, queue_key, entry FROM raider_hall_missions WHERE cluster = $1 ORDER BY seq', [
+    cluster,
+  ]);
   for (const raw of missions.rows) {
     const row = queueRow.parse(raw);
     const entry = missionSchema.safeParse(row.entry);

@@ -204,7 +204,7 @@ export class PostgresStateStore implements HallStateStore {
     this.busy = true;
     // setImmediate lets every operation of this turn of the event loop join the transaction.
     setImmediate(() => {
-      this.flush().finally(() => {
+      void this.flush().finally(() => {
         this.busy = false;
         this.kick();
       });
@@ -239,7 +239,7 @@ export class PostgresStateStore implements HallStateStore {
     this.durable = upTo;
     this.recovered('commit');
     const still: Waiter[] = [];
-    for (const w of this.waiters) (w.upTo <= this.durable ? w.resolve() : still.push(w));
+    for (const w of this.waiters) w.upTo <= this.durable ? w.resolve() : still.push(w);
     this.waiters = still;
   }
 
@@ -248,7 +248,7 @@ export class PostgresStateStore implements HallStateStore {
     this.report('commit', `cannot write to the database ${this.settings.where}: ${problem}`);
     const failed = new Error(`the hall could not record this in the database ${this.settings.where}: ${problem}`);
     const still: Waiter[] = [];
-    for (const w of this.waiters) (w.upTo <= upTo ? w.reject(failed) : still.push(w));
+    for (const w of this.waiters) w.upTo <= upTo ? w.reject(failed) : still.push(w);
     this.waiters = still;
   }
 
