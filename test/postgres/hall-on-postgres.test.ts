@@ -30,11 +30,11 @@ async function rows(url: string, text: string, values: unknown[] = []): Promise<
 }
 
 /** The config of a hall on `url`, its password left to ${PGPW} as a user would. */
-function configOn(url: string, extra = ''): string {
+function configOn(url: string, raiders = 'raiders: { bjorn: {} }\n'): string {
   const database = new URL(url);
   database.password = '';
   const withVariable = database.href.replace('postgres://postgres@', 'postgres://postgres:${PGPW}@');
-  return `raiders: { bjorn: {} }\nstorage: { postgres: "${withVariable}" }\ncluster: team-a\nhall_id: test-hall\n${extra}`;
+  return `${raiders}storage: { postgres: "${withVariable}" }\ncluster: team-a\nhall_id: test-hall\n`;
 }
 
 async function startOn(url: string, root?: string, env: Record<string, string> = {}): Promise<TestHall> {
@@ -103,6 +103,48 @@ describe('a hall with its state in PostgreSQL', () => {
     expect(doneB.session).toBe(doneA?.session);
     expect(tap.all.filter((e) => e.type === 'raider.done').map((e) => e.id)[0]).toBe(a.id);
     expect(await rows(url, 'SELECT binding FROM raider_hall_sessions')).toEqual([{ binding: 'telegram:ops:42' }]);
+  });
+
+  it('drops from its queue row a mission refused as it is pulled from the queue', async () => {
+    const url = await server.freshDatabase();
+    const home = tempRoot('home-');
+    fs.mkdirSync(path.join(home, '.raider'));
+    fs.writeFileSync(path.join(home, '.raider/config.yml'), 'providers:\n  acme: { url: "https://x/v1" }\n');
+    hall = await startTestHall({
+      config: configOn(url, 'raiders: { ivar: { provider: acme } }\n'),
+      env: { PGPW: server.password, HOME: home },
+    });
+    const tap = await hall.events('raider.');
+    await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'wait 0.4' });
+    expect(await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'answer later' })).toMatchObject({ queued: 1 });
+    expect(await rows(url, 'SELECT queue_key FROM raider_hall_missions')).toEqual([{ queue_key: '1ivar' }]);
+    fs.writeFileSync(path.join(home, '.raider/config.yml'), 'providers: {}\n');
+    expect(await tap.waitFor((e) => e.type === 'raider.refused')).toMatchObject({ reason: 'provider_not_stored', queued: true });
+    await eventually(async () => expect(await rows(url, 'SELECT id FROM raider_hall_missions')).toEqual([]));
+  });
+
+  it('forgets at start the acp bindings and stale cron bindings, and drops their waiting missions', async () => {
+    const url = await server.freshDatabase();
+    hall = await startOn(url);
+    await hall.stop();
+    hall = undefined;
+    const session = (binding: string, id: string) =>
+      rows(url, "INSERT INTO raider_hall_sessions (cluster, binding, session) VALUES ('team-a', $1, $2)", [binding, id]);
+    await session('acp:acp-1', 'S1');
+    await session('cron:gone', 'S2');
+    await session('telegram:ops:1', 'S4');
+    const waiting = (id: string, kind: string, key: string, entry: Json) =>
+      rows(
+        url,
+        "INSERT INTO raider_hall_missions (cluster, id, queue_kind, queue_key, seq, entry) VALUES ('team-a', $1, $2, $3, nextval('raider_hall_mission_seq'), $4)",
+        [id, kind, key, JSON.stringify(entry)],
+      );
+    await waiting('w1', 'binding', 'acp:acp-1', { id: 'w1', name: 'bjorn', mission: 'drop me', binding: 'acp:acp-1' });
+    await waiting('w2', 'slot', '1bjorn', { id: 'w2', name: '1bjorn', mission: 'drop me too', binding: 'cron:gone' });
+    hall = await startOn(url);
+    expect(await rows(url, 'SELECT binding, session FROM raider_hall_sessions')).toEqual([{ binding: 'telegram:ops:1', session: 'S4' }]);
+    expect(await rows(url, 'SELECT id FROM raider_hall_missions')).toEqual([]);
+    expect((await hall.request({ cmd: 'status' })).running).toBe(0);
   });
 
   it('refuses new missions while the database cannot be reached, naming it, and takes them again once it is back', async () => {
