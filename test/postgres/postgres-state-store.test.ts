@@ -8,10 +8,10 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DurableState } from '../../src/adapters/storage/durable-state.js';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
-import { SchemaTooNewError } from '../../src/adapters/storage/postgres/migrations.js';
+import { readMigrations, SchemaTooNewError } from '../../src/adapters/storage/postgres/migrations.js';
 import { ClusterInUseError, PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { REPO } from '../support/test-hall.js';
+import { REPO, tempRoot } from '../support/test-hall.js';
 
 const server = usePostgresServer();
 const open: PostgresStateStore[] = [];
@@ -147,6 +147,13 @@ describe('PostgresStateStore', () => {
     const refused = PostgresStateStore.open(settings(url), { root: '/test', warn: () => undefined });
     await expect(refused).rejects.toBeInstanceOf(SchemaTooNewError);
     await expect(refused).rejects.toThrow('the database the test database has schema version 2, newer than this hall knows (1)');
+  });
+
+  it('says where it looked when the migrations are missing (a build that did not copy them)', () => {
+    expect(readMigrations().map((m) => m.name)).toEqual(['001_init.sql']);
+    const empty = tempRoot('migrations-');
+    expect(() => readMigrations(empty)).toThrow(`no schema migrations in ${empty}: is the build complete? (npm run build)`);
+    expect(() => readMigrations(path.join(empty, 'gone'))).toThrow(/^cannot read the schema migrations in .*gone \(ENOENT.*npm run build/);
   });
 
   it('refuses a cluster whose other hall holds a live lease, and lets the same hall back in', async () => {

@@ -25,8 +25,16 @@ export class SchemaTooNewError extends Error {}
 
 /** The migrations in `dir`, in version order. */
 export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).sort();
+  } catch (err) {
+    throw new Error(
+      `cannot read the schema migrations in ${dir} (${err instanceof Error ? err.message : String(err)}): is the build complete? (npm run build)`,
+    );
+  }
   const migrations: Migration[] = [];
-  for (const name of fs.readdirSync(dir).sort()) {
+  for (const name of names) {
     const match = MIGRATION_FILE.exec(name);
     if (!match?.[1]) continue;
     migrations.push({ version: Number(match[1]), name, sql: fs.readFileSync(path.join(dir, name), 'utf8') });
@@ -34,6 +42,7 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   migrations.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`${dir}: migration ${m.name} should be number ${i + 1}`);
   });
+  if (migrations.length === 0) throw new Error(`no schema migrations in ${dir}: is the build complete? (npm run build)`);
   return migrations;
 }
 

@@ -70,6 +70,7 @@ export class PostgresStateStore implements HallStateStore {
 
   /** Migrates the schema, joins the cluster and loads its state; throws what keeps the hall from starting. */
   static async open(settings: DatabaseSettings, options: PostgresStateStoreOptions): Promise<PostgresStateStore> {
+    const migrations = readMigrations();
     const pool = new pg.Pool({
       connectionString: settings.url,
       ...(settings.password !== undefined ? { password: settings.password } : {}),
@@ -87,7 +88,7 @@ export class PostgresStateStore implements HallStateStore {
     try {
       const db = await pool.connect();
       try {
-        await migrate(db, readMigrations(), settings.where);
+        await migrate(db, migrations, settings.where);
         await store.join(db);
         await loadClusterState(db, settings.cluster, store.state, options.warn);
       } finally {
