@@ -130,6 +130,21 @@ describe('PostgresStateStore', () => {
     expect((await query(url, 'SELECT count(*)::int AS n FROM raider_hall_missions')).rows[0].n).toBe(400);
   });
 
+  it('commits the operations of one burst in one transaction', async () => {
+    const url = await server.freshDatabase();
+    const store = await openStore(settings(url));
+    const commits = [];
+    for (let i = 0; i < 100; i++) {
+      store.apply({ op: 'queue', queue: { kind: 'slot', slot: `${1 + (i % 3)}bjorn` }, entry: mission(`g${i}`) });
+      commits.push(store.commit());
+    }
+    await Promise.all(commits);
+    // Rows written by one transaction share its id (xmin).
+    expect(
+      (await query(url, 'SELECT count(DISTINCT xmin::text)::int AS n, count(*)::int AS rows FROM raider_hall_missions')).rows[0],
+    ).toEqual({ n: 1, rows: 100 });
+  });
+
   it('keeps clusters apart in one database', async () => {
     const url = await server.freshDatabase();
     const a = await openStore(settings(url, { cluster: 'team-a' }));
