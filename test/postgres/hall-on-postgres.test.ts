@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HallStartError } from '../../src/actors/hall-supervisor.js';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { eventually, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
+import { eventually, runCli, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 
 const server = usePostgresServer();
 let hall: TestHall | undefined;
@@ -186,6 +186,21 @@ describe('a hall with its state in PostgreSQL', () => {
       exitCode: 3,
       message: expect.stringMatching(/has schema version 99, newer than this hall knows \(1\).*upgrade this one/),
     });
+  });
+
+  it('`raider hall start` says why it cannot use the database: exit 3 for a newer schema, 1 for no answer', async () => {
+    const url = await server.freshDatabase();
+    const root = tempRoot();
+    await (await startOn(url, root)).stop();
+    await rows(url, "INSERT INTO raider_hall_schema (version, name) VALUES (2, '002_future.sql')");
+    const newer = await runCli(['hall', 'start', root, '--quiet'], { env: { PGPW: server.password } });
+    expect(newer).toMatchObject({ code: 3, stderr: expect.stringMatching(/has schema version 2, newer than this hall knows \(1\)/) });
+    const nobody = await runCli(['hall', 'start', tempRoot(), '--quiet'], {
+      env: { RAIDER_HALL_DATABASE_URL: 'postgres://hall:secret@127.0.0.1:1/raiders' },
+    });
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toMatch(/^cannot use the database postgres:\/\/hall@127\.0\.0\.1:1\/raiders: .*ECONNREFUSED/);
+    expect(nobody.stderr).not.toContain('secret');
   });
 
   it('does not start when the password variable is not set: exit code 3, naming it', async () => {
