@@ -20,8 +20,7 @@ const PASSWORD = 'raider-hall-test';
 export interface PostgresServer {
   /** A new empty database on the server; its URL carries the password. */
   freshDatabase(): Promise<string>;
-  /** The server's URL without a database name or password (for tests of password handling). */
-  readonly host: string;
+  /** Where it listens (on 127.0.0.1), and the password of its user, for tests that build URLs of their own. */
   readonly port: number;
   readonly password: string;
   /** Stops the server (its data stays) and starts it again, for outage tests. */
@@ -29,7 +28,7 @@ export interface PostgresServer {
   start(): Promise<void>;
 }
 
-/** Registers beforeAll/afterAll hooks that run one server for the calling test file. */
+/** Registers beforeAll/afterAll hooks that run one server for the calling test file (or describe block). */
 export function usePostgresServer(): PostgresServer {
   let server: EmbeddedPostgres | null = null;
   let dir = '';
@@ -65,18 +64,15 @@ export function usePostgresServer(): PostgresServer {
 
   afterAll(async () => {
     await server?.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (dir !== '') fs.rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
   const running = (): EmbeddedPostgres => {
-    if (!server) throw new Error('the PostgreSQL server is not started (usePostgresServer() must run at the top of the file)');
+    if (!server) throw new Error('the PostgreSQL server is not started (call usePostgresServer() at the top of the test file or of a describe block)');
     return server;
   };
 
   return {
-    get host() {
-      return '127.0.0.1';
-    },
     get port() {
       return port;
     },
