@@ -7,8 +7,6 @@ import type { HallConfig } from '../adapters/config/hall-config.js';
 import { FileStateStore } from '../adapters/storage/file-state-store.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import { databaseSettings } from '../adapters/storage/postgres/database-settings.js';
-import { SchemaTooNewError } from '../adapters/storage/postgres/migrations.js';
-import { databaseProblem, PostgresStateStore } from '../adapters/storage/postgres/postgres-state-store.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { HallStartError } from './hall-supervisor.js';
 
@@ -21,6 +19,11 @@ export async function openStateStore(
   const database = databaseSettings(config, paths.root, env);
   if (!database.ok) throw new HallStartError(database.error, 3);
   if (database.settings === null) return FileStateStore.open(paths.stateDir, { warn: log });
+  // Loaded only when used: a hall on files does not pay for the PostgreSQL driver at start.
+  const [{ PostgresStateStore, databaseProblem }, { SchemaTooNewError }] = await Promise.all([
+    import('../adapters/storage/postgres/postgres-state-store.js'),
+    import('../adapters/storage/postgres/migrations.js'),
+  ]);
   try {
     return await PostgresStateStore.open(database.settings, { root: paths.root, warn: log });
   } catch (err) {
