@@ -68,7 +68,8 @@ export function usePostgresServer(): PostgresServer {
   }, 60_000);
 
   const running = (): EmbeddedPostgres => {
-    if (!server) throw new Error('the PostgreSQL server is not started (call usePostgresServer() at the top of the test file or of a describe block)');
+    if (!server)
+      throw new Error('the PostgreSQL server is not started (call usePostgresServer() at the top of the test file or of a describe block)');
     return server;
   };
 
