@@ -17,10 +17,10 @@ import { HallQueries } from '../adapters/control/queries.js';
 import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
 import { createRunRegistry, liveRuns } from '../adapters/control/run-registry.js';
 import { writeFileAtomic } from '../adapters/storage/atomic-file.js';
-import { FileStateStore } from '../adapters/storage/file-state-store.js';
 import { hallPaths, type HallPaths } from '../adapters/storage/hall-paths.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import { EventsRetention } from '../adapters/storage/events-retention.js';
+import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { laterCursor, parseRunId } from '../domain/run-id.js';
 import { hallWithRunActors } from '../machines/hall-tree.js';
 import { commandService, type CommandHandlers } from '../protocol/command-service.js';
@@ -39,6 +39,7 @@ import { resolveRaiderCommand } from './raider-command.js';
 import { recoverRuns } from './run-recovery.js';
 import { socketAnswers } from '../adapters/os/unix-socket.js';
 import { SocketPathError } from '../adapters/os/socket-path.js';
+import { openStateStore } from './open-state-store.js';
 
 /** The hall gives its raiders this long to end after SIGTERM when it stops. */
 export const SHUTDOWN_GRACE_MS = 5000;
@@ -122,7 +123,7 @@ async function startLocked(
     fs.rmSync(paths.socket, { force: true });
   }
   fs.mkdirSync(paths.logsDir, { recursive: true });
-  const store = await FileStateStore.open(paths.stateDir, { warn: log });
+  const store = await openStateStore(config, paths, env, log);
   forgetStartupBindings(store, config);
   await store.checkpoint();
   const raider = resolveRaiderCommand(env);
@@ -325,7 +326,7 @@ async function startLocked(
  * A hall start forgets ACP bindings (their clients are gone) and the bindings
  * of cron jobs no longer configured, and drops the missions they left waiting.
  */
-function forgetStartupBindings(store: FileStateStore, config: HallConfig): void {
+function forgetStartupBindings(store: HallStateStore, config: HallConfig): void {
   const cronIds = new Set(config.cron.map((job) => job.id));
   const stale = (binding: string | undefined) =>
     binding !== undefined && (binding.startsWith('acp:') || (binding.startsWith('cron:') && !cronIds.has(binding.slice(5))));

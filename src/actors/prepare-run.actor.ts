@@ -143,11 +143,14 @@ const WRITE_RETRY_MS = 250;
 
 function untilWritten(store: RunEnvironment['store'], signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
+    const check = () => {
       if (!store.written()) return;
       clearInterval(timer);
       resolve();
-    }, WRITE_RETRY_MS);
+    };
+    const timer = setInterval(check, WRITE_RETRY_MS);
+    // A store that writes only by committing (PostgreSQL) is written when its commit is: no poll to wait for.
+    store.commit().then(check, () => undefined);
     signal.addEventListener('abort', () => {
       clearInterval(timer);
       reject(new Error(store.lastError() ?? 'the run could not be recorded'));

@@ -67,6 +67,9 @@ describe('parseHallConfig: the seed example', () => {
       cancel_grace: 5,
       permission_timeout: 120,
       mcp: { enable: false },
+      storage: { postgres: null },
+      cluster: 'default',
+      hall_id: null,
     } satisfies HallConfig);
   });
 
@@ -96,6 +99,9 @@ describe('defaults', () => {
     longhouse: false,
     preferred_lib_target: null,
     mcp: { enable: false },
+    storage: { postgres: null },
+    cluster: 'default',
+    hall_id: null,
   };
 
   it('defaultHallConfig() is the documented defaults, a fresh object each time', () => {

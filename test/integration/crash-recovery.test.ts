@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
+import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
 import { prng } from '../support/prng.js';
 import { parentOf } from '../support/processes.js';
 import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
@@ -82,17 +83,24 @@ describe('crash recovery', () => {
     expect(JSON.parse(fs.readFileSync(ledgerFile, 'utf8'))).toEqual({});
   });
 
+});
+
+// What must hold on every store the hall can keep its state in.
+describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => {
+  const backend = useHallBackend(backendName);
+
   it('reports a run whose raider died with the hall as failed, and never runs it again', async () => {
     const root = tempRoot();
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
-    const first = await spawnHallProcess(root);
+    const env = await backend.env();
+    const first = await spawnHallProcess(root, env);
     halls.push(first);
     const socket = path.join(root, '.raider-hall.socket');
     const run = await request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'deaf 60' });
     raiders.push(run.pid);
     await crash(first);
     process.kill(-run.pid, 'SIGKILL');
-    const second = await spawnHallProcess(root);
+    const second = await spawnHallProcess(root, env);
     halls.push(second);
     const logs = await request(socket, { cmd: 'logs', id: run.id });
     expect(logs.log).toContain(`[hall] raider ${run.id} failed: the hall stopped while this run was going`);
@@ -104,7 +112,7 @@ describe('crash recovery', () => {
     const record = path.join(root, 'record.txt');
     fs.writeFileSync(record, '');
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { a: {}, p: {} }\n');
-    const env = { FAKE_RAIDER_RECORD: record };
+    const env = { ...(await backend.env()), FAKE_RAIDER_RECORD: record };
     const socket = path.join(root, '.raider-hall.socket');
     const random = prng(20261130).next;
     const targets = [
@@ -171,7 +179,7 @@ describe('crash recovery', () => {
       const logsDir = path.join(root, '.raider-hall/logs');
       const seen = missing.map((label) => {
         const grep = (dir: string) =>
-          fs.readdirSync(dir).flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter((l) => l.includes(`record ${label}"`) || l.includes(`record ${label}\\"`)).map((l) => `${f}: ${l.slice(0, 300)}`));
+          (fs.existsSync(dir) ? fs.readdirSync(dir) : []).flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter((l) => l.includes(`record ${label}"`) || l.includes(`record ${label}\\"`)).map((l) => `${f}: ${l.slice(0, 300)}`));
         return `${label}: ${JSON.stringify(accepted.get(label))}\n  ${[...grep(stateDir), ...grep(logsDir)].join('\n  ')}`;
       });
       console.log(`lost missions (root ${root}):\n${seen.join('\n')}`);

@@ -68,6 +68,12 @@ export interface HallConfig {
   mcp: { enable: boolean };
   /** The web dashboard; absent = none. */
   dashboard?: DashboardConfig;
+  /** Where the durable state lives: files under `.raider-hall/state` unless `postgres` names a database. */
+  storage: StorageConfig;
+  /** The group of halls sharing one database (several projects may share it). */
+  cluster: string;
+  /** This hall's name in its cluster; null = host name and root. */
+  hall_id: string | null;
 }
 
 export interface DashboardConfig {
@@ -80,6 +86,11 @@ export interface DashboardConfig {
   read_only: boolean;
   /** Names besides the loopback ones that the Host header may carry. */
   hosts: string[];
+}
+
+export interface StorageConfig {
+  /** A postgres:// URL, `${VAR}` not yet expanded; null = the file store. */
+  postgres: string | null;
 }
 
 export type ConfigResult = { ok: true; config: HallConfig; warnings: string[] } | { ok: false; errors: string[] };
@@ -132,6 +143,7 @@ const url = z
   .string(expected('an http(s) URL'))
   .regex(/^https?:\/\/[^\s/]+\S*$/, expected('an http(s) URL'))
   .transform((u) => u.replace(/\/+$/, ''));
+const POSTGRES_URL_WHAT = 'a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE; the password from ${VAR} or PGPASSWORD)';
 const ID_WHAT = 'a Telegram id (an integer)';
 const telegramIds = z.array(
   z
@@ -296,6 +308,20 @@ const hallConfigSchema = z.object(
     permission_timeout: number('a number > 0', (n) => n > 0).default(120),
     mcp: z.object({ enable: flag.default(false) }, expected('a mapping')).prefault({}),
     dashboard: dashboard.optional(),
+    storage: z
+      .object(
+        {
+          postgres: z
+            .string(expected(POSTGRES_URL_WHAT))
+            .regex(/^postgres(ql)?:\/\/\S+$/, expected(POSTGRES_URL_WHAT))
+            .nullable()
+            .default(null),
+        },
+        expected('a mapping'),
+      )
+      .prefault({}),
+    cluster: name('a cluster name').default('default'),
+    hall_id: text('a hall id (a non-empty string)').nullable().default(null),
   },
   expected('a mapping'),
 );

@@ -1,0 +1,73 @@
+/**
+ * Which database a hall uses, from its config and environment:
+ * `RAIDER_HALL_DATABASE_URL` wins over `storage.postgres` (as the other
+ * RAIDER_HALL_* variables win over the file), `${VAR}` in the URL is replaced
+ * by the variable's value (percent-encoded, so a password may hold any
+ * character), and a URL without a password takes PGPASSWORD.
+ */
+import os from 'node:os';
+import type { HallConfig } from '../../config/hall-config.js';
+
+export const DATABASE_URL_ENV = 'RAIDER_HALL_DATABASE_URL';
+
+export interface DatabaseSettings {
+  /** The URL with every `${VAR}` expanded (it may hold a password: never print it). */
+  url: string;
+  /** From PGPASSWORD when the URL has none. */
+  password?: string;
+  /** The database as a message names it: `postgres://USER@HOST:PORT/DB`, no password. */
+  where: string;
+  cluster: string;
+  hallId: string;
+}
+
+export type DatabaseSettingsResult = { ok: true; settings: DatabaseSettings | null } | { ok: false; error: string };
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The database settings, null for the file store, or an error a user can act on. */
+export function databaseSettings(config: HallConfig, root: string, env: Env): DatabaseSettingsResult {
+  const fromEnv = env[DATABASE_URL_ENV];
+  const raw = fromEnv !== undefined && fromEnv !== '' ? fromEnv : config.storage.postgres;
+  if (raw === null) return { ok: true, settings: null };
+  const source = raw === fromEnv ? DATABASE_URL_ENV : 'storage.postgres';
+  const expanded = expandVariables(raw, env);
+  if (!expanded.ok) return { ok: false, error: `${source}: ${expanded.error}` };
+  let parsed: URL;
+  try {
+    parsed = new URL(expanded.url);
+  } catch {
+    return { ok: false, error: `${source}: not a valid URL (expected postgres://USER@HOST:PORT/DATABASE)` };
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    return { ok: false, error: `${source}: expected a postgres:// URL, got ${parsed.protocol}//` };
+  }
+  const settings: DatabaseSettings = {
+    url: expanded.url,
+    where: describe(parsed),
+    cluster: config.cluster,
+    hallId: config.hall_id ?? `${os.hostname()}:${root}`,
+  };
+  const pgPassword = env.PGPASSWORD;
+  if (parsed.password === '' && pgPassword !== undefined) settings.password = pgPassword;
+  return { ok: true, settings };
+}
+
+function expandVariables(url: string, env: Env): { ok: true; url: string } | { ok: false; error: string } {
+  const missing: string[] = [];
+  const expanded = url.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const value = env[name];
+    if (value === undefined) {
+      missing.push(name);
+      return '';
+    }
+    return encodeURIComponent(value);
+  });
+  if (missing.length > 0) return { ok: false, error: `\${${missing.join('}, ${')}} not set in the environment` };
+  return { ok: true, url: expanded };
+}
+
+function describe(url: URL): string {
+  const user = url.username === '' ? '' : `${decodeURIComponent(url.username)}@`;
+  return `postgres://${user}${url.host || 'localhost'}${url.pathname}`;
+}

@@ -1,0 +1,101 @@
+/**
+ * Each durable operation as the few SQL statements that make it so in the
+ * tables: one insert, update or delete per row touched, never a rewrite of
+ * a queue. Every statement is idempotent (an upsert, a delete, an update to
+ * a value), so a batch whose COMMIT went unanswered can be sent again.
+ *
+ * A batch goes as one script (BEGIN, the statements, COMMIT) with its values
+ * inlined by the driver's escaping: one round trip per group commit instead
+ * of one per statement.
+ */
+import { escapeLiteral } from 'pg';
+import { KV_NAMESPACE, type DurableOp } from '../durable-state.js';
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** Whose rows: the cluster, and the hall that owns the runs it starts. */
+export interface StoreScope {
+  cluster: string;
+  hallId: string;
+}
+
+// A mission moved to another queue goes to its tail (a new seq); queued again
+// in the queue it waits in, it keeps its place, as in DurableState.
+const QUEUE = `INSERT INTO raider_hall_missions (cluster, id, queue_kind, queue_key, seq, entry)
+VALUES ($1, $2, $3, $4, nextval('raider_hall_mission_seq'), $5::jsonb)
+ON CONFLICT (cluster, id) DO UPDATE
+SET queue_kind = EXCLUDED.queue_kind, queue_key = EXCLUDED.queue_key, seq = EXCLUDED.seq, entry = EXCLUDED.entry
+WHERE (raider_hall_missions.queue_kind, raider_hall_missions.queue_key) IS DISTINCT FROM (EXCLUDED.queue_kind, EXCLUDED.queue_key)`;
+const REMOVE = 'DELETE FROM raider_hall_missions WHERE cluster = $1 AND id = $2';
+const RUN = `INSERT INTO raider_hall_runs (cluster, id, hall, slot, binding, mission_id, pid, record)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)
+ON CONFLICT (cluster, id) DO UPDATE SET hall = EXCLUDED.hall, pid = EXCLUDED.pid, record = EXCLUDED.record`;
+const PID = `UPDATE raider_hall_runs SET pid = $3, record = jsonb_set(record, '{pid}', to_jsonb($3::integer))
+WHERE cluster = $1 AND id = $2`;
+const END = 'DELETE FROM raider_hall_runs WHERE cluster = $1 AND id = $2';
+const BIND = `INSERT INTO raider_hall_sessions (cluster, binding, session) VALUES ($1, $2, $3)
+ON CONFLICT (cluster, binding) DO UPDATE SET session = EXCLUDED.session, updated_at = now()
+WHERE raider_hall_sessions.session IS DISTINCT FROM EXCLUDED.session`;
+const UNBIND = 'DELETE FROM raider_hall_sessions WHERE cluster = $1 AND binding = $2';
+const SET = `INSERT INTO raider_hall_kv (cluster, ns, key, value) VALUES ($1, $2, $3, $4::jsonb)
+ON CONFLICT (cluster, ns, key) DO UPDATE SET value = EXCLUDED.value`;
+const UNSET = 'DELETE FROM raider_hall_kv WHERE cluster = $1 AND ns = $2 AND key = $3';
+
+export function opStatements(op: DurableOp, scope: StoreScope): Statement[] {
+  const { cluster } = scope;
+  switch (op.op) {
+    case 'queue': {
+      const [kind, key] = op.queue.kind === 'slot' ? ['slot', op.queue.slot] : ['binding', op.queue.binding];
+      return [{ text: QUEUE, values: [cluster, op.entry.id, kind, key, JSON.stringify(op.entry)] }];
+    }
+    case 'remove':
+      return [{ text: REMOVE, values: [cluster, op.missionId] }];
+    case 'run': {
+      const run = op.run;
+      return [
+        { text: REMOVE, values: [cluster, run.entry.id] },
+        {
+          text: RUN,
+          values: [cluster, run.id, scope.hallId, run.slot, run.binding ?? null, run.entry.id, run.pid ?? null, JSON.stringify(run)],
+        },
+      ];
+    }
+    case 'pid':
+      return [{ text: PID, values: [cluster, op.runId, op.pid] }];
+    case 'end':
+      return [{ text: END, values: [cluster, op.runId] }];
+    case 'bind':
+      return [{ text: BIND, values: [cluster, op.binding, op.session] }];
+    case 'unbind':
+      return [{ text: UNBIND, values: [cluster, op.binding] }];
+    case 'set':
+      // DurableState ignores a namespace that is not a word; so do the tables.
+      if (!KV_NAMESPACE.test(op.ns)) return [];
+      return [{ text: SET, values: [cluster, op.ns, op.key, JSON.stringify(op.value ?? null)] }];
+    case 'unset':
+      return [{ text: UNSET, values: [cluster, op.ns, op.key] }];
+  }
+}
+
+/** The operations as one transaction script: one round trip to the database. */
+export function batchScript(ops: readonly DurableOp[], scope: StoreScope): string {
+  const lines = ['BEGIN'];
+  for (const op of ops) for (const statement of opStatements(op, scope)) lines.push(inline(statement));
+  lines.push('COMMIT');
+  return `${lines.join(';\n')};`;
+}
+
+/** The statement with its `$n` placeholders replaced by SQL literals. */
+export function inline(statement: Statement): string {
+  return statement.text.replace(/\$(\d+)/g, (_, n: string) => literal(statement.values[Number(n) - 1]));
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string') return escapeLiteral(value);
+  throw new Error(`cannot write ${typeof value} ${String(value)} as an SQL literal`);
+}

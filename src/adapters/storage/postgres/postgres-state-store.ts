@@ -1,0 +1,274 @@
+/**
+ * The state store on PostgreSQL, with the file store's guarantees.
+ *
+ * `apply` changes the in-memory state at once and queues the operation;
+ * everything queued goes to the database in one transaction (group commit,
+ * synchronous_commit on, one round trip), a few statements per operation, and `commit`
+ * resolves once the transaction holding every operation applied so far has
+ * committed. A failed transaction is rolled back and tried again every
+ * second with everything queued since; while it fails, and while the hall's
+ * lease cannot be renewed, `accepting()` is false and `lastError()` names the
+ * database and its problem. At open, the schema is migrated, the hall joins
+ * its cluster (refusing a cluster where another hall is alive: several halls
+ * per cluster come later) and the cluster's rows are loaded.
+ */
+import os from 'node:os';
+import pg from 'pg';
+import { DurableState, noDirt, type DurableOp } from '../durable-state.js';
+import type { HallStateStore } from '../state-store.js';
+import type { DatabaseSettings } from './database-settings.js';
+import { loadClusterState } from './load-state.js';
+import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
+import { batchScript, type StoreScope } from './op-statements.js';
+
+/** A hall whose lease is older than this is gone. */
+export const LEASE_MS = 15_000;
+const LEASE_RENEW_MS = 5_000;
+const RETRY_DELAY_MS = 1_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+/** A query the database does not answer in this time counts as a lost connection. */
+const QUERY_TIMEOUT_MS = 15_000;
+/** Group commit needs one connection; the others serve the lease and start-up. */
+const POOL_SIZE = 3;
+
+export interface PostgresStateStoreOptions {
+  root: string;
+  /** Problems worth a line in the hall's log (database failures and recoveries). */
+  warn: (message: string) => void;
+}
+
+/** Another hall holds a live lease on the cluster. */
+export class ClusterInUseError extends Error {}
+
+interface Waiter {
+  upTo: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+export class PostgresStateStore implements HallStateStore {
+  readonly state = new DurableState();
+  private pending: DurableOp[] = [];
+  private applied = 0;
+  private durable = 0;
+  private waiters: Waiter[] = [];
+  private busy = false;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private leaseTimer: NodeJS.Timeout | null = null;
+  /** The current failure of each kind of database work (null: it works). */
+  private failures: { commit: string | null; lease: string | null } = { commit: null, lease: null };
+  private readonly scope: StoreScope;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly settings: DatabaseSettings,
+    private readonly options: PostgresStateStoreOptions,
+  ) {
+    this.scope = { cluster: settings.cluster, hallId: settings.hallId };
+  }
+
+  /** Migrates the schema, joins the cluster and loads its state; throws what keeps the hall from starting. */
+  static async open(settings: DatabaseSettings, options: PostgresStateStoreOptions): Promise<PostgresStateStore> {
+    const migrations = readMigrations();
+    const pool = new pg.Pool({
+      connectionString: settings.url,
+      ...(settings.password !== undefined ? { password: settings.password } : {}),
+      max: POOL_SIZE,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      keepAlive: true,
+      application_name: 'raider-hall',
+      // "Committed" must mean durable even where the database's default says otherwise.
+      options: '-c synchronous_commit=on',
+    });
+    // An idle connection that breaks is replaced by the pool; the next query says what went wrong.
+    pool.on('error', () => undefined);
+    const store = new PostgresStateStore(pool, settings, options);
+    try {
+      const db = await pool.connect();
+      try {
+        await migrate(db, migrations, settings.where);
+        await store.join(db);
+        await loadClusterState(db, settings.cluster, store.state, options.warn);
+      } finally {
+        db.release();
+      }
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      if (err instanceof SchemaTooNewError || err instanceof ClusterInUseError) throw err;
+      throw new Error(`cannot use the database ${settings.where}: ${databaseProblem(err)}`);
+    }
+    store.leaseTimer = setInterval(() => void store.renewLease(), LEASE_RENEW_MS);
+    store.leaseTimer.unref();
+    return store;
+  }
+
+  apply(op: DurableOp): void {
+    if (this.closed) throw new Error('state store is closed');
+    this.state.apply(op, noDirt());
+    this.pending.push(op);
+    this.applied++;
+    this.kick();
+  }
+
+  written(): boolean {
+    return this.durable >= this.applied;
+  }
+
+  accepting(): boolean {
+    return this.failures.commit === null && this.failures.lease === null;
+  }
+
+  lastError(): string | null {
+    return this.failures.commit ?? this.failures.lease;
+  }
+
+  commit(): Promise<void> {
+    if (this.durable >= this.applied) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ upTo: this.applied, resolve, reject });
+      this.kick();
+    });
+  }
+
+  /** Nothing to fold: every committed operation is already in its row. */
+  checkpoint(): Promise<void> {
+    return this.commit();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.commit();
+    } catch (err) {
+      this.options.warn(`${this.pending.length} changes not recorded in the database ${this.settings.where}: ${databaseProblem(err)}`);
+    }
+    this.closed = true;
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    // Leaving at once lets the next hall of this cluster start without waiting for the lease.
+    await this.pool
+      .query('DELETE FROM raider_hall_halls WHERE cluster = $1 AND id = $2', [this.scope.cluster, this.scope.hallId])
+      .catch(() => undefined);
+    await this.pool.end();
+  }
+
+  /** Registers this hall and its lease; refuses a cluster where another hall's lease is alive. */
+  private async join(db: pg.ClientBase): Promise<void> {
+    await db.query('BEGIN');
+    try {
+      await db.query("SELECT pg_advisory_xact_lock(hashtext('raider-hall:cluster:' || $1))", [this.scope.cluster]);
+      const others = await db.query<{ id: string; seconds: number }>(
+        `SELECT id, ceil(extract(epoch FROM lease_until - now()))::integer AS seconds FROM raider_hall_halls
+         WHERE cluster = $1 AND id <> $2 AND lease_until > now() ORDER BY id`,
+        [this.scope.cluster, this.scope.hallId],
+      );
+      const other = others.rows[0];
+      if (other) {
+        throw new ClusterInUseError(
+          `the cluster "${this.scope.cluster}" in ${this.settings.where} is in use by the hall ${other.id} ` +
+            `(its lease runs ${other.seconds} s more): several halls on one cluster are not supported yet; ` +
+            'give this hall a cluster of its own (cluster: NAME in .raider-hall.yml)',
+        );
+      }
+      await this.upsertHall(db);
+      await db.query('COMMIT');
+    } catch (err) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private upsertHall(db: pg.ClientBase | pg.Pool): Promise<unknown> {
+    return db.query(
+      `INSERT INTO raider_hall_halls (cluster, id, host, root, pid, lease_until)
+       VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
+       ON CONFLICT (cluster, id) DO UPDATE SET host = EXCLUDED.host, root = EXCLUDED.root, pid = EXCLUDED.pid,
+         lease_until = EXCLUDED.lease_until`,
+      [this.scope.cluster, this.scope.hallId, os.hostname(), this.options.root, process.pid, LEASE_MS],
+    );
+  }
+
+  /** Renews the lease; a database that cannot be reached is a failure `status` shows and new missions hear. */
+  private async renewLease(): Promise<void> {
+    try {
+      await this.upsertHall(this.pool);
+      this.recovered('lease');
+    } catch (err) {
+      this.report('lease', `cannot reach the database ${this.settings.where}: ${databaseProblem(err)}`);
+    }
+  }
+
+  private kick(): void {
+    if (this.busy || this.closed || this.retryTimer || this.pending.length === 0) return;
+    this.busy = true;
+    // setImmediate lets every operation of this turn of the event loop join the transaction.
+    setImmediate(() => {
+      void this.flush().finally(() => {
+        this.busy = false;
+        this.kick();
+      });
+    });
+  }
+
+  /** Commits everything queued in one transaction; on failure keeps it for the next try. */
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    const upTo = this.applied;
+    this.pending = [];
+    let db: pg.PoolClient | null = null;
+    try {
+      db = await this.pool.connect();
+      await db.query(batchScript(batch, this.scope));
+      db.release();
+    } catch (err) {
+      if (db) {
+        await db.query('ROLLBACK').catch(() => undefined);
+        // A connection that failed mid-transaction is not trusted again.
+        db.release(true);
+      }
+      this.pending = batch.concat(this.pending);
+      this.fail(err, upTo);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        this.kick();
+      }, RETRY_DELAY_MS);
+      this.retryTimer.unref();
+      return;
+    }
+    this.durable = upTo;
+    this.recovered('commit');
+    const still: Waiter[] = [];
+    for (const w of this.waiters) w.upTo <= this.durable ? w.resolve() : still.push(w);
+    this.waiters = still;
+  }
+
+  private fail(err: unknown, upTo: number): void {
+    const problem = databaseProblem(err);
+    this.report('commit', `cannot write to the database ${this.settings.where}: ${problem}`);
+    const failed = new Error(`the hall could not record this in the database ${this.settings.where}: ${problem}`);
+    const still: Waiter[] = [];
+    for (const w of this.waiters) w.upTo <= upTo ? w.reject(failed) : still.push(w);
+    this.waiters = still;
+  }
+
+  /** The hall's log gets each different failure once, and one line when the database works again. */
+  private report(kind: 'commit' | 'lease', error: string): void {
+    if (this.failures[kind] !== error) this.options.warn(error);
+    this.failures[kind] = error;
+  }
+
+  private recovered(kind: 'commit' | 'lease'): void {
+    if (this.failures[kind] === null) return;
+    this.failures[kind] = null;
+    if (this.accepting()) this.options.warn(`the database ${this.settings.where} works again`);
+  }
+}
+
+/** What went wrong, in one line: node's connection errors may come as an AggregateError without a message. */
+export function databaseProblem(err: unknown): string {
+  if (err instanceof AggregateError && err.message === '') return err.errors.map(databaseProblem).join('; ');
+  if (err instanceof Error) return err.message !== '' ? err.message : err.name;
+  return String(err);
+}
