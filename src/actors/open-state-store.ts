@@ -8,7 +8,7 @@ import { FileStateStore } from '../adapters/storage/file-state-store.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import { databaseSettings } from '../adapters/storage/postgres/database-settings.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
-import { HallStartError } from './hall-supervisor.js';
+import { HallStartError } from '../ports/hall-start-error.js';
 
 export async function openStateStore(
   config: HallConfig,
