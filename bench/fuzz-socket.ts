@@ -2,7 +2,7 @@
  * The control socket fuzzed: 100,000 random frames and byte strings over 20
  * connections at once, each stream cut into random pieces. Every complete,
  * non-blank line must get exactly one reply, in order, of the kind the wire
- * contract says (SPEC §3 "Wire"); the hall must not crash, hang, start a
+ * contract says; the hall must not crash, hang, start a
  * raider or keep memory. test/integration/fuzz.test.ts does 10,000 with the
  * same oracle in `npm test`; this is the long run, with figures.
  *

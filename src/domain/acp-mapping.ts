@@ -146,7 +146,7 @@ export function finalChunk(end: RunEnd, streamedText: boolean): AcpUpdate | null
   return text === '' ? null : { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } };
 }
 
-/** A journal (raider-contract §4) replayed as updates, for session/load. */
+/** A journal replayed as updates, for session/load. */
 export function replayUpdates(records: readonly Record<string, unknown>[]): AcpUpdate[] {
   const out: AcpUpdate[] = [];
   for (const r of records) {

@@ -1,7 +1,7 @@
 /**
  * The cron part of the configuration check the schema cannot do: whether
  * each expression can be scheduled. A bad one is a configuration error that
- * names the file, the key and the job (SPEC §8); the hall refuses to start.
+ * names the file, the key and the job; the hall refuses to start.
  */
 import { cronProblem, type CronSpec } from './cron-schedule.js';
 

@@ -1,5 +1,5 @@
 /**
- * The permission channel between a raider and the hall (SPEC §6): the raider
+ * The permission channel between a raider and the hall: the raider
  * asks about a tool call its policy cannot decide; a person answers through
  * whatever surface registered for the run's binding (ACP today).
  */

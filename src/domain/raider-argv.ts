@@ -1,4 +1,4 @@
-/** The command line and environment the hall starts a raider with (seed 001, reference §4). */
+/** The command line and environment the hall starts a raider with. */
 
 export interface RaiderEntryFields {
   engine?: string;

@@ -1,5 +1,5 @@
 /**
- * Who may talk to a bot (reference §10), fail-closed, ids compared as
+ * Who may talk to a bot, fail-closed, ids compared as
  * strings:
  *
  *   1. no sender                      → no_sender

@@ -1,5 +1,5 @@
 /**
- * Where an accepted Telegram message goes (reference §10): the raider routed
+ * Where an accepted Telegram message goes: the raider routed
  * for its chat, else the `'*'` default, else nowhere (it is still stored and
  * announced). Its binding is the chat, or the forum topic, so a conversation
  * continues across messages; `/new` starts it over.

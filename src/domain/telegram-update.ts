@@ -1,10 +1,10 @@
 /**
- * What the hall reads from a Telegram update (reference §10): the `message`,
+ * What the hall reads from a Telegram update: the `message`,
  * else the `edited_message`; other kinds are ignored (the offset still moves
  * past them). A thread id is kept only for a forum-topic message: replies in
  * the General topic and reply threads of ordinary groups carry a
  * `message_thread_id` too, and sending to it fails with "message thread not
- * found" (anchors §5).
+ * found".
  */
 
 export interface TelegramMessage {

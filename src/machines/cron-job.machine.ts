@@ -1,5 +1,5 @@
 /**
- * One cron job (seed 001 `cron:`; SPEC §3 "Cron"). It owns its timer:
+ * One cron job. It owns its timer:
  *
  *   checking ──clock──▶ deciding ─┬─▶ sleeping ──after untilDue──▶ checking
  *                                 ├─▶ probing (coalesce) ─┬─▶ coalescing ─▶ checking

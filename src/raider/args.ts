@@ -1,5 +1,5 @@
 /**
- * The raider's command line (raider-contract §1.2): `raider [flags] -- MISSION`.
+ * The raider's command line: `raider [flags] -- MISSION`.
  *
  * node:util parseArgs does the lexing. It runs non-strict with tokens so
  * that `--stream-json` and `--json` can be plain switches that also accept
@@ -16,7 +16,7 @@ export type PermissionMode = (typeof PERMISSION_MODES)[number];
 export type MachineFormat = 'json' | 'stream-json';
 export type OptionValue = string | number | boolean;
 
-/** Which session the run writes to (ADR 0015). */
+/** Which session the run writes to. */
 export type SessionChoice =
   | { kind: 'new' }
   | { kind: 'none' }

@@ -1,5 +1,5 @@
 /**
- * The run document (raider-contract §2.3): the `--json` output and the
+ * The run document: the `--json` output and the
  * payload of the last stream event, `run.finished`. Which fields a status
  * carries is fixed by the contract: only a completed run has `response`
  * and `metrics`, only a failed one `error`, only an interrupted one `signal`.

@@ -1,6 +1,6 @@
 /**
  * Errors that end the raider before a run starts. Each one carries the exit
- * code of the raider contract (raider-contract §1.3), so the CLI can map any
+ * code of the raider contract, so the CLI can map any
  * of them to "message on stderr, nothing on stdout, exit N" in one place.
  */
 export abstract class RaiderExit extends Error {

@@ -1,5 +1,5 @@
 /**
- * Session journals (raider-contract §4): `<root>/.raider/sessions/<id>.jsonl`,
+ * Session journals: `<root>/.raider/sessions/<id>.jsonl`,
  * one canonical JSON object per line, `{v:1, seq, time, type, run?, ...}`.
  * Used by the raider to record its runs, and by the hall to create and find
  * sessions for its bindings. Only the project scope is implemented.

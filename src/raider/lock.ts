@@ -1,5 +1,5 @@
 /**
- * The session's single-writer lock (raider-contract §4.4): an exclusive,
+ * The session's single-writer lock: an exclusive,
  * non-blocking flock(2) on `<id>.lock`, held until released or until the
  * process dies — the kernel drops it then, so there are no stale locks, and
  * it is the very same lock the Perl raider takes, so the two interoperate.

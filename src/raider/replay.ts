@@ -1,5 +1,5 @@
 /**
- * Reading a journal back (raider-contract §4.5): damaged lines are skipped
+ * Reading a journal back: damaged lines are skipped
  * and listed, and a resumed conversation is rebuilt from `message` records.
  * Nothing is executed during replay.
  */

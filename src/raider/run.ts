@@ -1,7 +1,7 @@
 /**
  * One run from `run.started` to `run.finished`: drives the agent loop and
- * writes what happens to the event stream and the journal in the orders of
- * raider-contract §2.4 and §4.3. The journal gets full tool results; the
+ * writes what happens to the event stream and the journal in the orders
+ * docs/raider.md gives. The journal gets full tool results; the
  * stream gets them cut to 1000 characters.
  */
 import { setTimeout as delay } from 'node:timers/promises';

@@ -1,6 +1,6 @@
 /**
- * Which journal a run writes to, from `--session`/`--continue`/`--no-session`
- * (ADR 0015), and the conversation it resumes. Resolving the reference is
+ * Which journal a run writes to, from `--session`/`--continue`/`--no-session`,
+ * and the conversation it resumes. Resolving the reference is
  * split from opening it so that usage errors (exit 2) are found before
  * configuration errors (exit 3), and the lock (exit 4) is taken last.
  */

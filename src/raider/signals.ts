@@ -1,5 +1,5 @@
 /**
- * SIGINT and SIGTERM during a run (raider-contract §1.3, §3.3):
+ * SIGINT and SIGTERM during a run:
  * - the first SIGINT cancels: the run's AbortSignal fires and the run ends
  *   `cancelled` at once (a sleeping engine or a running tool is cut off);
  * - SIGTERM, or a second SIGINT while cancelling, interrupts: the run ends

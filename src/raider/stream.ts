@@ -1,5 +1,5 @@
 /**
- * The `--stream-json` v1 writer (raider-contract §2.1): one canonical JSON
+ * The `--stream-json` v1 writer: one canonical JSON
  * object per line, `version`/`type`/`seq`/`time` on every event, written
  * synchronously (so flushed) one event at a time. The common fields are
  * set last so a payload key of the same name can never override them.

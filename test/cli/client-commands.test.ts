@@ -1,6 +1,6 @@
 /**
- * The client commands of `raider hall` against a real hall process
- * (reference §1.3): status, ps, spawn, attach, kill, cancel, logs,
+ * The client commands of `raider hall` against a real hall process:
+ * status, ps, spawn, attach, kill, cancel, logs,
  * session reset. One hall per describe; every test waits until its runs end.
  */
 import fs from 'node:fs';
@@ -67,7 +67,7 @@ describe.concurrent('status and ps', () => {
     expect(status).toMatchObject({ code: 0, stderr: '' });
     expect(status.stdout.startsWith(`Hall ${s.root}\n0 running\n`)).toBe(true);
     expect(json.code).toBe(0);
-    // Pretty JSON followed by one more newline (reference §1.3 "status").
+    // Pretty JSON followed by one more newline.
     expect(json.stdout).toMatch(/^\{\n {2}"[\s\S]*\n\}\n\n$/);
     expect(JSON.parse(json.stdout)).toMatchObject({ running: 0, root: s.root, slots: [] });
     expect(ps).toMatchObject({ code: 0, stdout: 'No running raiders.\n', stderr: '' });

@@ -1,6 +1,6 @@
 /**
  * `raider hall init`, `raider hall add-raider` and configuration errors at
- * `start` (reference §1.3), through the real `bin/raider`.
+ * `start`, through the real `bin/raider`.
  */
 import fs from 'node:fs';
 import path from 'node:path';

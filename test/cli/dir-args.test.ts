@@ -1,5 +1,5 @@
 /**
- * The optional DIR argument (reference §1.2): DIR-only commands take any
+ * The optional DIR argument: DIR-only commands take any
  * directory and refuse a non-directory; commands with more arguments take
  * their first positional as DIR only when it looks like a hall and more words
  * follow than they need.

@@ -1,5 +1,5 @@
 /**
- * Starting and stopping a hall through the CLI (reference §1.3, SPEC §3
+ * Starting and stopping a hall through the CLI (docs/architecture.md,
  * "Shutdown"): --daemon, the pid file, one hall per root, `stop` waiting,
  * stale sockets, a hall that is not running.
  */
@@ -111,8 +111,8 @@ describe.concurrent('raider hall start --daemon and stop', () => {
     }
   });
 
-  // SPEC §3 "Shutdown": raiders get SIGTERM and the hall exits as soon as they are
-  // gone, at most after 5 s, then SIGKILL. Reference §8: the shutdown grace is not
+  // docs/architecture.md "Shutdown": raiders get SIGTERM and the hall exits as soon as they are
+  // gone, at most after 5 s, then SIGKILL. The shutdown grace is not
   // cancel_grace. A raider that needs 3 s to finish after SIGTERM must not be
   // SIGKILLed after a cancel_grace of 0.3 s.
   it('a stopping hall gives its raiders the 5 s shutdown grace, not cancel_grace', async () => {
@@ -149,7 +149,7 @@ describe.concurrent('raider hall start --daemon and stop', () => {
     }
   });
 
-  // Reference §1.3 "stop"; SPEC §3: stop waits until the hall has exited. A hall
+  // docs/architecture.md "Shutdown": stop waits until the hall has exited. A hall
   // started with --daemon is re-parented when `start --daemon` exits; once it
   // exits it stays a zombie until its new parent reaps it. Where that parent
   // never reaps (a container whose PID 1 is a plain program, e.g. `node` or
@@ -235,7 +235,7 @@ describe.concurrent('raider hall start in the foreground', () => {
     }
   });
 
-  // SPEC §3: a foreground start writes the pid file, and SIGTERM makes the hall exit 0
+  // A foreground start writes the pid file, and SIGTERM makes the hall exit 0
   // and remove socket and pid file. Whoever sees the hall answer on its socket (like
   // spawnHallProcess of test/support, or a script polling `raider hall status`) may
   // stop it right away: by then the pid file must exist and SIGTERM must be handled.

@@ -19,7 +19,7 @@ function errors(text: string): string[] {
   return r.errors;
 }
 
-// Seed 001 "CONFIG FILE" example. The seed's rendering reads `lagertha:{`
+// The Perl hall manual's example config. The seed's rendering reads `lagertha:{`
 // (a space lost); YAML needs `lagertha: {` — see the syntax error test below.
 const SEED_EXAMPLE = `longhouse: false
 preferred_lib_target: .raider-hall/lib

@@ -1,6 +1,5 @@
 /**
- * What a raider leaves in its process group dies with it (SPEC §3 "Process
- * groups"), also a child that ignores SIGINT and SIGTERM: after a cancel
+ * What a raider leaves in its process group dies with it, also a child that ignores SIGINT and SIGTERM: after a cancel
  * escalation, after a kill, and when the raider exits on its own. (A raider
  * deaf to both signals is test/integration/cancel-shutdown.test.ts.)
  */

@@ -1,6 +1,5 @@
 /**
- * The wire contract of the control socket and the event bus (seed 001
- * "CONTROL SOCKET" / "EVENT BUS", SPEC §3 "Wire"), checked with real sockets
+ * The wire contract of the control socket and the event bus (docs/protocol.md), checked with real sockets
  * against a real hall: framing, the exact error replies, the encoding of every
  * line (compact, sorted keys, UTF-8), the event envelope and prefix filters,
  * and what the hall does with subscribers that vanish or never read.

@@ -1,6 +1,6 @@
 /**
  * kill -9 of the hall at any moment loses no accepted mission and runs none
- * twice (SPEC §3 durability).
+ * twice.
  */
 import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

@@ -2,7 +2,7 @@
  * The hall never dies of a frame: 10,000 random and malformed frames over ten
  * concurrent connections, cut into random pieces. Every complete, non-blank
  * line gets exactly one reply on its connection, in order, and each reply is
- * the one the wire contract says (SPEC §3 "Wire", seed 001 "CONTROL SOCKET").
+ * the one the wire contract says.
  *
  * The frames come from a seeded PRNG: FUZZ_SEED=N reproduces a run.
  */

@@ -1,6 +1,6 @@
 // The raider's side of the permission channel against the hall's own
 // implementation (src/actors/permission-channels.ts), so the two halves of
-// SPEC §6 are checked against each other, not only against a stand-in.
+// docs/raider.md are checked against each other, not only against a stand-in.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';

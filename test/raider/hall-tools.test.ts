@@ -1,6 +1,6 @@
 // The hall tools in-process against a stand-in control socket: one fresh
 // connection and one command line per call, the reply as the result, the
-// Telegram binding, and the transport errors of hall-reference §2.3.
+// Telegram binding, and the transport errors the hall tools report.
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';

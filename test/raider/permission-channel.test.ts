@@ -1,4 +1,4 @@
-// The permission channel through the real raider (SPEC §6): a stand-in for
+// The permission channel through the real raider: a stand-in for
 // the hall listens on a UNIX socket, reads each `ask` line and answers it.
 // `once` allows one call, `session` adds the rule for the session (also
 // for the next run of it), `no` refuses and the run goes on; a closed or

@@ -1,5 +1,5 @@
 // Whole runs of the real raider with the scripted engine: the stream-json
-// v1 events and their order (raider-contract §2.4), --json and plain output.
+// v1 events and their order, --json and plain output.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, type StreamEvent } from './helpers.js';

@@ -1,4 +1,4 @@
-// Signals during a run (raider-contract §1.3, §3.3): SIGINT cancels, SIGTERM
+// Signals during a run: SIGINT cancels, SIGTERM
 // interrupts, the document is written first, then the raider dies by the
 // same signal. A sleeping script step must give way at once.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

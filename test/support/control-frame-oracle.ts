@@ -1,6 +1,6 @@
 /**
  * What the hall must answer to one control-socket line, from the wire
- * contract (seed 001 "CONTROL SOCKET", SPEC §3 "Wire") and the hall's
+ * contract and the hall's
  * documented error texts, written down independently of the hall's code.
  * Used by the fuzz test and the fuzz bench.
  */
@@ -21,7 +21,7 @@ export class WouldAct extends Error {}
 
 /**
  * The reply the contract gives for one line (without its \n), from the seed,
- * the SPEC and the hall's documented error texts. Throws WouldAct for a line
+ * docs/protocol.md and the hall's documented error texts. Throws WouldAct for a line
  * that would subscribe or start a raider: the generator never sends those.
  */
 export function expectedReply(line: Buffer): Expected {

@@ -5,7 +5,7 @@ import { botIdOf, isNewCommand, routeFor, telegramBinding, telegramMissionId } f
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from '../../src/domain/telegram-split.js';
 import { readUpdate } from '../../src/domain/telegram-update.js';
 
-describe('Telegram access (reference §10, fail-closed)', () => {
+describe('Telegram access (fail-closed)', () => {
   const lists = { allowlist: ['42', '43'], allowed_chats: ['-100500'] };
   it.each([
     ['no sender', -100500, undefined, { ok: false, reason: 'no_sender' }],

@@ -1,9 +1,9 @@
 /**
  * `.raider-hall.yml`: types, zod schema and the text → config step.
  *
- * Seed 001 "CONFIG FILE" + hall-reference Appendix B, §9 (cron), §10 (telegram).
+ * The keys are listed in the README's "Configuration" section.
  * Unknown keys are warnings; bad values are errors naming the file, the key
- * path and what was expected (SPEC §8). The schema is the only list of keys:
+ * path and what was expected. The schema is the only list of keys:
  * unknown-key detection walks its shape. Environment overrides
  * (RAIDER_HALL_ACP_PORT, ...) are the caller's business.
  */
@@ -13,7 +13,7 @@ import { z } from 'zod';
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'auto', 'bypassPermissions'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
-/** A raider (or bot) name becomes part of file names: SPEC §3 "Names". */
+/** A raider (or bot) name becomes part of file names, so it is checked like one. */
 export const RAIDER_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
 

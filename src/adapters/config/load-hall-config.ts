@@ -1,4 +1,4 @@
-/** Reads `ROOT/.raider-hall.yml` (seed 001 "CONFIG FILE"). */
+/** Reads `ROOT/.raider-hall.yml`. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ConfigResult, defaultHallConfig, parseHallConfig } from './hall-config.js';

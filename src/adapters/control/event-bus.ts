@@ -1,5 +1,5 @@
 /**
- * The event bus (seed 001 "EVENT BUS", envelope version 1): every event gets
+ * The event bus (envelope version 1): every event gets
  * `version`, `seq` (1, 2, 3 ... per hall process), `time` (float epoch
  * seconds) and `ts` (its whole seconds), is encoded once as one line of JSON
  * with sorted keys, and goes to each subscriber whose filter is a prefix of

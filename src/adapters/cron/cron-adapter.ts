@@ -1,5 +1,5 @@
 /**
- * The hall's cron face (seed 001 `cron:`, reference §9, SPEC §3 "Cron"):
+ * The hall's cron face:
  * one cron job machine per configured job, each bound `cron:ID`.
  *
  * At start every job's record is read back (state/cron.json): the last slot

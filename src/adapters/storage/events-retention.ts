@@ -1,5 +1,5 @@
 /**
- * keep_events (reference §11): only the newest N events files of each slot
+ * keep_events: only the newest N events files of each slot
  * are kept; older ones go when a run of the slot ends, but never the file of
  * a run still going. The files of each slot are known in memory (one
  * directory read at start), so a run's end costs only the files it removes.

@@ -1,4 +1,4 @@
-/** Where the hall keeps its files under its root (seed 001, reference Appendix A). */
+/** Where the hall keeps its files under its root. */
 import path from 'node:path';
 
 export interface HallPaths {

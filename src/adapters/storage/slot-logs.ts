@@ -1,6 +1,6 @@
 /**
  * Slot logs (`SLOT.log`: raider stderr plus `[hall]` lines) and per-run events
- * files (`ID.events.jsonl`), with their retention rules (reference §11).
+ * files (`ID.events.jsonl`), with their retention rules.
  */
 import fs from 'node:fs';
 import path from 'node:path';

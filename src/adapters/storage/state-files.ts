@@ -1,5 +1,5 @@
 /**
- * The state files in the formats of reference §6–§7: one `SLOT.queue.json`
+ * The state files in their documented formats (docs/storage.md): one `SLOT.queue.json`
  * per numbered slot (a JSON array, kept as `[]` once drained),
  * `binding_queues.json` (binding → array, empty ones left out),
  * `sessions.json` (binding → session id) and the run ledger `runs.json`.

@@ -1,5 +1,5 @@
 /**
- * Per-chat history (reference §10, Appendix A):
+ * Per-chat history:
  * `.raider-hall/state/telegram/BOT/CHAT_ID.json`, a JSON array of the raw
  * accepted updates of the chat (its topics share the file), rewritten
  * atomically. Unlike the reference it keeps only the newest updates

@@ -1,5 +1,5 @@
 /**
- * The hall's own getUpdates loop for one bot (SPEC §3 "Telegram"): one long
+ * The hall's own getUpdates loop for one bot: one long
  * poll at a time, aborted when the hall stops; updates handled one after the
  * other; the offset past an update persisted only once the update is done
  * with (its mission durably taken by the hall), so a restart neither loses

@@ -1,5 +1,5 @@
 /**
- * The hall's Telegram face (seed 001, reference §10, SPEC §3 "Telegram"):
+ * The hall's Telegram face:
  * a poll loop per bot, access checks, routing chats to raiders, `/new`, the
  * per-chat history, and the `telegram_reply` control command. Poll health is
  * part of `status`.

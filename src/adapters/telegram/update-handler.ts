@@ -1,5 +1,5 @@
 /**
- * One Telegram update, start to end (reference §10): read it, check access,
+ * One Telegram update, start to end: read it, check access,
  * announce and store an accepted message, then `/new` (reset the binding and
  * confirm) or hand the mission to the raider its chat is routed to. The
  * answer tells the poll loop whether the update is done with (its offset may

@@ -1,6 +1,6 @@
 /**
- * `<root>/.raider.yml`: the project's engine choice (seed 001: "the engine
- * from its .raider.yml first, then autodetection from the API keys").
+ * `<root>/.raider.yml`: the project's engine choice: a run takes its engine from
+ * here first, and only then guesses it from the API keys it finds.
  *
  *   engine: openai            # anthropic | openai | scripted
  *   model: qwen2.5-coder

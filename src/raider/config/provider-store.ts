@@ -1,5 +1,5 @@
 /**
- * Provider bindings in `~/.raider/config.yml` (SPEC §7):
+ * Provider bindings in `~/.raider/config.yml`:
  *
  *   providers:
  *     acme:

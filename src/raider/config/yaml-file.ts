@@ -1,7 +1,7 @@
 /**
  * Reading the raider's small YAML/JSON configuration files. Every problem
  * becomes a ConfigError that names the file and the key, so a user can
- * fix it without reading code (SPEC §8).
+ * fix it without reading code.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';

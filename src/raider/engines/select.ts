@@ -1,5 +1,5 @@
 /**
- * Which engine a run uses, in this order (issue 5, seed 001):
+ * Which engine a run uses, in this order (issue 5):
  *   1. `--engine NAME` or `-o engine=NAME`;
  *   2. `--provider ALIAS`: a binding from ~/.raider/config.yml;
  *   3. `engine:` in the project's `.raider.yml`;

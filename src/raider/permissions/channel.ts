@@ -1,5 +1,5 @@
 /**
- * The raider's side of the permission channel (SPEC §6): a UNIX socket the
+ * The raider's side of the permission channel: a UNIX socket the
  * hall listens on, one JSON object per line.
  *
  *   raider → hall  {"type":"ask","id":"q1","tool":"bash","input":{...},"call":"c3",

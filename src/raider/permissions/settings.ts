@@ -1,5 +1,5 @@
 /**
- * Where the permission mode and rules come from (seed 001, permission_mode):
+ * Where the permission mode and rules come from (permission_mode):
  *   - `<root>/.raider/config.yml`:
  *       permissions:
  *         default_mode: acceptEdits

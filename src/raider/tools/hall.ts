@@ -1,5 +1,5 @@
 /**
- * The hall tools (hall-reference §2.3), offered when the raider runs under
+ * The hall tools, offered when the raider runs under
  * a hall (`RAIDER_HALL_SOCKET` is set): `hall_status`, `hall_spawn` and
  * `telegram_reply`. For a Telegram mission (`RAIDER_HALL_TELEGRAM_BOT` and
  * `…_CHAT_ID` set) `telegram_reply` is bound to that chat: it needs only
