@@ -74,6 +74,12 @@ function isOptionName(name: string): name is OptionName {
 }
 
 /** `-o` values: integers and decimals become numbers, true/false booleans. */
+/** The value of a string option; parsing has already refused a missing one, this says so to the compiler. */
+function needValue(value: string | undefined, rawName: string): string {
+  if (value === undefined) throw new UsageError(`option ${rawName} needs a value`);
+  return value;
+}
+
 export function coerceOptionValue(raw: string): OptionValue {
   if (/^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
   if (raw === 'true') return true;
@@ -159,7 +165,7 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
         out.provider = value;
         break;
       case 'pack':
-        out.packs.push(value!);
+        out.packs.push(needValue(value, rawName));
         break;
       case 'permission-mode': {
         const mode = PERMISSION_MODES.find((m) => m === value);
@@ -170,9 +176,10 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
         break;
       }
       case 'option': {
-        const eq = value!.indexOf('=');
-        if (eq <= 0) throw new UsageError(`bad option '${value}' (want -o KEY=VALUE)`);
-        out.options[value!.slice(0, eq)] = coerceOptionValue(value!.slice(eq + 1));
+        const pair = needValue(value, rawName);
+        const eq = pair.indexOf('=');
+        if (eq <= 0) throw new UsageError(`bad option '${pair}' (want -o KEY=VALUE)`);
+        out.options[pair.slice(0, eq)] = coerceOptionValue(pair.slice(eq + 1));
         break;
       }
       case 'root':
@@ -180,7 +187,7 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
         break;
       case 'session':
         sessionFlags.push('--session');
-        out.session = { kind: 'resume', ref: value! };
+        out.session = { kind: 'resume', ref: needValue(value, rawName) };
         break;
       case 'continue':
         sessionFlags.push('--continue');
@@ -194,7 +201,7 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
         out.permissionChannel = value;
         break;
       case 'max-iterations': {
-        if (!/^\d+$/.test(value!) || Number(value) < 1) {
+        if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1) {
           throw new UsageError(`--max-iterations wants a positive whole number, not '${value}'`);
         }
         out.maxIterations = Number(value);

@@ -95,7 +95,7 @@ export function createSession(root: string, opts: CreateSessionOptions): Session
         principal: opts.principal ?? localPrincipal(),
         raider: opts.raiderVersion,
       };
-      writeAllSync(fd, journalLine(1, 'session.created', created) + '\n');
+      writeAllSync(fd, `${journalLine(1, 'session.created', created)}\n`);
     } finally {
       closeSync(fd);
     }
@@ -143,9 +143,10 @@ export function resolveSessionRef(root: string, ref: string): string {
   if (ref.length >= 4 && ref.length <= 20 && /^[0-9a-f-]+$/.test(ref)) {
     matches = ids.filter((id) => id.startsWith(ref) || (/^[0-9a-f]{4}$/.test(ref) && id.endsWith(`-${ref}`)));
   }
-  if (matches.length === 0) throw new SessionRefError(`unknown session ${ref}`);
-  if (matches.length > 1) throw new SessionRefError(`session ${ref} is ambiguous: ${matches.reverse().join(', ')}`);
-  return matches[0]!;
+  const [only, ...others] = matches;
+  if (only === undefined) throw new SessionRefError(`unknown session ${ref}`);
+  if (others.length > 0) throw new SessionRefError(`session ${ref} is ambiguous: ${matches.reverse().join(', ')}`);
+  return only;
 }
 
 /** Where a journal's numbering stands, and whether its last line was torn. */
@@ -224,7 +225,7 @@ export async function openJournalWriter(root: string, id: string, opts: OpenJour
       if (closed) return;
       const line = journalLine(++seq, type, run === undefined ? fields : { ...fields, run });
       try {
-        writeAllSync(fd, (needNewline ? '\n' : '') + line + '\n');
+        writeAllSync(fd, `${needNewline ? '\n' : ''}${line}\n`);
         needNewline = false;
       } catch (err) {
         needNewline = true; // a half-written line must not glue onto the next one

@@ -99,7 +99,7 @@ function runHelper(helper: Helper, fd: number): Promise<{ missing: boolean; stat
   return new Promise((resolve) => {
     const child = spawn(helper.cmd, helper.args, { stdio: ['ignore', 'ignore', 'pipe', fd] });
     let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', (err: NodeJS.ErrnoException) => resolve({ missing: err.code === 'ENOENT', status: null, stderr }));
     child.on('close', (status) => resolve({ missing: false, status, stderr }));
   });

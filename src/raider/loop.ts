@@ -121,11 +121,12 @@ async function runTool(call: ToolCallEntry, tools: ReadonlyMap<string, Tool>, in
 
   // The tool gets the signal too, but a tool that ignores it must not hold
   // the run: the race lets the cancel win at once.
-  let onAbort: (() => void) | undefined;
+  let settleAborted: (value: typeof ABORTED) => void = () => {};
   const aborted = new Promise<typeof ABORTED>((resolve) => {
-    onAbort = () => resolve(ABORTED);
-    signal.addEventListener('abort', onAbort, { once: true });
+    settleAborted = resolve;
   });
+  const onAbort = (): void => settleAborted(ABORTED);
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
     if (input.gate) {
       const verdict = await Promise.race([input.gate.check(call, tool, signal), aborted]);
@@ -140,6 +141,6 @@ async function runTool(call: ToolCallEntry, tools: ReadonlyMap<string, Tool>, in
     if (signal.aborted) return { ...base, status: 'cancelled', ok: false, content: 'cancelled' };
     return { ...base, status: 'failed', ok: false, content: errorMessage(err) };
   } finally {
-    signal.removeEventListener('abort', onAbort!);
+    signal.removeEventListener('abort', onAbort);
   }
 }

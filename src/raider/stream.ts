@@ -30,7 +30,7 @@ export class StreamJsonWriter implements EventSink {
 
   emit(type: StreamEventType, payload: Record<string, unknown>): void {
     const event = { ...payload, version: STREAM_VERSION, type, seq: ++this.seq, time: this.clock() };
-    writeAllSync(this.fd, canonicalLine(event) + '\n');
+    writeAllSync(this.fd, `${canonicalLine(event)}\n`);
   }
 }
 

@@ -88,7 +88,8 @@ function loadDocument(file: string): Document {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`${file}: cannot read: ${errorMessage(err)}`);
   }
   const doc = parseDocument(text);
-  if (doc.errors.length > 0) throw new ConfigError(`${file}: not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+  const [yamlError] = doc.errors;
+  if (yamlError) throw new ConfigError(`${file}: not valid YAML: ${yamlError.message.split('\n')[0]}`);
   if (doc.contents !== null && !isMap(doc.contents)) throw new ConfigError(`${file}: expected a mapping at the top level`);
   // Validate what is there before changing anything, so we never rewrite a file we misread.
   checkConfig(file, storeSchema, doc.toJS() ?? {});

@@ -24,13 +24,23 @@ export function readConfigDocument(file: string, format: 'yaml' | 'json' = 'yaml
   }
 }
 
+/**
+ * The first problem zod found and where, as `key.path[0]` (or `top` for the
+ * document itself). zod reports at least one issue on failure; should it not,
+ * the issue is absent and the place is `top`.
+ */
+export function firstIssue(error: z.ZodError, top: string): { where: string; issue: z.core.$ZodIssue | undefined } {
+  const [issue] = error.issues;
+  const where = issue?.path.length
+    ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '')
+    : top;
+  return { where, issue };
+}
+
 /** Check a document against a schema; the first issue is reported as `FILE: key.path: problem`. */
 export function checkConfig<T>(file: string, schema: z.ZodType<T>, doc: unknown): T {
   const parsed = schema.safeParse(doc ?? {});
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const where = issue.path.length
-    ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '')
-    : '(top level)';
-  throw new ConfigError(`${file}: ${where}: ${issue.message}`);
+  const { where, issue } = firstIssue(parsed.error, '(top level)');
+  throw new ConfigError(`${file}: ${where}: ${issue?.message ?? 'does not match its schema'}`);
 }

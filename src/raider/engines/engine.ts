@@ -66,7 +66,7 @@ export interface Engine {
 /** The entries of the current run: everything after the last user message. */
 export function currentRunEntries(history: readonly HistoryEntry[]): readonly HistoryEntry[] {
   for (let i = history.length - 1; i >= 0; i--) {
-    if (history[i]!.role === 'user') return history.slice(i);
+    if (history[i]?.role === 'user') return history.slice(i);
   }
   return history;
 }

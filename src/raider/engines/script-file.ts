@@ -25,6 +25,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.js';
+import { firstIssue } from '../config/yaml-file.js';
 
 export type ScriptStep =
   | { tool: string; arguments: Record<string, unknown> }
@@ -90,9 +91,8 @@ export function loadScript(file: string): Script {
   }
   const parsed = scriptSchema.safeParse(data);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(top)';
-    const what = issue.code === 'invalid_union' ? STEP_HINT : issue.message;
+    const { where, issue } = firstIssue(parsed.error, '(top)');
+    const what = issue?.code === 'invalid_union' ? STEP_HINT : (issue?.message ?? 'does not match the script format');
     throw new ConfigError(`scripted engine: script ${file}: ${where}: ${what}`);
   }
   const replies = parsed.data.replies.map((reply, i): ScriptReply => {

@@ -50,9 +50,9 @@ export class ScriptedEngine implements Engine {
 /** The steps that follow the `rounds`-th tool step (all steps when rounds is 0). */
 function stepsAfterRound(steps: readonly ScriptStep[], rounds: number): readonly ScriptStep[] {
   let seen = 0;
-  for (let i = 0; i < steps.length; i++) {
+  for (const [i, step] of steps.entries()) {
     if (seen === rounds) return steps.slice(i);
-    if ('tool' in steps[i]!) seen++;
+    if ('tool' in step) seen++;
   }
   return [];
 }

@@ -148,8 +148,9 @@ function modelEngineConfig(name: ModelEngine, r: Resolved, options: Readonly<Rec
   const d = DEFAULTS[name];
   let url = r.url;
   let urlSource = r.urlSource;
-  if (url === undefined && env[d.urlVar]) {
-    url = env[d.urlVar]!;
+  const urlFromEnv = env[d.urlVar];
+  if (url === undefined && urlFromEnv) {
+    url = urlFromEnv;
     urlSource = 'environment';
   }
   url ??= d.url;

@@ -124,11 +124,18 @@ export class PermissionChannel implements Asker {
     try {
       msg = JSON.parse(line);
     } catch {
-      return this.badLine('not JSON');
+      this.badLine('not JSON');
+      return;
     }
-    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return this.badLine('not an object');
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) {
+      this.badLine('not an object');
+      return;
+    }
     const { type, id, answer, reason } = msg as Record<string, unknown>;
-    if (type !== 'answer' || typeof id !== 'string') return this.badLine('not {"type":"answer","id":...}');
+    if (type !== 'answer' || typeof id !== 'string') {
+      this.badLine('not {"type":"answer","id":...}');
+      return;
+    }
     const settle = this.pending.get(id);
     if (!settle) return; // a late or second answer: the question is settled already
     const word = ANSWERS.find((a) => a === answer);

@@ -37,7 +37,7 @@ export function splitCommand(line: string): SplitCommand {
   };
 
   for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
+    const c = line.charAt(i);
     const rest = line.slice(i);
     if (quote === "'") {
       current += c;

@@ -36,9 +36,9 @@ const RULE_RE = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s;
 
 export function parseRule(text: string, source: string): Rule {
   const m = RULE_RE.exec(text.trim());
-  if (!m) throw new ConfigError(`${source}: '${text}' is not a permission rule (want Tool or Tool(specifier), e.g. Bash(git status))`);
+  if (!m || m[1] === undefined) throw new ConfigError(`${source}: '${text}' is not a permission rule (want Tool or Tool(specifier), e.g. Bash(git status))`);
   const spec = m[2] === undefined || m[2].trim() === '' ? undefined : m[2].trim();
-  return { text: text.trim(), tool: m[1]!, spec, source };
+  return { text: text.trim(), tool: m[1], spec, source };
 }
 
 /** What a rule is matched against: the call's tool and its access description. */
@@ -114,7 +114,7 @@ function commandMatches(spec: string, command: string, purpose: MatchPurpose): b
   }
   if (split.segments.some((s) => hits(s.text))) return true;
   // Inside a substitution the parts are not split out: look for the rule's fixed start anywhere.
-  const fixed = (spec.endsWith(':*') ? spec.slice(0, -2) : spec.split('*')[0]!).trim();
+  const fixed = (spec.endsWith(':*') ? spec.slice(0, -2) : (spec.split('*')[0] ?? '')).trim();
   return split.substitutes && fixed !== '' && line.includes(fixed);
 }
 

@@ -58,8 +58,8 @@ export const bashTool: Tool = {
     });
     ctx.processes.add(child);
     let output = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
 
     let stoppedBy: 'timeout' | 'cancel' | undefined;
     const stop = (why: 'timeout' | 'cancel'): void => {
@@ -79,7 +79,8 @@ export const bashTool: Tool = {
       // A background job (`cmd &`) holding the pipes must not hold the call: give the
       // output a moment to drain, then end whatever the command left behind.
       await Promise.race([closed, new Promise((r) => setTimeout(r, 100))]);
-      await ctx.processes.terminate(child.pid!, 200);
+      // An exit event means the spawn succeeded, so the child has a pid.
+      if (child.pid !== undefined) await ctx.processes.terminate(child.pid, 200);
       const text = clipOutput(output);
       if (stoppedBy === 'timeout') return { ok: false, content: `${text}\n[timed out after ${timeoutS} s; the command was stopped]` };
       if (stoppedBy === 'cancel') return { ok: false, content: `${text}\n[cancelled]` };
