@@ -67,7 +67,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const raider = fileURLToPath(new URL('../../bin/raider', import.meta.url));
   const rel = path.relative(process.cwd(), dir) || '.';
   process.stderr.write(
-    [
+    `${[
       `Demo hall in ${dir}`,
       `Control socket: ${paths.socket}`,
       '',
@@ -80,7 +80,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
       '  raider hall logs ID',
       '  raider hall stop',
       '',
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
   );
   return startCommand({ dir, daemon: false, quiet: false });
 }

@@ -47,8 +47,9 @@ export function mermaidChart(machine: AnyStateMachine): string {
   const lines = ['stateDiagram-v2'];
   const render = (node: NodeLike, indent: string) => {
     const children = Object.values(node.states);
-    if (node.initial && node.initial.target.length > 0) {
-      lines.push(`${indent}[*] --> ${nodeName(node.id)}.${node.initial.target[0]!.key}`.replace(/\.([^.]+)$/, (_m, k: string) => `_${k.replace(/[^A-Za-z0-9_]/g, '_')}`));
+    const first = node.initial?.target[0];
+    if (first) {
+      lines.push(`${indent}[*] --> ${nodeName(node.id)}.${first.key}`.replace(/\.([^.]+)$/, (_m, k: string) => `_${k.replace(/[^A-Za-z0-9_]/g, '_')}`));
     }
     for (const child of children) {
       const name = nodeName(child.id);

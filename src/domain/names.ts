@@ -20,7 +20,8 @@ export interface SlotOf {
 
 export function slotOf(name: string): SlotOf {
   const numbered = NUMBERED_SLOT.exec(name);
-  if (numbered) return { slot: name, baseName: numbered[2]!, singleton: true };
+  const baseName = numbered?.[2];
+  if (baseName !== undefined) return { slot: name, baseName, singleton: true };
   return { slot: name, baseName: name, singleton: false };
 }
 
@@ -36,6 +37,7 @@ export function raiderNameProblem(name: unknown): string | null {
 /** Why a binding key is not accepted, or null when it is. */
 export function bindingProblem(binding: unknown): string | null {
   if (typeof binding !== 'string' || binding === '') return 'a binding must be a non-empty string';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what a binding may not hold
   if (binding.length > 256 || /[\s\u0000-\u001f]/.test(binding)) {
     return `invalid binding ${JSON.stringify(binding.slice(0, 80))}: no whitespace or control characters, at most 256 characters`;
   }

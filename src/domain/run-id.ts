@@ -29,8 +29,8 @@ export function nextRunId(
 /** Reads `SLOT-TIME[.N]` back; null for anything else. */
 export function parseRunId(id: string): { slot: string; cursor: RunIdCursor } | null {
   const m = /^(.+)-(\d+)(?:\.(\d+))?$/.exec(id);
-  if (!m) return null;
-  const slot = m[1]!;
+  const slot = m?.[1];
+  if (!m || slot === undefined) return null;
   if (slot.includes('/') || slot.startsWith('.')) return null;
   return { slot, cursor: { sec: Number(m[2]), n: m[3] === undefined ? 1 : Number(m[3]) } };
 }

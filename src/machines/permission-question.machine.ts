@@ -74,7 +74,7 @@ export const permissionQuestionMachine = setup({
                 questionId: context.questionId,
                 answer: 'session' as const,
                 reason: `allowed for this session by the user: ${context.rule}`,
-                rememberRule: context.rule!,
+                ...(context.rule !== undefined ? { rememberRule: context.rule } : {}),
               }),
             }),
           },

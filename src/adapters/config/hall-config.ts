@@ -143,7 +143,7 @@ const url = z
   .string(expected('an http(s) URL'))
   .regex(/^https?:\/\/[^\s/]+\S*$/, expected('an http(s) URL'))
   .transform((u) => u.replace(/\/+$/, ''));
-const POSTGRES_URL_WHAT = 'a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE; the password from ${VAR} or PGPASSWORD)';
+const POSTGRES_URL_WHAT = 'a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE; the password from $' + '{VAR} or PGPASSWORD)';
 const ID_WHAT = 'a Telegram id (an integer)';
 const telegramIds = z.array(
   z
@@ -246,7 +246,10 @@ const cronJobs = z
     jobs.forEach((job, i) => {
       const id = job.id ?? job.name;
       const j = first.get(id);
-      if (j === undefined) return void first.set(id, i);
+      if (j === undefined) {
+        first.set(id, i);
+        return;
+      }
       ctx.addIssue({
         code: 'custom',
         path: job.id === undefined ? [i] : [i, 'id'],

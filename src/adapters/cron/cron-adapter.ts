@@ -142,7 +142,10 @@ class CronAdapter implements HallAdapter {
         return;
       }
       const last = noteRunEvent(record.last, event);
-      if (last) return this.records.set(job.id, { ...record, last });
+      if (last) {
+        this.records.set(job.id, { ...record, last });
+        return;
+      }
     }
   }
 }

@@ -67,6 +67,7 @@ function lastResultLine(log: string, id: string): { status: string; text: string
   const re = new RegExp(`^\\[hall\\] raider ${escapeRegExp(id)} ([A-Za-z_]+): (.*)$`, 'gm');
   let last: RegExpExecArray | null = null;
   for (let m = re.exec(log); m !== null; m = re.exec(log)) last = m;
-  if (!last || last[1] === 'started') return null;
-  return { status: last[1]!, text: last[2]! };
+  const status = last?.[1];
+  if (status === undefined || status === 'started') return null;
+  return { status, text: last?.[2] ?? '' };
 }

@@ -34,6 +34,7 @@ export class RecentOutcomes {
     this.byId.delete(key);
     this.byId.set(key, event);
     // A Map keeps insertion order: the first key is the oldest.
-    if (this.byId.size > KEEP) this.byId.delete(this.byId.keys().next().value!);
+    const oldest = this.byId.keys().next();
+    if (this.byId.size > KEEP && !oldest.done) this.byId.delete(oldest.value);
   }
 }

@@ -8,7 +8,8 @@
  * each watcher is told it lost its process (and watches the pid instead), and
  * the next spawn starts a new fork server.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import fs from 'node:fs';
 import { describeLineFault, MAX_LINE_BYTES } from '../../protocol/line-reader.js';
 import { onLines } from './unix-socket.js';
@@ -48,7 +49,8 @@ type ServerMessage =
   | { id: number; code: number | null; signal: NodeJS.Signals | null };
 
 export class ForkServer {
-  private child: ChildProcess | null = null;
+  /** Its stdin takes requests, its stdout gives reports; its stderr is the hall's. */
+  private child: ChildProcessByStdio<Writable, Readable, null> | null = null;
   private nextId = 1;
   private readonly watches = new Map<number, Watch>();
   private closing = false;
@@ -79,7 +81,7 @@ export class ForkServer {
       stdout: request.stdoutPath,
       stderr: request.stderrPath,
     };
-    child.stdin!.write(`${JSON.stringify(message)}\n`);
+    child.stdin.write(`${JSON.stringify(message)}\n`);
     return () => this.watches.delete(id);
   }
 
@@ -89,11 +91,11 @@ export class ForkServer {
     const child = this.child;
     if (child === null || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.stdin!.end();
+    child.stdin.end();
     await exited;
   }
 
-  private ensure(): ChildProcess {
+  private ensure(): ChildProcessByStdio<Writable, Readable, null> {
     if (this.child !== null) return this.child;
     if (this.closing) throw new Error('the hall is stopping');
     // A bare environment and no loader flags: the script is plain CommonJS, and each
@@ -103,12 +105,12 @@ export class ForkServer {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
     this.child = child;
-    onLines(child.stdout!, (line) => this.receive(line), {
+    onLines(child.stdout, (line) => this.receive(line), {
       maxBytes: MAX_LINE_BYTES,
       onFault: (fault) => this.log(`raider spawner said something unreadable: ${describeLineFault(fault)}`),
     });
     // A write to a fork server that has just died fails here; its exit handler reports the rest.
-    child.stdin!.on('error', () => {});
+    child.stdin.on('error', () => {});
     const ended = (why: string) => {
       if (this.child !== child) return;
       this.child = null;

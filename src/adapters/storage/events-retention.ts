@@ -41,7 +41,8 @@ export class EventsRetention {
     const newest: Record<string, RunIdCursor> = {};
     for (const [slot, list] of this.files) {
       list.sort((a, b) => older(a.cursor, b.cursor));
-      newest[slot] = list[list.length - 1]!.cursor;
+      const last = list.at(-1);
+      if (last) newest[slot] = last.cursor;
     }
     return newest;
   }
@@ -54,7 +55,8 @@ export class EventsRetention {
     if (list.some((f) => f.id === runId)) return;
     list.push({ id: runId, cursor: parsed.cursor });
     // Ids grow within a slot; a run adopted from a previous hall may be older.
-    if (list.length > 1 && older(list[list.length - 2]!.cursor, parsed.cursor) > 0) list.sort((a, b) => older(a.cursor, b.cursor));
+    const before = list.at(-2);
+    if (before && older(before.cursor, parsed.cursor) > 0) list.sort((a, b) => older(a.cursor, b.cursor));
   }
 
   /** A run of the slot ended: the oldest files beyond `keep` go, except those of live runs. */

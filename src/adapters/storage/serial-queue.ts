@@ -11,7 +11,7 @@ export class SerialQueue {
   /** Runs `task` after every task asked for before it; shares a waiting task of the same key. */
   once(key: string, task: () => Promise<void>): Promise<void> {
     const pending = this.waiting.get(key);
-    if (pending) return pending;
+    if (pending !== undefined) return pending;
     const run = this.tail.then(() => {
       this.waiting.delete(key);
       return task();

@@ -6,7 +6,7 @@
  * fail with an error naming the hall), re-binds its sessions when the hall is
  * back, logs only to stderr, and exits on stdin EOF.
  */
-import net from 'node:net';
+import type net from 'node:net';
 import { connectUnix } from '../../adapters/os/socket-path.js';
 import readline from 'node:readline';
 import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
@@ -105,19 +105,19 @@ class AcpBridge {
       void this.ensureUpstream();
       return;
     }
-    const isRequest = m.id !== undefined && m.id !== null;
+    const id = m.id ?? null;
     if (!(await this.ensureUpstream())) {
       // After stdin's end nobody waits for an answer (and the hall was not down: the bridge let go of it).
-      if (isRequest && !this.closed) this.error(m.id!, HALL_DOWN, hallNotRunning(this.options.root, this.socketPath));
+      if (id !== null && !this.closed) this.error(id, HALL_DOWN, hallNotRunning(this.options.root, this.socketPath));
       return;
     }
-    if (!isRequest) {
+    if (id === null) {
       this.send(m);
       return;
     }
     const upId = `c${++this.counter}`;
     const cwd = isRecord(m.params) && typeof m.params.cwd === 'string' ? m.params.cwd : undefined;
-    this.fromClient.set(upId, { id: m.id!, method: m.method, ...(cwd !== undefined ? { cwd } : {}) });
+    this.fromClient.set(upId, { id, method: m.method, ...(cwd !== undefined ? { cwd } : {}) });
     if (m.method === 'session/close' && isRecord(m.params)) this.sessions.delete(String(m.params.sessionId));
     if ((m.method === 'session/load' || m.method === 'session/resume') && isRecord(m.params)) {
       this.sessions.set(String(m.params.sessionId), String(m.params.cwd ?? this.options.root));

@@ -138,7 +138,7 @@ function render(params: SessionNotification, style: ReturnType<typeof styleFor>)
 class LineSource {
   private readonly lines: AsyncIterator<string>;
 
-  constructor(private readonly rl: readline.Interface) {
+  constructor(rl: readline.Interface) {
     this.lines = rl[Symbol.asyncIterator]();
   }
 
@@ -152,7 +152,7 @@ class LineSource {
 async function askPerson(lines: LineSource, params: RequestPermissionRequest, style: ReturnType<typeof styleFor>) {
   const title = String((params.toolCall as { title?: unknown }).title ?? 'a tool call');
   process.stdout.write(`\n${style.yellow(`The raider asks to run: ${title}`)}\n`);
-  params.options.forEach((o, i) => process.stdout.write(`  ${i + 1}) ${o.name}\n`));
+  for (const [i, o] of params.options.entries()) process.stdout.write(`  ${i + 1}) ${o.name}\n`);
   const answer = ((await lines.next('choose: ')) ?? '').trim();
   const option = params.options[Number(answer) - 1];
   if (!option) return { outcome: { outcome: 'cancelled' as const } };
