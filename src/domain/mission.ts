@@ -54,3 +54,15 @@ export function missionProblem(mission: string): string | null {
   }
   return null;
 }
+
+/**
+ * When the hall took a mission, read back from its id (`m` + epoch
+ * milliseconds in base 36 + `-` + random digits, see newMissionId);
+ * undefined for an id made some other way.
+ */
+export function missionTakenAt(id: string): number | undefined {
+  const digits = /^m([0-9a-z]{1,11})-/.exec(id)?.[1];
+  if (digits === undefined) return undefined;
+  const ms = Number.parseInt(digits, 36);
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}

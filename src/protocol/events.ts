@@ -59,6 +59,16 @@ export const RaiderRefused = event(
   },
   'The hall will not run a mission; it was dropped.',
 );
+export const RaiderDropped = event(
+  'raider.dropped',
+  {
+    mission_id: missionId,
+    slot: z.string().describe('The raider name of the mission (its slot).'),
+    binding: binding.optional().describe('The binding of the mission, when it had one.'),
+    reason: z.string().describe('Why, as a word: `cancelled` (a cancel by its mission id), `binding_closed` (its binding went away).'),
+  },
+  'A waiting mission left its queue without a run; it will not run.',
+);
 export const RaiderDone = event(
   'raider.done',
   {
@@ -147,7 +157,7 @@ export const InspectState = event('inspect.state', inspectedActor, 'An actor cha
 export const InspectStopped = event('inspect.stopped', { id: z.string().describe('The actor id.') }, 'An actor stopped.');
 
 /** The events the hall actor itself publishes. */
-export const HALL_EVENTS = [HallStarted, HallStopping, RaiderSpawned, RaiderQueued, RaiderRefused, RaiderDone, SessionBound, SessionReset, HallSessionError] as const;
+export const HALL_EVENTS = [HallStarted, HallStopping, RaiderSpawned, RaiderQueued, RaiderRefused, RaiderDropped, RaiderDone, SessionBound, SessionReset, HallSessionError] as const;
 
 /** Every event on the bus, the faces' included. */
 export const BUS_EVENTS = [
