@@ -58,6 +58,10 @@ export const QueuePayload = z
   })
   .describe('What waits: every slot queue and binding queue, in the order the missions will start.');
 
+export const SessionsPayload = z
+  .object({ cmd: z.literal('sessions') })
+  .describe('The bindings and the raider session each continues, with when its journal was last written.');
+
 export const SessionResetPayload = z
   .object({
     cmd: z.literal('session_reset'),
@@ -86,6 +90,7 @@ export const COMMAND_PAYLOADS = {
   kill: KillPayload,
   cancel: CancelPayload,
   queue: QueuePayload,
+  sessions: SessionsPayload,
   session_reset: SessionResetPayload,
   telegram_reply: TelegramReplyPayload,
 } as const;

@@ -145,6 +145,20 @@ export const QueueReply = z
   })
   .describe('What waits.');
 
+export const SessionsReply = z
+  .object({
+    sessions: z
+      .array(
+        z.object({
+          binding: binding.describe('The binding: slot:NAME, telegram:BOT:CHAT, acp:ID, cron:NAME.'),
+          session,
+          last_used: z.number().optional().describe("When the session's journal was last written, epoch ms (absent when it has none)."),
+        }),
+      )
+      .describe('Sorted by binding.'),
+  })
+  .describe('The session bindings.');
+
 export const SessionResetReply = z
   .object({ reset: z.literal(1), binding, session: session.describe('The session that was forgotten.') })
   .describe('The binding has no session now.');
@@ -163,6 +177,7 @@ export const COMMAND_REPLIES = {
   kill: KillReply,
   cancel: CancelReply,
   queue: QueueReply,
+  sessions: SessionsReply,
   session_reset: SessionResetReply,
   telegram_reply: TelegramReplyReply,
 } as const satisfies Record<CommandName, z.ZodType>;

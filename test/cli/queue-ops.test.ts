@@ -99,3 +99,29 @@ describe('queued missions', () => {
     await eventually(() => expect(events.find((e) => e.type === 'raider.refused')).toMatchObject({ mission_id: 'm1-000000000001', queued: true, binding: 'telegram:ops:42' }));
   });
 });
+
+describe('session list', () => {
+  it('lists each binding with its session and the last write of its journal', async () => {
+    h = await startTestHall({ config: 'raiders:\n  bjorn: {}\n' });
+    const tap = await h.events('raider.done');
+    const empty = await cli(['session', 'list'], h.root);
+    expect(empty).toMatchObject({ code: 0, stdout: 'No binding has a session.\n' });
+    const before = Date.now();
+    for (const payload of [{ name: '1bjorn', mission: 'answer a' }, { name: 'bjorn', mission: 'answer b', binding: 'cron:nightly' }]) {
+      const reply = await h.request({ cmd: 'spawn', ...payload });
+      await tap.waitFor((e) => e.id === reply.id);
+    }
+    tap.close();
+    const listed = await cli(['session', 'list', '--json'], h.root);
+    expect(listed.code).toBe(0);
+    const sessions = JSON.parse(listed.stdout).sessions as Json[];
+    expect(sessions.map((s) => s.binding)).toEqual(['cron:nightly', 'slot:1bjorn']);
+    for (const s of sessions) {
+      expect(s.session).toMatch(/^\d{8}-\d{6}-[0-9a-f]{4}$/);
+      expect(s.last_used).toBeGreaterThanOrEqual(before - 1000);
+      expect(s.last_used).toBe(Math.round(fs.statSync(path.join(h.root, '.raider/sessions', `${s.session}.jsonl`)).mtimeMs));
+    }
+    const text = await cli(['session', 'list'], h.root);
+    expect(text.stdout).toMatch(/^BINDING +SESSION +LAST USED\ncron:nightly +\S+ +\d+s ago\nslot:1bjorn +\S+ +\d+s ago\n$/);
+  });
+});

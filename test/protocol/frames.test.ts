@@ -76,6 +76,7 @@ describe('commandService', () => {
     attach: unused,
     cancel: unused,
     queue: unused,
+    sessions: unused,
     session_reset: unused,
     telegram_reply: unused,
     kill: (p) => ({ killed: 1, id: p.id }),

@@ -8,6 +8,7 @@ import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
 import { liveRun, liveRuns, type RunRegistry } from './run-registry.js';
 import { ageSeconds, waitingQueues } from './waiting-missions.js';
+import { journalLastWritten } from './session-journals.js';
 
 /** Adds sections to `status` (cron, telegram, acp), each under its own key. */
 export type StatusSection = () => Record<string, unknown>;
@@ -82,6 +83,16 @@ export class HallQueries {
 
   queue(only?: string): ReplyTo<'queue'> {
     return { queues: waitingQueues(this.store.state, this.now(), only) };
+  }
+
+  sessions(): ReplyTo<'sessions'> {
+    const sessions = [...this.store.state.sessions]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([binding, session]) => {
+        const lastUsed = journalLastWritten(this.paths.root, session);
+        return { binding, session, ...(lastUsed !== undefined ? { last_used: lastUsed } : {}) };
+      });
+    return { sessions };
   }
 
   attach(id: string): ReplyTo<'attach'> {

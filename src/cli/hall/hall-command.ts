@@ -12,6 +12,7 @@ import { followFile, lineSplitter } from './follow.js';
 import { hallRequest } from '../../protocol/hall-client.js';
 import { ask, HallAnswer, pretty, socketOf } from './hall-ask.js';
 import { registerQueueCommand } from './queue-command.js';
+import { registerSessionList } from './session-list-command.js';
 import { renderPs, renderStatus, styleFor } from './render.js';
 
 /** One line from stdin after a prompt; what was typed before end of input counts, nothing is ''. */
@@ -306,6 +307,7 @@ function buildProgram(setCode: (code: number) => void): Command {
   registerQueueCommand(program);
 
   const session = program.command('session').description('session bindings');
+  registerSessionList(session);
   session
     .command('reset')
     .description('start a binding over: its next mission gets a new session: session reset [DIR] BINDING')
