@@ -150,6 +150,17 @@ const inspectedActor = {
   status: z.string().describe('active, done, error or stopped.'),
   since: z.number().describe('Epoch ms it entered that state.'),
   waiting: z.number().int().optional().describe('Missions waiting in its queue.'),
+  missions: z
+    .array(
+      z.object({
+        mission_id: missionId,
+        name: z.string().describe('The raider name of the mission.'),
+        state: z.literal('queued'),
+        since: z.number().optional().describe('Epoch ms the hall took the mission.'),
+      }),
+    )
+    .optional()
+    .describe('The missions waiting in its queue, in the order they will start.'),
 };
 export const InspectSnapshot = event('inspect.snapshot', { actors: z.array(z.object(inspectedActor)) }, 'Every live actor, when someone subscribes to `inspect.`.');
 export const InspectActor = event('inspect.actor', inspectedActor, 'An actor appeared.');

@@ -4,6 +4,7 @@ import { applyInspectEvent, renderTree } from '../../src/cli/hall/inspect-view.j
 import { styleFor } from '../../src/cli/hall/render.js';
 import type { InspectedActor } from '../../src/adapters/inspect/actor-inspection.js';
 import { eventually, runCli, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { hallLive } from '../cli/cli-helpers.js';
 
 let hall: TestHall | undefined;
 afterEach(async () => {
@@ -53,10 +54,26 @@ describe('the inspection stream (inspect.* events)', () => {
     const lines = once.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^hall\s+running\s+\d+s$/);
     expect(lines.some((l) => /^[├└]─ slot:1bjorn\s+busy \(1 waiting\)/.test(l))).toBe(true);
+    // The waiting mission itself, under its slot, with the state queued and its real age.
+    expect(lines.some((l) => /^\s+├─ m[0-9a-z]+-[0-9a-f]{12} \(1bjorn\)\s+queued\s+\d+s$/.test(l))).toBe(true);
     expect(lines.some((l) => /^\s+└─ run:1bjorn-\d+\s+alive\.running/.test(l))).toBe(true);
     const json = await runCli(['hall', 'inspect', hall.root, '--once', '--json']);
     const first = JSON.parse(json.stdout.split('\n')[0]!) as Json;
     expect(first).toMatchObject({ type: 'inspect.snapshot', version: 1 });
+    const slot = (first.actors as Json[]).find((a) => a.id === 'slot:1bjorn');
+    expect(slot?.missions).toEqual([{ mission_id: expect.stringMatching(/^m/), name: '1bjorn', state: 'queued', since: expect.any(Number) }]);
+    expect(Date.now() - Number(slot?.missions[0].since)).toBeLessThan(60_000);
+  });
+
+  it('the live view says when the hall stops and exits 1', async () => {
+    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
+    const live = hallLive(['inspect', hall.root], hall.root);
+    await live.printed('hall');
+    await hall.stop();
+    hall = undefined;
+    const end = await live.done;
+    expect(end.code).toBe(1);
+    expect(end.stderr).toContain('raider hall inspect: the hall stopped');
   });
 });
 

@@ -6,7 +6,17 @@
  * nothing otherwise.
  */
 import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
+import { missionTakenAt, type Mission } from '../../domain/mission.js';
 import type { EventBus } from '../control/event-bus.js';
+
+/** A mission waiting in a slot or binding queue, shown under its queue's actor. */
+export interface InspectedMission {
+  mission_id: string;
+  name: string;
+  state: 'queued';
+  /** Epoch ms the hall took the mission (absent for an id that does not say). */
+  since?: number;
+}
 
 export interface InspectedActor {
   id: string;
@@ -21,6 +31,19 @@ export interface InspectedActor {
   since: number;
   /** Missions waiting in the actor's queue (slots and binding queues). */
   waiting?: number;
+  /** Those missions, in the order they will start. */
+  missions?: InspectedMission[];
+}
+
+function isMission(value: unknown): value is Mission {
+  return typeof value === 'object' && value !== null && typeof (value as Mission).id === 'string' && typeof (value as Mission).name === 'string';
+}
+
+function waitingMissions(queue: readonly unknown[]): InspectedMission[] {
+  return queue.filter(isMission).map((m) => {
+    const since = missionTakenAt(m.id);
+    return { mission_id: m.id, name: m.name, state: 'queued', ...(since !== undefined ? { since } : {}) };
+  });
 }
 
 /** `{alive: 'cancelling'}` → `alive.cancelling`; parallel regions joined with `, `. */
@@ -150,7 +173,7 @@ export class ActorInspection {
       state,
       status,
       since: changed ? this.now() : previous.since,
-      ...(Array.isArray(queue) && queue.length > 0 ? { waiting: queue.length } : {}),
+      ...(Array.isArray(queue) && queue.length > 0 ? { waiting: queue.length, missions: waitingMissions(queue) } : {}),
     };
   }
 
