@@ -41,6 +41,13 @@ describe('the inspection stream (inspect.* events)', () => {
     const nextId = `run:${String(next.id)}`;
     await eventually(() => expect(tap.all.some((e) => e.id === nextId && e.state === 'alive.running')).toBe(true));
     expect(tap.all.find((e) => e.id === nextId)).toMatchObject({ type: 'inspect.actor', parent: 'slot:1bjorn', state: 'queued' });
+    // Every actor has an id of its own (each run's process under its run), and XState's made-up ids do not show.
+    const appeared = tap.all.filter((e) => e.type === 'inspect.actor');
+    const ids = appeared.map((e) => String(e.id));
+    expect(ids).toContain(`${runId}/process`);
+    expect(ids).toContain(`${nextId}/prepareRun`);
+    expect(ids.filter((id) => /(^|\/)\d+\./.test(id))).toEqual([]);
+    expect(new Set(appeared.map((e) => `${e.id}<${e.parent}`)).size).toBe(new Set(ids).size);
     // Subscribers that did not ask for the stream do not get it.
     expect(everything.all.some((e) => String(e.type).startsWith('inspect.'))).toBe(false);
   });
