@@ -72,6 +72,20 @@ describe('the inspection stream (inspect.* events)', () => {
     expect(Date.now() - Number(slot?.missions[0].since)).toBeLessThan(60_000);
   });
 
+  it('a run seen by a late subscriber is as old as its process, not as the subscription', async () => {
+    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 30' });
+    await eventually(() => expect(fs.readFileSync(run.events_path, 'utf8')).toContain('run.started'));
+    const seenRunning = Date.now();
+    const tap = await hall.events('inspect.');
+    const snapshot = await tap.waitFor((e) => e.type === 'inspect.snapshot');
+    const node = (snapshot.actors as Json[]).find((a) => a.id === `run:${run.id}`);
+    expect(node?.state).toBe('alive.running');
+    expect(node?.since).toBeLessThan(seenRunning);
+    tap.close();
+    await hall.request({ cmd: 'kill', id: run.id });
+  });
+
   it('the live view says when the hall stops and exits 1', async () => {
     hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
     const live = hallLive(['inspect', hall.root], hall.root);

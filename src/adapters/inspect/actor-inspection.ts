@@ -63,7 +63,7 @@ export function stateText(value: unknown): string {
 interface Snap {
   value?: unknown;
   status?: string;
-  context?: { queue?: unknown };
+  context?: { queue?: unknown; startedAt?: unknown };
   children?: Record<string, AnyActorRef | undefined>;
   /** A host of actors (a slot's runs, machines/run-host.ts): they count as its parent's children. */
   hosted?: Map<string, AnyActorRef>;
@@ -83,6 +83,16 @@ function childrenOf(snap: Snap): AnyActorRef[] {
     else out.push(child);
   }
   return out;
+}
+
+/**
+ * When an actor first seen (a subscriber joined late) entered its state: a
+ * live run since its process started; otherwise the hall knows no better
+ * than now.
+ */
+function firstSince(state: string, snap: Snap, now: number): number {
+  const startedAt = snap.context?.startedAt;
+  return state.startsWith('alive.') && typeof startedAt === 'number' && startedAt > 0 && startedAt <= now ? startedAt : now;
 }
 
 function kindOf(actor: AnyActorRef): string {
@@ -190,7 +200,7 @@ export class ActorInspection {
       kind: kindOf(actor),
       state,
       status,
-      since: changed ? this.now() : previous.since,
+      since: !previous ? firstSince(state, snap, this.now()) : changed ? this.now() : previous.since,
       ...(Array.isArray(queue) && queue.length > 0 ? { waiting: queue.length, missions: waitingMissions(queue) } : {}),
     };
   }
