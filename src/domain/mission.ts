@@ -66,3 +66,11 @@ export function missionTakenAt(id: string): number | undefined {
   const ms = Number.parseInt(digits, 36);
   return Number.isSafeInteger(ms) ? ms : undefined;
 }
+
+/** A queue split by a predicate: the missions it keeps and those it lets go, each in order. */
+export function splitQueue(queue: readonly Mission[], leaves: (m: Mission) => boolean): { kept: Mission[]; left: Mission[] } {
+  const kept: Mission[] = [];
+  const left: Mission[] = [];
+  for (const m of queue) (leaves(m) ? left : kept).push(m);
+  return { kept, left };
+}

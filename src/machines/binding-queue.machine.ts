@@ -8,7 +8,7 @@
  *                              └──waiting (it queued in a busy slot)──▶ (next or free)
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import type { Mission } from '../domain/mission.js';
+import { splitQueue, type Mission } from '../domain/mission.js';
 import type { DropReason } from './slot.machine.js';
 
 export interface BindingQueueInput {
@@ -97,10 +97,10 @@ export const bindingQueueMachine = setup({
     }),
     dropMission: enqueueActions(({ context, enqueue, event }) => {
       if (event.type !== 'binding.dropMission') return;
-      const dropped = context.queue.filter((m) => m.id === event.missionId);
-      if (dropped.length === 0) return;
-      enqueue.assign({ queue: context.queue.filter((m) => m.id !== event.missionId) });
-      enqueue.sendParent({ type: 'binding.dropped', binding: context.binding, entries: dropped, reason: event.reason } satisfies BindingQueueReport);
+      const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
+      if (left.length === 0) return;
+      enqueue.assign({ queue: kept });
+      enqueue.sendParent({ type: 'binding.dropped', binding: context.binding, entries: left, reason: event.reason } satisfies BindingQueueReport);
     }),
     noteTime: assign({
       now: ({ context, event }) => ('at' in event ? Math.max(context.now, event.at) : context.now),

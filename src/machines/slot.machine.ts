@@ -9,7 +9,7 @@
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { DoneActorEvent } from 'xstate';
-import type { Mission } from '../domain/mission.js';
+import { splitQueue, type Mission } from '../domain/mission.js';
 import { effectiveBinding } from '../domain/names.js';
 import { nextRunId, type RunIdCursor } from '../domain/run-id.js';
 import { runMachine, type RunInput, type RunOutput, type RunSpawnedReport } from './run.machine.js';
@@ -156,10 +156,10 @@ export const slotMachine = setup({
     }),
     dropMission: enqueueActions(({ context, enqueue, event }) => {
       if (event.type !== 'slot.dropMission') return;
-      const dropped = context.queue.filter((m) => m.id === event.missionId);
-      if (dropped.length === 0) return;
-      enqueue.assign({ queue: context.queue.filter((m) => m.id !== event.missionId) });
-      enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped, reason: event.reason } satisfies SlotReport);
+      const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
+      if (left.length === 0) return;
+      enqueue.assign({ queue: kept });
+      enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: left, reason: event.reason } satisfies SlotReport);
     }),
     stopRuns: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ stopping: true });
