@@ -232,6 +232,8 @@ async function startLocked(
     ps: () => queries.ps(),
     status: () => queries.status(),
     attach: (p) => queries.attach(p.id),
+    queue: (p) => queries.queue(p.slot),
+    sessions: () => queries.sessions(),
     logs: (p) => queries.logs(p.id),
     kill: (p) => gateway.request({ type: 'cmd.kill', id: p.id }),
     cancel: (p) => gateway.request({ type: 'cmd.cancel', id: p.id }),

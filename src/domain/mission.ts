@@ -54,3 +54,23 @@ export function missionProblem(mission: string): string | null {
   }
   return null;
 }
+
+/**
+ * When the hall took a mission, read back from its id (`m` + epoch
+ * milliseconds in base 36 + `-` + random digits, see newMissionId);
+ * undefined for an id made some other way.
+ */
+export function missionTakenAt(id: string): number | undefined {
+  const digits = /^m([0-9a-z]{1,11})-/.exec(id)?.[1];
+  if (digits === undefined) return undefined;
+  const ms = Number.parseInt(digits, 36);
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+/** A queue split by a predicate: the missions it keeps and those it lets go, each in order. */
+export function splitQueue(queue: readonly Mission[], leaves: (m: Mission) => boolean): { kept: Mission[]; left: Mission[] } {
+  const kept: Mission[] = [];
+  const left: Mission[] = [];
+  for (const m of queue) (leaves(m) ? left : kept).push(m);
+  return { kept, left };
+}

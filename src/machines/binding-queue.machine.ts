@@ -8,7 +8,8 @@
  *                              └──waiting (it queued in a busy slot)──▶ (next or free)
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import type { Mission } from '../domain/mission.js';
+import { splitQueue, type Mission } from '../domain/mission.js';
+import type { DropReason } from './slot.machine.js';
 
 export interface BindingQueueInput {
   binding: string;
@@ -37,14 +38,17 @@ export type BindingQueueEvent =
   | { type: 'binding.ended'; runId: string; at: number }
   | { type: 'binding.drain'; at: number }
   | { type: 'binding.drop' }
+  /** Drops one waiting mission (a cancel by its id). */
+  | { type: 'binding.dropMission'; missionId: string; reason: DropReason }
   | { type: 'binding.stop' };
 
 /** What a binding queue tells the hall. */
 export type BindingQueueReport =
-  | { type: 'binding.pass'; binding: string; entry: Mission; at: number; reqId?: string }
+  /** `waited`: the mission had waited in this queue (it is reported as queued if refused). */
+  | { type: 'binding.pass'; binding: string; entry: Mission; at: number; reqId?: string; waited?: true }
   | { type: 'binding.queued'; binding: string; entry: Mission; depth: number; reqId?: string; fromSlot?: string }
   | { type: 'binding.offerAccepted'; binding: string; slot: string; missionId: string; at: number }
-  | { type: 'binding.dropped'; binding: string; entries: Mission[] };
+  | { type: 'binding.dropped'; binding: string; entries: Mission[]; reason: DropReason };
 
 export const bindingQueueMachine = setup({
   types: {} as { context: BindingQueueContext; input: BindingQueueInput; events: BindingQueueEvent },
@@ -67,7 +71,7 @@ export const bindingQueueMachine = setup({
       const [head, ...rest] = context.queue;
       if (!head) return;
       enqueue.assign({ queue: rest });
-      enqueue.sendParent({ type: 'binding.pass', binding: context.binding, entry: head, at: context.now } satisfies BindingQueueReport);
+      enqueue.sendParent({ type: 'binding.pass', binding: context.binding, entry: head, at: context.now, waited: true } satisfies BindingQueueReport);
     }),
     acceptOffer: sendParent(({ context, event }): BindingQueueReport => {
       if (event.type !== 'binding.offer') throw new Error(`acceptOffer on ${event.type}`);
@@ -88,8 +92,15 @@ export const bindingQueueMachine = setup({
     }),
     drop: enqueueActions(({ context, enqueue }) => {
       if (context.queue.length === 0) return;
-      enqueue.sendParent({ type: 'binding.dropped', binding: context.binding, entries: context.queue } satisfies BindingQueueReport);
+      enqueue.sendParent({ type: 'binding.dropped', binding: context.binding, entries: context.queue, reason: 'binding_closed' } satisfies BindingQueueReport);
       enqueue.assign({ queue: [] });
+    }),
+    dropMission: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'binding.dropMission') return;
+      const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
+      if (left.length === 0) return;
+      enqueue.assign({ queue: kept });
+      enqueue.sendParent({ type: 'binding.dropped', binding: context.binding, entries: left, reason: event.reason } satisfies BindingQueueReport);
     }),
     noteTime: assign({
       now: ({ context, event }) => ('at' in event ? Math.max(context.now, event.at) : context.now),
@@ -101,6 +112,7 @@ export const bindingQueueMachine = setup({
   initial: 'free',
   on: {
     'binding.drop': { actions: 'drop' },
+    'binding.dropMission': { actions: 'dropMission' },
     'binding.stop': { actions: assign({ stopping: true }) },
   },
   states: {

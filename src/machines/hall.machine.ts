@@ -128,6 +128,25 @@ function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEve
   };
 }
 
+/** A waiting mission and the queue actor that holds it. */
+interface Waiting {
+  entry: Mission;
+  queue: { kind: 'slot'; ref: SlotRef } | { kind: 'binding'; ref: BindingRef };
+}
+
+/** Finds a waiting mission by its id in the slot and binding queues (the queues live in the children). */
+function findWaiting(context: HallContext, missionId: string): Waiting | undefined {
+  for (const ref of Object.values(context.slots)) {
+    const entry = ref.getSnapshot().context.queue.find((m) => m.id === missionId);
+    if (entry) return { entry, queue: { kind: 'slot', ref } };
+  }
+  for (const ref of Object.values(context.bindings)) {
+    const entry = ref.getSnapshot().context.queue.find((m) => m.id === missionId);
+    if (entry) return { entry, queue: { kind: 'binding', ref } };
+  }
+  return undefined;
+}
+
 /** The explicit binding of a mission, which has a queue machine of its own. */
 function explicitBinding(entry: Mission): string | undefined {
   return entry.binding;
@@ -241,6 +260,7 @@ export const hallMachine = hallSetup
         at: event.at,
         ...(session !== undefined ? { session } : {}),
         ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+        ...(event.waited ? { queued: true } : {}),
       });
     }),
 
@@ -420,15 +440,36 @@ export const hallMachine = hallSetup
 
     reportDropped: hallSetup.enqueueActions(({ event, enqueue }) => {
       if (event.type !== 'slot.dropped' && event.type !== 'binding.dropped') return;
-      for (const entry of event.entries) enqueue.emit(store({ op: 'remove', missionId: entry.id }));
+      for (const entry of event.entries) {
+        enqueue.emit(store({ op: 'remove', missionId: entry.id }));
+        enqueue.emit(
+          bus({
+            type: 'raider.dropped',
+            mission_id: entry.id,
+            slot: entry.name,
+            ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
+            reason: event.reason,
+          }),
+        );
+      }
     }),
 
-    signalRun: hallSetup.enqueueActions(({ event, enqueue, system }) => {
+    signalRun: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
       if (event.type !== 'cmd.kill' && event.type !== 'cmd.cancel') return;
       const id = event.id;
       const ref = system.get(runActorId(id));
       if (!ref) {
-        enqueue.emit(reply(event.reqId, { error: 'raider not found' }));
+        const waiting = event.type === 'cmd.cancel' ? findWaiting(context, id) : undefined;
+        if (waiting === undefined) {
+          enqueue.emit(reply(event.reqId, { error: 'raider not found' }));
+          return;
+        }
+        if (waiting.queue.kind === 'slot') enqueue.sendTo(waiting.queue.ref, { type: 'slot.dropMission', missionId: id, reason: 'cancelled' });
+        else enqueue.sendTo(waiting.queue.ref, { type: 'binding.dropMission', missionId: id, reason: 'cancelled' });
+        const { entry } = waiting;
+        enqueue.emit(
+          reply(event.reqId, { dropped: 1, mission_id: entry.id, slot: entry.name, ...(entry.binding !== undefined ? { binding: entry.binding } : {}) }),
+        );
         return;
       }
       if (event.type === 'cmd.kill') {

@@ -9,11 +9,14 @@
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { DoneActorEvent } from 'xstate';
-import type { Mission } from '../domain/mission.js';
+import { splitQueue, type Mission } from '../domain/mission.js';
 import { effectiveBinding } from '../domain/names.js';
 import { nextRunId, type RunIdCursor } from '../domain/run-id.js';
 import { runMachine, type RunInput, type RunOutput, type RunSpawnedReport } from './run.machine.js';
 import { runHostLogic, type RunHostCommand } from './run-host.js';
+
+/** Why waiting missions leave a queue without a run: a cancel, or their binding went away. */
+export type DropReason = 'cancelled' | 'binding_closed';
 
 export interface SlotInput {
   slot: string;
@@ -35,11 +38,14 @@ export interface SlotContext extends SlotInput {
 }
 
 export type SlotEvent =
-  | { type: 'slot.submit'; entry: Mission; at: number; reqId?: string; session?: string }
+  /** `queued`: the mission had already waited (in its binding's queue). */
+  | { type: 'slot.submit'; entry: Mission; at: number; reqId?: string; session?: string; queued?: boolean }
   | { type: 'slot.drain'; at: number }
   | { type: 'slot.offerAccepted'; missionId: string; at: number; session?: string }
   | { type: 'slot.offerDeclined'; missionId: string; at: number }
   | { type: 'slot.drop'; binding: string }
+  /** Drops one waiting mission (a cancel by its id). */
+  | { type: 'slot.dropMission'; missionId: string; reason: DropReason }
   | { type: 'slot.stop' }
   | { type: 'slot.forceKill' }
   | { type: 'slot.adopt'; runId: string; entry: Mission; binding?: string; session?: string; pid: number; startedAt: number; eventsPath: string; logPath: string }
@@ -52,7 +58,7 @@ export type SlotReport =
   | { type: 'slot.queued'; slot: string; entry: Mission; depth: number; reqId?: string }
   | { type: 'slot.offer'; slot: string; entry: Mission; at: number }
   | { type: 'slot.runEnded'; slot: string; output: RunOutput }
-  | { type: 'slot.dropped'; slot: string; entries: Mission[] }
+  | { type: 'slot.dropped'; slot: string; entries: Mission[]; reason: DropReason }
   | RunSpawnedReport;
 
 interface StartRequest {
@@ -70,7 +76,7 @@ function submitted({ event }: { event: Extract<SlotEvent, { type: 'slot.submit' 
     at: event.at,
     ...(event.session !== undefined ? { session: event.session } : {}),
     ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
-    queued: false,
+    queued: event.queued === true,
   };
 }
 
@@ -146,7 +152,14 @@ export const slotMachine = setup({
       const dropped = context.queue.filter((m) => m.binding === event.binding);
       if (dropped.length === 0) return;
       enqueue.assign({ queue: context.queue.filter((m) => m.binding !== event.binding) });
-      enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped } satisfies SlotReport);
+      enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped, reason: 'binding_closed' } satisfies SlotReport);
+    }),
+    dropMission: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'slot.dropMission') return;
+      const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
+      if (left.length === 0) return;
+      enqueue.assign({ queue: kept });
+      enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: left, reason: event.reason } satisfies SlotReport);
     }),
     stopRuns: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ stopping: true });
@@ -184,6 +197,7 @@ export const slotMachine = setup({
     'slot.stop': { actions: 'stopRuns' },
     'slot.forceKill': { actions: 'forceKillRuns' },
     'slot.drop': { actions: 'dropBinding' },
+    'slot.dropMission': { actions: 'dropMission' },
   },
   states: {
     choosing: {

@@ -43,8 +43,24 @@ export const KillPayload = z
   .describe('Stops a running raider with SIGTERM (SIGKILL after cancel_grace): it ends as "interrupted".');
 
 export const CancelPayload = z
-  .object({ cmd: z.literal('cancel'), id: runId('cancel') })
-  .describe('Cancels a running raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace): it ends as "cancelled".');
+  .object({
+    cmd: z.literal('cancel'),
+    id: requiredString('cancel requires an id').describe('The run id (SLOT-TIME or SLOT-TIME.N), or the mission id (m…) of a mission that waits in a queue.'),
+  })
+  .describe('Cancels a running raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace): it ends as "cancelled". Given a waiting mission\'s id, drops it from its queue.');
+
+export const QueuePayload = z
+  .object({
+    cmd: z.literal('queue'),
+    slot: optionalString(requiredString('queue: slot must be a non-empty string')).describe(
+      'Only the missions of this raider name (its slot queue and its missions in binding queues), or of this binding.',
+    ),
+  })
+  .describe('What waits: every slot queue and binding queue, in the order the missions will start.');
+
+export const SessionsPayload = z
+  .object({ cmd: z.literal('sessions') })
+  .describe('The bindings and the raider session each continues, with when its journal was last written.');
 
 export const SessionResetPayload = z
   .object({
@@ -73,6 +89,8 @@ export const COMMAND_PAYLOADS = {
   logs: LogsPayload,
   kill: KillPayload,
   cancel: CancelPayload,
+  queue: QueuePayload,
+  sessions: SessionsPayload,
   session_reset: SessionResetPayload,
   telegram_reply: TelegramReplyPayload,
 } as const;

@@ -59,6 +59,16 @@ export const RaiderRefused = event(
   },
   'The hall will not run a mission; it was dropped.',
 );
+export const RaiderDropped = event(
+  'raider.dropped',
+  {
+    mission_id: missionId,
+    slot: z.string().describe('The raider name of the mission (its slot).'),
+    binding: binding.optional().describe('The binding of the mission, when it had one.'),
+    reason: z.string().describe('Why, as a word: `cancelled` (a cancel by its mission id), `binding_closed` (its binding went away).'),
+  },
+  'A waiting mission left its queue without a run; it will not run.',
+);
 export const RaiderDone = event(
   'raider.done',
   {
@@ -140,6 +150,17 @@ const inspectedActor = {
   status: z.string().describe('active, done, error or stopped.'),
   since: z.number().describe('Epoch ms it entered that state.'),
   waiting: z.number().int().optional().describe('Missions waiting in its queue.'),
+  missions: z
+    .array(
+      z.object({
+        mission_id: missionId,
+        name: z.string().describe('The raider name of the mission.'),
+        state: z.literal('queued'),
+        since: z.number().optional().describe('Epoch ms the hall took the mission.'),
+      }),
+    )
+    .optional()
+    .describe('The missions waiting in its queue, in the order they will start.'),
 };
 export const InspectSnapshot = event('inspect.snapshot', { actors: z.array(z.object(inspectedActor)) }, 'Every live actor, when someone subscribes to `inspect.`.');
 export const InspectActor = event('inspect.actor', inspectedActor, 'An actor appeared.');
@@ -147,7 +168,7 @@ export const InspectState = event('inspect.state', inspectedActor, 'An actor cha
 export const InspectStopped = event('inspect.stopped', { id: z.string().describe('The actor id.') }, 'An actor stopped.');
 
 /** The events the hall actor itself publishes. */
-export const HALL_EVENTS = [HallStarted, HallStopping, RaiderSpawned, RaiderQueued, RaiderRefused, RaiderDone, SessionBound, SessionReset, HallSessionError] as const;
+export const HALL_EVENTS = [HallStarted, HallStopping, RaiderSpawned, RaiderQueued, RaiderRefused, RaiderDropped, RaiderDone, SessionBound, SessionReset, HallSessionError] as const;
 
 /** Every event on the bus, the faces' included. */
 export const BUS_EVENTS = [

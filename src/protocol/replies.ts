@@ -81,6 +81,17 @@ export const StatusReply = z
         }),
       )
       .describe('The running raiders, oldest first.'),
+    waiting: z
+      .array(
+        z.object({
+          mission_id: missionId,
+          slot: z.string().describe('The raider name of the mission.'),
+          binding: binding.optional().describe('The binding queue it waits in, when it waits for its binding.'),
+          position: z.number().int().describe('Its place in that queue, 1 first.'),
+        }),
+      )
+      .optional()
+      .describe('The waiting missions, slot queues first (absent when none wait); `queue` tells more.'),
     starting: z.number().int().optional().describe('Missions that left their queue and whose raider has no pid yet.'),
     storage_error: z.string().optional().describe('Why the hall cannot write its state, while it cannot.'),
   })
@@ -98,7 +109,55 @@ export const LogsReply = z.object({ log: z.string().describe("The run's section 
 
 export const KillReply = z.object({ killed: z.literal(1), id }).describe('SIGTERM was sent.');
 
-export const CancelReply = z.object({ cancelled: z.literal(1), id }).describe('SIGINT was sent.');
+export const CancelRunReply = z.object({ cancelled: z.literal(1), id }).describe('SIGINT was sent.');
+
+export const CancelQueuedReply = z
+  .object({
+    dropped: z.literal(1),
+    mission_id: missionId,
+    slot: z.string().describe('The raider name of the mission (its slot).'),
+    binding: binding.optional().describe('The binding of the mission, when it had one.'),
+  })
+  .describe('The id was a waiting mission: it left its queue and will not run.');
+
+export const CancelReply = z.union([CancelRunReply, CancelQueuedReply]);
+
+export const WaitingMission = z.object({
+  mission_id: missionId,
+  position: z.number().int().describe('1 for the mission that starts next in this queue.'),
+  name: z.string().describe('The raider name of the mission.'),
+  mission: z.string().describe('The mission text.'),
+  binding: binding.optional().describe('The binding of the mission, when it has one.'),
+  age: z.number().optional().describe('Seconds since the hall took the mission, to a tenth.'),
+});
+
+export const QueueReply = z
+  .object({
+    queues: z
+      .array(
+        z.object({
+          slot: z.string().optional().describe('The numbered slot whose queue this is.'),
+          binding: binding.optional().describe('The binding whose queue this is (missions waiting for its session).'),
+          missions: z.array(WaitingMission).describe('In the order they will start.'),
+        }),
+      )
+      .describe('Slot queues by slot name, then binding queues by binding; empty queues are left out.'),
+  })
+  .describe('What waits.');
+
+export const SessionsReply = z
+  .object({
+    sessions: z
+      .array(
+        z.object({
+          binding: binding.describe('The binding: slot:NAME, telegram:BOT:CHAT, acp:ID, cron:NAME.'),
+          session,
+          last_used: z.number().optional().describe("When the session's journal was last written, epoch ms (absent when it has none)."),
+        }),
+      )
+      .describe('Sorted by binding.'),
+  })
+  .describe('The session bindings.');
 
 export const SessionResetReply = z
   .object({ reset: z.literal(1), binding, session: session.describe('The session that was forgotten.') })
@@ -117,6 +176,8 @@ export const COMMAND_REPLIES = {
   logs: LogsReply,
   kill: KillReply,
   cancel: CancelReply,
+  queue: QueueReply,
+  sessions: SessionsReply,
   session_reset: SessionResetReply,
   telegram_reply: TelegramReplyReply,
 } as const satisfies Record<CommandName, z.ZodType>;

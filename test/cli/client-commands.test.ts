@@ -141,11 +141,11 @@ describe.concurrent('spawn and attach', () => {
     const first = await request(socketOf(s.root), { cmd: 'spawn', name: '1bjorn', mission: 'wait 600' });
     expect(first).toMatchObject({ slot: '1bjorn', pid: expect.any(Number) });
     const queued = await hall(['spawn', '1bjorn', 'answer', 'second'], s.root);
-    expect(queued).toMatchObject({ code: 0, stdout: 'Mission queued for slot 1bjorn (queue depth: 1).\n', stderr: '' });
+    expect(queued).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Mission m[0-9a-z]+-[0-9a-f]{12} queued for 1bjorn, position 1\.\n$/), stderr: '' });
     const attached = await hall(['spawn', '--attach', '1bjorn', 'answer', 'third'], s.root);
     expect(attached).toMatchObject({
       code: 0,
-      stdout: 'Mission queued for slot 1bjorn (queue depth: 2).\n',
+      stdout: expect.stringMatching(/^Mission m\S+ queued for 1bjorn, position 2\.\n$/),
       stderr: 'Not attached: the mission has no run yet.\n',
     });
     await raiderStarted(s.root, first.id);

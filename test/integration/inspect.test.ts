@@ -4,6 +4,7 @@ import { applyInspectEvent, renderTree } from '../../src/cli/hall/inspect-view.j
 import { styleFor } from '../../src/cli/hall/render.js';
 import type { InspectedActor } from '../../src/adapters/inspect/actor-inspection.js';
 import { eventually, runCli, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { hallLive } from '../cli/cli-helpers.js';
 
 let hall: TestHall | undefined;
 afterEach(async () => {
@@ -40,6 +41,13 @@ describe('the inspection stream (inspect.* events)', () => {
     const nextId = `run:${String(next.id)}`;
     await eventually(() => expect(tap.all.some((e) => e.id === nextId && e.state === 'alive.running')).toBe(true));
     expect(tap.all.find((e) => e.id === nextId)).toMatchObject({ type: 'inspect.actor', parent: 'slot:1bjorn', state: 'queued' });
+    // Every actor has an id of its own (each run's process under its run), and XState's made-up ids do not show.
+    const appeared = tap.all.filter((e) => e.type === 'inspect.actor');
+    const ids = appeared.map((e) => String(e.id));
+    expect(ids).toContain(`${runId}/process`);
+    expect(ids).toContain(`${nextId}/prepareRun`);
+    expect(ids.filter((id) => /(^|\/)\d+\./.test(id))).toEqual([]);
+    expect(new Set(appeared.map((e) => `${e.id}<${e.parent}`)).size).toBe(new Set(ids).size);
     // Subscribers that did not ask for the stream do not get it.
     expect(everything.all.some((e) => String(e.type).startsWith('inspect.'))).toBe(false);
   });
@@ -53,10 +61,40 @@ describe('the inspection stream (inspect.* events)', () => {
     const lines = once.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^hall\s+running\s+\d+s$/);
     expect(lines.some((l) => /^[├└]─ slot:1bjorn\s+busy \(1 waiting\)/.test(l))).toBe(true);
+    // The waiting mission itself, under its slot, with the state queued and its real age.
+    expect(lines.some((l) => /^\s+├─ m[0-9a-z]+-[0-9a-f]{12} \(1bjorn\)\s+queued\s+\d+s$/.test(l))).toBe(true);
     expect(lines.some((l) => /^\s+└─ run:1bjorn-\d+\s+alive\.running/.test(l))).toBe(true);
     const json = await runCli(['hall', 'inspect', hall.root, '--once', '--json']);
     const first = JSON.parse(json.stdout.split('\n')[0]!) as Json;
     expect(first).toMatchObject({ type: 'inspect.snapshot', version: 1 });
+    const slot = (first.actors as Json[]).find((a) => a.id === 'slot:1bjorn');
+    expect(slot?.missions).toEqual([{ mission_id: expect.stringMatching(/^m/), name: '1bjorn', state: 'queued', since: expect.any(Number) }]);
+    expect(Date.now() - Number(slot?.missions[0].since)).toBeLessThan(60_000);
+  });
+
+  it('a run seen by a late subscriber is as old as its process, not as the subscription', async () => {
+    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 30' });
+    await eventually(() => expect(fs.readFileSync(run.events_path, 'utf8')).toContain('run.started'));
+    const seenRunning = Date.now();
+    const tap = await hall.events('inspect.');
+    const snapshot = await tap.waitFor((e) => e.type === 'inspect.snapshot');
+    const node = (snapshot.actors as Json[]).find((a) => a.id === `run:${run.id}`);
+    expect(node?.state).toBe('alive.running');
+    expect(node?.since).toBeLessThan(seenRunning);
+    tap.close();
+    await hall.request({ cmd: 'kill', id: run.id });
+  });
+
+  it('the live view says when the hall stops and exits 1', async () => {
+    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
+    const live = hallLive(['inspect', hall.root], hall.root);
+    await live.printed('hall');
+    await hall.stop();
+    hall = undefined;
+    const end = await live.done;
+    expect(end.code).toBe(1);
+    expect(end.stderr).toContain('raider hall inspect: the hall stopped');
   });
 });
 

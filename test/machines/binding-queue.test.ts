@@ -64,7 +64,7 @@ describe('binding queue machine', () => {
     bq.send({ type: 'binding.drain', at: 1 });
     expect(state()).toBe('free');
     bq.send({ type: 'binding.drop' });
-    expect(reports).toEqual([{ type: 'binding.dropped', binding: 'telegram:ops:42', entries: [m('a'), m('b')] }]);
+    expect(reports).toEqual([{ type: 'binding.dropped', binding: 'telegram:ops:42', entries: [m('a'), m('b')], reason: 'binding_closed' }]);
   });
 });
 

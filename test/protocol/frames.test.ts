@@ -75,6 +75,8 @@ describe('commandService', () => {
     status: unused,
     attach: unused,
     cancel: unused,
+    queue: unused,
+    sessions: unused,
     session_reset: unused,
     telegram_reply: unused,
     kill: (p) => ({ killed: 1, id: p.id }),

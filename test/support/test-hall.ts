@@ -28,6 +28,8 @@ export interface TestHallOptions {
   adapters?: readonly HallAdapterFactory[];
   config?: string;
   env?: Record<string, string | undefined>;
+  /** Every bus event from the hall's first one (the boot's included), before any tap could subscribe. */
+  onEvent?: (event: Json) => void;
 }
 
 export interface TestHall {
@@ -55,6 +57,7 @@ export async function startTestHall(options: TestHallOptions = {}): Promise<Test
     env: hallEnv(options.env),
     log: (line) => logs.push(line),
     ...(options.adapters ? { adapters: options.adapters } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   const socket = hall.paths.socket;
   return {

@@ -7,6 +7,8 @@ import type { HallPaths } from '../storage/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
 import { liveRun, liveRuns, type RunRegistry } from './run-registry.js';
+import { ageSeconds, waitingQueues } from './waiting-missions.js';
+import { journalLastWritten } from './session-journals.js';
 
 /** Adds sections to `status` (cron, telegram, acp), each under its own key. */
 export type StatusSection = () => Record<string, unknown>;
@@ -59,10 +61,14 @@ export class HallQueries {
           id: r.id,
           slot: r.slot,
           pid: r.pid,
-          age: Math.max(0, Math.round((now - r.started_at) / 100) / 10),
+          age: ageSeconds(now, r.started_at),
           ...(r.binding !== undefined ? { binding: r.binding } : {}),
         })),
     };
+    const waiting = waitingQueues(this.store.state, now).flatMap((q) =>
+      q.missions.map((m) => ({ mission_id: m.mission_id, slot: m.name, ...(q.binding !== undefined ? { binding: q.binding } : {}), position: m.position })),
+    );
+    if (waiting.length > 0) reply.waiting = waiting;
     // Runs that left their queue and whose raider has no pid yet (a few ms): without this
     // count, a mission being started is neither queued nor running for whoever polls.
     const live = new Set(runs.map((r) => r.id));
@@ -73,6 +79,20 @@ export class HallQueries {
     if (storageError !== null) reply.storage_error = storageError;
     for (const section of this.sections) Object.assign(reply, section());
     return reply;
+  }
+
+  queue(only?: string): ReplyTo<'queue'> {
+    return { queues: waitingQueues(this.store.state, this.now(), only) };
+  }
+
+  sessions(): ReplyTo<'sessions'> {
+    const sessions = [...this.store.state.sessions]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([binding, session]) => {
+        const lastUsed = journalLastWritten(this.paths.root, session);
+        return { binding, session, ...(lastUsed !== undefined ? { last_used: lastUsed } : {}) };
+      });
+    return { sessions };
   }
 
   attach(id: string): ReplyTo<'attach'> {

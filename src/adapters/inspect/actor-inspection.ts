@@ -6,7 +6,17 @@
  * nothing otherwise.
  */
 import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
+import { missionTakenAt, type Mission } from '../../domain/mission.js';
 import type { EventBus } from '../control/event-bus.js';
+
+/** A mission waiting in a slot or binding queue, shown under its queue's actor. */
+export interface InspectedMission {
+  mission_id: string;
+  name: string;
+  state: 'queued';
+  /** Epoch ms the hall took the mission (absent for an id that does not say). */
+  since?: number;
+}
 
 export interface InspectedActor {
   id: string;
@@ -21,6 +31,19 @@ export interface InspectedActor {
   since: number;
   /** Missions waiting in the actor's queue (slots and binding queues). */
   waiting?: number;
+  /** Those missions, in the order they will start. */
+  missions?: InspectedMission[];
+}
+
+function isMission(value: unknown): value is Mission {
+  return typeof value === 'object' && value !== null && typeof (value as Mission).id === 'string' && typeof (value as Mission).name === 'string';
+}
+
+function waitingMissions(queue: readonly unknown[]): InspectedMission[] {
+  return queue.filter(isMission).map((m) => {
+    const since = missionTakenAt(m.id);
+    return { mission_id: m.id, name: m.name, state: 'queued', ...(since !== undefined ? { since } : {}) };
+  });
 }
 
 /** `{alive: 'cancelling'}` → `alive.cancelling`; parallel regions joined with `, `. */
@@ -40,7 +63,7 @@ export function stateText(value: unknown): string {
 interface Snap {
   value?: unknown;
   status?: string;
-  context?: { queue?: unknown };
+  context?: { queue?: unknown; startedAt?: unknown };
   children?: Record<string, AnyActorRef | undefined>;
   /** A host of actors (a slot's runs, machines/run-host.ts): they count as its parent's children. */
   hosted?: Map<string, AnyActorRef>;
@@ -62,6 +85,16 @@ function childrenOf(snap: Snap): AnyActorRef[] {
   return out;
 }
 
+/**
+ * When an actor first seen (a subscriber joined late) entered its state: a
+ * live run since its process started; otherwise the hall knows no better
+ * than now.
+ */
+function firstSince(state: string, snap: Snap, now: number): number {
+  const startedAt = snap.context?.startedAt;
+  return state.startsWith('alive.') && typeof startedAt === 'number' && startedAt > 0 && startedAt <= now ? startedAt : now;
+}
+
 function kindOf(actor: AnyActorRef): string {
   const logic = (actor as unknown as { logic?: { id?: string; config?: { id?: string } } }).logic;
   return logic?.id ?? logic?.config?.id ?? 'actor';
@@ -71,6 +104,8 @@ export class ActorInspection {
   private readonly roots = new Set<AnyActorRef>();
   private readonly known = new Map<string, InspectedActor>();
   private readonly subscriptions = new Map<AnyActorRef, Subscription>();
+  /** The id each actor is shown with, given when it is first seen. */
+  private readonly names = new WeakMap<AnyActorRef, string>();
   private watching = 0;
 
   constructor(
@@ -137,20 +172,36 @@ export class ActorInspection {
     this.bus.publish({ type: 'inspect.snapshot', actors });
   }
 
+  /**
+   * An id unique in the tree: the hall's own ids (`hall`, `slot:1bjorn`,
+   * `run:ID`) as they are; any other child under its parent's id, named by
+   * what it runs when XState made up its id (`0.run.queued`), so every run's
+   * `process` is told apart and no internal id shows.
+   */
+  private nameOf(actor: AnyActorRef, parent: string | null): string {
+    const given = this.names.get(actor);
+    if (given !== undefined) return given;
+    const own = /^\d+\./.test(actor.id) ? (typeof actor.src === 'string' ? actor.src : kindOf(actor)) : actor.id;
+    const name = parent === null || own.includes(':') ? own : `${parent}/${own}`;
+    this.names.set(actor, name);
+    return name;
+  }
+
   private nodeFor(actor: AnyActorRef, parent: string | null, snap: Snap): InspectedActor {
-    const previous = this.known.get(actor.id);
+    const id = this.nameOf(actor, parent);
+    const previous = this.known.get(id);
     const state = stateText(snap.value);
     const status = snap.status ?? 'active';
     const changed = !previous || previous.state !== state || previous.status !== status;
     const queue = snap.context?.queue;
     return {
-      id: actor.id,
+      id,
       parent,
       kind: kindOf(actor),
       state,
       status,
-      since: changed ? this.now() : previous.since,
-      ...(Array.isArray(queue) && queue.length > 0 ? { waiting: queue.length } : {}),
+      since: !previous ? firstSince(state, snap, this.now()) : changed ? this.now() : previous.since,
+      ...(Array.isArray(queue) && queue.length > 0 ? { waiting: queue.length, missions: waitingMissions(queue) } : {}),
     };
   }
 
@@ -161,30 +212,31 @@ export class ActorInspection {
     if (hosted instanceof Map) {
       // A host took in or let go of a run after its parent's snapshot went out: look again at the parent.
       const parent = actor._parent;
-      const known = parent ? this.known.get(parent.id) : undefined;
+      const known = parent ? this.known.get(this.names.get(parent) ?? parent.id) : undefined;
       if (parent && known) this.update(parent, known.parent, snapOf(parent));
       return;
     }
-    const previous = this.known.get(actor.id);
+    const previous = this.known.get(this.names.get(actor) ?? actor.id);
     if (!previous && !this.roots.has(actor)) return; // found through its parent, below
     this.update(actor, previous?.parent ?? null, (event as { snapshot: Snap }).snapshot);
   }
 
   private update(actor: AnyActorRef, parent: string | null, snap: Snap): void {
-    const previous = this.known.get(actor.id);
     const node = this.nodeFor(actor, parent, snap);
-    this.known.set(actor.id, node);
+    const previous = this.known.get(node.id);
+    this.known.set(node.id, node);
     if (!previous) this.bus.publish({ type: 'inspect.actor', ...node });
     else if (previous.state !== node.state || previous.status !== node.status || previous.waiting !== node.waiting) {
       this.bus.publish({ type: 'inspect.state', ...node });
     }
     const live = new Set<string>();
     for (const child of childrenOf(snap)) {
-      live.add(child.id);
-      if (!this.known.has(child.id)) this.discover(child, actor.id);
+      const name = this.nameOf(child, node.id);
+      live.add(name);
+      if (!this.known.has(name)) this.discover(child, node.id);
     }
     for (const known of [...this.known.values()]) {
-      if (known.parent === actor.id && !live.has(known.id)) this.forget(known.id);
+      if (known.parent === node.id && !live.has(known.id)) this.forget(known.id);
     }
   }
 

@@ -4,30 +4,16 @@
  * not there, 2 usage, 3 configuration.
  */
 import path from 'node:path';
-import { Command, CommanderError, Option, stableStringify } from '../commonjs-libraries.js';
-import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { Command, CommanderError, Option } from '../commonjs-libraries.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { registerDashboardCommand } from './dashboard-command.js';
 import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
-import type { CommandName } from '../../protocol/commands.js';
-import { hallRequest, isAnswer, isErrorReply, type CommandArgs } from '../../protocol/hall-client.js';
-import type { Answer, ReplyTo } from '../../protocol/replies.js';
+import { hallRequest } from '../../protocol/hall-client.js';
+import { ask, HallAnswer, pretty, socketOf } from './hall-ask.js';
+import { registerQueueCommand } from './queue-command.js';
+import { registerSessionList } from './session-list-command.js';
 import { renderPs, renderStatus, styleFor } from './render.js';
-
-/** An error the hall answered: `Hall: MESSAGE`, exit 1. */
-class HallAnswer extends Error {}
-
-function socketOf(dir: string): string {
-  return hallPaths(dir).socket;
-}
-
-/** A command's reply; an error reply is thrown as the hall's answer. */
-async function ask<C extends CommandName>(dir: string, cmd: C, args: CommandArgs<C>): Promise<Answer<C>> {
-  const reply: ReplyTo<C> = await hallRequest(socketOf(dir), cmd, args);
-  if (isAnswer(reply)) return reply;
-  throw new HallAnswer(isErrorReply(reply) ? reply.error : 'the hall did not answer the command');
-}
 
 /** One line from stdin after a prompt; what was typed before end of input counts, nothing is ''. */
 async function askLine(prompt: string): Promise<string> {
@@ -39,10 +25,6 @@ async function askLine(prompt: string): Promise<string> {
     return line;
   }
   return '';
-}
-
-function pretty(value: unknown): string {
-  return `${JSON.stringify(JSON.parse(stableStringify()(value) ?? 'null'), null, 2)}\n`;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -190,7 +172,8 @@ function buildProgram(setCode: (code: number) => void): Command {
       // A refused mission's reply carries its error too.
       if ('error' in reply) throw new Error(`Hall error: ${reply.error}`);
       if ('queued' in reply) {
-        process.stdout.write(`Mission queued for slot ${reply.slot} (queue depth: ${reply.queue_depth}).\n`);
+        const where = reply.binding !== undefined ? `${reply.slot} (waiting for binding ${reply.binding})` : reply.slot;
+        process.stdout.write(`Mission ${reply.mission_id} queued for ${where}, position ${reply.queue_depth}.\n`);
         if (opts.attach) process.stderr.write('Not attached: the mission has no run yet.\n');
         return;
       }
@@ -223,21 +206,29 @@ function buildProgram(setCode: (code: number) => void): Command {
       throw reply;
     });
 
-  for (const [cmd, verb, done] of [
-    ['kill', 'stop a raider with SIGTERM (SIGKILL after cancel_grace)', (id: string) => `Killed raider ${id}.`],
-    ['cancel', 'cancel a raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace)', (id: string) => `Cancelling raider ${id}.`],
-  ] as const) {
-    program
-      .command(cmd)
-      .description(`${verb}: ${cmd} [DIR] ID`)
-      .argument('[args...]')
-      .action(async (args: string[]) => {
-        const { dir, rest } = dirThen(args, 1);
-        if (rest.length !== 1) throw new UsageError(`Usage: raider hall ${cmd} ID`);
-        await ask(dir, cmd, { id: rest[0] ?? '' });
-        process.stdout.write(`${done(rest[0]!)}\n`);
-      });
-  }
+  program
+    .command('kill')
+    .description('stop a raider with SIGTERM (SIGKILL after cancel_grace): kill [DIR] ID')
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const id = onlyId(args, 'kill');
+      await ask(id.dir, 'kill', { id: id.id });
+      process.stdout.write(`Killed raider ${id.id}.\n`);
+    });
+
+  program
+    .command('cancel')
+    .description('cancel a raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace), or drop a waiting mission by its id: cancel [DIR] ID')
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const id = onlyId(args, 'cancel');
+      const reply = await ask(id.dir, 'cancel', { id: id.id });
+      process.stdout.write(
+        'dropped' in reply
+          ? `Dropped mission ${reply.mission_id}: it no longer waits for ${reply.binding ?? reply.slot} and will not run.\n`
+          : `Cancelling raider ${reply.id}.\n`,
+      );
+    });
 
   program
     .command('logs')
@@ -313,8 +304,10 @@ function buildProgram(setCode: (code: number) => void): Command {
     });
 
   registerDashboardCommand(program);
+  registerQueueCommand(program);
 
   const session = program.command('session').description('session bindings');
+  registerSessionList(session);
   session
     .command('reset')
     .description('start a binding over: its next mission gets a new session: session reset [DIR] BINDING')
@@ -329,6 +322,13 @@ function buildProgram(setCode: (code: number) => void): Command {
     });
 
   return program;
+}
+
+/** The one ID argument of kill and cancel, after the optional DIR. */
+function onlyId(args: string[], cmd: string): { dir: string; id: string } {
+  const { dir, rest } = dirThen(args, 1);
+  if (rest.length !== 1 || rest[0] === undefined) throw new UsageError(`Usage: raider hall ${cmd} ID`);
+  return { dir, id: rest[0] };
 }
 
 /** The unit name becomes a file name in the systemd unit directory: `../x` must not leave it. */

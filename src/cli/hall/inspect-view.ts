@@ -24,7 +24,14 @@ export function renderTree(actors: readonly InspectedActor[], now: number, style
       const waiting = a.waiting ? ` (${a.waiting} waiting)` : '';
       const state = `${a.state}${a.status === 'active' ? '' : ` (${a.status})`}${waiting}`;
       rows.push([`${prefix}${branch}${a.id}`, state, formatAge(Math.max(0, (now - a.since) / 1000))]);
-      walk(a.id, parent === null ? prefix : `${prefix}${last ? '   ' : '│  '}`);
+      const inner = parent === null ? prefix : `${prefix}${last ? '   ' : '│  '}`;
+      const missions = a.missions ?? [];
+      const hasChildren = (children.get(a.id) ?? []).length > 0;
+      missions.forEach((m, j) => {
+        const twig = j === missions.length - 1 && !hasChildren ? '└─ ' : '├─ ';
+        rows.push([`${inner}${twig}${m.mission_id} (${m.name})`, m.state, m.since !== undefined ? formatAge(Math.max(0, (now - m.since) / 1000)) : '-']);
+      });
+      walk(a.id, inner);
     });
   };
   walk(null, '');
@@ -66,8 +73,13 @@ export async function inspectView(options: InspectViewOptions): Promise<number> 
   const tree = new Map<string, InspectedActor>();
   let got = false;
   let dirty = false;
-  let finish!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (finish = resolve));
+  let ended = false;
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (resolveDone = resolve));
+  const finish = (code: number) => {
+    ended = true;
+    resolveDone(code);
+  };
   const draw = () => {
     if (!dirty) return;
     dirty = false;
@@ -92,7 +104,12 @@ export async function inspectView(options: InspectViewOptions): Promise<number> 
         }
       }
     },
-    () => finish(got ? 0 : 1),
+    () => {
+      // The hall went away: a live view says so and fails; --once had its answer already.
+      if (ended) return;
+      if (got) process.stderr.write('raider hall inspect: the hall stopped\n');
+      finish(1);
+    },
   );
   const timer = options.once || options.json ? null : setInterval(() => {
     dirty = true;

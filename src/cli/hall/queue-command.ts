@@ -1,0 +1,56 @@
+/**
+ * `raider hall queue [DIR] [SLOT] [--json]`: what waits, per numbered slot
+ * and binding queue, in the order it will start, with each mission's id (for
+ * `cancel ID`), position, age and text.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from '../commonjs-libraries.js';
+import type { Answer } from '../../protocol/replies.js';
+import { dirThen, onlyDir } from './dir-args.js';
+import { ask, pretty } from './hall-ask.js';
+import { alignedTable, formatAge } from './render.js';
+
+/** The mission on one line, cut to what is left of the terminal's width. */
+export function cutMission(text: string, room: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  const width = Math.max(10, room);
+  return line.length <= width ? line : `${line.slice(0, width - 1)}…`;
+}
+
+export function renderQueue(reply: Answer<'queue'>, columns: number): string {
+  if (reply.queues.length === 0) return 'Nothing waits.\n';
+  return reply.queues
+    .map((q) => {
+      const title = q.slot !== undefined ? `${q.slot} (slot queue)` : `${q.binding ?? ''} (binding queue)`;
+      const rows = q.missions.map((m) => [String(m.position), m.mission_id, m.age !== undefined ? formatAge(m.age) : '-', m.name, m.mission]);
+      // The fixed columns take their widest cell; the mission gets the rest of the line.
+      const fixed = [3, ...[1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length), 4))].reduce((a, b) => a + b + 1, 2);
+      const cut = rows.map((r) => [...r.slice(0, 4), cutMission(r[4] ?? '', columns - fixed)]);
+      const table = alignedTable(['POS', 'MISSION_ID', 'AGE', 'NAME', 'MISSION'], cut, [3]);
+      return `${title}\n${table.replace(/^/gm, '  ')}`;
+    })
+    .join('');
+}
+
+/** `queue DIR`, `queue SLOT`, `queue DIR SLOT`: a lone argument that is a directory is the hall's. */
+function dirAndSlot(args: string[]): { dir: string; slot?: string } {
+  if (args.length === 1 && args[0] !== undefined && fs.statSync(path.resolve(args[0]), { throwIfNoEntry: false })?.isDirectory()) {
+    return { dir: onlyDir(args) };
+  }
+  const { dir, rest } = dirThen(args, 1);
+  return rest[0] !== undefined ? { dir, slot: rest[0] } : { dir };
+}
+
+export function registerQueueCommand(program: Command): void {
+  program
+    .command('queue')
+    .description('what waits, in order, per slot and binding queue (cancel ID drops one): queue [DIR] [SLOT]')
+    .argument('[args...]')
+    .option('--json', 'print the queue reply as JSON')
+    .action(async (args: string[], opts: { json?: boolean }) => {
+      const { dir, slot } = dirAndSlot(args);
+      const reply = await ask(dir, 'queue', slot !== undefined ? { slot } : {});
+      process.stdout.write(opts.json ? pretty(reply) : renderQueue(reply, process.stdout.columns ?? 100));
+    });
+}
