@@ -114,6 +114,7 @@ export class AcpHub {
     const handle = this.sessions.get(sessionId);
     if (!handle) return;
     this.sessions.delete(sessionId);
+    for (const [missionId, owner] of this.missions) if (owner === sessionId) this.missions.delete(missionId);
     this.services.permissionChannels.unregister(binding(sessionId));
     handle.actor.send({ type: 'acp.close' });
     await handle.closed;
@@ -200,6 +201,12 @@ export class AcpHub {
     }
   }
 
+  /**
+   * Hands a prompt to the hall. What becomes of a mission the hall took (queued,
+   * started, refused, done) comes from the bus alone; the reply is heard only
+   * when it refuses a mission the bus never spoke of (the gateway's checks, a
+   * hall starting or stopping), as bus events come before the reply.
+   */
   private async submit(handle: SessionHandle, promptId: string, missionId: string, modeId: string): Promise<void> {
     const reply = await this.services.request({
       type: 'cmd.spawn',
@@ -211,19 +218,28 @@ export class AcpHub {
       cwd: handle.cwd,
       at: Date.now(),
     });
-    // A refused mission's reply carries its error too.
-    if ('error' in reply) handle.actor.send({ type: 'hall.rejected', missionId, error: reply.error });
-    else if ('queued' in reply) handle.actor.send({ type: 'hall.queued', missionId });
-    else if ('id' in reply) this.followRun(handle, missionId, reply.id);
+    if (!('error' in reply)) return;
+    const pending = this.pendingMission(missionId);
+    if (!pending) return;
+    this.missions.delete(missionId);
+    pending.actor.send({ type: 'hall.rejected', missionId, error: reply.error });
+  }
+
+  /** The live session a mission was sent for, while the hall still owes word of it. */
+  private pendingMission(missionId: string): SessionHandle | undefined {
+    const sessionId = this.missions.get(missionId);
+    return sessionId !== undefined ? this.sessions.get(sessionId) : undefined;
   }
 
   /** Routes a hall event to the session whose mission it is about. */
   private route(event: Envelope): void {
     const missionId = typeof event.mission_id === 'string' ? event.mission_id : undefined;
-    const sessionId = missionId !== undefined ? this.missions.get(missionId) : undefined;
-    const handle = sessionId !== undefined ? this.sessions.get(sessionId) : undefined;
+    const handle = missionId !== undefined ? this.pendingMission(missionId) : undefined;
     if (!handle || missionId === undefined) return;
     switch (event.type) {
+      case 'raider.queued':
+        handle.actor.send({ type: 'hall.queued', missionId });
+        return;
       case 'raider.spawned':
         this.followRun(handle, missionId, String(event.id));
         return;
