@@ -4,6 +4,7 @@
  * binding `acp:SESSION`, the runs' events streamed back as updates, and the
  * runs' permission questions put to the client that owns the session.
  */
+import type { PermissionOption, RequestPermissionRequest } from '@agentclientprotocol/sdk';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { HallServices } from '../../ports/hall-services.js';
 import {
@@ -27,11 +28,7 @@ export interface AcpClientLink {
   /** Sends a session/update; resolves once written. */
   update(sessionId: string, update: AcpUpdate): Promise<void>;
   /** Puts session/request_permission to the client; resolves with the option it chose. */
-  askPermission(params: {
-    sessionId: string;
-    toolCall: Record<string, unknown>;
-    options: Array<{ optionId: string; name: string; kind: string }>;
-  }, signal: AbortSignal): Promise<string | 'cancelled'>;
+  askPermission(params: RequestPermissionRequest, signal: AbortSignal): Promise<string | 'cancelled'>;
 }
 
 interface RunFollow {
@@ -306,11 +303,13 @@ export class AcpHub {
     const { question, runId } = pending;
     const toolCall = permissionToolCall(runId, question);
     const follow = handle.runs.get(runId);
-    follow?.announced.add(String(toolCall.toolCallId));
+    follow?.announced.add(toolCall.toolCallId);
     await handle.link.update(handle.sessionId, toolCall);
-    const options = [
+    const always: PermissionOption[] =
+      question.rule !== undefined ? [{ optionId: 'allow_always', name: `Allow for this session: ${question.rule}`, kind: 'allow_always' }] : [];
+    const options: PermissionOption[] = [
       { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
-      ...(question.rule !== undefined ? [{ optionId: 'allow_always', name: `Allow for this session: ${question.rule}`, kind: 'allow_always' }] : []),
+      ...always,
       { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
     ];
     const { sessionUpdate: _kind, ...call } = toolCall;
