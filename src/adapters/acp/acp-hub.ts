@@ -4,38 +4,23 @@
  * binding `acp:SESSION`, the runs' events streamed back as updates, and the
  * runs' permission questions put to the client that owns the session.
  */
-import type { PermissionOption, RequestPermissionRequest } from '@agentclientprotocol/sdk';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { HallServices } from '../../ports/hall-services.js';
-import {
-  finalChunk,
-  permissionToolCall,
-  updatesForEvent,
-  type AcpUpdate,
-  type PromptAnswer,
-  type RunEnd,
-} from '../../domain/acp-mapping.js';
+import type { AcpUpdate, PromptAnswer, RunEnd } from '../../domain/acp-mapping.js';
 import type { PermissionAnswer, PermissionQuestion } from '../../domain/permission.js';
-import { describeLineFault } from '../../protocol/line-reader.js';
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
 import { eventsPath } from '../storage/hall-paths.js';
-import { RunEventTail } from './run-event-tail.js';
+import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
+import { AcpRunStream, sendFinalAnswer } from './acp-run-stream.js';
 
-/** What the hub needs from the connection that owns a session. */
-export interface AcpClientLink {
-  /** Sends a session/update; resolves once written. */
-  update(sessionId: string, update: AcpUpdate): Promise<void>;
-  /** Puts session/request_permission to the client; resolves with the option it chose. */
-  askPermission(params: RequestPermissionRequest, signal: AbortSignal): Promise<string | 'cancelled'>;
-}
-
-interface RunFollow {
-  tail: RunEventTail;
-  streamedText: boolean;
-  announced: Set<string>;
-}
+/**
+ * What the hub needs from the connection that owns a session: it sends
+ * session/update (resolving once written) and puts session/request_permission
+ * to the client (resolving with the option it chose).
+ */
+export type AcpClientLink = PermissionClient;
 
 interface PendingQuestion {
   question: PermissionQuestion;
@@ -55,7 +40,7 @@ interface SessionHandle extends AcpSessionInfo {
   link: AcpClientLink;
   texts: Map<string, string>;
   answers: Map<string, (answer: PromptAnswer) => void>;
-  runs: Map<string, RunFollow>;
+  runs: Map<string, AcpRunStream>;
   questions: Map<string, PendingQuestion>;
   closed: Promise<void>;
 }
@@ -188,7 +173,7 @@ export class AcpHub {
         return;
       }
       case 'acp.closed':
-        for (const run of handle.runs.values()) run.tail.stop();
+        for (const run of handle.runs.values()) run.stop();
         for (const q of handle.questions.values()) q.resolve({ type: 'answer', id: q.question.id, answer: 'no', reason: 'the ACP session was closed' });
         for (const resolve of handle.answers.values()) resolve({ stopReason: 'cancelled' });
         handle.questions.clear();
@@ -253,22 +238,14 @@ export class AcpHub {
 
   private followRun(handle: SessionHandle, missionId: string, runId: string): void {
     if (handle.runs.has(runId)) return;
-    const follow: RunFollow = {
-      streamedText: false,
-      announced: new Set(),
-      tail: new RunEventTail(
-        eventsPath(this.services.paths, runId),
-        (event) => {
-          for (const update of updatesForEvent(runId, event, follow.announced)) {
-            if (update.sessionUpdate === 'agent_message_chunk') follow.streamedText = true;
-            void handle.link.update(handle.sessionId, update).catch(() => {});
-          }
-        },
-        (fault) => this.services.log(`acp: run ${runId}: a line of its events was skipped: ${describeLineFault(fault)}`),
-      ),
-    };
-    handle.runs.set(runId, follow);
-    follow.tail.start();
+    const stream = new AcpRunStream(
+      eventsPath(this.services.paths, runId),
+      runId,
+      (update) => handle.link.update(handle.sessionId, update),
+      (line) => this.services.log(line),
+    );
+    handle.runs.set(runId, stream);
+    stream.start();
     handle.actor.send({ type: 'hall.spawned', missionId, runId });
   }
 
@@ -280,11 +257,10 @@ export class AcpHub {
       ...(event.response !== undefined ? { response: event.response } : {}),
       ...(typeof event.error === 'string' ? { error: event.error } : {}),
     };
-    const follow = handle.runs.get(runId);
+    const stream = handle.runs.get(runId);
     handle.runs.delete(runId);
-    follow?.tail.finish();
-    const chunk = finalChunk(end, follow?.streamedText ?? false);
-    if (chunk) await handle.link.update(handle.sessionId, chunk).catch(() => {});
+    const send = (update: AcpUpdate) => handle.link.update(handle.sessionId, update);
+    await (stream ? stream.finish(end) : sendFinalAnswer(end, send));
     handle.actor.send({ type: 'hall.done', missionId, end, cancelRequested: event.cancel_requested === true });
   }
 
@@ -296,25 +272,12 @@ export class AcpHub {
     });
   }
 
-  /** The question machine's `askClient`: the tool call first, then the question. */
+  /** The question machine's `askClient`: the question, if still pending, put to the session's client. */
   private async askClient(handle: SessionHandle, input: QuestionInput, signal: AbortSignal): Promise<ClientChoice> {
     const pending = handle.questions.get(input.questionId);
     if (!pending) return 'cancelled';
     const { question, runId } = pending;
-    const toolCall = permissionToolCall(runId, question);
-    const follow = handle.runs.get(runId);
-    follow?.announced.add(toolCall.toolCallId);
-    await handle.link.update(handle.sessionId, toolCall);
-    const always: PermissionOption[] =
-      question.rule !== undefined ? [{ optionId: 'allow_always', name: `Allow for this session: ${question.rule}`, kind: 'allow_always' }] : [];
-    const options: PermissionOption[] = [
-      { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
-      ...always,
-      { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
-    ];
-    const { sessionUpdate: _kind, ...call } = toolCall;
-    const chosen = await handle.link.askPermission({ sessionId: handle.sessionId, toolCall: call, options }, signal);
-    if (chosen === 'cancelled') return 'cancelled';
-    return options.some((o) => o.optionId === chosen) ? (chosen as ClientChoice) : 'unknown';
+    const target = { sessionId: handle.sessionId, runId, question, announced: handle.runs.get(runId)?.announced };
+    return askClientPermission(handle.link, target, signal);
   }
 }
