@@ -12,6 +12,7 @@ import { liveRuns, type RunRegistry } from '../adapters/control/run-registry.js'
 import type { ForkServer } from '../adapters/os/fork-server.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
+import { errorMessage } from '../domain/error-message.js';
 import type { hallMachine } from '../machines/hall.machine.js';
 import type { HallAdapter } from '../ports/hall-services.js';
 import type { HallLock } from './hall-lock.js';
@@ -60,7 +61,7 @@ export class HallShutdown {
   private async stopAdapters(): Promise<void> {
     const { adapters, log } = this.holdings;
     const adaptersStopped = Promise.allSettled(
-      adapters.map((adapter) => adapter.stop().catch((err: Error) => log(`${adapter.name}: ${err.message}`))),
+      adapters.map((adapter) => adapter.stop().catch((err: unknown) => log(`${adapter.name}: ${errorMessage(err)}`))),
     );
     // An adapter that hangs must not keep the hall from stopping.
     const patience = new Promise((resolve) => setTimeout(resolve, ADAPTER_STOP_MS).unref());
@@ -74,7 +75,7 @@ export class HallShutdown {
     await socket.close().catch(() => {});
     permissionChannels.closeAll();
     await forkServer.close();
-    await store.close().catch((err: Error) => log(`cannot write the final state: ${err.message}`));
+    await store.close().catch((err: unknown) => log(`cannot write the final state: ${errorMessage(err)}`));
     removePidFile(paths);
     await lock.release();
     this.resolveStopped(code);

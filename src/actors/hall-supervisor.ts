@@ -41,6 +41,7 @@ import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
 import { reapRunLogic } from './reap-run.actor.js';
 import { resolveRaiderCommand } from './raider-command.js';
+import { errorMessage } from '../domain/error-message.js';
 
 export { SHUTDOWN_GRACE_MS } from './hall-recovery.js';
 export { HallStartError };
@@ -207,7 +208,7 @@ async function startFaces(adapters: readonly HallAdapter[], log: (line: string) 
   const faceErrors: Record<string, string> = {};
   for (const adapter of adapters) {
     await adapter.start().catch((err: unknown) => {
-      faceErrors[adapter.name] = err instanceof Error ? err.message : String(err);
+      faceErrors[adapter.name] = errorMessage(err);
       log(`${adapter.name}: cannot serve: ${faceErrors[adapter.name]}`);
     });
   }

@@ -14,6 +14,7 @@ import type { CommandName } from '../../protocol/commands.js';
 import { hallRequest, isAnswer, isErrorReply, type CommandArgs } from '../../protocol/hall-client.js';
 import type { Answer, ReplyTo } from '../../protocol/replies.js';
 import { renderPs, renderStatus, styleFor } from './render.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 /** An error the hall answered: `Hall: MESSAGE`, exit 1. */
 class HallAnswer extends Error {}
@@ -370,7 +371,7 @@ export async function hallCommand(argv: string[]): Promise<number> {
       return 1;
     }
     // Usage errors (exit 2); anything else, a hall that is not there among them, is exit 1.
-    process.stderr.write(`${(err as Error).message}\n`);
+    process.stderr.write(`${errorMessage(err)}\n`);
     return exitCodeOf(err) ?? 1;
   }
 }
