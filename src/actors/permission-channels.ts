@@ -14,6 +14,7 @@ import { onLines } from '../adapters/os/unix-socket.js';
 import { listenUnix, type UnixListener } from '../adapters/os/socket-path.js';
 import type { PermissionHandler, PermissionRegistry } from '../ports/permission-registry.js';
 import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
+import { errorMessage } from '../domain/error-message.js';
 
 
 interface OpenChannel {
@@ -107,7 +108,7 @@ export class PermissionChannels implements PermissionRegistry {
         });
         answer = await Promise.race([handler(question, { runId, binding, signal }), moot]);
       } catch (err) {
-        answer = refusal(question.id, `the question could not be asked: ${(err as Error).message}`);
+        answer = refusal(question.id, `the question could not be asked: ${errorMessage(err)}`);
       }
     }
     if (!socket.destroyed) socket.write(`${stringify({ ...answer, id: question.id, type: 'answer' })}\n`);

@@ -18,6 +18,7 @@ import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
 import { createSession, journalPath } from '../raider/journal.js';
 import type { RunEnvironment } from './run-environment.js';
 import { ownEntry } from '../domain/own-entry.js';
+import { errorMessage } from '../domain/error-message.js';
 
 export function prepareRunLogic(env: RunEnvironment) {
   // The ignored-keys note goes into the slot log once per raider name and hall process.
@@ -59,7 +60,7 @@ export function prepareRunLogic(env: RunEnvironment) {
             sessionCreated = true;
           }
         } catch (err) {
-          sessionError = (err as Error).message.trim();
+          sessionError = errorMessage(err).trim();
         }
       }
 
@@ -118,7 +119,7 @@ export function prepareRunLogic(env: RunEnvironment) {
       };
     } catch (err) {
       // The start line is written: close the run's section of the log.
-      appendToLogSync(logPath, resultLine(input.runId, 'failed', `could not be started: ${(err as Error).message}`));
+      appendToLogSync(logPath, resultLine(input.runId, 'failed', `could not be started: ${errorMessage(err)}`));
       throw err;
     }
   });

@@ -14,6 +14,7 @@ import { processAlive } from '../adapters/os/process-alive.js';
 import { holdEventsFile, releaseEventsFile } from '../adapters/storage/events-file.js';
 import type { ProcessExit } from '../domain/outcome.js';
 import type { ProcessCommand, ProcessInput, RunEvent, RunSignal } from '../machines/run.machine.js';
+import { errorMessage } from '../domain/error-message.js';
 
 /** How often a process adopted from a previous hall (or a lost fork server) is checked: it is not our child. */
 const ADOPTED_POLL_MS = 250;
@@ -59,7 +60,7 @@ export function raiderProcessLogic(forkServer: ForkServer) {
       );
       stopWatching = stop;
     } catch (e) {
-      fail((e as Error).message);
+      fail(errorMessage(e));
       return undefined;
     }
 

@@ -4,9 +4,14 @@
  * a run's end becomes a stop reason or a JSON-RPC error.
  */
 
-export type AcpUpdate = Record<string, unknown> & { sessionUpdate: string };
+import type { SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 
-const TOOL_KINDS: Record<string, string> = {
+/** One `session/update`, as the ACP SDK types it. */
+export type AcpUpdate = SessionUpdate;
+/** The tool call shown before a permission question: a `tool_call` update. */
+export type ToolCallShown = Extract<SessionUpdate, { sessionUpdate: 'tool_call' }>;
+
+const TOOL_KINDS: Record<string, ToolKind> = {
   read_file: 'read',
   list_dir: 'search',
   write_file: 'edit',
@@ -18,8 +23,19 @@ const TOOL_KINDS: Record<string, string> = {
   move_file: 'move',
 };
 
-export function toolKind(name: string): string {
+export function toolKind(name: string): ToolKind {
   return TOOL_KINDS[name] ?? 'other';
+}
+
+const ACP_TOOL_KINDS: readonly ToolKind[] = ['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'];
+
+function isToolKind(kind: string): kind is ToolKind {
+  return ACP_TOOL_KINDS.some((known) => known === kind);
+}
+
+/** A kind a raider named, as ACP knows it: one ACP does not know is shown as `other`, as the protocol allows no other. */
+function asToolKind(kind: string): ToolKind {
+  return isToolKind(kind) ? kind : 'other';
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -35,7 +51,7 @@ export function toolTitle(name: string, args: unknown): string {
   return name;
 }
 
-function textContent(text: string): Array<Record<string, unknown>> {
+function textContent(text: string): ToolCallContent[] {
   return [{ type: 'content', content: { type: 'text', text } }];
 }
 
@@ -103,14 +119,14 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
 }
 
 /** The tool call shown before a permission question about it. */
-export function permissionToolCall(runId: string, q: { id: string; call?: string; tool: string; title: string; kind: string; input: Record<string, unknown>; reason: string }): AcpUpdate {
+export function permissionToolCall(runId: string, q: { id: string; call?: string; tool: string; title: string; kind: string; input: Record<string, unknown>; reason: string }): ToolCallShown {
   const subject = typeof q.input.command === 'string' ? q.input.command : typeof q.input.path === 'string' ? q.input.path : '';
   const text = [subject, q.reason].filter((s) => s !== '').join('\n');
   return {
     sessionUpdate: 'tool_call',
     toolCallId: toolCallId(runId, q.call ?? q.id),
     title: q.title || toolTitle(q.tool, q.input),
-    kind: q.kind,
+    kind: asToolKind(q.kind),
     status: 'pending',
     rawInput: q.input,
     ...(text !== '' ? { content: textContent(text) } : {}),

@@ -11,6 +11,7 @@
  * name a slot.
  */
 import { CronExpressionParser } from 'cron-parser';
+import { errorMessage } from './error-message.js';
 
 export interface CronSpec {
   /** The expression as configured. */
@@ -34,7 +35,7 @@ export function cronProblem(spec: CronSpec): string | null {
     expression(spec, Date.UTC(2000, 0, 1)).next();
     return null;
   } catch (err) {
-    return (err as Error).message;
+    return errorMessage(err);
   }
 }
 

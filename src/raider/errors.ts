@@ -25,8 +25,4 @@ export class SessionInUseError extends RaiderExit {
   }
 }
 
-/** The message of anything thrown, without a stack. */
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
+export { errorMessage } from '../domain/error-message.js';

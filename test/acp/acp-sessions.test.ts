@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { eventually, RAIDER_BIN, hallEnv, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
 
@@ -73,6 +73,26 @@ describe('ACP sessions', () => {
     await initialize(acp);
     const sessionId = await newSession(acp, hall.root);
     await expect(prompt(acp, sessionId, 'answer x')).rejects.toMatchObject({ code: -32000, message: expect.stringContaining('not stored') });
+  });
+
+  it('a refused prompt is answered from one source: the session hears nothing after it closed', async () => {
+    const home = tempRoot('home-');
+    const started = await startAcpHall('raiders: { ivar: { provider: acme } }\n', { HOME: home });
+    hall = started.hall;
+    const acp = await connectAcp({ port: started.port });
+    clients.push(acp);
+    await initialize(acp);
+    const sessionId = await newSession(acp, hall.root);
+    const warn = vi.spyOn(console, 'warn');
+    try {
+      await expect(prompt(acp, sessionId, 'answer x')).rejects.toMatchObject({ code: -32000 });
+      // The refusal came on the bus; the spawn reply that follows must not reach the closed session.
+      await hall.stop();
+      hall = undefined;
+      expect(warn.mock.calls.map((args) => String(args[0])).filter((line) => line.includes('stopped actor'))).toEqual([]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('modes: session/new offers them, set_mode confirms with current_mode_update and passes --permission-mode', async () => {

@@ -14,6 +14,7 @@ import { createAcpAgent } from './acp-agent.js';
 import { AcpHub } from './acp-hub.js';
 import { AcpSessionStore } from './acp-session-store.js';
 import { listenUnix, type UnixListener } from '../os/socket-path.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export function acpSocketPath(root: string): string {
   return path.join(root, '.raider-hall.acp.socket');
@@ -62,7 +63,7 @@ class AcpAdapter implements HallAdapter {
         await listen(tcp, address.port, address.host);
       } catch (err) {
         // The local socket serves on; the hall reports the port it was asked for and could not serve.
-        throw new Error(`cannot listen on ${address.host}:${address.port}: ${err instanceof Error ? err.message : String(err)}`);
+        throw new Error(`cannot listen on ${address.host}:${address.port}: ${errorMessage(err)}`);
       }
       const bound = tcp.address() as net.AddressInfo;
       this.tcp = { host: address.host, port: bound.port };

@@ -5,7 +5,7 @@
  * running runs cancelled, waiting prompts dropped, journals kept.
  */
 import fs from 'node:fs';
-import { agent, methods, RequestError, type AgentApp, type AgentConnection } from '@agentclientprotocol/sdk';
+import { agent, methods, RequestError, type AgentApp, type AgentConnection, type SessionMode } from '@agentclientprotocol/sdk';
 import { z } from 'zod';
 import type { HallConfig } from '../config/hall-config.js';
 import { promptText, replayUpdates } from '../../domain/acp-mapping.js';
@@ -56,8 +56,8 @@ export function initializeResult() {
 }
 
 function modesFor(current: string) {
-  const available = MODES.map((m) => ({ ...m }));
-  if (!available.some((m) => m.id === current)) available.push({ id: current as never, name: current as never, description: 'The raider entry\u2019s mode' as never });
+  const available: SessionMode[] = MODES.map((m) => ({ ...m }));
+  if (!available.some((m) => m.id === current)) available.push({ id: current, name: current, description: 'The raider entry\u2019s mode' });
   return { currentModeId: current, availableModes: available };
 }
 
@@ -73,12 +73,12 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
   const link: AcpClientLink = {
     update: async (sessionId, update) => {
       if (!connection) return;
-      await connection.client.notify(methods.client.session.update, { sessionId, update } as never);
+      await connection.client.notify(methods.client.session.update, { sessionId, update });
     },
     askPermission: async (params, signal) => {
       if (!connection) return 'cancelled';
       try {
-        const response = await connection.client.request(methods.client.session.requestPermission, params as never, {
+        const response = await connection.client.request(methods.client.session.requestPermission, params, {
           cancellationSignal: signal,
         });
         return response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled';

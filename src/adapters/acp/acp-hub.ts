@@ -6,39 +6,21 @@
  */
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { HallServices } from '../../ports/hall-services.js';
-import {
-  finalChunk,
-  permissionToolCall,
-  updatesForEvent,
-  type AcpUpdate,
-  type PromptAnswer,
-  type RunEnd,
-} from '../../domain/acp-mapping.js';
+import type { AcpUpdate, PromptAnswer, RunEnd } from '../../domain/acp-mapping.js';
 import type { PermissionAnswer, PermissionQuestion } from '../../domain/permission.js';
-import { describeLineFault } from '../../protocol/line-reader.js';
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
 import { eventsPath } from '../storage/hall-paths.js';
-import { RunEventTail } from './run-event-tail.js';
+import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
+import { AcpRunStream, sendFinalAnswer } from './acp-run-stream.js';
 
-/** What the hub needs from the connection that owns a session. */
-export interface AcpClientLink {
-  /** Sends a session/update; resolves once written. */
-  update(sessionId: string, update: AcpUpdate): Promise<void>;
-  /** Puts session/request_permission to the client; resolves with the option it chose. */
-  askPermission(params: {
-    sessionId: string;
-    toolCall: Record<string, unknown>;
-    options: Array<{ optionId: string; name: string; kind: string }>;
-  }, signal: AbortSignal): Promise<string | 'cancelled'>;
-}
-
-interface RunFollow {
-  tail: RunEventTail;
-  streamedText: boolean;
-  announced: Set<string>;
-}
+/**
+ * What the hub needs from the connection that owns a session: it sends
+ * session/update (resolving once written) and puts session/request_permission
+ * to the client (resolving with the option it chose).
+ */
+export type AcpClientLink = PermissionClient;
 
 interface PendingQuestion {
   question: PermissionQuestion;
@@ -58,7 +40,7 @@ interface SessionHandle extends AcpSessionInfo {
   link: AcpClientLink;
   texts: Map<string, string>;
   answers: Map<string, (answer: PromptAnswer) => void>;
-  runs: Map<string, RunFollow>;
+  runs: Map<string, AcpRunStream>;
   questions: Map<string, PendingQuestion>;
   closed: Promise<void>;
 }
@@ -114,6 +96,7 @@ export class AcpHub {
     const handle = this.sessions.get(sessionId);
     if (!handle) return;
     this.sessions.delete(sessionId);
+    for (const [missionId, owner] of this.missions) if (owner === sessionId) this.missions.delete(missionId);
     this.services.permissionChannels.unregister(binding(sessionId));
     handle.actor.send({ type: 'acp.close' });
     await handle.closed;
@@ -190,7 +173,7 @@ export class AcpHub {
         return;
       }
       case 'acp.closed':
-        for (const run of handle.runs.values()) run.tail.stop();
+        for (const run of handle.runs.values()) run.stop();
         for (const q of handle.questions.values()) q.resolve({ type: 'answer', id: q.question.id, answer: 'no', reason: 'the ACP session was closed' });
         for (const resolve of handle.answers.values()) resolve({ stopReason: 'cancelled' });
         handle.questions.clear();
@@ -200,6 +183,12 @@ export class AcpHub {
     }
   }
 
+  /**
+   * Hands a prompt to the hall. What becomes of a mission the hall took (queued,
+   * started, refused, done) comes from the bus alone; the reply is heard only
+   * when it refuses a mission the bus never spoke of (the gateway's checks, a
+   * hall starting or stopping), as bus events come before the reply.
+   */
   private async submit(handle: SessionHandle, promptId: string, missionId: string, modeId: string): Promise<void> {
     const reply = await this.services.request({
       type: 'cmd.spawn',
@@ -211,19 +200,28 @@ export class AcpHub {
       cwd: handle.cwd,
       at: Date.now(),
     });
-    // A refused mission's reply carries its error too.
-    if ('error' in reply) handle.actor.send({ type: 'hall.rejected', missionId, error: reply.error });
-    else if ('queued' in reply) handle.actor.send({ type: 'hall.queued', missionId });
-    else if ('id' in reply) this.followRun(handle, missionId, reply.id);
+    if (!('error' in reply)) return;
+    const pending = this.pendingMission(missionId);
+    if (!pending) return;
+    this.missions.delete(missionId);
+    pending.actor.send({ type: 'hall.rejected', missionId, error: reply.error });
+  }
+
+  /** The live session a mission was sent for, while the hall still owes word of it. */
+  private pendingMission(missionId: string): SessionHandle | undefined {
+    const sessionId = this.missions.get(missionId);
+    return sessionId !== undefined ? this.sessions.get(sessionId) : undefined;
   }
 
   /** Routes a hall event to the session whose mission it is about. */
   private route(event: Envelope): void {
     const missionId = typeof event.mission_id === 'string' ? event.mission_id : undefined;
-    const sessionId = missionId !== undefined ? this.missions.get(missionId) : undefined;
-    const handle = sessionId !== undefined ? this.sessions.get(sessionId) : undefined;
+    const handle = missionId !== undefined ? this.pendingMission(missionId) : undefined;
     if (!handle || missionId === undefined) return;
     switch (event.type) {
+      case 'raider.queued':
+        handle.actor.send({ type: 'hall.queued', missionId });
+        return;
       case 'raider.spawned':
         this.followRun(handle, missionId, String(event.id));
         return;
@@ -240,22 +238,14 @@ export class AcpHub {
 
   private followRun(handle: SessionHandle, missionId: string, runId: string): void {
     if (handle.runs.has(runId)) return;
-    const follow: RunFollow = {
-      streamedText: false,
-      announced: new Set(),
-      tail: new RunEventTail(
-        eventsPath(this.services.paths, runId),
-        (event) => {
-          for (const update of updatesForEvent(runId, event, follow.announced)) {
-            if (update.sessionUpdate === 'agent_message_chunk') follow.streamedText = true;
-            void handle.link.update(handle.sessionId, update).catch(() => {});
-          }
-        },
-        (fault) => this.services.log(`acp: run ${runId}: a line of its events was skipped: ${describeLineFault(fault)}`),
-      ),
-    };
-    handle.runs.set(runId, follow);
-    follow.tail.start();
+    const stream = new AcpRunStream(
+      eventsPath(this.services.paths, runId),
+      runId,
+      (update) => handle.link.update(handle.sessionId, update),
+      (line) => this.services.log(line),
+    );
+    handle.runs.set(runId, stream);
+    stream.start();
     handle.actor.send({ type: 'hall.spawned', missionId, runId });
   }
 
@@ -267,11 +257,10 @@ export class AcpHub {
       ...(event.response !== undefined ? { response: event.response } : {}),
       ...(typeof event.error === 'string' ? { error: event.error } : {}),
     };
-    const follow = handle.runs.get(runId);
+    const stream = handle.runs.get(runId);
     handle.runs.delete(runId);
-    follow?.tail.finish();
-    const chunk = finalChunk(end, follow?.streamedText ?? false);
-    if (chunk) await handle.link.update(handle.sessionId, chunk).catch(() => {});
+    const send = (update: AcpUpdate) => handle.link.update(handle.sessionId, update);
+    await (stream ? stream.finish(end) : sendFinalAnswer(end, send));
     handle.actor.send({ type: 'hall.done', missionId, end, cancelRequested: event.cancel_requested === true });
   }
 
@@ -283,23 +272,12 @@ export class AcpHub {
     });
   }
 
-  /** The question machine's `askClient`: the tool call first, then the question. */
+  /** The question machine's `askClient`: the question, if still pending, put to the session's client. */
   private async askClient(handle: SessionHandle, input: QuestionInput, signal: AbortSignal): Promise<ClientChoice> {
     const pending = handle.questions.get(input.questionId);
     if (!pending) return 'cancelled';
     const { question, runId } = pending;
-    const toolCall = permissionToolCall(runId, question);
-    const follow = handle.runs.get(runId);
-    follow?.announced.add(String(toolCall.toolCallId));
-    await handle.link.update(handle.sessionId, toolCall);
-    const options = [
-      { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
-      ...(question.rule !== undefined ? [{ optionId: 'allow_always', name: `Allow for this session: ${question.rule}`, kind: 'allow_always' }] : []),
-      { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
-    ];
-    const { sessionUpdate: _kind, ...call } = toolCall;
-    const chosen = await handle.link.askPermission({ sessionId: handle.sessionId, toolCall: call, options }, signal);
-    if (chosen === 'cancelled') return 'cancelled';
-    return options.some((o) => o.optionId === chosen) ? (chosen as ClientChoice) : 'unknown';
+    const target = { sessionId: handle.sessionId, runId, question, announced: handle.runs.get(runId)?.announced };
+    return askClientPermission(handle.link, target, signal);
   }
 }

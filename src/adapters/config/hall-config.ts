@@ -9,6 +9,7 @@
  */
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { errorMessage } from '../../domain/error-message.js';
 
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'auto', 'bypassPermissions'] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
@@ -390,7 +391,7 @@ export function parseHallConfig(text: string, file: string): ConfigResult {
   try {
     data = doc.toJS({ maxAliasCount: 100 }) ?? {};
   } catch (err) {
-    return { ok: false, errors: [`${file}: ${(err as Error).message}`] };
+    return { ok: false, errors: [`${file}: ${errorMessage(err)}`] };
   }
   if (!isMapping(data)) {
     return { ok: false, errors: [`${file}: expected a mapping of settings at the top level, got ${show(data)}`] };

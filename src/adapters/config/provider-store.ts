@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { ProviderStoreView } from '../../domain/refusal.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export function providerStorePath(home: string = os.homedir()): string {
   return path.join(home, '.raider', 'config.yml');
@@ -18,13 +19,13 @@ export function readProviderStore(file: string = providerStorePath()): ProviderS
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, aliases: new Set() };
-    return { ok: false, error: `${file}: ${(err as Error).message}` };
+    return { ok: false, error: `${file}: ${errorMessage(err)}` };
   }
   let doc: unknown;
   try {
     doc = YAML.parse(text);
   } catch (err) {
-    return { ok: false, error: `${file}: ${(err as Error).message.split('\n')[0]}` };
+    return { ok: false, error: `${file}: ${errorMessage(err).split('\n')[0]}` };
   }
   if (doc === null || doc === undefined) return { ok: true, aliases: new Set() };
   if (typeof doc !== 'object' || Array.isArray(doc)) return { ok: false, error: `${file}: expected a mapping at the top level` };

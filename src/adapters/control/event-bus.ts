@@ -11,6 +11,7 @@
 import stringify from 'safe-stable-stringify';
 import type { BusEvent } from '../../machines/hall-effects.js';
 import { ENVELOPE_VERSION } from '../../protocol/events.js';
+import { errorMessage } from '../../domain/error-message.js';
 /**
  * The actor-inspection stream (`raider hall inspect`) is busy and of interest
  * to few: its events go only to subscribers that ask for them by name.
@@ -90,7 +91,7 @@ export class EventBus {
       try {
         sub.deliver(line, envelope);
       } catch (err) {
-        this.warn(`event subscriber failed on ${event.type}: ${(err as Error).message}`);
+        this.warn(`event subscriber failed on ${event.type}: ${errorMessage(err)}`);
       }
     }
     return envelope;

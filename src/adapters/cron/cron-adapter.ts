@@ -18,6 +18,7 @@ import { nextFireAt, type cronJobMachine } from '../../machines/cron-job.machine
 import type { CronJobConfig } from '../config/hall-config.js';
 import { cronJobLogic, type CronJobWorld } from './cron-job-actors.js';
 import { CronRecords, missionWhereabouts } from './cron-records.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export interface CronAdapterOptions {
   /** The wall clock (tests may shift it). */
@@ -100,7 +101,7 @@ class CronAdapter implements HallAdapter {
         },
       });
       actor.on('bus', (e) => this.services.publish(e.event));
-      actor.subscribe({ error: (err) => this.services.log(`cron job ${job.id} failed: ${(err as Error).message}`) });
+      actor.subscribe({ error: (err) => this.services.log(`cron job ${job.id} failed: ${errorMessage(err)}`) });
       this.actors.set(job.id, actor);
       actor.start();
     }

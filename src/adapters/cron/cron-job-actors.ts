@@ -21,6 +21,7 @@ import {
 } from '../../domain/cron-record.js';
 import { cronBinding, cronJobMachine, type CronJobEvent, type FireInput, type ProbeInput, type RecordInput } from '../../machines/cron-job.machine.js';
 import { missionsInFlight, type CronRecords } from './cron-records.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export interface CronJobWorld {
   services: HallServices;
@@ -36,7 +37,7 @@ export function cronJobLogic(job: CronJobConfig, world: CronJobWorld) {
   const { services, records, now } = world;
   const record = () => records.get(job.id) ?? newCronRecord(now());
   const fail = (sendBack: (e: EventObject) => void, isStopped: () => boolean) => (err: unknown) => {
-    const error = err instanceof Error ? err.message : String(err);
+    const error = errorMessage(err);
     services.log(`cron job ${job.id}: ${error}`);
     const failed: CronJobEvent = { type: 'failed', error };
     if (!isStopped()) sendBack(failed);

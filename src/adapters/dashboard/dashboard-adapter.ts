@@ -26,6 +26,7 @@ import {
 import { sendBody, sendJson } from './http-io.js';
 import { loadPageAssets, type PageAssets } from './page-assets.js';
 import { RunHistory } from './run-history.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 const NOT_LOGGED_IN = 'not logged in: open the URL that `raider hall dashboard` prints';
 
@@ -61,7 +62,7 @@ class DashboardAdapter implements HallAdapter {
     this.deps = { services, history, ring, streams: new EventStreams(services.bus, ring) };
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
-        services.log(`dashboard: ${req.method ?? ''} ${req.url ?? ''}: ${err instanceof Error ? err.message : String(err)}`);
+        services.log(`dashboard: ${req.method ?? ''} ${req.url ?? ''}: ${errorMessage(err)}`);
         if (!res.headersSent) sendJson(res, 500, { error: 'the dashboard failed on this request; the hall log says why' });
         else res.destroy();
       });

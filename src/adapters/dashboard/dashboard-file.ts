@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { errorMessage } from '../../domain/error-message.js';
 
 export const dashboardFileSchema = z.object({ url: z.string(), token: z.string(), pid: z.number() });
 export type DashboardFile = z.infer<typeof dashboardFileSchema>;
@@ -30,7 +31,7 @@ export function readDashboardFile(root: string): DashboardFile | { error: string
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    return { error: `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}` };
+    return { error: `cannot read ${file}: ${errorMessage(err)}` };
   }
   let parsed: unknown;
   try {

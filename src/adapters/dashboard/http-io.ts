@@ -1,6 +1,7 @@
 /** Small helpers for answering and reading HTTP messages with node:http. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import stringify from 'safe-stable-stringify';
+import { errorMessage } from '../../domain/error-message.js';
 
 /** The largest request body taken: a mission is text, not an upload. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -29,6 +30,6 @@ export async function readJsonBody(req: IncomingMessage): Promise<{ ok: true; va
   try {
     return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
   } catch (err) {
-    return { ok: false, error: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
+    return { ok: false, error: `invalid JSON: ${errorMessage(err)}` };
   }
 }

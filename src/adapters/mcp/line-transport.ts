@@ -13,6 +13,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describeLineFault, LineReader } from '../../protocol/line-reader.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 /** A message may hold a whole slot log; a line longer than this is refused. */
 export const MCP_MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -82,7 +83,7 @@ export class LineTransport implements Transport {
       try {
         value = JSON.parse(frame.line);
       } catch (err) {
-        this.reject(-32700, `Parse error: ${(err as Error).message}`);
+        this.reject(-32700, `Parse error: ${errorMessage(err)}`);
         continue;
       }
       const parsed = JSONRPCMessageSchema.safeParse(value);

@@ -10,6 +10,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
+import { errorMessage } from '../../domain/error-message.js';
 
 export const MCP_SERVER_NAME = 'raider-hall';
 
@@ -147,7 +148,7 @@ export function registerHallTools(server: McpServer, handle: ToolHandler): void 
         try {
           return await handle(name, args, extra);
         } catch (err) {
-          return toolError((err as Error).message);
+          return toolError(errorMessage(err));
         }
       },
     );

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { errorMessage } from '../../domain/error-message.js';
 
 /** sun_path holds 108 bytes, its terminating NUL included. */
 export const SOCKET_PATH_MAX = 107;
@@ -29,7 +30,7 @@ export function reachableSocketPath(socketPath: string): string {
   try {
     target = fs.realpathSync(socketPath);
   } catch (err) {
-    throw new SocketPathError(`no socket at ${socketPath}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SocketPathError(`no socket at ${socketPath}: ${errorMessage(err)}`);
   }
   if (!fitsSocketPath(target)) throw new SocketPathError(`socket path too long to connect to (${SOCKET_PATH_MAX} bytes at most): ${target}`);
   return target;

@@ -25,6 +25,7 @@ import { SerialQueue } from './serial-queue.js';
 import type { HallStateStore } from './state-store.js';
 import { WAL_FILE, canonical, loadStateFiles } from './state-files.js';
 import { WriteAheadLog } from './write-ahead-log.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export { RESERVE_FILE } from './disk-reserve.js';
 
@@ -228,5 +229,5 @@ export class FileStateStore implements HallStateStore {
 }
 
 function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

@@ -6,6 +6,7 @@
  */
 import type { DurableOp } from './durable-state.js';
 import { describeIssues, durableOpSchema } from './persisted-schemas.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 /** At most this many bad lines get a line of their own in the hall's log; the rest are counted. */
 const REPORTED_LINES = 10;
@@ -32,7 +33,7 @@ function parseLine(line: string, ops: DurableOp[]): string | null {
   try {
     raw = JSON.parse(line);
   } catch (err) {
-    return `not valid JSON (${err instanceof Error ? err.message : String(err)})`;
+    return `not valid JSON (${errorMessage(err)})`;
   }
   const parsed = durableOpSchema.safeParse(raw);
   if (!parsed.success) return `not an operation of this hall (${describeIssues(parsed.error)})`;

@@ -15,6 +15,7 @@ import { KV_NAMESPACE, type DurableState, type LedgerRun } from './durable-state
 import { newMissionId } from './mission-id.js';
 import { describeIssues, fileEntrySchema, ledgerRunSchema } from './persisted-schemas.js';
 import { errorCode } from './write-ahead-log.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export const BINDING_QUEUES_FILE = 'binding_queues.json';
 export const SESSIONS_FILE = 'sessions.json';
@@ -129,7 +130,7 @@ function lineOfError(text: string, err: unknown): number {
 }
 
 function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 /** Reads `file` as a `schema`; a mismatch is reported and is `fallback`. */

@@ -11,6 +11,7 @@ import { isBadToken, pollRetryDelay, type ApiFailure, type PollBackoff } from '.
 import { BotApiError } from './bot-api.js';
 import { sleep } from './sender.js';
 import type { BotParts, UpdateHandler } from './update-handler.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export const TELEGRAM_NS = 'telegram';
 
@@ -92,7 +93,7 @@ export class BotPoller {
           type: 'telegram.update_error',
           bot: this.parts.bot.name,
           update_id: updateIdOf(update),
-          error: (err as Error).message,
+          error: errorMessage(err),
         });
       }
       if (handled === 'again') return false;
@@ -107,7 +108,7 @@ export class BotPoller {
 
   private async failed(err: unknown): Promise<void> {
     const failure: ApiFailure =
-      err instanceof BotApiError ? err : { description: err instanceof Error ? err.message : String(err) };
+      err instanceof BotApiError ? err : { description: errorMessage(err) };
     const aborted = err instanceof BotApiError && err.aborted;
     const error = aborted ? 'getUpdates did not answer in time' : failure.description;
     this.health.failures++;
@@ -143,7 +144,7 @@ export class BotPoller {
       await this.services.store.commit();
     } catch (err) {
       // Missions are recorded by their own ids: a repeat after a restart is recognised while it waits or runs.
-      this.services.log(`Telegram bot ${this.parts.bot.name}: cannot record the update offset: ${(err as Error).message}`);
+      this.services.log(`Telegram bot ${this.parts.bot.name}: cannot record the update offset: ${errorMessage(err)}`);
     }
   }
 }

@@ -10,6 +10,7 @@ import type { HallServices } from '../../ports/hall-services.js';
 import { splitMessage } from '../../domain/telegram-split.js';
 import { sendRetry, type SendPolicy } from '../../domain/telegram-retry.js';
 import { BotApiError, type BotApi, type OutgoingMessage } from './bot-api.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export interface SendTarget {
   chat_id: number | string;
@@ -33,7 +34,7 @@ export class TelegramSender {
       try {
         ids.push(await this.sendPart(api, target, part));
       } catch (err) {
-        const reason = err instanceof Error ? err.message : String(err);
+        const reason = errorMessage(err);
         const error = parts.length > 1 ? `part ${i + 1} of ${parts.length} not sent: ${reason}` : reason;
         this.services.publish({ type: 'telegram.send_error', bot, chat_id: target.chat_id, error });
         return { ok: false, error };

@@ -16,6 +16,7 @@ import type { TelegramBotConfig } from '../config/hall-config.js';
 import type { BotApi } from './bot-api.js';
 import type { ChatHistory } from './chat-history.js';
 import type { TelegramSender } from './sender.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export type Handled = 'done' | 'again';
 
@@ -72,7 +73,7 @@ export class UpdateHandler {
       await this.history.append(bot, message.chatId, raw);
     } catch (err) {
       // History is a record, not the work: the message is still handled.
-      this.updateError(updateId, `cannot write the chat history: ${(err as Error).message}`);
+      this.updateError(updateId, `cannot write the chat history: ${errorMessage(err)}`);
     }
 
     const binding = telegramBinding(bot, message.chatId, message.threadId);

@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from '../commonjs-libraries.js';
 import { defaultRoot } from '../hall/dir-args.js';
 import { runStdioBridge } from './stdio-bridge.js';
 import { runTerminalClient } from './terminal-client.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export async function acpCommand(argv: string[]): Promise<number> {
   let code = 0;
@@ -39,7 +40,7 @@ export async function acpCommand(argv: string[]): Promise<number> {
     return code;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
-    process.stderr.write(`raider acp: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`raider acp: ${errorMessage(err)}\n`);
     return 1;
   }
 }

@@ -12,12 +12,13 @@ import { client, methods, ndJsonStream, RequestError, type RequestPermissionRequ
 import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { styleFor } from '../hall/render.js';
 import { hallNotRunning } from './hall-down.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 /** JSON-RPC's code for a request whose parameters the agent refuses. */
 const INVALID_PARAMS = -32602;
 
 function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 export interface TerminalClientOptions {

@@ -8,6 +8,7 @@ import { HallStartError, startHall, type InspectionObserver, type RunningHall } 
 import type { HallStartFlags } from '../../ports/hall-services.js';
 import { renderBusEvent, styleFor } from './render.js';
 import { DaemonReport, daemonReporter } from './daemon-report.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export interface StartOptions {
   dir: string;
@@ -178,5 +179,5 @@ async function startDaemon(options: StartOptions): Promise<number> {
 }
 
 function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

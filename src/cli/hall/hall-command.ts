@@ -14,6 +14,7 @@ import { ask, HallAnswer, pretty, socketOf } from './hall-ask.js';
 import { registerQueueCommand } from './queue-command.js';
 import { registerSessionList } from './session-list-command.js';
 import { renderPs, renderStatus, styleFor } from './render.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 /** One line from stdin after a prompt; what was typed before end of input counts, nothing is ''. */
 async function askLine(prompt: string): Promise<string> {
@@ -370,7 +371,7 @@ export async function hallCommand(argv: string[]): Promise<number> {
       return 1;
     }
     // Usage errors (exit 2); anything else, a hall that is not there among them, is exit 1.
-    process.stderr.write(`${(err as Error).message}\n`);
+    process.stderr.write(`${errorMessage(err)}\n`);
     return exitCodeOf(err) ?? 1;
   }
 }

@@ -2,6 +2,7 @@
 import { processAlive } from '../../adapters/os/process-alive.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { readHallPid, removeStalePidFile } from './hall-pid.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 const STOP_TIMEOUT_MS = 20_000;
 
@@ -27,7 +28,7 @@ export async function stopCommand(dir: string, wait: boolean): Promise<number> {
   try {
     process.kill(pid, 'SIGTERM');
   } catch (err) {
-    process.stderr.write(`Failed to send TERM to ${pid}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`Failed to send TERM to ${pid}: ${errorMessage(err)}\n`);
     return 1;
   }
   process.stdout.write(`Sent TERM to hall PID ${pid}\n`);

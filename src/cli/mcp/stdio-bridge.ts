@@ -26,6 +26,7 @@ import {
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { RAIDER_VERSION } from '../../raider/version.js';
 import { socketAnswers } from '../../adapters/os/unix-socket.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 /** Tool calls other than wait_for_raider get this long from the hall. */
 const CALL_TIMEOUT_MS = 150_000;
@@ -94,8 +95,8 @@ class McpBridge {
       });
       return result as CallToolResult;
     } catch (err) {
-      if (upstream.transport.isClosed) return toolError(`the hall in ${this.options.root} went away during ${name}: ${(err as Error).message}`);
-      return toolError(`${name} failed: ${(err as Error).message}`);
+      if (upstream.transport.isClosed) return toolError(`the hall in ${this.options.root} went away during ${name}: ${errorMessage(err)}`);
+      return toolError(`${name} failed: ${errorMessage(err)}`);
     }
   }
 
@@ -122,7 +123,7 @@ class McpBridge {
       await client.connect(transport, { timeout: 15_000 });
     } catch (err) {
       socket.destroy();
-      return `the hall in ${this.options.root} did not answer on ${this.socketPath}: ${(err as Error).message}`;
+      return `the hall in ${this.options.root} did not answer on ${this.socketPath}: ${errorMessage(err)}`;
     }
     if (this.closed) {
       await client.close().catch(() => {});

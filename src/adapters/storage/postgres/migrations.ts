@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { errorMessage } from '../../../domain/error-message.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 const MIGRATION_FILE = /^(\d{3})_[a-z0-9_]+\.sql$/;
@@ -30,7 +31,7 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
     names = fs.readdirSync(dir).sort();
   } catch (err) {
     throw new Error(
-      `cannot read the schema migrations in ${dir} (${err instanceof Error ? err.message : String(err)}): is the build complete? (npm run build)`,
+      `cannot read the schema migrations in ${dir} (${errorMessage(err)}): is the build complete? (npm run build)`,
     );
   }
   const migrations: Migration[] = [];

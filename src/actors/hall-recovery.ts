@@ -1,0 +1,68 @@
+/**
+ * What a starting hall makes of what the previous one left: the durable state
+ * loaded, the bindings whose clients are gone forgotten, the runs it left
+ * adopted or reported, and the run-id cursors kept, all as the hall actor's
+ * input.
+ */
+import type { HallConfig } from '../adapters/config/hall-config.js';
+import { EventsRetention } from '../adapters/storage/events-retention.js';
+import type { HallPaths } from '../adapters/storage/hall-paths.js';
+import type { HallStateStore } from '../adapters/storage/state-store.js';
+import { laterCursor, parseRunId } from '../domain/run-id.js';
+import type { HallInput } from '../machines/hall.machine.js';
+import { openStateStore } from './open-state-store.js';
+import { recoverRuns } from './run-recovery.js';
+
+/** The hall gives its raiders this long to end after SIGTERM when it stops. */
+export const SHUTDOWN_GRACE_MS = 5000;
+
+export interface RecoveredHall {
+  store: HallStateStore;
+  /** Keeps each slot's events files to `logs.keep_events`; it knows the run ids already used. */
+  retention: EventsRetention;
+  input: HallInput;
+}
+
+export async function recoverHall(
+  paths: HallPaths,
+  config: HallConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  log: (line: string) => void,
+): Promise<RecoveredHall> {
+  const store = await openStateStore(config, paths, env, log);
+  forgetStartupBindings(store, config);
+  await store.checkpoint();
+  const { adopted, ended } = await recoverRuns([...store.state.runs.values()]);
+
+  const retention = new EventsRetention(paths.logsDir, config.logs.keep_events, log);
+  const cursors = retention.load();
+  for (const id of store.state.runs.keys()) {
+    const parsed = parseRunId(id);
+    if (parsed) cursors[parsed.slot] = laterCursor(cursors[parsed.slot], parsed.cursor);
+  }
+  const input: HallInput = {
+    root: paths.root,
+    graceMs: Math.round(config.cancel_grace * 1000),
+    shutdownGraceMs: SHUTDOWN_GRACE_MS,
+    slotQueues: Object.fromEntries([...store.state.slotQueues].map(([slot, q]) => [slot, [...q]])),
+    bindingQueues: Object.fromEntries([...store.state.bindingQueues].map(([b, q]) => [b, [...q]])),
+    sessions: Object.fromEntries(store.state.sessions),
+    runIdCursors: cursors,
+    adopted,
+    ended,
+  };
+  return { store, retention, input };
+}
+
+/**
+ * A hall start forgets ACP bindings (their clients are gone) and the bindings
+ * of cron jobs no longer configured, and drops the missions they left waiting.
+ */
+function forgetStartupBindings(store: HallStateStore, config: HallConfig): void {
+  const cronIds = new Set(config.cron.map((job) => job.id));
+  const stale = (binding: string | undefined) =>
+    binding !== undefined && (binding.startsWith('acp:') || (binding.startsWith('cron:') && !cronIds.has(binding.slice(5))));
+  for (const binding of [...store.state.sessions.keys()]) if (stale(binding)) store.apply({ op: 'unbind', binding });
+  const waiting = [...store.state.slotQueues.values(), ...store.state.bindingQueues.values()].flat();
+  for (const entry of waiting) if (stale(entry.binding)) store.apply({ op: 'remove', missionId: entry.id });
+}

@@ -1,0 +1,55 @@
+/**
+ * One run of an ACP session, streamed to its client: the run's events file
+ * is tailed and each event becomes `session/update`s; at the run's end the
+ * final answer is sent as one chunk when the run streamed no text of its own.
+ */
+import { finalChunk, updatesForEvent, type AcpUpdate, type RunEnd } from '../../domain/acp-mapping.js';
+import { describeLineFault } from '../../protocol/line-reader.js';
+import { RunEventTail } from './run-event-tail.js';
+
+export class AcpRunStream {
+  /** The tool calls the client has been shown, so a later event about one updates it. */
+  readonly announced = new Set<string>();
+  private streamedText = false;
+  private readonly tail: RunEventTail;
+
+  constructor(
+    eventsFile: string,
+    runId: string,
+    /** Sends one update to the session's client. */
+    private readonly send: (update: AcpUpdate) => Promise<void>,
+    log: (line: string) => void,
+  ) {
+    this.tail = new RunEventTail(
+      eventsFile,
+      (event) => {
+        for (const update of updatesForEvent(runId, event, this.announced)) {
+          if (update.sessionUpdate === 'agent_message_chunk') this.streamedText = true;
+          void this.send(update).catch(() => {});
+        }
+      },
+      (fault) => log(`acp: run ${runId}: a line of its events was skipped: ${describeLineFault(fault)}`),
+    );
+  }
+
+  start(): void {
+    this.tail.start();
+  }
+
+  /** The session closed: stop reading. */
+  stop(): void {
+    this.tail.stop();
+  }
+
+  /** The run ended: read what is left, then send the final answer if nothing streamed it. */
+  async finish(end: RunEnd): Promise<void> {
+    this.tail.finish();
+    if (!this.streamedText) await sendFinalAnswer(end, this.send);
+  }
+}
+
+/** The final answer of a run the session never streamed (it ended before it could be followed). */
+export async function sendFinalAnswer(end: RunEnd, send: (update: AcpUpdate) => Promise<void>): Promise<void> {
+  const chunk = finalChunk(end, false);
+  if (chunk) await send(chunk).catch(() => {});
+}
