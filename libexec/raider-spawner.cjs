@@ -97,8 +97,7 @@ process.stdin.setEncoding('utf8');
 process.stdin.on('data', (chunk) => {
   // Only the new chunk is searched: a long line costs its length once, not its square.
   let start = 0;
-  let nl;
-  while ((nl = chunk.indexOf('\n', start)) >= 0) {
+  for (let nl = chunk.indexOf('\n', start); nl >= 0; nl = chunk.indexOf('\n', start)) {
     const line = buffer + chunk.slice(start, nl);
     buffer = '';
     start = nl + 1;

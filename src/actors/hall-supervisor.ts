@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { type HallConfig } from '../adapters/config/hall-config.js';
+import type { HallConfig } from '../adapters/config/hall-config.js';
 import { loadHallConfig } from '../adapters/config/load-hall-config.js';
 import { providerStorePath, readProviderStore } from '../adapters/config/provider-store.js';
 import { ControlSocket } from '../adapters/control/control-socket.js';

@@ -6,7 +6,7 @@
  * It decides; it never does I/O. What it decided leaves as emitted events
  * (see hall-effects.ts) that adapters carry out.
  */
-import { assign, emit, enqueueActions, setup, type ActorRefFrom } from 'xstate';
+import { assign, emit, setup, type ActorRefFrom } from 'xstate';
 import type { Mission, TelegramTarget } from '../domain/mission.js';
 import { effectiveBinding, slotBinding, slotOf } from '../domain/names.js';
 import type { RunOutcome } from '../domain/outcome.js';
@@ -148,6 +148,20 @@ function findWaiting(context: HallContext, missionId: string): Waiting | undefin
 }
 
 /** The explicit binding of a mission, which has a queue machine of its own. */
+/** The slot actor that `ensureSlot` made just before: a missing one is a bug in the hall, not an event to drop. */
+function slotRefOf(context: HallContext, slot: string): SlotRef {
+  const ref = own(context.slots, slot);
+  if (!ref) throw new Error(`the hall has no actor for slot ${slot}`);
+  return ref;
+}
+
+/** The binding queue actor that `ensureBinding` made just before (see slotRefOf). */
+function bindingRefOf(context: HallContext, binding: string): BindingRef {
+  const ref = own(context.bindings, binding);
+  if (!ref) throw new Error(`the hall has no actor for binding ${binding}`);
+  return ref;
+}
+
 function explicitBinding(entry: Mission): string | undefined {
   return entry.binding;
 }
@@ -172,6 +186,7 @@ const hallSetup = setup({
     ensureSlot: assign(({ context, spawn }, params: { name: string }) => {
       const { slot, baseName, singleton } = slotOf(params.name);
       if (own(context.slots, slot)) return {};
+      const cursor = own(context.runIdCursors, slot);
       const ref: SlotRef = spawn('slot', {
         id: `slot:${slot}`,
         systemId: `slot:${slot}`,
@@ -180,7 +195,7 @@ const hallSetup = setup({
           baseName,
           singleton,
           queue: own(context.slotQueues, slot) ?? [],
-          ...(own(context.runIdCursors, slot) ? { lastRunId: own(context.runIdCursors, slot)! } : {}),
+          ...(cursor ? { lastRunId: cursor } : {}),
           graceMs: context.graceMs,
         },
       });
@@ -214,9 +229,10 @@ export const hallMachine = hallSetup
         ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
       };
       const reqId = event.reqId !== undefined ? { reqId: event.reqId } : {};
-      if (entry.binding !== undefined) {
-        enqueue({ type: 'ensureBinding', params: { binding: entry.binding } });
-        enqueue.sendTo(({ context: c }) => c.bindings[entry.binding!]!, {
+      const explicit = entry.binding;
+      if (explicit !== undefined) {
+        enqueue({ type: 'ensureBinding', params: { binding: explicit } });
+        enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), {
           type: 'binding.submit',
           entry,
           at: event.at,
@@ -228,7 +244,7 @@ export const hallMachine = hallSetup
       const binding = effectiveBinding(slot, undefined);
       const session = binding !== undefined ? own(context.sessions, binding) : undefined;
       enqueue({ type: 'ensureSlot', params: { name: entry.name } });
-      enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
+      enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
         type: 'slot.submit',
         entry,
         at: event.at,
@@ -254,7 +270,7 @@ export const hallMachine = hallSetup
       const { slot } = slotOf(event.entry.name);
       const session = own(context.sessions, event.binding);
       enqueue({ type: 'ensureSlot', params: { name: event.entry.name } });
-      enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
+      enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
         type: 'slot.submit',
         entry: event.entry,
         at: event.at,
@@ -271,7 +287,7 @@ export const hallMachine = hallSetup
       const explicit = explicitBinding(event.entry);
       if (explicit !== undefined) {
         enqueue({ type: 'ensureBinding', params: { binding: explicit } });
-        enqueue.sendTo(({ context: c }) => c.bindings[explicit]!, {
+        enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), {
           type: 'binding.offer',
           entry: event.entry,
           slot: event.slot,
@@ -305,20 +321,20 @@ export const hallMachine = hallSetup
       if (event.type !== 'slot.runCreated') return;
       const explicit = explicitBinding(event.entry);
       enqueue.assign({ liveRuns: context.liveRuns + 1 });
-      if (explicit !== undefined && own(context.bindings, explicit)) {
-        enqueue.sendTo(own(context.bindings, explicit)!, { type: 'binding.started', runId: event.runId });
-      }
+      const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
+      if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.started', runId: event.runId });
     }),
 
     reportSpawned: hallSetup.enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'run.spawned') return;
-      const bound = event.binding !== undefined && event.session !== undefined;
+      const { binding, session } = event;
+      const bound = binding !== undefined && session !== undefined ? { session, binding } : undefined;
       if (bound && event.sessionCreated) {
-        enqueue.assign({ sessions: { ...context.sessions, [event.binding!]: event.session! } });
-        enqueue.emit(store({ op: 'bind', binding: event.binding!, session: event.session! }));
-        enqueue.emit(bus({ type: 'session.bound', binding: event.binding!, session: event.session! }));
+        enqueue.assign({ sessions: { ...context.sessions, [bound.binding]: bound.session } });
+        enqueue.emit(store({ op: 'bind', ...bound }));
+        enqueue.emit(bus({ type: 'session.bound', ...bound }));
       }
-      const boundFields = bound ? { session: event.session!, binding: event.binding! } : {};
+      const boundFields = bound ?? {};
       enqueue.emit({
         type: 'registry.runStarted',
         run: {
@@ -397,9 +413,8 @@ export const hallMachine = hallSetup
           enqueue.emit(reply(out.reqId, { error: `command failed: ${o.error ?? 'the raider could not be started'}` }));
         }
       }
-      if (explicit !== undefined && own(context.bindings, explicit)) {
-        enqueue.sendTo(own(context.bindings, explicit)!, { type: 'binding.ended', runId: out.runId, at: out.endedAt });
-      }
+      const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
+      if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.ended', runId: out.runId, at: out.endedAt });
     }),
 
     reportSlotQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
@@ -411,9 +426,8 @@ export const hallMachine = hallSetup
       }
       // The binding passed this mission on; it waits in the slot, so the binding is free again.
       const explicit = explicitBinding(event.entry);
-      if (explicit !== undefined && own(context.bindings, explicit)) {
-        enqueue.sendTo(own(context.bindings, explicit)!, { type: 'binding.waiting', at: 0 });
-      }
+      const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
+      if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.waiting', at: 0 });
     }),
 
     reportBindingQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
@@ -534,7 +548,7 @@ export const hallMachine = hallSetup
         const explicit = explicitBinding(run.entry);
         enqueue({ type: 'ensureSlot', params: { name: slot } });
         slotsToDrain.add(slot);
-        enqueue.sendTo(({ context: c }) => c.slots[slot]!, {
+        enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
           type: 'slot.adopt',
           runId: run.runId,
           entry: run.entry,
@@ -548,7 +562,7 @@ export const hallMachine = hallSetup
         if (explicit !== undefined) {
           enqueue({ type: 'ensureBinding', params: { binding: explicit } });
           bindingsToDrain.add(explicit);
-          enqueue.sendTo(({ context: c }) => c.bindings[explicit]!, { type: 'binding.started', runId: run.runId });
+          enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), { type: 'binding.started', runId: run.runId });
         }
       }
       enqueue.assign({ liveRuns: context.liveRuns + context.adopted.length });
@@ -564,10 +578,10 @@ export const hallMachine = hallSetup
       }
       // What a previous hall left waiting starts first: slots in name order, then bindings.
       for (const slot of [...slotsToDrain].sort()) {
-        enqueue.sendTo(({ context: c }) => c.slots[slot]!, { type: 'slot.drain', at: event.at });
+        enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), { type: 'slot.drain', at: event.at });
       }
       for (const binding of [...bindingsToDrain].sort()) {
-        enqueue.sendTo(({ context: c }) => c.bindings[binding]!, { type: 'binding.drain', at: event.at });
+        enqueue.sendTo(({ context: c }) => bindingRefOf(c, binding), { type: 'binding.drain', at: event.at });
       }
       for (const run of context.ended) {
         enqueue.emit(bus(doneEvent(run)));

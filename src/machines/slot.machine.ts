@@ -69,6 +69,13 @@ interface StartRequest {
   queued: boolean;
 }
 
+/** The mission at the head of the queue; offered and started only while there is one (the guards say so). */
+function headOf(context: SlotContext): Mission {
+  const head = context.queue[0];
+  if (head === undefined) throw new Error(`slot ${context.slot}: no waiting mission to offer`);
+  return head;
+}
+
 /** A mission submitted to the slot, as a run to start now. */
 function submitted({ event }: { event: Extract<SlotEvent, { type: 'slot.submit' }> }): StartRequest {
   return {
@@ -134,7 +141,7 @@ export const slotMachine = setup({
     offerHead: sendParent(({ context }): SlotReport => ({
       type: 'slot.offer',
       slot: context.slot,
-      entry: context.queue[0]!,
+      entry: headOf(context),
       at: context.now,
     })),
     forwardToHall: sendParent(({ event }) => event as RunSpawnedReport),
@@ -252,7 +259,7 @@ export const slotMachine = setup({
               {
                 type: 'startRun',
                 params: ({ context, event }) => ({
-                  entry: context.queue[0]!,
+                  entry: headOf(context),
                   at: event.at,
                   ...(event.session !== undefined ? { session: event.session } : {}),
                   queued: true,

@@ -6,7 +6,6 @@
  *
  * Only types come from the schemas: a client command stays a small process.
  */
-import type net from 'node:net';
 import { connectUnix } from '../adapters/os/socket-path.js';
 import type { CommandInput, CommandName } from './commands.js';
 import { describeLineFault, LineReader, MAX_MESSAGE_BYTES } from './line-reader.js';

@@ -98,8 +98,9 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
   const pickRaider = (name: string | undefined): string => {
     const configured = Object.keys(config.raiders);
     if (name === undefined || name === '') {
-      if (configured.length === 0) throw invalid('no raiders configured and none specified');
-      return configured[0]!;
+      const first = configured[0];
+      if (first === undefined) throw invalid('no raiders configured and none specified');
+      return first;
     }
     if (!configured.includes(slotOf(name).baseName)) {
       throw invalid(`unknown raider ${name}; configured raiders: ${configured.join(', ') || '(none)'}`);

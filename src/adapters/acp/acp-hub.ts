@@ -104,7 +104,9 @@ export class AcpHub {
   }
 
   prompt(sessionId: string, text: string): Promise<PromptAnswer> {
-    const handle = this.sessions.get(sessionId)!;
+    const handle = this.sessions.get(sessionId);
+    // The agent checks the session before it prompts; a session closed meanwhile has nobody to answer.
+    if (!handle) return Promise.resolve({ error: `no session ${sessionId}` });
     const promptId = `p${++this.questionCounter}`;
     const missionId = this.services.newMissionId();
     handle.texts.set(promptId, text);

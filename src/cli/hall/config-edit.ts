@@ -37,7 +37,8 @@ export function addRaider(file: string, name: string, fields: RaiderFields): voi
   checkName(name);
   if (!fs.existsSync(file)) throw new Error('No .raider-hall.yml found (run: raider hall init)');
   const doc = YAML.parseDocument(fs.readFileSync(file, 'utf8'));
-  if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]!.message}`);
+  const [yamlError] = doc.errors;
+  if (yamlError) throw new Error(`${file}: ${yamlError.message}`);
   if (doc.hasIn(['raiders', name])) throw new Error(`Raider '${name}' already defined in ${file}`);
   if (!doc.has('raiders') || doc.get('raiders') === null) doc.set('raiders', doc.createNode({}));
   doc.setIn(['raiders', name], doc.createNode(entryOf(fields)));

@@ -238,8 +238,8 @@ function buildProgram(setCode: (code: number) => void): Command {
     .option('--follow', 'keep printing while the run goes')
     .action(async (args: string[], opts: { follow?: boolean }) => {
       const { dir, rest } = dirThen(args, 1);
-      if (rest.length !== 1) throw new UsageError('Usage: raider hall logs ID [--follow]');
-      const id = rest[0]!;
+      const [id] = rest;
+      if (rest.length !== 1 || id === undefined) throw new UsageError('Usage: raider hall logs ID [--follow]');
       if (opts.follow) {
         const live = await hallRequest(socketOf(dir), 'attach', { id });
         if (!('error' in live)) {

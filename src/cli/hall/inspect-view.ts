@@ -37,7 +37,7 @@ export function renderTree(actors: readonly InspectedActor[], now: number, style
   walk(null, '');
   const width = Math.max(0, ...rows.map((r) => r[0].length));
   const stateWidth = Math.max(0, ...rows.map((r) => r[1].length));
-  return rows.map(([name, state, age]) => `${name.padEnd(width)}  ${style.cyan(state.padEnd(stateWidth))}  ${style.dim(age)}`).join('\n') + '\n';
+  return `${rows.map(([name, state, age]) => `${name.padEnd(width)}  ${style.cyan(state.padEnd(stateWidth))}  ${style.dim(age)}`).join('\n')}\n`;
 }
 
 /** Applies one inspect.* event to the tree. */

@@ -30,7 +30,7 @@ export function alignedTable(header: string[], rows: string[][], min: number[] =
       .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
       .join(' ')
       .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n') + '\n';
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
 export function formatAge(seconds: number): string {
