@@ -1,5 +1,5 @@
 /**
- * Per-run permission channels (SPEC §6). A surface that can ask a person
+ * Per-run permission channels (docs/raider.md, "The permission channel"). A surface that can ask a person
  * registers a handler for a binding; a run of that binding gets a UNIX socket
  * of its own and `--permission-channel PATH`. Every question on it gets
  * exactly one answer: the handler's, or `no` when the handler fails, the

@@ -1,5 +1,5 @@
 /**
- * A binding's queue: one writer per session (ADR 0003). While a run of the
+ * A binding's queue: one writer per session (docs/architecture.md, the offer protocol). While a run of the
  * binding lives, or a mission of it is on its way to a slot, new missions of
  * the binding wait here, and start one after the other in the binding's
  * session.

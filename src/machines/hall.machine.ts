@@ -107,7 +107,7 @@ const bus = (event: HallBusEvent): HallEmitted => ({ type: 'bus', event });
 const store = (op: StoreOp): HallEmitted => ({ type: 'store', op });
 const reply = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
 
-/** The `raider.done` event of a run (seed 001 EVENT BUS). */
+/** The `raider.done` event of a run (docs/protocol.md). */
 function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEvent {
   const o = run.outcome;
   return {

@@ -1,5 +1,5 @@
 /**
- * The ACP agent one connection talks to (seed 000, SPEC §5), built on the
+ * The ACP agent one connection talks to (README, "Editors (ACP)"), built on the
  * SDK's app API: a fresh AgentApp per connection, its sessions kept in the
  * shared AcpHub. When the connection closes its sessions are forgotten:
  * running runs cancelled, waiting prompts dropped, journals kept.

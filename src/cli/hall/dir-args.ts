@@ -1,6 +1,6 @@
 /**
- * The optional hall directory in front of the positional arguments
- * (reference §1.2): for commands that take only DIR it must be a directory;
+ * The optional hall directory in front of the positional arguments,
+ * as the Perl hall reads it: for commands that take only DIR it must be a directory;
  * for commands with more arguments it is DIR only when it is a directory
  * that looks like a hall and more arguments than needed were given.
  */

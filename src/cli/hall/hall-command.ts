@@ -1,6 +1,6 @@
 /**
- * `raider hall ...`: the hall daemon and its client commands (seed 001,
- * reference §1). Exit codes: 0 success, 1 the hall answered an error or is
+ * `raider hall ...`: the hall daemon and its client commands (README,
+ * "Using it"). Exit codes: 0 success, 1 the hall answered an error or is
  * not there, 2 usage, 3 configuration.
  */
 import path from 'node:path';
