@@ -5,47 +5,35 @@
  * says how to cancel the run, which goes on (issue 14, items 5 and 19).
  */
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { EventTap } from '../support/test-hall.js';
-import { doneOf, doneTap, hall, hallLive, type HallProcess, hallRoot, raiderStarted, removeRoots, request, socketOf, startHallProcess } from './cli-helpers.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { doneOf, hall, hallLive, raiderStarted, removeRoots, request, socketOf, doneTap, hallForFile, hallRoot, startHallProcess } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
 const SPAWNED_ID = /^Spawned raider (\S+) \(PID \d+\)/m;
 
-let root = '';
-let h: HallProcess | undefined;
-let tap: EventTap | undefined;
-beforeAll(async () => {
-  root = hallRoot('raiders:\n  bjorn: {}\ncancel_grace: 0.3\n');
-  h = await startHallProcess(root);
-  tap = await doneTap(root);
-});
-afterAll(async () => {
-  tap?.close();
-  expect((await h?.stop())?.code).toBe(0);
-});
+const file = hallForFile('raiders:\n  bjorn: {}\ncancel_grace: 0.3\n');
 
 /** A `spawn --attach` of a run that waits, once its raider is running; with the run's id. */
 async function attachedWaiting(): Promise<{ live: ReturnType<typeof hallLive>; id: string }> {
-  const live = hallLive(['spawn', '--attach', 'bjorn', 'wait', '600'], root);
+  const live = hallLive(['spawn', '--attach', 'bjorn', 'wait', '600'], file.root);
   await live.printed('· run started (fake)\n');
   const id = SPAWNED_ID.exec(live.stderr())?.[1] ?? '';
-  await raiderStarted(root, id);
+  await raiderStarted(file.root, id);
   return { live, id };
 }
 
 describe.concurrent('spawn --attach', () => {
   it('a failed run: its error on stderr, exit 1', async () => {
-    const r = await hall(['spawn', '--attach', 'bjorn', 'fail', 'the', 'roof', 'leaks'], root);
+    const r = await hall(['spawn', '--attach', 'bjorn', 'fail', 'the', 'roof', 'leaks'], file.root);
     const id = SPAWNED_ID.exec(r.stderr)?.[1] ?? '';
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`run ${id} ended: failed: the roof leaks\n`);
   });
 
   it('a run that ended without a result: the hall says so, exit 1', async () => {
-    const r = await hall(['spawn', '--attach', 'bjorn', 'crash'], root);
+    const r = await hall(['spawn', '--attach', 'bjorn', 'crash'], file.root);
     const id = SPAWNED_ID.exec(r.stderr)?.[1] ?? '';
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`run ${id} ended: failed: raider ${id} ended without a result (exit code 3)\n`);
@@ -53,8 +41,8 @@ describe.concurrent('spawn --attach', () => {
 
   it('a cancelled run exits 130, an interrupted one 143', async () => {
     const [cancelled, killed] = await Promise.all([attachedWaiting(), attachedWaiting()]);
-    expect(await request(socketOf(root), { cmd: 'cancel', id: cancelled.id })).toEqual({ cancelled: 1, id: cancelled.id });
-    expect(await request(socketOf(root), { cmd: 'kill', id: killed.id })).toEqual({ killed: 1, id: killed.id });
+    expect(await request(socketOf(file.root), { cmd: 'cancel', id: cancelled.id })).toEqual({ cancelled: 1, id: cancelled.id });
+    expect(await request(socketOf(file.root), { cmd: 'kill', id: killed.id })).toEqual({ killed: 1, id: killed.id });
     const [c, k] = await Promise.all([cancelled.live.done, killed.live.done]);
     expect(c.code).toBe(130);
     expect(c.stderr).toContain(`run ${cancelled.id} ended: cancelled\n`);
@@ -69,21 +57,21 @@ describe.concurrent('spawn --attach', () => {
     expect(r.code).toBe(130);
     expect(r.stderr).toContain(`run ${id} goes on`);
     expect(r.stderr).toContain(`raider hall cancel ${id}`);
-    const ps = await request(socketOf(root), { cmd: 'ps' });
+    const ps = await request(socketOf(file.root), { cmd: 'ps' });
     expect(JSON.stringify(ps)).toContain(id);
-    await request(socketOf(root), { cmd: 'cancel', id });
-    expect(await doneOf(tap!, id)).toMatchObject({ status: 'cancelled' });
+    await request(socketOf(file.root), { cmd: 'cancel', id });
+    expect(await doneOf(file.tap, id)).toMatchObject({ status: 'cancelled' });
   });
 });
 
 describe.concurrent('attach of a run that has ended', () => {
   it('replays it and says how it ended, with its exit code', async () => {
-    const spawned = await request(socketOf(root), { cmd: 'spawn', name: 'bjorn', mission: 'wait 600' });
+    const spawned = await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn', mission: 'wait 600' });
     const id = String(spawned.id);
-    await raiderStarted(root, id);
-    await request(socketOf(root), { cmd: 'cancel', id });
-    await doneOf(tap!, id);
-    const r = await hall(['attach', id], root);
+    await raiderStarted(file.root, id);
+    await request(socketOf(file.root), { cmd: 'cancel', id });
+    await doneOf(file.tap, id);
+    const r = await hall(['attach', id], file.root);
     expect(r).toMatchObject({ code: 130, stdout: '· run started (fake)\n■ cancelled\n', stderr: `run ${id} ended: cancelled\n` });
   });
 });

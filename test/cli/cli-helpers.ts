@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { eventually, hallEnv, RAIDER_BIN, request, runCli, tapEvents, tempRoot, type EventTap, type Json } from '../support/test-hall.js';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
 
@@ -164,3 +164,37 @@ export async function idle(root: string): Promise<void> {
 }
 
 export { eventually, request, runCli, tempRoot };
+
+/** The hall of a test file: its root and a tap of its `raider.done` events, there once `beforeAll` has run. */
+export interface FileHall {
+  readonly root: string;
+  readonly tap: EventTap;
+}
+
+/**
+ * Starts one hall process with `config` for the whole test file (in
+ * `beforeAll`), and stops it after the file, checking that it exits 0.
+ */
+export function hallForFile(config: string): FileHall {
+  let root = '';
+  let h: HallProcess | undefined;
+  let tap: EventTap | undefined;
+  beforeAll(async () => {
+    root = hallRoot(config);
+    h = await startHallProcess(root);
+    tap = await doneTap(root);
+  });
+  afterAll(async () => {
+    tap?.close();
+    expect((await h?.stop())?.code).toBe(0);
+  });
+  return {
+    get root() {
+      return root;
+    },
+    get tap() {
+      if (!tap) throw new Error('the file hall is not started yet: use it inside a test');
+      return tap;
+    },
+  };
+}

@@ -4,60 +4,48 @@
  * it as one argument, and Linux refuses one over 128 KiB), or empty / blank
  * (issue 14, items 7 and 19).
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { EventTap } from '../support/test-hall.js';
-import { doneOf, doneTap, hall, type HallProcess, hallRoot, raiderStarted, removeRoots, request, socketOf, spawned, startHallProcess } from './cli-helpers.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { doneOf, hall, raiderStarted, removeRoots, request, socketOf, spawned, hallForFile } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
-let root = '';
-let h: HallProcess | undefined;
-let tap: EventTap | undefined;
-beforeAll(async () => {
-  root = hallRoot('raiders:\n  bjorn: {}\ncancel_grace: 0.3\n');
-  h = await startHallProcess(root);
-  tap = await doneTap(root);
-});
-afterAll(async () => {
-  tap?.close();
-  expect((await h?.stop())?.code).toBe(0);
-});
+const file = hallForFile('raiders:\n  bjorn: {}\ncancel_grace: 0.3\n');
 
 describe.sequential('mission size', () => {
   it('a mission of 100,000 bytes runs', async () => {
     const text = 'x'.repeat(100_000 - 'answer '.length);
-    const r = await hall(['spawn', 'bjorn', 'answer', text], root);
+    const r = await hall(['spawn', 'bjorn', 'answer', text], file.root);
     expect(r.code, r.stderr).toBe(0);
     const run = spawned(r.stdout);
-    expect(await doneOf(tap!, run.id)).toMatchObject({ status: 'completed', response: text });
+    expect(await doneOf(file.tap, run.id)).toMatchObject({ status: 'completed', response: text });
   });
 
   it('a longer one is refused at submission, also for a busy numbered slot whose queue would hold it', async () => {
-    const busy = await request(socketOf(root), { cmd: 'spawn', name: '1bjorn', mission: 'wait 600' });
-    await raiderStarted(root, String(busy.id));
+    const busy = await request(socketOf(file.root), { cmd: 'spawn', name: '1bjorn', mission: 'wait 600' });
+    await raiderStarted(file.root, String(busy.id));
     const long = 'x'.repeat(110_000);
-    const [plain, numbered] = await Promise.all([hall(['spawn', 'bjorn', 'answer', long], root), hall(['spawn', '1bjorn', 'answer', long], root)]);
+    const [plain, numbered] = await Promise.all([hall(['spawn', 'bjorn', 'answer', long], file.root), hall(['spawn', '1bjorn', 'answer', long], file.root)]);
     for (const r of [plain, numbered]) {
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain('the mission is 110007 bytes; the hall accepts at most 100000');
     }
-    const status = await request(socketOf(root), { cmd: 'status' });
+    const status = await request(socketOf(file.root), { cmd: 'status' });
     expect(status).toMatchObject({ running: 1 });
     // Nothing waits: the numbered slot's queue did not take it.
     expect(status.queues).toEqual({});
-    await request(socketOf(root), { cmd: 'cancel', id: busy.id });
-    await doneOf(tap!, String(busy.id));
+    await request(socketOf(file.root), { cmd: 'cancel', id: busy.id });
+    await doneOf(file.tap, String(busy.id));
   });
 });
 
 describe.concurrent('empty missions', () => {
   it('an empty or blank mission is refused, on the socket and from the CLI', async () => {
-    expect(await request(socketOf(root), { cmd: 'spawn', name: 'bjorn', mission: '' })).toEqual({ error: 'spawn requires a mission: it is empty' });
-    expect(await request(socketOf(root), { cmd: 'spawn', name: 'bjorn', mission: ' \n\t' })).toEqual({ error: 'spawn requires a mission: it is empty' });
-    expect(await request(socketOf(root), { cmd: 'spawn', name: 'bjorn' })).toEqual({ error: 'spawn requires a mission: it is empty' });
-    const r = await hall(['spawn', 'bjorn', '   '], root);
+    expect(await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn', mission: '' })).toEqual({ error: 'spawn requires a mission: it is empty' });
+    expect(await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn', mission: ' \n\t' })).toEqual({ error: 'spawn requires a mission: it is empty' });
+    expect(await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn' })).toEqual({ error: 'spawn requires a mission: it is empty' });
+    const r = await hall(['spawn', 'bjorn', '   '], file.root);
     expect(r).toMatchObject({ code: 1, stdout: '', stderr: 'Hall error: spawn requires a mission: it is empty\n' });
   });
 });
