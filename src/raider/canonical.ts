@@ -6,6 +6,7 @@
  */
 import { writeSync } from 'node:fs';
 import stringify from 'safe-stable-stringify';
+import { isClosedPipe, readerGone } from '../cli/closed-pipe.js';
 
 const canonical = stringify.configure({ deterministic: true, bigint: true });
 
@@ -31,6 +32,8 @@ export function writeAllSync(fd: number, text: string): void {
       const n = writeSync(fd, buf);
       buf = buf.subarray(n);
     } catch (err) {
+      // Our stdout's reader left (`| head -1`): end as quietly as SIGPIPE would.
+      if (fd === 1 && isClosedPipe(err)) readerGone();
       if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
     }

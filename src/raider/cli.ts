@@ -31,6 +31,7 @@ import { hallBinding, hallTools } from './tools/hall.js';
 import { defaultTools, toolMap } from './tools/index.js';
 import { ProcessGroups } from './tools/process-groups.js';
 import { RAIDER_VERSION } from './version.js';
+import { endQuietlyWhenStdoutCloses } from '../cli/closed-pipe.js';
 
 const STDOUT = 1;
 const STDERR = 2;
@@ -60,6 +61,7 @@ function keepStdoutClean(): void {
 }
 
 export async function runRaiderCli(argv: string[]): Promise<number> {
+  endQuietlyWhenStdoutCloses();
   keepStdoutClean();
   try {
     return await runRaider(argv);

@@ -13,6 +13,7 @@ import { hallRequest } from '../../protocol/hall-client.js';
 import { ask, HallAnswer, pretty, socketOf } from './hall-ask.js';
 import { registerQueueCommand } from './queue-command.js';
 import { registerSessionList } from './session-list-command.js';
+import { endQuietlyWhenStdoutCloses } from '../closed-pipe.js';
 import { renderPs, renderStatus, styleFor } from './render.js';
 import { errorMessage } from '../../domain/error-message.js';
 
@@ -347,6 +348,7 @@ function parsePort(value: string): number {
 }
 
 export async function hallCommand(argv: string[]): Promise<number> {
+  endQuietlyWhenStdoutCloses();
   let code = 0;
   const program = buildProgram((c) => (code = c));
   if (argv.length === 0 || argv[0] === 'help') {

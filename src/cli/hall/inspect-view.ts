@@ -112,7 +112,8 @@ export async function inspectView(options: InspectViewOptions): Promise<number> 
     },
   );
   const timer = options.once || options.json ? null : setInterval(() => {
-    dirty = true;
+    // A terminal is redrawn for its ages; a pipe or file gets the tree once per change.
+    if (options.out.isTTY) dirty = true;
     draw();
   }, REDRAW_MS);
   const onSigint = () => finish(0);
