@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { applyInspectEvent, renderTree } from '../../src/cli/hall/inspect-view.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { applyInspectEvent, inspectView, renderTree } from '../../src/cli/hall/inspect-view.js';
 import { styleFor } from '../../src/cli/hall/render.js';
 import type { InspectedActor } from '../../src/adapters/inspect/actor-inspection.js';
 import { eventually, runCli, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
@@ -125,5 +125,26 @@ describe('the tree renderer', () => {
     expect(tree.get('slot:x')).toEqual({ id: 'slot:x', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 6 });
     applyInspectEvent(tree, { type: 'inspect.stopped', id: 'slot:x' });
     expect([...tree.keys()]).toEqual(['hall']);
+  });
+});
+
+describe('inspect without a terminal', () => {
+  it('prints the tree once per change, not at every redraw tick', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const h = await startTestHall();
+      const writes: string[] = [];
+      const view = inspectView({ socketPath: h.socket, once: false, json: false, style: styleFor({ isTTY: false }), out: { isTTY: false, write: (text: string) => writes.push(text) } });
+      await eventually(() => {
+        vi.advanceTimersByTime(250);
+        expect(writes).toHaveLength(1);
+      });
+      vi.advanceTimersByTime(250 * 20);
+      expect(writes).toHaveLength(1);
+      await h.stop();
+      expect(await view).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

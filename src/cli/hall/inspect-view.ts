@@ -64,7 +64,8 @@ export interface InspectViewOptions {
   once: boolean;
   json: boolean;
   style: Style;
-  out: NodeJS.WriteStream;
+  /** Where the tree goes: redrawn in place on a terminal, printed once per change otherwise. */
+  out: { readonly isTTY?: boolean; write(text: string): unknown };
 }
 
 const REDRAW_MS = 250;

@@ -15,7 +15,7 @@ const same = (s: string): string => s;
 const PLAIN: Style = { bold: same, dim: same, green: same, red: same, yellow: same, cyan: same };
 
 /** Colour only when writing to a terminal, and never with NO_COLOR. */
-export function styleFor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv = process.env): Style {
+export function styleFor(stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Style {
   const on = stream.isTTY === true && env.NO_COLOR === undefined;
   if (!on) return PLAIN;
   const c = picocolors().createColors(true);
