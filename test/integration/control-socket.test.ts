@@ -544,7 +544,7 @@ describe('encoding', () => {
     const [z, a, queued] = await c.replies(3);
     expect(queued).toMatchObject({ queued: 1, slot: '1alpha', queue_depth: 1 });
     await c.send(
-      frame({ cmd: 'status' }) + frame({ cmd: 'ps' }) + frame({ cmd: 'attach', id: a!.id }) + frame({ cmd: 'logs', id: z!.id }) + frame({ cmd: 'nope' }) + 'bad\n',
+      [frame({ cmd: 'status' }), frame({ cmd: 'ps' }), frame({ cmd: 'attach', id: a!.id }), frame({ cmd: 'logs', id: z!.id }), frame({ cmd: 'nope' }), 'bad\n'].join(''),
     );
     const lines = await c.take(6);
     const status = JSON.parse(lines[0]!) as Json;

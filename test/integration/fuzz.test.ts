@@ -35,7 +35,7 @@ const LONE_SURROGATES = [
   [0xed, 0xb0, 0x80],
   [0xed, 0xbf, 0xbf],
 ];
-const HUGE_NUMBERS = ['1e400', '-1e400', '123456789012345678901234567890', '1e-400', '-0', '9007199254740993', '0.1e999999999', '1' + '0'.repeat(5000)];
+const HUGE_NUMBERS = ['1e400', '-1e400', '123456789012345678901234567890', '1e-400', '-0', '9007199254740993', '0.1e999999999', `1${'0'.repeat(5000)}`];
 const ODD_STRINGS = [
   '',
   ' ',
@@ -178,7 +178,7 @@ const generators: Array<[weight: number, kind: string, gen: (rng: Rng) => Buffer
       return rng.pick([
         () => '['.repeat(depth),
         () => '['.repeat(depth) + ']'.repeat(depth),
-        () => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth),
+        () => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`,
         () => `{"type":"command","payload":{"cmd":"spawn","name":${'['.repeat(depth)}${']'.repeat(depth)},"mission":"x"}}`,
         () => `{"type":"command","payload":{"cmd":"attach","id":${'{"id":'.repeat(depth)}"x"${'}'.repeat(depth)}}}`,
         () => `{"type":"command","payload":${'['.repeat(depth)}${']'.repeat(depth)}}`,
