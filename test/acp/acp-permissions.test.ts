@@ -1,6 +1,6 @@
 import { methods } from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Json, TestHall } from '../support/test-hall.js';
+import type { TestHall } from '../support/test-hall.js';
 import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
 
 let hall: TestHall | undefined;

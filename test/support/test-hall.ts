@@ -17,6 +17,7 @@ export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
 export const FAKE_RAIDER = path.join(REPO, 'test', 'fixtures', 'fake-raider.mjs');
 
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON frames in tests are read by path without a schema; a wrong path fails the assertion
 export type Json = Record<string, any>;
 
 import { tempRoot } from './temp-roots.js';
