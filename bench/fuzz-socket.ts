@@ -109,7 +109,6 @@ const GENERATORS: Array<[number, (rng: Rng) => string | Buffer]> = [
   [18, (rng) => command([['cmd', JSON.stringify(rng.pick(['status', 'ps']))], ['id', rng.chance(0.5) ? JSON.stringify(randomValue(rng)) : undefined]])],
   [2, (rng) => rng.pick(['', ' ', '\t', '\r', '  \t '])],
 ];
-const TOTAL_WEIGHT = GENERATORS.reduce((n, [w]) => n + w, 0);
 
 interface Frame {
   line: Buffer;
@@ -118,8 +117,7 @@ interface Frame {
 
 function frame(rng: Rng): Frame {
   for (;;) {
-    let roll = rng.int(TOTAL_WEIGHT);
-    const gen = GENERATORS.find(([w]) => (roll -= w) < 0)![1];
+    const gen = rng.weighted(GENERATORS)[1];
     const produced = gen(rng);
     let line = Buffer.isBuffer(produced) ? produced : Buffer.from(produced, 'utf8');
     if (line.includes(0x0a)) continue;

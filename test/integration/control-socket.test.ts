@@ -41,8 +41,7 @@ class Conn {
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
       this.buffer += chunk;
-      let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+      for (let nl = this.buffer.indexOf('\n'); nl >= 0; nl = this.buffer.indexOf('\n')) {
         this.lines.push(this.buffer.slice(0, nl));
         this.buffer = this.buffer.slice(nl + 1);
       }
@@ -819,7 +818,7 @@ describe('event bus', () => {
     await eventually(() => expect(slow.closed).toBe(true), 5000);
     const missed = slow.events();
     expect(missed.length).toBeGreaterThan(0);
-    missed.forEach((e, i) => expect(e.seq).toBe(missed[0]!.seq + i));
+    for (const [i, e] of missed.entries()) expect(e.seq).toBe(missed[0]!.seq + i);
     expect(missed.filter((e) => e.type === 'raider.done').length).toBeLessThan(runs);
     // The hall answered the others quickly all along.
     expect(Math.max(...latencies)).toBeLessThan(1000);

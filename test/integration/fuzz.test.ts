@@ -242,7 +242,6 @@ const generators: Array<[weight: number, kind: string, gen: (rng: Rng) => Buffer
   ],
   [2, 'blank lines', (rng) => rng.pick(['', ' ', '\t', '\r', '   \t '])],
 ];
-const TOTAL_WEIGHT = generators.reduce((n, [w]) => n + w, 0);
 
 interface Frame {
   kind: string;
@@ -252,8 +251,7 @@ interface Frame {
 
 function generateFrame(rng: Rng): Frame {
   for (;;) {
-    let roll = rng.int(TOTAL_WEIGHT);
-    const [, kind, gen] = generators.find(([w]) => (roll -= w) < 0)!;
+    const [, kind, gen] = rng.weighted(generators);
     const produced = gen(rng);
     let line = Buffer.isBuffer(produced) ? produced : Buffer.from(produced, 'utf8');
     if (line.includes(0x0a)) continue; // one frame, one line
