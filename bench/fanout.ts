@@ -63,6 +63,7 @@ function writeFanoutRaider(dir: string): string {
       '#!/bin/sh',
       'for a; do m=$a; done',
       'case $m in',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion for the fake raider script, not a JS template
       "  'wait '*) trap 'kill $s 2>/dev/null; exit 143' TERM INT; sleep \"${m#wait }\" & s=$!; wait $s ;;",
       `  fat) exec cat '${fat}' ;;`,
       'esac',

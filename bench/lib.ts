@@ -18,6 +18,7 @@ import { onLines } from '../src/adapters/os/unix-socket.js';
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
 export const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
 
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON frames in benches are read by path without a schema
 export type Json = Record<string, any>;
 
 // ---------------------------------------------------------------- options
@@ -263,6 +264,7 @@ export function writeWaitingRaider(dir: string): string {
       'case $m in',
       "  'wait '*)",
       `    trap 'kill $s 2>/dev/null; printf "%s\\n" '"'"'${interrupted}'"'"'; exit 143' TERM INT`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion for the fake raider script, not a JS template
       '    sleep "${m#wait }" & s=$!',
       '    wait $s',
       '    ;;',

@@ -1,6 +1,6 @@
 import { methods } from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Json, TestHall } from '../support/test-hall.js';
+import type { TestHall } from '../support/test-hall.js';
 import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
 
 let hall: TestHall | undefined;
@@ -20,7 +20,7 @@ async function setup(config = 'raiders: { bjorn: {} }\ncancel_grace: 0.5\n'): Pr
   return { acp, sessionId: await newSession(acp, hall.root) };
 }
 
-function answers(result: Json[], sessionId: string, a: AcpTestClient): unknown {
+function answers(sessionId: string, a: AcpTestClient): unknown {
   const chunks = updatesOf(a, sessionId).filter((u) => u.sessionUpdate === 'agent_message_chunk');
   return JSON.parse(chunks.at(-1)!.content.text as string);
 }
@@ -28,7 +28,7 @@ function answers(result: Json[], sessionId: string, a: AcpTestClient): unknown {
 describe('permission forwarding (ACP session/request_permission)', () => {
   it('allow once: the tool_call comes first, then the question with three options', async () => {
     const { acp: a, sessionId } = await setup();
-    a.onPermission = (p) => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
+    a.onPermission = () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
     expect(await prompt(a, sessionId, 'ask 2')).toEqual({ stopReason: 'end_turn' });
     expect(a.permissions).toHaveLength(2);
     const first = a.permissions[0]!;
@@ -45,17 +45,17 @@ describe('permission forwarding (ACP session/request_permission)', () => {
     // The run's own tool.call for the same call becomes an update, not a second tool_call.
     expect(ups.filter((u) => u.sessionUpdate === 'tool_call' && u.toolCallId === first.toolCall.toolCallId)).toHaveLength(1);
     expect(ups.some((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === first.toolCall.toolCallId && u.status === 'completed')).toBe(true);
-    expect(answers([], sessionId, a)).toEqual(['once', 'once']);
+    expect(answers(sessionId, a)).toEqual(['once', 'once']);
   });
 
   it('allow always: the raider gets `session`, and later runs of the session are not asked again', async () => {
     const { acp: a, sessionId } = await setup();
     a.onPermission = () => ({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
     await prompt(a, sessionId, 'ask 2');
-    expect(answers([], sessionId, a)).toEqual(['session', 'session(remembered)']);
+    expect(answers(sessionId, a)).toEqual(['session', 'session(remembered)']);
     expect(a.permissions).toHaveLength(1);
     await prompt(a, sessionId, 'ask 1');
-    expect(answers([], sessionId, a)).toEqual(['session']);
+    expect(answers(sessionId, a)).toEqual(['session']);
     expect(a.permissions).toHaveLength(1);
   });
 
@@ -68,7 +68,7 @@ describe('permission forwarding (ACP session/request_permission)', () => {
     ];
     a.onPermission = () => outcomes.shift()!;
     expect(await prompt(a, sessionId, 'ask 3')).toEqual({ stopReason: 'end_turn' });
-    expect(answers([], sessionId, a)).toEqual(['no', 'no', 'no']);
+    expect(answers(sessionId, a)).toEqual(['no', 'no', 'no']);
   });
 
   it('no answer within permission_timeout refuses', async () => {
@@ -77,7 +77,7 @@ describe('permission forwarding (ACP session/request_permission)', () => {
     const t0 = Date.now();
     expect(await prompt(a, sessionId, 'ask 1')).toEqual({ stopReason: 'end_turn' });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
-    expect(answers([], sessionId, a)).toEqual(['no']);
+    expect(answers(sessionId, a)).toEqual(['no']);
   });
 
   it('session/cancel while asking answers the question no and the prompt cancelled', async () => {

@@ -171,8 +171,7 @@ describe('ACP sessions', () => {
     let buf = '';
     socket.on('data', (d: string) => {
       buf += d;
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
         lines.push(JSON.parse(buf.slice(0, nl)));
         buf = buf.slice(nl + 1);
       }

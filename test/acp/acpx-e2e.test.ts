@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
-import { hallEnv, RAIDER_BIN, REPO, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
+import { hallEnv, RAIDER_BIN, REPO, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 
 const ACPX = path.join(REPO, 'node_modules', 'acpx', 'dist', 'cli.js');
 
@@ -54,7 +54,7 @@ describe('acpx against raider acp --stdio', () => {
     hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: [acpAdapter] });
     const run = await acpx(hall.root, ['--format', 'json', '--approve-all', 'exec', 'answer hi']);
     expect(run.code).toBe(0);
-    const frames = run.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
+    const frames = run.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Json);
     const prompt = frames.find((f) => f.method === 'session/prompt');
     const reply = frames.find((f) => f.id === prompt!.id && f.result);
     expect(reply!.result).toEqual({ stopReason: 'end_turn' });

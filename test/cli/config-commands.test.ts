@@ -20,7 +20,7 @@ function configOf(root: string): string {
   return path.join(root, '.raider-hall.yml');
 }
 
-function yamlOf(root: string): any {
+function yamlOf(root: string): Record<string, unknown> {
   return YAML.parse(fs.readFileSync(configOf(root), 'utf8'));
 }
 

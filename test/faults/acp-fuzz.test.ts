@@ -38,8 +38,7 @@ class RawAcp {
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
       this.buffer += chunk;
-      let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+      for (let nl = this.buffer.indexOf('\n'); nl >= 0; nl = this.buffer.indexOf('\n')) {
         const line = this.buffer.slice(0, nl);
         this.buffer = this.buffer.slice(nl + 1);
         this.take(line);

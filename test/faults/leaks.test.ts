@@ -66,8 +66,7 @@ async function worker(socketPath: string, count: number, doneOf: (id: string) =>
   const replies: Array<(reply: Json) => void> = [];
   socket.on('data', (chunk: string) => {
     buffer += chunk;
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
       const reply = JSON.parse(buffer.slice(0, nl)) as Json;
       buffer = buffer.slice(nl + 1);
       replies.shift()!(reply);

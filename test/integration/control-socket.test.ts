@@ -41,8 +41,7 @@ class Conn {
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
       this.buffer += chunk;
-      let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+      for (let nl = this.buffer.indexOf('\n'); nl >= 0; nl = this.buffer.indexOf('\n')) {
         this.lines.push(this.buffer.slice(0, nl));
         this.buffer = this.buffer.slice(nl + 1);
       }
@@ -544,7 +543,7 @@ describe('encoding', () => {
     const [z, a, queued] = await c.replies(3);
     expect(queued).toMatchObject({ queued: 1, slot: '1alpha', queue_depth: 1 });
     await c.send(
-      frame({ cmd: 'status' }) + frame({ cmd: 'ps' }) + frame({ cmd: 'attach', id: a!.id }) + frame({ cmd: 'logs', id: z!.id }) + frame({ cmd: 'nope' }) + 'bad\n',
+      [frame({ cmd: 'status' }), frame({ cmd: 'ps' }), frame({ cmd: 'attach', id: a!.id }), frame({ cmd: 'logs', id: z!.id }), frame({ cmd: 'nope' }), 'bad\n'].join(''),
     );
     const lines = await c.take(6);
     const status = JSON.parse(lines[0]!) as Json;
@@ -819,7 +818,7 @@ describe('event bus', () => {
     await eventually(() => expect(slow.closed).toBe(true), 5000);
     const missed = slow.events();
     expect(missed.length).toBeGreaterThan(0);
-    missed.forEach((e, i) => expect(e.seq).toBe(missed[0]!.seq + i));
+    for (const [i, e] of missed.entries()) expect(e.seq).toBe(missed[0]!.seq + i);
     expect(missed.filter((e) => e.type === 'raider.done').length).toBeLessThan(runs);
     // The hall answered the others quickly all along.
     expect(Math.max(...latencies)).toBeLessThan(1000);

@@ -2,7 +2,7 @@
  * kill -9 of the hall at any moment loses no accepted mission and runs none
  * twice.
  */
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

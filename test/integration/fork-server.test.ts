@@ -28,7 +28,8 @@ function pendingSignals(pid: number): bigint {
 
 /** A hall with one run waiting for its flag file, and the fork server that started it. */
 async function hallWithWaitingRun() {
-  const h = (hall = await startTestHall({ config: CONFIG }));
+  const h = await startTestHall({ config: CONFIG });
+  hall = h;
   const tap = await h.events('raider.done');
   const flag = path.join(h.root, 'go');
   const a = await h.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${flag}` });

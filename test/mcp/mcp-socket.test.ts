@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { HallAdapterFactory } from '../../src/ports/hall-services.js';
 import { mcpAdapter, mcpSocketPath } from '../../src/adapters/mcp/mcp-adapter.js';
 import { HALL_TOOL_NAMES } from '../../src/adapters/mcp/mcp-tools.js';
-import { eventually, runStarted, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
+import { eventually, runStarted, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 import { connectSocket, MCP_CONFIG, startMcpHall, type McpConnection } from './mcp-support.js';
 import { defaultAdapters } from '../../src/actors/default-adapters.js';
 
@@ -272,7 +272,7 @@ describe('the MCP socket', () => {
     raw.on('data', (d: Buffer) => (got += d.toString()));
     raw.write('not json\n[1,2]\n');
     await eventually(() => expect(got.split('\n').filter(Boolean)).toHaveLength(2));
-    const [parse, invalid] = got.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+    const [parse, invalid] = got.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json);
     expect(parse!.error.code).toBe(-32700);
     expect(invalid!.error.code).toBe(-32600);
     raw.destroy();

@@ -49,8 +49,10 @@ describe('storage keys in .raider-hall.yml', () => {
 });
 
 describe('the database URL from the environment', () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file uses ${VAR} literally; the hall expands it
   const fromFile = config('storage: { postgres: "postgres://hall:${DB_PASSWORD}@db/raiders" }\n');
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the test title names the config syntax
   it('expands ${VAR}, percent-encoded, and never shows the password in `where`', () => {
     const result = databaseSettings(fromFile, '/r', { DB_PASSWORD: 'p@ss:w/rd' });
     expect(result.ok && result.settings).toMatchObject({
@@ -62,6 +64,7 @@ describe('the database URL from the environment', () => {
   it('names a variable that is not set', () => {
     expect(databaseSettings(fromFile, '/r', {})).toEqual({
       ok: false,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the error message names the variable in the config syntax
       error: 'storage.postgres: ${DB_PASSWORD} not set in the environment',
     });
   });

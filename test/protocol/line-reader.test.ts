@@ -56,7 +56,7 @@ describe('readLines', () => {
     const faults: LineFault[] = [];
     readLines(stream, (line) => lines.push(line), { maxBytes: 16, onFault: (f) => faults.push(f) });
     stream.write('one\ntw');
-    stream.write('o\n' + 'z'.repeat(40));
+    stream.write(`o\n${'z'.repeat(40)}`);
     stream.write('\nthree\n');
     expect(lines).toEqual(['one', 'two', 'three']);
     expect(faults).toEqual([{ fault: 'too-long', maxBytes: 16 }]);

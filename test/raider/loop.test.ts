@@ -53,7 +53,7 @@ describe('runAgentLoop', () => {
       maxIterations: 10,
       ...plumbing(),
       signal: controller.signal,
-      sink: { ...rec.sink, toolCall: (c) => (rec.sink.toolCall(c), setTimeout(() => controller.abort(), 10)) },
+      sink: { ...rec.sink, toolCall: (c) => { rec.sink.toolCall(c); setTimeout(() => controller.abort(), 10); } },
     });
     expect(await outcome).toMatchObject({ status: 'cancelled' });
     expect(rec.calls).toEqual(['c1:stuck']);
@@ -64,7 +64,7 @@ describe('runAgentLoop', () => {
     const controller = new AbortController();
     controller.abort();
     let asked = 0;
-    const engine: Engine = { name: 'x', model: undefined, nextTurn: async () => (asked++, { kind: 'final', text: 'x' }) };
+    const engine: Engine = { name: 'x', model: undefined, nextTurn: async () => { asked++; return { kind: 'final', text: 'x' }; } };
     const outcome = await runAgentLoop({ engine, tools: new Map(), root: '/', history: [], maxIterations: 1, ...plumbing(), signal: controller.signal, sink: record().sink });
     expect(outcome.status).toBe('cancelled');
     expect(asked).toBe(0);

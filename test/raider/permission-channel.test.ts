@@ -63,8 +63,7 @@ async function fakeHall(root: string, answers: Answer[]): Promise<FakeHall> {
     socket.on('close', () => onDisconnect());
     socket.on('data', (chunk: string) => {
       buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
+      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
         const q = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
         buffer = buffer.slice(nl + 1);
         questions.push(q);

@@ -161,7 +161,7 @@ describe('other outputs', () => {
     const doc = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(doc).toMatchObject({ version: 1, status: 'completed', response: 'I heard: just say it' });
     expect(doc).not.toHaveProperty('session');
-    expect(r.stdout).toBe(JSON.stringify(sortKeys(doc), null, 2) + '\n');
+    expect(r.stdout).toBe(`${JSON.stringify(sortKeys(doc), null, 2)}\n`);
   });
 
   it('without a machine flag prints the answer, and the session note on stderr', async () => {

@@ -88,6 +88,7 @@ describe('bash', () => {
   it('runs in the root with stdout and stderr, reports a non-zero exit, and sees no API keys', async () => {
     const root = makeProject(undefined, { 'here.txt': '' });
     const c = ctx(root);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion run by the bash tool, not a JS template
     const r = await run(bashTool, { command: 'ls; echo err >&2; echo "key=${SECRET_API_KEY:-none}"; echo err2 >&2' }, c);
     expect(r).toEqual({ ok: true, content: 'here.txt\nerr\nkey=none\nerr2\n' });
     expect(await run(bashTool, { command: 'exit 3' }, c)).toEqual({ ok: false, content: '\n[exit status 3]' });

@@ -5,7 +5,7 @@
  * the moment the temp file of the queue's checkpoint appears; a kill that
  * came too late (the file already renamed) is tried again with more missions.
  */
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

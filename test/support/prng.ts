@@ -10,7 +10,16 @@ export function prng(seed: number) {
   };
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  return { next, int, pick, chance: (p: number) => next() < p };
+  /** One entry, each as likely as its weight (the first element); one draw, so a seed replays the same picks. */
+  const weighted = <T extends readonly [number, ...unknown[]]>(entries: readonly T[]): T => {
+    let roll = int(entries.reduce((n, [w]) => n + w, 0));
+    for (const entry of entries) {
+      roll -= entry[0];
+      if (roll < 0) return entry;
+    }
+    throw new Error('weighted: no entries, or all weights are zero');
+  };
+  return { next, int, pick, weighted, chance: (p: number) => next() < p };
 }
 
 export type Rng = ReturnType<typeof prng>;

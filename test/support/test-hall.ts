@@ -17,6 +17,7 @@ export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
 export const FAKE_RAIDER = path.join(REPO, 'test', 'fixtures', 'fake-raider.mjs');
 
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON frames in tests are read by path without a schema; a wrong path fails the assertion
 export type Json = Record<string, any>;
 
 import { tempRoot } from './temp-roots.js';
@@ -91,8 +92,7 @@ export function rawExchange(socketPath: string, data: string | Buffer, count: nu
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
       buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
+      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
         replies.push(JSON.parse(buffer.slice(0, nl)) as Json);
         buffer = buffer.slice(nl + 1);
         if (replies.length === count) {
@@ -125,30 +125,38 @@ export interface EventTap {
   close(): void;
 }
 
+interface EventWaiter {
+  predicate: (e: Json) => boolean;
+  resolve: (e: Json) => void;
+}
+
+/** The first event seen so far that matches, or else the next one to come before the timeout. */
+function waitForEvent(all: Json[], waiters: EventWaiter[], predicate: (e: Json) => boolean, timeoutMs: number): Promise<Json> {
+  const found = all.find(predicate);
+  if (found) return Promise.resolve(found);
+  return new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`event not seen; got: ${all.map((e) => e.type).join(', ')}`)), timeoutMs);
+    waiters.push({
+      predicate,
+      resolve: (e) => {
+        clearTimeout(timer);
+        res(e);
+      },
+    });
+  });
+}
+
 export function tapEvents(socketPath: string, filter: string): Promise<EventTap> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
     const all: Json[] = [];
     const lines: string[] = [];
-    const waiters: Array<{ predicate: (e: Json) => boolean; resolve: (e: Json) => void }> = [];
+    const waiters: EventWaiter[] = [];
     let ready = false;
     const tap: EventTap = {
       all,
       lines,
-      waitFor(predicate, timeoutMs = 15_000) {
-        const found = all.find(predicate);
-        if (found) return Promise.resolve(found);
-        return new Promise((res, rej) => {
-          const timer = setTimeout(() => rej(new Error(`event not seen; got: ${all.map((e) => e.type).join(', ')}`)), timeoutMs);
-          waiters.push({
-            predicate,
-            resolve: (e) => {
-              clearTimeout(timer);
-              res(e);
-            },
-          });
-        });
-      },
+      waitFor: (predicate, timeoutMs = 15_000) => waitForEvent(all, waiters, predicate, timeoutMs),
       close: () => socket.destroy(),
     };
     onLines(socket, (line) => {

@@ -8,6 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+// biome-ignore lint/suspicious/noExplicitAny: parsed Bot API bodies in tests are read by path without a schema; a wrong path fails the assertion
 export type Json = Record<string, any>;
 
 export interface FakeRequest {
@@ -177,7 +178,10 @@ export class FakeBotApi {
       this.openPolls.set(token, (this.openPolls.get(token) ?? 1) - 1);
     };
     res.on('close', done);
-    if ((this.pending.get(token) ?? []).length > 0) return this.answer(res, 200, { ok: true, result: this.pending.get(token) });
+    if ((this.pending.get(token) ?? []).length > 0) {
+      this.answer(res, 200, { ok: true, result: this.pending.get(token) });
+      return;
+    }
     const previous = this.waiters.get(token);
     if (previous) {
       // Telegram ends the older long poll of a token when a newer one comes.
