@@ -92,7 +92,9 @@ async function openSession(socketPath: string, cwd: string): Promise<Session> {
     if (update.sessionUpdate !== 'agent_message_chunk') return;
     for (const m of (update.content?.text ?? '').matchAll(/t=(\d+\.\d+);/g)) latencies.push(at - Number(m[1]));
   });
-  const conn = app.connect(ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>));
+  const conn = app.connect(
+    ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>),
+  );
   await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
   const created = (await conn.agent.request('session/new', { cwd, mcpServers: [], raiderName: 'stamp' })) as { sessionId: string };
   return { conn, socket, sessionId: created.sessionId, latencies };
@@ -103,17 +105,23 @@ async function round(sessions: Session[], events: number): Promise<void> {
   const start = epochMs() + 1500 + sessions.length * 40;
   const answers = await Promise.all(
     sessions.map((s) =>
-      s.conn.agent.request(methods.agent.session.prompt, { sessionId: s.sessionId, prompt: [{ type: 'text', text: `stamp ${events} ${INTERVAL_MS} ${start.toFixed(0)}` }] }),
+      s.conn.agent.request(methods.agent.session.prompt, {
+        sessionId: s.sessionId,
+        prompt: [{ type: 'text', text: `stamp ${events} ${INTERVAL_MS} ${start.toFixed(0)}` }],
+      }),
     ),
   );
-  for (const a of answers) if ((a as { stopReason: string }).stopReason !== 'end_turn') throw new Error(`a prompt ended ${JSON.stringify(a)}`);
+  for (const a of answers)
+    if ((a as { stopReason: string }).stopReason !== 'end_turn') throw new Error(`a prompt ended ${JSON.stringify(a)}`);
 }
 
 runMain(async () => {
   const sessionCount = argNumber('--sessions') ?? 20;
   const events = argNumber('--events') ?? count(100, 30);
   const rounds = count(2, 1);
-  console.log(`# ACP latency: ${sessionCount} sessions at once, ${events} events each ${INTERVAL_MS} ms apart, ${rounds} round(s), ${machine()}`);
+  console.log(
+    `# ACP latency: ${sessionCount} sessions at once, ${events} events each ${INTERVAL_MS} ms apart, ${rounds} round(s), ${machine()}`,
+  );
   const root = tempRoot('acp-latency');
   fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders:\n  stamp: {}\n');
   const raider = writeStampRaider(tempRoot('acp-latency-bin'));
@@ -146,7 +154,9 @@ runMain(async () => {
     ]),
   );
   console.log('');
-  console.log(`updates received: ${all.length} of ${expected}; ${sessionCount} sessions × ${events} events × ${rounds} round(s) in ${fmt(wallMs / 1000, 1)} s`);
+  console.log(
+    `updates received: ${all.length} of ${expected}; ${sessionCount} sessions × ${events} events × ${rounds} round(s) in ${fmt(wallMs / 1000, 1)} s`,
+  );
   console.log(`hall CPU per update: ${fmt(hallCpu / Math.max(1, all.length), 2)} ms (with the runs' own start and end)`);
   console.log(`median ${fmt(st.median)} ms  target < ${TARGET_MEDIAN_MS} ms: ${st.median < TARGET_MEDIAN_MS ? 'met' : 'MISSED'}`);
   if (all.length !== expected) throw new Error(`${expected - all.length} updates never arrived`);

@@ -101,14 +101,18 @@ runMain(async () => {
   const bareAll = async (n: number): Promise<number> => {
     const t0 = nowMs();
     await Promise.all(
-      Array.from({ length: n }, (_, i) => bareSpawn(raider, bareArgs, path.join(bareDir, `all-${i}.events.jsonl`), path.join(bareDir, 'bare.log'), bareEnv, bareDir)),
+      Array.from({ length: n }, (_, i) =>
+        bareSpawn(raider, bareArgs, path.join(bareDir, `all-${i}.events.jsonl`), path.join(bareDir, 'bare.log'), bareEnv, bareDir),
+      ),
     );
     return nowMs() - t0;
   };
 
   const piped = async (n: number): Promise<number> => {
     const t0 = nowMs();
-    const replies = await Promise.all(shares(n, CONNECTIONS).map((share, w) => clients[w]!.pipeline(Array.from({ length: share }, () => spawnFrame))));
+    const replies = await Promise.all(
+      shares(n, CONNECTIONS).map((share, w) => clients[w]!.pipeline(Array.from({ length: share }, () => spawnFrame))),
+    );
     const ids = replies.flat().map((r) => {
       if (typeof r.id !== 'string') throw new Error(`spawn answered ${JSON.stringify(r)}`);
       return r.id;
@@ -140,7 +144,9 @@ runMain(async () => {
   if (projectedS > budgetS) {
     // A loaded or slow machine: fewer missions, so the whole suite still ends in time.
     const scaled = Math.max(100, Math.floor((missions * budgetS) / projectedS / 10) * 10);
-    console.log(`note: ${missions} missions would take ~${fmt(projectedS, 0)} s here (budget ${budgetS} s, BENCH_BURST_BUDGET_S); running ${scaled} instead`);
+    console.log(
+      `note: ${missions} missions would take ~${fmt(projectedS, 0)} s here (budget ${budgetS} s, BENCH_BURST_BUDGET_S); running ${scaled} instead`,
+    );
     missions = scaled;
   }
 
@@ -182,19 +188,57 @@ runMain(async () => {
     table(
       ['', 'runs (ms)', 'mean (ms)', 'missions/s', 'ms/mission', 'vs bare', 'CPU ms/mission'],
       [
-        ['bare spawns, 10 workers', times.bare.map((x) => fmt(x, 0)).join(' / '), fmt(b, 0), perSec(b), fmt(b / missions, 2), '1.00', fmt(mean(cpuPer.bare), 1)],
-        ['bare spawns, all at once', times.bareAll.map((x) => fmt(x, 0)).join(' / '), fmt(a, 0), perSec(a), fmt(a / missions, 2), fmt(a / b), fmt(mean(cpuPer.bareAll), 1)],
-        ['hall, 10 conns pipelined', times.piped.map((x) => fmt(x, 0)).join(' / '), fmt(p, 0), perSec(p), fmt(p / missions, 2), fmt(p / b), fmt(mean(cpuPer.piped), 1)],
-        ['hall, 10 conns closed loop', times.closed.map((x) => fmt(x, 0)).join(' / '), fmt(c, 0), perSec(c), fmt(c / missions, 2), fmt(c / b), fmt(mean(cpuPer.closed), 1)],
+        [
+          'bare spawns, 10 workers',
+          times.bare.map((x) => fmt(x, 0)).join(' / '),
+          fmt(b, 0),
+          perSec(b),
+          fmt(b / missions, 2),
+          '1.00',
+          fmt(mean(cpuPer.bare), 1),
+        ],
+        [
+          'bare spawns, all at once',
+          times.bareAll.map((x) => fmt(x, 0)).join(' / '),
+          fmt(a, 0),
+          perSec(a),
+          fmt(a / missions, 2),
+          fmt(a / b),
+          fmt(mean(cpuPer.bareAll), 1),
+        ],
+        [
+          'hall, 10 conns pipelined',
+          times.piped.map((x) => fmt(x, 0)).join(' / '),
+          fmt(p, 0),
+          perSec(p),
+          fmt(p / missions, 2),
+          fmt(p / b),
+          fmt(mean(cpuPer.piped), 1),
+        ],
+        [
+          'hall, 10 conns closed loop',
+          times.closed.map((x) => fmt(x, 0)).join(' / '),
+          fmt(c, 0),
+          perSec(c),
+          fmt(c / missions, 2),
+          fmt(c / b),
+          fmt(mean(cpuPer.closed), 1),
+        ],
       ],
     ),
   );
   console.log('CPU ms/mission: of this process for the bare spawns; of the hall process, until it went idle, for the hall sides.');
   console.log('');
   console.log(`hall pipelined / bare: ${fmt(p / b)}  target <= ${TARGET_RATIO}: ${p / b <= TARGET_RATIO ? 'met' : 'MISSED'}`);
-  console.log(`hall pipelined / bare all at once (the same work): ${fmt(p / a)}  target <= ${TARGET_RATIO}: ${p / a <= TARGET_RATIO ? 'met' : 'MISSED'}`);
-  console.log(`hall closed loop (same concurrency) / bare: ${fmt(c / b)}  target <= ${TARGET_RATIO}: ${c / b <= TARGET_RATIO ? 'met' : 'MISSED'}`);
-  console.log(`the hall kept working after the last raider.done: ${busyAfter.piped ?? '?'} after the pipelined burst, ${busyAfter.closed ?? '?'} after the closed loop`);
+  console.log(
+    `hall pipelined / bare all at once (the same work): ${fmt(p / a)}  target <= ${TARGET_RATIO}: ${p / a <= TARGET_RATIO ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `hall closed loop (same concurrency) / bare: ${fmt(c / b)}  target <= ${TARGET_RATIO}: ${c / b <= TARGET_RATIO ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `the hall kept working after the last raider.done: ${busyAfter.piped ?? '?'} after the pipelined burst, ${busyAfter.closed ?? '?'} after the closed loop`,
+  );
 
   summary([
     { bench: 'burst', metric: `bare: ${missions} spawns, 10 workers (ms)`, value: `${fmt(b, 0)} (${perSec(b)}/s)` },
@@ -218,7 +262,11 @@ runMain(async () => {
       metric: 'CPU per mission: hall piped / hall closed / bare spawner (ms)',
       value: `${fmt(mean(cpuPer.piped), 1)} / ${fmt(mean(cpuPer.closed), 1)} / ${fmt(mean(cpuPer.bare), 1)}`,
     },
-    { bench: 'burst', metric: 'hall busy after the last raider.done: piped / closed loop', value: `${busyAfter.piped ?? '?'} / ${busyAfter.closed ?? '?'}` },
+    {
+      bench: 'burst',
+      metric: 'hall busy after the last raider.done: piped / closed loop',
+      value: `${busyAfter.piped ?? '?'} / ${busyAfter.closed ?? '?'}`,
+    },
   ]);
 
   // After the figures: a hall that does not stop is worth knowing, but not at their cost.

@@ -105,11 +105,17 @@ runMain(async () => {
   console.log('');
   console.log(table(STATS_HEADERS, rows));
   console.log('');
-  console.log(`status median ${fmt(status.median, 1)} ms, p90 ${fmt(status.p90, 1)} ms; ${fmt(status.median / floor.median)}x the node floor (+${fmt(status.median - floor.median, 1)} ms)`);
-  console.log(`of the excess, loading the bundle: +${fmt(load.median - floor.median, 1)} ms; the rest (parse, socket, render): +${fmt(status.median - load.median, 1)} ms`);
+  console.log(
+    `status median ${fmt(status.median, 1)} ms, p90 ${fmt(status.p90, 1)} ms; ${fmt(status.median / floor.median)}x the node floor (+${fmt(status.median - floor.median, 1)} ms)`,
+  );
+  console.log(
+    `of the excess, loading the bundle: +${fmt(load.median - floor.median, 1)} ms; the rest (parse, socket, render): +${fmt(status.median - load.median, 1)} ms`,
+  );
   if (extraCaCerts) {
     const noCa = stats(results.statusNoCa);
-    console.log(`NODE_EXTRA_CA_CERTS=${extraCaCerts} costs every Node process +${fmt(floor.median - stats(results.floorNoCa).median, 1)} ms at start; without it status takes ${fmt(noCa.median, 1)} ms`);
+    console.log(
+      `NODE_EXTRA_CA_CERTS=${extraCaCerts} costs every Node process +${fmt(floor.median - stats(results.floorNoCa).median, 1)} ms at start; without it status takes ${fmt(noCa.median, 1)} ms`,
+    );
   }
   console.log(`target: median < ${TARGET_MEDIAN_MS} ms: ${status.median < TARGET_MEDIAN_MS ? 'met' : 'MISSED'}`);
 

@@ -54,7 +54,10 @@ const DROP_LINE = 'event subscriber dropped';
 /** A raider that waits (`wait N`), prints a fat result (`fat`), or finishes at once. */
 function writeFanoutRaider(dir: string): string {
   const fat = path.join(dir, 'fat-finished.jsonl');
-  fs.writeFileSync(fat, `${JSON.stringify({ elapsed: 0, response: 'f'.repeat(FAT_KB * 1024), seq: 1, status: 'completed', time: 0, type: 'run.finished', version: 1 })}\n`);
+  fs.writeFileSync(
+    fat,
+    `${JSON.stringify({ elapsed: 0, response: 'f'.repeat(FAT_KB * 1024), seq: 1, status: 'completed', time: 0, type: 'run.finished', version: 1 })}\n`,
+  );
   const finished = '{"elapsed":0,"response":"ok","seq":1,"status":"completed","time":0,"type":"run.finished","version":1}';
   const file = path.join(dir, 'fanout-raider.sh');
   fs.writeFileSync(
@@ -123,7 +126,9 @@ class Reader {
       socket.on('error', reject);
       socket.on('close', () => (reader.closed = true));
       socket.on('connect', () => {
-        socket.write(`${JSON.stringify({ type: 'subscribe', payload: { filter } })}\n${JSON.stringify({ type: 'command', payload: { cmd: 'status' } })}\n`);
+        socket.write(
+          `${JSON.stringify({ type: 'subscribe', payload: { filter } })}\n${JSON.stringify({ type: 'command', payload: { cmd: 'status' } })}\n`,
+        );
       });
     });
   }
@@ -248,7 +253,11 @@ runMain(async () => {
   // Once it is dropped, the readers still get everything.
   const after = stats(await steady(hall, '1stalled', probes, live));
   const stalledMs = nowMs() - t4;
-  const dropLine = hall.stderr().split('\n').find((l) => l.includes(DROP_LINE)) ?? '(no drop logged)';
+  const dropLine =
+    hall
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes(DROP_LINE)) ?? '(no drop logged)';
   await sleep(200);
   stalled.socket.resume();
   await sleep(500);
@@ -268,7 +277,9 @@ runMain(async () => {
       ],
     ),
   );
-  console.log(`fan-out cost: ${fmt(deliveryMs / floor.repliedMs)}x the time of the burst with nobody listening; hall CPU ${fmt((wideCpu - floorCpu) / (missions * SUBSCRIBERS) * 1000, 2)} µs per delivered event more`);
+  console.log(
+    `fan-out cost: ${fmt(deliveryMs / floor.repliedMs)}x the time of the burst with nobody listening; hall CPU ${fmt(((wideCpu - floorCpu) / (missions * SUBSCRIBERS)) * 1000, 2)} µs per delivered event more`,
+  );
   console.log('');
   console.log(
     table(STATS_HEADERS, [
@@ -279,7 +290,9 @@ runMain(async () => {
     ]),
   );
   console.log('');
-  console.log(`stalled subscriber: ${dropped() ? 'dropped' : 'NOT dropped'} after ${fatRuns} runs with ${FAT_KB} KB results (~${fmt(fatBytes / 1048576, 1)} MB read by each reader of raider.*), ${fmt(stalledMs / 1000, 1)} s`);
+  console.log(
+    `stalled subscriber: ${dropped() ? 'dropped' : 'NOT dropped'} after ${fatRuns} runs with ${FAT_KB} KB results (~${fmt(fatBytes / 1048576, 1)} MB read by each reader of raider.*), ${fmt(stalledMs / 1000, 1)} s`,
+  );
   console.log(`hall log: ${dropLine}`);
   console.log(`status afterwards: ${statusAfter.running} running, answered; hall stopped in ${fmt(stopMs, 0)} ms`);
   const stallRatio = withStats.median / baseline.median;
@@ -290,7 +303,11 @@ runMain(async () => {
       metric: `${missions} events to ${SUBSCRIBERS} subscribers: events/s delivered; time vs no subscriber`,
       value: `${fmt(perSecond, 0)}/s; ${fmt(deliveryMs, 0)} ms = ${fmt(deliveryMs / floor.repliedMs)}x`,
     },
-    { bench: 'fanout', metric: 'spread first→last subscriber per event median / p90 (ms)', value: `${fmt(stats(spread).median)} / ${fmt(stats(spread).p90)}` },
+    {
+      bench: 'fanout',
+      metric: 'spread first→last subscriber per event median / p90 (ms)',
+      value: `${fmt(stats(spread).median)} / ${fmt(stats(spread).p90)}`,
+    },
     {
       bench: 'fanout',
       metric: 'send→read median / p90 (ms): all reading → one stalled',

@@ -33,20 +33,41 @@ import { expectedReply, isObject, MAX_FRAME_BYTES, WouldAct, type Expected } fro
 const CONNECTIONS = 20;
 const COMMANDS = ['spawn', 'ps', 'status', 'attach', 'logs', 'kill', 'cancel', 'session_reset', 'telegram_reply'];
 
-
 // ---------------------------------------------------------------- the oracle
 
 /** Why a reply is not the one expected, or null when it is. */
 function check(reply: Json, expected: NonNullable<Expected>): string | null {
-  if ('exact' in expected) return JSON.stringify(reply) === JSON.stringify(expected.exact) ? null : `expected ${JSON.stringify(expected.exact)}`;
+  if ('exact' in expected)
+    return JSON.stringify(reply) === JSON.stringify(expected.exact) ? null : `expected ${JSON.stringify(expected.exact)}`;
   if ('anyError' in expected) return typeof reply.error === 'string' && Object.keys(reply).length === 1 ? null : 'expected an error';
   return reply.running === 0 && typeof reply.root === 'string' ? null : 'expected a status with nothing running';
 }
 
 // ------------------------------------------------------------ the generators
 
-// biome-ignore lint/suspicious/noTemplateCurlyInString: '${x}' is a hostile literal name the fuzzer sends on purpose
-const ODD = ['', ' ', 'status', 'STATUS', 'ü 日本 🚀', '\u0000', '\ud800', '\u2028', '../x', 'a/b', '..', '-x', '_x', 'x'.repeat(65), '%s%n', '${x}', 'a b', '__proto__', 'constructor', 'toString'];
+const ODD = [
+  '',
+  ' ',
+  'status',
+  'STATUS',
+  'ü 日本 🚀',
+  '\u0000',
+  '\ud800',
+  '\u2028',
+  '../x',
+  'a/b',
+  '..',
+  '-x',
+  '_x',
+  'x'.repeat(65),
+  '%s%n',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile literal name the fuzzer sends on purpose
+  '${x}',
+  'a b',
+  '__proto__',
+  'constructor',
+  'toString',
+];
 const HUGE = ['1e400', '-1e400', '123456789012345678901234567890', '-0', '9007199254740993', `1${'0'.repeat(400)}`];
 
 function randomString(rng: Rng, max = 30): string {
@@ -63,9 +84,21 @@ function randomString(rng: Rng, max = 30): string {
 
 function randomValue(rng: Rng, depth = 0): unknown {
   const r = rng.next();
-  if (depth > 2 || r < 0.6) return rng.pick<() => unknown>([() => rng.int(1000) - 500, () => null, () => rng.chance(0.5), () => rng.pick(ODD), () => randomString(rng)])();
+  if (depth > 2 || r < 0.6)
+    return rng.pick<() => unknown>([
+      () => rng.int(1000) - 500,
+      () => null,
+      () => rng.chance(0.5),
+      () => rng.pick(ODD),
+      () => randomString(rng),
+    ])();
   if (r < 0.8) return Array.from({ length: rng.int(4) }, () => randomValue(rng, depth + 1));
-  return Object.fromEntries(Array.from({ length: rng.int(4) }, () => [rng.chance(0.2) ? rng.pick(['cmd', 'id', 'name', '__proto__']) : randomString(rng, 8), randomValue(rng, depth + 1)]));
+  return Object.fromEntries(
+    Array.from({ length: rng.int(4) }, () => [
+      rng.chance(0.2) ? rng.pick(['cmd', 'id', 'name', '__proto__']) : randomString(rng, 8),
+      randomValue(rng, depth + 1),
+    ]),
+  );
 }
 
 /** A JSON text of any type but a safe raider name. */
@@ -89,24 +122,119 @@ const command = (fields: Array<[string, string | undefined]>) =>
     .join(',')}}}`;
 
 const GENERATORS: Array<[number, (rng: Rng) => string | Buffer]> = [
-  [15, (rng) => Buffer.from(Array.from({ length: rng.int(100) }, () => { const b = rng.int(256); return b === 0x0a ? 0x0b : b; }))],
-  [10, (rng) => {
-    const whole = rng.pick([command([['cmd', '"status"']]), command([['cmd', '"logs"'], ['id', '"x-1"']]), JSON.stringify(randomValue(rng))]);
-    return whole.slice(0, Math.max(1, rng.int(whole.length)));
-  }],
-  [3, (rng) => { const d = rng.pick([100, 3000]); return rng.pick(['['.repeat(d), `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`, `{"type":"command","payload":{"cmd":"status","x":${'['.repeat(d)}${']'.repeat(d)}}}`]); }],
-  [4, (rng) => rng.pick([rng.pick(HUGE), `{"type":${rng.pick(HUGE)}}`, command([['cmd', '"attach"'], ['id', rng.pick(HUGE)]])])],
-  [15, (rng) => {
-    const type = rng.pick(['"command"', '"command"', '"Command"', '""', 'null', '5', '[]', '{}', JSON.stringify(randomString(rng, 10)), undefined]);
-    const payload = rng.pick([undefined, 'null', '"status"', '[]', '7', `{"cmd":${rng.pick([JSON.stringify(rng.pick(COMMANDS)), '5', 'null', '[]', '"toString"', '"__proto__"', JSON.stringify(randomString(rng, 10))])}}`, JSON.stringify(randomValue(rng))]);
-    const fields = [type === undefined ? '' : `"type":${type}`, payload === undefined ? '' : `"payload":${payload}`].filter((f) => f !== '');
-    return `{${fields.join(',')}}`;
-  }],
+  [
+    15,
+    (rng) =>
+      Buffer.from(
+        Array.from({ length: rng.int(100) }, () => {
+          const b = rng.int(256);
+          return b === 0x0a ? 0x0b : b;
+        }),
+      ),
+  ],
+  [
+    10,
+    (rng) => {
+      const whole = rng.pick([
+        command([['cmd', '"status"']]),
+        command([
+          ['cmd', '"logs"'],
+          ['id', '"x-1"'],
+        ]),
+        JSON.stringify(randomValue(rng)),
+      ]);
+      return whole.slice(0, Math.max(1, rng.int(whole.length)));
+    },
+  ],
+  [
+    3,
+    (rng) => {
+      const d = rng.pick([100, 3000]);
+      return rng.pick([
+        '['.repeat(d),
+        `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`,
+        `{"type":"command","payload":{"cmd":"status","x":${'['.repeat(d)}${']'.repeat(d)}}}`,
+      ]);
+    },
+  ],
+  [
+    4,
+    (rng) =>
+      rng.pick([
+        rng.pick(HUGE),
+        `{"type":${rng.pick(HUGE)}}`,
+        command([
+          ['cmd', '"attach"'],
+          ['id', rng.pick(HUGE)],
+        ]),
+      ]),
+  ],
+  [
+    15,
+    (rng) => {
+      const type = rng.pick([
+        '"command"',
+        '"command"',
+        '"Command"',
+        '""',
+        'null',
+        '5',
+        '[]',
+        '{}',
+        JSON.stringify(randomString(rng, 10)),
+        undefined,
+      ]);
+      const payload = rng.pick([
+        undefined,
+        'null',
+        '"status"',
+        '[]',
+        '7',
+        `{"cmd":${rng.pick([JSON.stringify(rng.pick(COMMANDS)), '5', 'null', '[]', '"toString"', '"__proto__"', JSON.stringify(randomString(rng, 10))])}}`,
+        JSON.stringify(randomValue(rng)),
+      ]);
+      const fields = [type === undefined ? '' : `"type":${type}`, payload === undefined ? '' : `"payload":${payload}`].filter(
+        (f) => f !== '',
+      );
+      return `{${fields.join(',')}}`;
+    },
+  ],
   [3, (rng) => `{"type":"subscribe","payload":{"filter":${rng.pick(['5', '[]', '{}', 'true', '1e400'])}}}`],
-  [12, (rng) => command([['cmd', JSON.stringify(rng.pick(['attach', 'logs', 'kill', 'cancel']))], ['id', rng.chance(0.5) ? JSON.stringify(rng.chance(0.5) ? rng.pick(ODD) : randomString(rng)) : JSON.stringify(randomValue(rng))]])],
-  [10, (rng) => command([['cmd', '"spawn"'], ['name', notAName(rng)], ['mission', rng.pick(['"answer x"', '5', '[]', undefined])], ['binding', rng.pick([undefined, '5', '""', '"a b"'])]])],
-  [8, (rng) => command([['cmd', JSON.stringify(rng.pick(['session_reset', 'telegram_reply']))], ['binding', JSON.stringify(randomValue(rng))], ['text', JSON.stringify(randomValue(rng))]])],
-  [18, (rng) => command([['cmd', JSON.stringify(rng.pick(['status', 'ps']))], ['id', rng.chance(0.5) ? JSON.stringify(randomValue(rng)) : undefined]])],
+  [
+    12,
+    (rng) =>
+      command([
+        ['cmd', JSON.stringify(rng.pick(['attach', 'logs', 'kill', 'cancel']))],
+        ['id', rng.chance(0.5) ? JSON.stringify(rng.chance(0.5) ? rng.pick(ODD) : randomString(rng)) : JSON.stringify(randomValue(rng))],
+      ]),
+  ],
+  [
+    10,
+    (rng) =>
+      command([
+        ['cmd', '"spawn"'],
+        ['name', notAName(rng)],
+        ['mission', rng.pick(['"answer x"', '5', '[]', undefined])],
+        ['binding', rng.pick([undefined, '5', '""', '"a b"'])],
+      ]),
+  ],
+  [
+    8,
+    (rng) =>
+      command([
+        ['cmd', JSON.stringify(rng.pick(['session_reset', 'telegram_reply']))],
+        ['binding', JSON.stringify(randomValue(rng))],
+        ['text', JSON.stringify(randomValue(rng))],
+      ]),
+  ],
+  [
+    18,
+    (rng) =>
+      command([
+        ['cmd', JSON.stringify(rng.pick(['status', 'ps']))],
+        ['id', rng.chance(0.5) ? JSON.stringify(randomValue(rng)) : undefined],
+      ]),
+  ],
   [2, (rng) => rng.pick(['', ' ', '\t', '\r', '  \t '])],
 ];
 
@@ -130,7 +258,6 @@ function frame(rng: Rng): Frame {
     }
   }
 }
-
 
 runMain(async () => {
   const total = argNumber('--frames') ?? count(100_000, 20_000);
@@ -169,7 +296,17 @@ runMain(async () => {
   const rss1 = rssMb(pid);
   // The same again: memory that a pass leaves behind would show as growth here.
   for (let pass = 2; pass <= (argNumber('--passes') ?? 1); pass++) {
-    await Promise.all(plans.map((p) => fuzzConnection(hall.socket, Buffer.concat(p.frames.flatMap((f) => [f.line, Buffer.from('\n')])), p.frames.filter((f) => f.expected !== null).length, p.rng, 300_000)));
+    await Promise.all(
+      plans.map((p) =>
+        fuzzConnection(
+          hall.socket,
+          Buffer.concat(p.frames.flatMap((f) => [f.line, Buffer.from('\n')])),
+          p.frames.filter((f) => f.expected !== null).length,
+          p.rng,
+          300_000,
+        ),
+      ),
+    );
     console.log(`pass ${pass}: RSS ${fmt(rssMb(pid), 1)} MB`);
   }
 
@@ -187,7 +324,10 @@ runMain(async () => {
         return;
       }
       const why = isObject(reply) ? check(reply, expected[j]!.expected!) : 'not an object';
-      if (why) problems.push(`connection ${i}, reply ${j} to ${JSON.stringify(expected[j]!.line.subarray(0, 100).toString('utf8'))}: ${why}; got ${line.slice(0, 200)}`);
+      if (why)
+        problems.push(
+          `connection ${i}, reply ${j} to ${JSON.stringify(expected[j]!.line.subarray(0, 100).toString('utf8'))}: ${why}; got ${line.slice(0, 200)}`,
+        );
     });
   });
 
@@ -198,9 +338,17 @@ runMain(async () => {
   const stopMs = await hall.stop();
 
   console.log('');
-  console.log(`${total} frames (${fmt(bytes / 1048576, 1)} MB, ${answered} to answer) over ${CONNECTIONS} connections in ${fmt(ms, 0)} ms: ${fmt((total / ms) * 1000, 0)} frames/s`);
-  console.log(`hall CPU ${fmt(cpu, 0)} ms (${fmt((cpu / total) * 1000, 1)} µs per frame); RSS ${fmt(rss0, 1)} MB before, ${fmt(rss1, 1)} MB after; stopped in ${fmt(stopMs, 0)} ms`);
-  console.log(problems.length === 0 ? 'every line answered once, in order, as the contract says; the hall is well and started nothing' : `${problems.length} problem(s):\n${problems.slice(0, 20).join('\n')}`);
+  console.log(
+    `${total} frames (${fmt(bytes / 1048576, 1)} MB, ${answered} to answer) over ${CONNECTIONS} connections in ${fmt(ms, 0)} ms: ${fmt((total / ms) * 1000, 0)} frames/s`,
+  );
+  console.log(
+    `hall CPU ${fmt(cpu, 0)} ms (${fmt((cpu / total) * 1000, 1)} µs per frame); RSS ${fmt(rss0, 1)} MB before, ${fmt(rss1, 1)} MB after; stopped in ${fmt(stopMs, 0)} ms`,
+  );
+  console.log(
+    problems.length === 0
+      ? 'every line answered once, in order, as the contract says; the hall is well and started nothing'
+      : `${problems.length} problem(s):\n${problems.slice(0, 20).join('\n')}`,
+  );
 
   summary([
     {

@@ -116,7 +116,10 @@ export function fmt(value: number, digits = 2): string {
 export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>, leftColumns = 1): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -143,7 +146,10 @@ export function summary(rows: SummaryRow[]): void {
 }
 
 export function machine(): string {
-  const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
   return `${os.cpus().length} CPUs (nproc ${os.availableParallelism()}), ${os.cpus()[0]?.model ?? '?'}, node ${process.version}, ${os.platform()} ${os.release()}, load average ${load}`;
 }
 
@@ -313,7 +319,14 @@ export function argNumber(name: string): number | undefined {
  * fresh file, stderr appended to a file, its own process group. Resolves with
  * the wall time from opening the files to the exit, in ms.
  */
-export function bareSpawn(command: string, args: string[], outFile: string, errFile: string, env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+export function bareSpawn(
+  command: string,
+  args: string[],
+  outFile: string,
+  errFile: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = nowMs();
     let out: number | undefined;
@@ -384,7 +397,8 @@ export async function startHall(
   const socket = socketPath(root);
   const deadline = t0 + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`hall exited (${child.exitCode ?? child.signalCode}): ${stderr}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`hall exited (${child.exitCode ?? child.signalCode}): ${stderr}`);
     try {
       const reply = await request(socket, { cmd: 'status' }, 5_000);
       if (reply.error === undefined) break;
@@ -410,7 +424,11 @@ export async function startHall(
         const timer = setTimeout(() => {
           const ps = processesUnder(root).length;
           child.kill('SIGKILL');
-          reject(new Error(`hall did not stop within ${stopTimeoutMs} ms of SIGTERM (${ps} process(es) of its root still there); its stderr: ${stderr.slice(-2000)}`));
+          reject(
+            new Error(
+              `hall did not stop within ${stopTimeoutMs} ms of SIGTERM (${ps} process(es) of its root still there); its stderr: ${stderr.slice(-2000)}`,
+            ),
+          );
         }, stopTimeoutMs);
         child.once('exit', () => {
           clearTimeout(timer);

@@ -45,7 +45,10 @@ const CONNECTIONS = 10;
 const QUIET_S = 3;
 
 /** `n` rounds of ps and status, each on a fresh connection, interleaved. */
-async function probe(socket: string, n: number): Promise<{ ps: Stats; status: Stats; psBytes: number; statusBytes: number; running: number }> {
+async function probe(
+  socket: string,
+  n: number,
+): Promise<{ ps: Stats; status: Stats; psBytes: number; statusBytes: number; running: number }> {
   const ps: number[] = [];
   const status: number[] = [];
   let psBytes = 0;
@@ -134,13 +137,21 @@ runMain(async () => {
     ),
   );
   console.log('');
-  console.log(`${raiders} spawns (10 connections, pipelined): all replies in ${fmt(startMs, 0)} ms, hall CPU ${fmt(startCpu / raiders, 2)} ms per spawn`);
+  console.log(
+    `${raiders} spawns (10 connections, pipelined): all replies in ${fmt(startMs, 0)} ms, hall CPU ${fmt(startCpu / raiders, 2)} ms per spawn`,
+  );
   console.log(`hall CPU with ${raiders} running and nothing asked of it: ${fmt(quietCpuPerS, 1)} ms per second`);
-  console.log(`hall RSS with ${raiders} running: ${fmt(busyRss, 1)} MB (${fmt(busyRss - idleRss, 1)} MB over idle)  target < ${TARGET_RSS_MB} MB: ${busyRss < TARGET_RSS_MB ? 'met' : 'MISSED'}`);
+  console.log(
+    `hall RSS with ${raiders} running: ${fmt(busyRss, 1)} MB (${fmt(busyRss - idleRss, 1)} MB over idle)  target < ${TARGET_RSS_MB} MB: ${busyRss < TARGET_RSS_MB ? 'met' : 'MISSED'}`,
+  );
   console.log(`SIGTERM to exit with ${raiders} raiders to stop: ${fmt(stopMs, 0)} ms`);
 
   summary([
-    { bench: 'many-running', metric: `${raiders} spawns pipelined: all running after (ms); hall CPU per spawn (ms)`, value: `${fmt(startMs, 0)}; ${fmt(startCpu / raiders, 2)}` },
+    {
+      bench: 'many-running',
+      metric: `${raiders} spawns pipelined: all running after (ms); hall CPU per spawn (ms)`,
+      value: `${fmt(startMs, 0)}; ${fmt(startCpu / raiders, 2)}`,
+    },
     {
       bench: 'many-running',
       metric: `hall RSS idle / ${raiders} running / peak (MB)`,
@@ -149,7 +160,11 @@ runMain(async () => {
       met: busyRss < TARGET_RSS_MB,
     },
     { bench: 'many-running', metric: `hall CPU with ${raiders} running, quiet (ms/s)`, value: fmt(quietCpuPerS, 1) },
-    { bench: 'many-running', metric: `ps median / p90 (ms): idle → ${raiders} running`, value: `${fmt(idle.ps.median)} / ${fmt(idle.ps.p90)} → ${fmt(busy.ps.median)} / ${fmt(busy.ps.p90)}` },
+    {
+      bench: 'many-running',
+      metric: `ps median / p90 (ms): idle → ${raiders} running`,
+      value: `${fmt(idle.ps.median)} / ${fmt(idle.ps.p90)} → ${fmt(busy.ps.median)} / ${fmt(busy.ps.p90)}`,
+    },
     {
       bench: 'many-running',
       metric: `status median / p90 (ms): idle → ${raiders} running`,

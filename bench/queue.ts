@@ -58,7 +58,9 @@ function queueFileEntries(root: string): number {
 /** The write-ahead log's floor: `n` appends of one line, each followed by fdatasync. */
 function appendSyncFloor(dir: string, n: number): { perSecond: number; latencies: number[] } {
   const file = path.join(dir, 'bench-floor.jsonl');
-  const line = Buffer.from(`${JSON.stringify({ op: 'queue', queue: { kind: 'slot', slot: SLOT }, entry: { id: 'm-0123456789abcdef', name: SLOT, mission: 'wait 600' } })}\n`);
+  const line = Buffer.from(
+    `${JSON.stringify({ op: 'queue', queue: { kind: 'slot', slot: SLOT }, entry: { id: 'm-0123456789abcdef', name: SLOT, mission: 'wait 600' } })}\n`,
+  );
   const fd = fs.openSync(file, 'a', 0o600);
   const latencies: number[] = [];
   const start = nowMs();
@@ -129,14 +131,22 @@ runMain(async () => {
   );
   console.log('');
   console.log(`floor: ${fmt(floor.perSecond, 0)} append+fdatasync/s`);
-  console.log(`sequential: ${missions} in ${fmt(seqMs, 0)} ms = ${fmt(seqRate, 0)} spawns/s  target >= ${TARGET_SEQUENTIAL}: ${seqRate >= TARGET_SEQUENTIAL ? 'met' : 'MISSED'}`);
-  console.log(`median reply last/first ${windowSize}: ${fmt(ratio)}  target <= ${TARGET_RATIO}: ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'}`);
-  console.log(`pipelined: ${missions} in ${fmt(pipeMs, 0)} ms = ${fmt(pipeRate, 0)} spawns/s  target >= ${TARGET_PIPELINED}: ${pipeRate >= TARGET_PIPELINED ? 'met' : 'MISSED'}`);
+  console.log(
+    `sequential: ${missions} in ${fmt(seqMs, 0)} ms = ${fmt(seqRate, 0)} spawns/s  target >= ${TARGET_SEQUENTIAL}: ${seqRate >= TARGET_SEQUENTIAL ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `median reply last/first ${windowSize}: ${fmt(ratio)}  target <= ${TARGET_RATIO}: ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `pipelined: ${missions} in ${fmt(pipeMs, 0)} ms = ${fmt(pipeRate, 0)} spawns/s  target >= ${TARGET_PIPELINED}: ${pipeRate >= TARGET_PIPELINED ? 'met' : 'MISSED'}`,
+  );
 
   // Stop with the queue full.
   const stopMs = await hall.stop();
   const atStop = queueFileEntries(root);
-  console.log(`\nSIGTERM: hall gone in ${fmt(stopMs, 0)} ms; ${SLOT}.queue.json holds ${atStop} entries (expected ${total}): ${atStop === total ? 'ok' : 'WRONG'}`);
+  console.log(
+    `\nSIGTERM: hall gone in ${fmt(stopMs, 0)} ms; ${SLOT}.queue.json holds ${atStop} entries (expected ${total}): ${atStop === total ? 'ok' : 'WRONG'}`,
+  );
 
   // Restart, against the start of a hall on an empty root before and after.
   const emptyStart = async () => {
@@ -170,7 +180,9 @@ runMain(async () => {
   console.log(
     `restart with ${atStop} waiting: status answered after ${fmt(restartMs, 0)} ms (empty root: ${fmt(empty1, 0)} / ${fmt(empty2, 0)} ms; ${fmt(restartMs / emptyMs)}x)  target < ${TARGET_RESTART_MS} ms: ${restartMs < TARGET_RESTART_MS ? 'met' : 'MISSED'}`,
   );
-  console.log(`after the restart: ${SLOT}.queue.json holds ${inFile}, status says ${waiting} waiting and ${running} running: ${accounted} of ${total} accounted for: ${allThere ? 'ok' : 'WRONG'}`);
+  console.log(
+    `after the restart: ${SLOT}.queue.json holds ${inFile}, status says ${waiting} waiting and ${running} running: ${accounted} of ${total} accounted for: ${allThere ? 'ok' : 'WRONG'}`,
+  );
   await restarted.hall.stop();
   console.log(`(first start of the hall on the fresh root: ${fmt(firstStartMs, 0)} ms)`);
 

@@ -68,15 +68,18 @@ function runOne(bench: Bench): Promise<Outcome> {
       detached: true,
     });
     const rows: SummaryRow[] = [];
-    const lines = lineSink((line) => {
-      if (line.startsWith(SUMMARY_PREFIX)) {
-        try {
-          rows.push(...(JSON.parse(line.slice(SUMMARY_PREFIX.length)) as SummaryRow[]));
-        } catch {
-          process.stdout.write(`(unreadable summary line from ${bench.name})\n`);
-        }
-      } else process.stdout.write(`${line}\n`);
-    }, { maxBytes: MAX_MESSAGE_BYTES, utf8: 'replace' });
+    const lines = lineSink(
+      (line) => {
+        if (line.startsWith(SUMMARY_PREFIX)) {
+          try {
+            rows.push(...(JSON.parse(line.slice(SUMMARY_PREFIX.length)) as SummaryRow[]));
+          } catch {
+            process.stdout.write(`(unreadable summary line from ${bench.name})\n`);
+          }
+        } else process.stdout.write(`${line}\n`);
+      },
+      { maxBytes: MAX_MESSAGE_BYTES, utf8: 'replace' },
+    );
     child.stdout.on('data', (chunk: Buffer) => lines.push(chunk));
     let timedOut = false;
     const kill = (sig: NodeJS.Signals) => {
@@ -141,8 +144,16 @@ async function main(): Promise<number> {
 /** ", at commit abc1234 (+ local changes)" when this is a git checkout. */
 function commit(): string {
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'bin'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'bin'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return `, at commit ${head}${dirty === '' ? '' : ' (+ uncommitted changes)'}`;
   } catch {
     return '';

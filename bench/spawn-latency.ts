@@ -80,7 +80,14 @@ runMain(async () => {
   let bareCpu = 0;
   const bareOnce = async () => {
     const c0 = ownCpuMs();
-    const ms = await bareSpawn(raider, bareArgs, path.join(bareDir, `bare-${bareSeq++ % 20}.events.jsonl`), path.join(bareDir, 'bare.log'), bareEnv, bareDir);
+    const ms = await bareSpawn(
+      raider,
+      bareArgs,
+      path.join(bareDir, `bare-${bareSeq++ % 20}.events.jsonl`),
+      path.join(bareDir, 'bare.log'),
+      bareEnv,
+      bareDir,
+    );
     bareCpu += ownCpuMs() - c0;
     return ms;
   };
@@ -146,10 +153,14 @@ runMain(async () => {
     ]),
   );
   console.log('');
-  console.log(`hall overhead (median hall − median bare): ${fmt(overhead)} ms   target < ${TARGET_OVERHEAD_MS} ms: ${overhead < TARGET_OVERHEAD_MS ? 'met' : 'MISSED'}`);
+  console.log(
+    `hall overhead (median hall − median bare): ${fmt(overhead)} ms   target < ${TARGET_OVERHEAD_MS} ms: ${overhead < TARGET_OVERHEAD_MS ? 'met' : 'MISSED'}`,
+  );
   console.log(`ratio median hall / median bare: ${fmt(sh.median / sb.median)}x; p90 hall / p90 bare: ${fmt(sh.p90 / sb.p90)}x`);
   console.log(`CPU per run: hall process ${fmt(hallCpu / n)} ms, bare spawner (this process, around each spawn) ${fmt(bareCpu / n)} ms`);
-  console.log(`bare spawn() call alone (returns after exec): median ${fmt(bareCalls.median)} ms, p90 ${fmt(bareCalls.p90)} ms; RSS: hall ${fmt(hallRss, 0)} MB, this process ${fmt(ownRss, 0)} MB`);
+  console.log(
+    `bare spawn() call alone (returns after exec): median ${fmt(bareCalls.median)} ms, p90 ${fmt(bareCalls.p90)} ms; RSS: hall ${fmt(hallRss, 0)} MB, this process ${fmt(ownRss, 0)} MB`,
+  );
   console.log(`hall stopped in ${fmt(stopMs, 0)} ms`);
 
   if (!process.argv.includes('--no-phases')) await phases(raider, Math.max(10, Math.floor(n / 2)));
@@ -195,17 +206,37 @@ async function phases(raider: string, n: number): Promise<void> {
   sub.close();
   await hall.stop();
   const data = JSON.parse(fs.readFileSync(outFile, 'utf8')) as { runs: PhaseRun[]; fdatasyncs: number[] };
-  const runs = data.runs.slice(warmup).filter((r) => r.spawnStart !== undefined && r.exit !== undefined && r.done !== undefined && r.reply !== undefined);
+  const runs = data.runs
+    .slice(warmup)
+    .filter((r) => r.spawnStart !== undefined && r.exit !== undefined && r.done !== undefined && r.reply !== undefined);
   const col = (f: (r: PhaseRun) => number) => stats(runs.map(f));
   console.log(`\n# inside the hall (instrumented hall, ${runs.length} sequential runs; the hook adds a little)`);
   console.log(
     table(STATS_HEADERS, [
-      statsRow('frame read → request to the fork server (prepare: files, ledger)', col((r) => r.spawnStart! - r.arrive)),
-      statsRow('request → pid reported (fork+exec in the fork server)', col((r) => r.spawnEnd! - r.spawnStart!)),
-      statsRow('pid reported → spawn reply written (waits for fdatasync)', col((r) => r.reply! - r.spawnEnd!)),
-      statsRow('request → exit reported', col((r) => r.exit! - r.spawnStart!)),
-      statsRow('exit reported → raider.done written (reap)', col((r) => r.done! - r.exit!)),
-      statsRow('frame read → raider.done written', col((r) => r.done! - r.arrive)),
+      statsRow(
+        'frame read → request to the fork server (prepare: files, ledger)',
+        col((r) => r.spawnStart! - r.arrive),
+      ),
+      statsRow(
+        'request → pid reported (fork+exec in the fork server)',
+        col((r) => r.spawnEnd! - r.spawnStart!),
+      ),
+      statsRow(
+        'pid reported → spawn reply written (waits for fdatasync)',
+        col((r) => r.reply! - r.spawnEnd!),
+      ),
+      statsRow(
+        'request → exit reported',
+        col((r) => r.exit! - r.spawnStart!),
+      ),
+      statsRow(
+        'exit reported → raider.done written (reap)',
+        col((r) => r.done! - r.exit!),
+      ),
+      statsRow(
+        'frame read → raider.done written',
+        col((r) => r.done! - r.arrive),
+      ),
       statsRow('WAL fdatasync (all, ms)', stats(data.fdatasyncs)),
     ]),
   );

@@ -39,7 +39,8 @@ function typeText(s: JsonSchema): string {
   return types
     .map((type) => {
       if (type === 'array') return `${Array.isArray(s.items) || s.items === undefined ? 'any' : typeText(schemaOf(s.items))}[]`;
-      if (type === 'object' && typeof s.additionalProperties === 'object' && !s.properties) return `{string: ${typeText(s.additionalProperties)}}`;
+      if (type === 'object' && typeof s.additionalProperties === 'object' && !s.properties)
+        return `{string: ${typeText(s.additionalProperties)}}`;
       return type;
     })
     .join(' \\| ');
@@ -70,7 +71,10 @@ function fieldTable(s: JsonSchema): string {
 
 function objectSection(title: string, schema: z.ZodType, skip: string[] = []): string {
   const s = jsonSchema(schema);
-  const shown: JsonSchema = { ...s, properties: Object.fromEntries(Object.entries(s.properties ?? {}).filter(([name]) => !skip.includes(name))) };
+  const shown: JsonSchema = {
+    ...s,
+    properties: Object.fromEntries(Object.entries(s.properties ?? {}).filter(([name]) => !skip.includes(name))),
+  };
   return `${title}\n\n${s.description ? `${s.description}\n\n` : ''}${fieldTable(shown)}`;
 }
 
@@ -79,7 +83,10 @@ function replySection(reply: z.ZodType | undefined): string {
   const s = jsonSchema(reply);
   const variants = s.anyOf?.map(schemaOf) ?? [s];
   return variants
-    .map((variant) => `Reply${variants.length > 1 ? ` (${cell(variant.description)})` : variant.description ? `: ${variant.description}` : ''}\n\n${fieldTable(variant)}`)
+    .map(
+      (variant) =>
+        `Reply${variants.length > 1 ? ` (${cell(variant.description)})` : variant.description ? `: ${variant.description}` : ''}\n\n${fieldTable(variant)}`,
+    )
     .join('\n');
 }
 
@@ -109,7 +116,10 @@ export function protocolDoc(): string {
     const s = jsonSchema(event);
     parts.push(objectSection(`### \`${String(schemaOf(s.properties?.type).const)}\``, event, ['type']));
   }
-  return `${parts.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${parts
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

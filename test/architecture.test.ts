@@ -79,7 +79,9 @@ describe('the layers of src/', () => {
   });
 
   it('machines import no node: module and nothing from adapters or actors', () => {
-    expect(offences('machines', (spec) => spec.startsWith('node:') || spec.startsWith('adapters/') || spec.startsWith('actors/'))).toEqual([]);
+    expect(offences('machines', (spec) => spec.startsWith('node:') || spec.startsWith('adapters/') || spec.startsWith('actors/'))).toEqual(
+      [],
+    );
   });
 
   it('finds a cycle when there is one', () => {

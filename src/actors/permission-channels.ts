@@ -16,7 +16,6 @@ import type { PermissionHandler, PermissionRegistry } from '../ports/permission-
 import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 import { errorMessage } from '../domain/error-message.js';
 
-
 interface OpenChannel {
   server: net.Server;
   listener: UnixListener;
@@ -71,22 +70,26 @@ export class PermissionChannels implements PermissionRegistry {
     const onRunEnd = () => connection.abort();
     runSignal.addEventListener('abort', onRunEnd, { once: true });
     const onFault = (fault: LineFault) => this.warn(`permission channel of ${runId}: ${describeLineFault(fault)}; skipped`);
-    onLines(socket, (line) => {
-      if (line.trim() === '') return;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        this.warn(`permission channel of ${runId}: not JSON: ${line.slice(0, 120)}`);
-        return;
-      }
-      const question = parseQuestion(value);
-      if (!question) {
-        this.warn(`permission channel of ${runId}: not a question: ${line.slice(0, 120)}`);
-        return;
-      }
-      void this.answer(socket, question, runId, binding, connection.signal);
-    }, { maxBytes: MAX_LINE_BYTES, onFault });
+    onLines(
+      socket,
+      (line) => {
+        if (line.trim() === '') return;
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch {
+          this.warn(`permission channel of ${runId}: not JSON: ${line.slice(0, 120)}`);
+          return;
+        }
+        const question = parseQuestion(value);
+        if (!question) {
+          this.warn(`permission channel of ${runId}: not a question: ${line.slice(0, 120)}`);
+          return;
+        }
+        void this.answer(socket, question, runId, binding, connection.signal);
+      },
+      { maxBytes: MAX_LINE_BYTES, onFault },
+    );
     socket.on('close', () => {
       connection.abort();
       runSignal.removeEventListener('abort', onRunEnd);
@@ -94,7 +97,13 @@ export class PermissionChannels implements PermissionRegistry {
     socket.on('error', () => socket.destroy());
   }
 
-  private async answer(socket: net.Socket, question: PermissionQuestion, runId: string, binding: string, signal: AbortSignal): Promise<void> {
+  private async answer(
+    socket: net.Socket,
+    question: PermissionQuestion,
+    runId: string,
+    binding: string,
+    signal: AbortSignal,
+  ): Promise<void> {
     const handler = this.handlers.get(binding);
     let answer: PermissionAnswer;
     if (!handler) {

@@ -152,10 +152,14 @@ function untilWritten(store: RunEnvironment['store'], signal: AbortSignal): Prom
     const timer = setInterval(check, WRITE_RETRY_MS);
     // A store that writes only by committing (PostgreSQL) is written when its commit is: no poll to wait for.
     store.commit().then(check, () => undefined);
-    signal.addEventListener('abort', () => {
-      clearInterval(timer);
-      reject(new Error(store.lastError() ?? 'the run could not be recorded'));
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(timer);
+        reject(new Error(store.lastError() ?? 'the run could not be recorded'));
+      },
+      { once: true },
+    );
   });
 }
 

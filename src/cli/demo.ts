@@ -58,7 +58,9 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const paths = hallPaths(dir);
   if (await socketAnswers(paths.socket)) {
     // A second `npm start`: no banner, no second hall.
-    process.stderr.write(`The demo hall is already running in ${dir}. Talk to it with raider hall ... there, or stop it with: raider hall stop ${dir}\n`);
+    process.stderr.write(
+      `The demo hall is already running in ${dir}. Talk to it with raider hall ... there, or stop it with: raider hall stop ${dir}\n`,
+    );
     return 1;
   }
   writeIfMissing(path.join(dir, '.raider-hall.yml'), CONFIG);

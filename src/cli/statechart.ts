@@ -49,7 +49,12 @@ export function mermaidChart(machine: AnyStateMachine): string {
     const children = Object.values(node.states);
     const first = node.initial?.target[0];
     if (first) {
-      lines.push(`${indent}[*] --> ${nodeName(node.id)}.${first.key}`.replace(/\.([^.]+)$/, (_m, k: string) => `_${k.replace(/[^A-Za-z0-9_]/g, '_')}`));
+      lines.push(
+        `${indent}[*] --> ${nodeName(node.id)}.${first.key}`.replace(
+          /\.([^.]+)$/,
+          (_m, k: string) => `_${k.replace(/[^A-Za-z0-9_]/g, '_')}`,
+        ),
+      );
     }
     for (const child of children) {
       const name = nodeName(child.id);

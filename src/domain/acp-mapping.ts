@@ -27,7 +27,18 @@ export function toolKind(name: string): ToolKind {
   return TOOL_KINDS[name] ?? 'other';
 }
 
-const ACP_TOOL_KINDS: readonly ToolKind[] = ['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'];
+const ACP_TOOL_KINDS: readonly ToolKind[] = [
+  'read',
+  'edit',
+  'delete',
+  'move',
+  'search',
+  'execute',
+  'think',
+  'fetch',
+  'switch_mode',
+  'other',
+];
 
 function isToolKind(kind: string): kind is ToolKind {
   return ACP_TOOL_KINDS.some((known) => known === kind);
@@ -119,7 +130,10 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
 }
 
 /** The tool call shown before a permission question about it. */
-export function permissionToolCall(runId: string, q: { id: string; call?: string; tool: string; title: string; kind: string; input: Record<string, unknown>; reason: string }): ToolCallShown {
+export function permissionToolCall(
+  runId: string,
+  q: { id: string; call?: string; tool: string; title: string; kind: string; input: Record<string, unknown>; reason: string },
+): ToolCallShown {
   const subject = typeof q.input.command === 'string' ? q.input.command : typeof q.input.path === 'string' ? q.input.path : '';
   const text = [subject, q.reason].filter((s) => s !== '').join('\n');
   return {

@@ -14,7 +14,9 @@ export function cronConfigErrors(jobs: readonly CronJobSpec[], file: string): st
   jobs.forEach((job, i) => {
     const problem = cronProblem(job);
     if (problem !== null) {
-      errors.push(`${file}: cron[${i}].cron: job ${JSON.stringify(job.id)}: invalid cron expression ${JSON.stringify(job.cron)}: ${problem}`);
+      errors.push(
+        `${file}: cron[${i}].cron: job ${JSON.stringify(job.id)}: invalid cron expression ${JSON.stringify(job.cron)}: ${problem}`,
+      );
     }
   });
   return errors;

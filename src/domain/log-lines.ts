@@ -14,7 +14,6 @@ export function resultLine(runId: string, status: string, text: unknown): string
   return `[hall] raider ${runId} ${status}: ${foldResultText(text)}\n`;
 }
 
-
 export function foldResultText(text: unknown): string {
   const raw = text === undefined || text === null ? '' : typeof text === 'string' ? text : JSON.stringify(text);
   // Only a head of the text is folded: a 10 MB response must not cost 10 MB of work.

@@ -87,9 +87,7 @@ function documentedOrExitOutcome({ runId, document, exit, binding, session }: Ou
       session,
     };
   }
-  const how = exit.signal
-    ? `killed by signal ${exit.signalNumber ?? exit.signal}`
-    : `exit code ${exit.code ?? 0}`;
+  const how = exit.signal ? `killed by signal ${exit.signalNumber ?? exit.signal}` : `exit code ${exit.code ?? 0}`;
   const outcome: RunOutcome = {
     status: 'failed',
     ...exitFields,

@@ -24,11 +24,7 @@ export function isProviderAlias(provider: string): boolean {
   return /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(provider);
 }
 
-export function refusalOf(
-  name: string,
-  entry: ProviderEntryFields,
-  store: () => ProviderStoreView,
-): Refusal | null {
+export function refusalOf(name: string, entry: ProviderEntryFields, store: () => ProviderStoreView): Refusal | null {
   const provider = entry.provider;
   if (provider === undefined || provider === '') return null;
   if (entry.engine !== undefined && entry.engine !== '') {

@@ -15,14 +15,9 @@ export function formatRunId(slot: string, cursor: RunIdCursor): string {
   return cursor.n === 1 ? `${slot}-${cursor.sec}` : `${slot}-${cursor.sec}.${cursor.n}`;
 }
 
-export function nextRunId(
-  slot: string,
-  nowMs: number,
-  last: RunIdCursor | undefined,
-): { id: string; cursor: RunIdCursor } {
+export function nextRunId(slot: string, nowMs: number, last: RunIdCursor | undefined): { id: string; cursor: RunIdCursor } {
   const sec = Math.floor(nowMs / 1000);
-  const cursor: RunIdCursor =
-    last === undefined || sec > last.sec ? { sec, n: 1 } : { sec: last.sec, n: last.n + 1 };
+  const cursor: RunIdCursor = last === undefined || sec > last.sec ? { sec, n: 1 } : { sec: last.sec, n: last.n + 1 };
   return { id: formatRunId(slot, cursor), cursor };
 }
 

@@ -54,7 +54,12 @@ export type SendStep =
   | { kind: 'withoutThread' }
   | { kind: 'fail' };
 
-export function sendRetry(failure: ApiFailure, attempt: number, policy: SendPolicy, sent: { markdown: boolean; thread: boolean }): SendStep {
+export function sendRetry(
+  failure: ApiFailure,
+  attempt: number,
+  policy: SendPolicy,
+  sent: { markdown: boolean; thread: boolean },
+): SendStep {
   const text = failure.description.toLowerCase();
   if (failure.status === 400 && sent.markdown && text.includes("can't parse entities")) return { kind: 'plain' };
   if (failure.status === 400 && sent.thread && text.includes('thread not found')) return { kind: 'withoutThread' };

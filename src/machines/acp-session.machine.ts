@@ -94,7 +94,10 @@ export const acpSessionMachine = setup({
         'acp.prompt': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             enqueue.assign({
-              prompts: [...context.prompts, { promptId: event.promptId, missionId: event.missionId, state: 'submitted', cancelRequested: false }],
+              prompts: [
+                ...context.prompts,
+                { promptId: event.promptId, missionId: event.missionId, state: 'submitted', cancelRequested: false },
+              ],
             });
             enqueue.emit({ type: 'acp.submit', promptId: event.promptId, missionId: event.missionId, modeId: context.modeId });
           }),
@@ -102,7 +105,9 @@ export const acpSessionMachine = setup({
         'hall.queued': {
           actions: assign({
             prompts: ({ context, event }) =>
-              context.prompts.map((p) => (p.missionId === event.missionId && p.state === 'submitted' ? { ...p, state: 'waiting' as const } : p)),
+              context.prompts.map((p) =>
+                p.missionId === event.missionId && p.state === 'submitted' ? { ...p, state: 'waiting' as const } : p,
+              ),
           }),
         },
         'hall.spawned': {
@@ -123,7 +128,11 @@ export const acpSessionMachine = setup({
             const slot = slotOf(context, event.missionId);
             if (!slot) return;
             enqueue.assign({ prompts: context.prompts.filter((p) => p !== slot) });
-            enqueue.emit({ type: 'acp.answer', promptId: slot.promptId, answer: promptAnswer(event.end, slot.cancelRequested || event.cancelRequested) });
+            enqueue.emit({
+              type: 'acp.answer',
+              promptId: slot.promptId,
+              answer: promptAnswer(event.end, slot.cancelRequested || event.cancelRequested),
+            });
           }),
         },
         'hall.rejected': {

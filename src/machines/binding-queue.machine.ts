@@ -71,7 +71,13 @@ export const bindingQueueMachine = setup({
       const [head, ...rest] = context.queue;
       if (!head) return;
       enqueue.assign({ queue: rest });
-      enqueue.sendParent({ type: 'binding.pass', binding: context.binding, entry: head, at: context.now, waited: true } satisfies BindingQueueReport);
+      enqueue.sendParent({
+        type: 'binding.pass',
+        binding: context.binding,
+        entry: head,
+        at: context.now,
+        waited: true,
+      } satisfies BindingQueueReport);
     }),
     acceptOffer: sendParent(({ context, event }): BindingQueueReport => {
       if (event.type !== 'binding.offer') throw new Error(`acceptOffer on ${event.type}`);
@@ -92,7 +98,12 @@ export const bindingQueueMachine = setup({
     }),
     drop: enqueueActions(({ context, enqueue }) => {
       if (context.queue.length === 0) return;
-      enqueue.sendParent({ type: 'binding.dropped', binding: context.binding, entries: context.queue, reason: 'binding_closed' } satisfies BindingQueueReport);
+      enqueue.sendParent({
+        type: 'binding.dropped',
+        binding: context.binding,
+        entries: context.queue,
+        reason: 'binding_closed',
+      } satisfies BindingQueueReport);
       enqueue.assign({ queue: [] });
     }),
     dropMission: enqueueActions(({ context, enqueue, event }) => {
@@ -100,7 +111,12 @@ export const bindingQueueMachine = setup({
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
       enqueue.assign({ queue: kept });
-      enqueue.sendParent({ type: 'binding.dropped', binding: context.binding, entries: left, reason: event.reason } satisfies BindingQueueReport);
+      enqueue.sendParent({
+        type: 'binding.dropped',
+        binding: context.binding,
+        entries: left,
+        reason: event.reason,
+      } satisfies BindingQueueReport);
     }),
     noteTime: assign({
       now: ({ context, event }) => ('at' in event ? Math.max(context.now, event.at) : context.now),
@@ -141,7 +157,10 @@ export const bindingQueueMachine = setup({
       },
     },
     next: {
-      always: [{ guard: 'holdsNoMore', target: 'free' }, { target: 'reserved', actions: 'passHead' }],
+      always: [
+        { guard: 'holdsNoMore', target: 'free' },
+        { target: 'reserved', actions: 'passHead' },
+      ],
     },
   },
 });

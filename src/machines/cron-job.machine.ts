@@ -103,8 +103,7 @@ export const cronJobMachine = setup({
     record: fromCallback<EventObject, RecordInput>(notProvided('record')),
   },
   delays: {
-    untilDue: ({ context }) =>
-      context.plan?.kind === 'sleep' ? sleepMs(context.plan.until, context.now, context.maxSleepMs) : 0,
+    untilDue: ({ context }) => (context.plan?.kind === 'sleep' ? sleepMs(context.plan.until, context.now, context.maxSleepMs) : 0),
   },
   guards: {
     planIs: ({ context }, kind: WakePlan['kind']) => context.plan?.kind === kind,
@@ -140,10 +139,12 @@ export const cronJobMachine = setup({
         },
       };
     }),
-    reportCoalesced: emit(({ context }): CronJobEmitted => ({
-      type: 'bus',
-      event: { type: 'cron.coalesced', id: context.id, name: context.name, slot: new Date(currentSlot(context)).toISOString() },
-    })),
+    reportCoalesced: emit(
+      ({ context }): CronJobEmitted => ({
+        type: 'bus',
+        event: { type: 'cron.coalesced', id: context.id, name: context.name, slot: new Date(currentSlot(context)).toISOString() },
+      }),
+    ),
   },
 }).createMachine({
   id: 'cronJob',

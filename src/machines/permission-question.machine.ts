@@ -64,7 +64,9 @@ export const permissionQuestionMachine = setup({
           {
             guard: ({ event }) => event.output === 'allow_once',
             target: 'allowed',
-            actions: assign({ output: ({ context }) => ({ questionId: context.questionId, answer: 'once' as const, reason: 'allowed once by the user' }) }),
+            actions: assign({
+              output: ({ context }) => ({ questionId: context.questionId, answer: 'once' as const, reason: 'allowed once by the user' }),
+            }),
           },
           {
             guard: ({ event, context }) => event.output === 'allow_always' && context.rule !== undefined,
@@ -81,7 +83,13 @@ export const permissionQuestionMachine = setup({
           {
             guard: ({ event }) => event.output === 'cancelled',
             target: 'cancelled',
-            actions: assign({ output: ({ context }) => ({ questionId: context.questionId, answer: 'no' as const, reason: 'the user cancelled the question' }) }),
+            actions: assign({
+              output: ({ context }) => ({
+                questionId: context.questionId,
+                answer: 'no' as const,
+                reason: 'the user cancelled the question',
+              }),
+            }),
           },
           {
             target: 'refused',
@@ -120,7 +128,9 @@ export const permissionQuestionMachine = setup({
       on: {
         'question.cancel': {
           target: 'cancelled',
-          actions: assign({ output: ({ context, event }) => ({ questionId: context.questionId, answer: 'no' as const, reason: event.reason }) }),
+          actions: assign({
+            output: ({ context, event }) => ({ questionId: context.questionId, answer: 'no' as const, reason: event.reason }),
+          }),
         },
       },
     },

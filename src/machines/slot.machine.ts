@@ -48,7 +48,17 @@ export type SlotEvent =
   | { type: 'slot.dropMission'; missionId: string; reason: DropReason }
   | { type: 'slot.stop' }
   | { type: 'slot.forceKill' }
-  | { type: 'slot.adopt'; runId: string; entry: Mission; binding?: string; session?: string; pid: number; startedAt: number; eventsPath: string; logPath: string }
+  | {
+      type: 'slot.adopt';
+      runId: string;
+      entry: Mission;
+      binding?: string;
+      session?: string;
+      pid: number;
+      startedAt: number;
+      eventsPath: string;
+      logPath: string;
+    }
   | RunSpawnedReport
   | DoneActorEvent<RunOutput>;
 
@@ -94,8 +104,7 @@ export const slotMachine = setup({
     singleton: ({ context }) => context.singleton,
     holdsNoMore: ({ context }) => context.stopping || context.queue.length === 0,
     isOfferedHead: ({ context, event }) =>
-      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') &&
-      context.queue[0]?.id === event.missionId,
+      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') && context.queue[0]?.id === event.missionId,
     idleAfterRunEnds: ({ context, event }) =>
       'actorId' in event && context.active.length === 1 && context.active[0] === runIdOf(event.actorId),
   },
@@ -138,12 +147,14 @@ export const slotMachine = setup({
         ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
       } satisfies SlotReport);
     }),
-    offerHead: sendParent(({ context }): SlotReport => ({
-      type: 'slot.offer',
-      slot: context.slot,
-      entry: headOf(context),
-      at: context.now,
-    })),
+    offerHead: sendParent(
+      ({ context }): SlotReport => ({
+        type: 'slot.offer',
+        slot: context.slot,
+        entry: headOf(context),
+        at: context.now,
+      }),
+    ),
     forwardToHall: sendParent(({ event }) => event as RunSpawnedReport),
     endRun: enqueueActions(({ context, enqueue, event }) => {
       if (!('output' in event) || !('actorId' in event)) return;
@@ -239,14 +250,14 @@ export const slotMachine = setup({
     busy: {
       on: {
         'slot.submit': { actions: 'enqueue' },
-        'xstate.done.actor.*': [
-          { guard: 'idleAfterRunEnds', target: 'draining', actions: 'endRun' },
-          { actions: 'endRun' },
-        ],
+        'xstate.done.actor.*': [{ guard: 'idleAfterRunEnds', target: 'draining', actions: 'endRun' }, { actions: 'endRun' }],
       },
     },
     draining: {
-      always: [{ guard: 'holdsNoMore', target: 'idle' }, { target: 'offering', actions: 'offerHead' }],
+      always: [
+        { guard: 'holdsNoMore', target: 'idle' },
+        { target: 'offering', actions: 'offerHead' },
+      ],
     },
     offering: {
       on: {

@@ -10,12 +10,10 @@ export type Problem = (value: unknown) => string | null;
 
 /** A string field that `problem` accepts; refused with the text `problem` gives. */
 export function checkedString(problem: Problem): z.ZodString {
-  return z
-    .string({ error: (issue) => problem(issue.input) ?? undefined })
-    .check((ctx) => {
-      const why = problem(ctx.value);
-      if (why !== null) ctx.issues.push({ code: 'custom', message: why, input: ctx.value });
-    });
+  return z.string({ error: (issue) => problem(issue.input) ?? undefined }).check((ctx) => {
+    const why = problem(ctx.value);
+    if (why !== null) ctx.issues.push({ code: 'custom', message: why, input: ctx.value });
+  });
 }
 
 /** A non-empty string, or `missing` as the whole error. */

@@ -15,20 +15,26 @@ const runId = (cmd: string) =>
 export const SpawnPayload = z
   .object({
     cmd: z.literal('spawn'),
-    name: checkedString(raiderNameProblem).describe('The raider: a key of `raiders:` in .raider-hall.yml, with a leading number (1bjorn) for a slot that runs one mission at a time.'),
+    name: checkedString(raiderNameProblem).describe(
+      'The raider: a key of `raiders:` in .raider-hall.yml, with a leading number (1bjorn) for a slot that runs one mission at a time.',
+    ),
     mission: z
       .string({ error: 'spawn requires a mission (a string)' })
       .nullish()
       .transform((text) => text ?? '')
       .pipe(checkedString((text) => (typeof text === 'string' ? missionProblem(text) : null)))
       .describe(`The mission text handed to the raider: not blank, at most ${MISSION_MAX_BYTES} bytes.`),
-    binding: optionalString(checkedString(bindingProblem)).describe('Missions with the same binding continue one raider session, one after another.'),
+    binding: optionalString(checkedString(bindingProblem)).describe(
+      'Missions with the same binding continue one raider session, one after another.',
+    ),
   })
   .describe('Gives a raider a mission: it starts at once, or waits in its slot or binding queue.');
 
 export const PsPayload = z.object({ cmd: z.literal('ps') }).describe('The running raiders.');
 
-export const StatusPayload = z.object({ cmd: z.literal('status') }).describe('What the hall is doing: runs, queues, and a section per face.');
+export const StatusPayload = z
+  .object({ cmd: z.literal('status') })
+  .describe('What the hall is doing: runs, queues, and a section per face.');
 
 export const AttachPayload = z
   .object({ cmd: z.literal('attach'), id: runId('attach') })
@@ -45,9 +51,13 @@ export const KillPayload = z
 export const CancelPayload = z
   .object({
     cmd: z.literal('cancel'),
-    id: requiredString('cancel requires an id').describe('The run id (SLOT-TIME or SLOT-TIME.N), or the mission id (m…) of a mission that waits in a queue.'),
+    id: requiredString('cancel requires an id').describe(
+      'The run id (SLOT-TIME or SLOT-TIME.N), or the mission id (m…) of a mission that waits in a queue.',
+    ),
   })
-  .describe('Cancels a running raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace): it ends as "cancelled". Given a waiting mission\'s id, drops it from its queue.');
+  .describe(
+    'Cancels a running raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace): it ends as "cancelled". Given a waiting mission\'s id, drops it from its queue.',
+  );
 
 export const QueuePayload = z
   .object({
@@ -65,7 +75,9 @@ export const SessionsPayload = z
 export const SessionResetPayload = z
   .object({
     cmd: z.literal('session_reset'),
-    binding: requiredString('session_reset requires a binding').describe('The binding whose session is forgotten: its next mission starts a new one.'),
+    binding: requiredString('session_reset requires a binding').describe(
+      'The binding whose session is forgotten: its next mission starts a new one.',
+    ),
   })
   .describe('Starts a binding over with a new raider session.');
 

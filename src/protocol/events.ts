@@ -33,16 +33,33 @@ function event<T extends string, S extends z.ZodRawShape>(type: T, fields: S, de
   return z.object({ type: z.literal(type), ...fields }).describe(description);
 }
 
-export const HallStarted = event('hall.started', { root: z.string().describe("The hall's directory.") }, 'The hall took its directory and answers on its socket.');
+export const HallStarted = event(
+  'hall.started',
+  { root: z.string().describe("The hall's directory.") },
+  'The hall took its directory and answers on its socket.',
+);
 export const HallStopping = event('hall.stopping', {}, 'The hall is stopping: its raiders get SIGTERM, new missions are refused.');
 export const RaiderSpawned = event(
   'raider.spawned',
-  { id, pid, slot, base_name: z.string().describe('The `raiders:` entry the run uses.'), mission_id: missionId, session: session.optional(), binding: binding.optional() },
+  {
+    id,
+    pid,
+    slot,
+    base_name: z.string().describe('The `raiders:` entry the run uses.'),
+    mission_id: missionId,
+    session: session.optional(),
+    binding: binding.optional(),
+  },
   'A raider process started.',
 );
 export const RaiderQueued = event(
   'raider.queued',
-  { slot, binding: binding.optional(), queue_depth: z.number().int().describe('Missions waiting in that queue, this one included.'), mission_id: missionId },
+  {
+    slot,
+    binding: binding.optional(),
+    queue_depth: z.number().int().describe('Missions waiting in that queue, this one included.'),
+    mission_id: missionId,
+  },
   'A mission waits in its slot queue (or its binding queue, with `binding`).',
 );
 export const RaiderRefused = event(
@@ -88,8 +105,16 @@ export const RaiderDone = event(
   'A run ended (or was found ended when the hall started); it may come twice after a crash of the hall.',
 );
 export const SessionBound = event('session.bound', { binding, session }, 'A binding continues this session from now on.');
-export const SessionReset = event('session.reset', { binding, session: session.describe('The session that was forgotten.') }, 'A binding starts over.');
-export const HallSessionError = event('hall.session_error', { binding, error, id }, 'The session of a binding could not be continued; the run started a new one.');
+export const SessionReset = event(
+  'session.reset',
+  { binding, session: session.describe('The session that was forgotten.') },
+  'A binding starts over.',
+);
+export const HallSessionError = event(
+  'hall.session_error',
+  { binding, error, id },
+  'The session of a binding could not be continued; the run started a new one.',
+);
 
 export const CronFired = event(
   'cron.fired',
@@ -105,7 +130,11 @@ export const CronFired = event(
 );
 export const CronCoalesced = event(
   'cron.coalesced',
-  { id: z.string().describe('The cron job.'), name: z.string().describe('The raider it runs.'), slot: z.string().describe('The time slot, ISO 8601.') },
+  {
+    id: z.string().describe('The cron job.'),
+    name: z.string().describe('The raider it runs.'),
+    slot: z.string().describe('The time slot, ISO 8601.'),
+  },
   'A cron slot came while the previous one still ran: it was folded into it.',
 );
 
@@ -124,17 +153,31 @@ export const TelegramIn = event(
 );
 export const TelegramRejected = event(
   'telegram.rejected',
-  { bot, chat_id: chatId, from_id: z.union([z.number().int(), z.string()]).nullable().describe('The sender.'), reason: z.string().describe('Why.'), update_id: updateId },
+  {
+    bot,
+    chat_id: chatId,
+    from_id: z.union([z.number().int(), z.string()]).nullable().describe('The sender.'),
+    reason: z.string().describe('Why.'),
+    update_id: updateId,
+  },
   'A message from a chat or user the bot does not serve.',
 );
-export const TelegramUpdateError = event('telegram.update_error', { bot, update_id: updateId.nullable(), error }, 'An update could not be handled.');
+export const TelegramUpdateError = event(
+  'telegram.update_error',
+  { bot, update_id: updateId.nullable(), error },
+  'An update could not be handled.',
+);
 export const TelegramPollError = event(
   'telegram.poll_error',
   { bot, status: z.number().int().optional().describe('The HTTP status.'), error },
   'Polling Telegram failed; it is retried.',
 );
 export const TelegramSendError = event('telegram.send_error', { bot, chat_id: chatId, error }, 'A message could not be sent.');
-export const TelegramConfigWarning = event('telegram.config_warning', { bot, warning: z.string().describe('What is odd.') }, 'A bot is configured in a way that will not work as written.');
+export const TelegramConfigWarning = event(
+  'telegram.config_warning',
+  { bot, warning: z.string().describe('What is odd.') },
+  'A bot is configured in a way that will not work as written.',
+);
 
 export const AcpStarted = event(
   'acp.started',
@@ -162,13 +205,28 @@ const inspectedActor = {
     .optional()
     .describe('The missions waiting in its queue, in the order they will start.'),
 };
-export const InspectSnapshot = event('inspect.snapshot', { actors: z.array(z.object(inspectedActor)) }, 'Every live actor, when someone subscribes to `inspect.`.');
+export const InspectSnapshot = event(
+  'inspect.snapshot',
+  { actors: z.array(z.object(inspectedActor)) },
+  'Every live actor, when someone subscribes to `inspect.`.',
+);
 export const InspectActor = event('inspect.actor', inspectedActor, 'An actor appeared.');
 export const InspectState = event('inspect.state', inspectedActor, 'An actor changed state.');
 export const InspectStopped = event('inspect.stopped', { id: z.string().describe('The actor id.') }, 'An actor stopped.');
 
 /** The events the hall actor itself publishes. */
-export const HALL_EVENTS = [HallStarted, HallStopping, RaiderSpawned, RaiderQueued, RaiderRefused, RaiderDropped, RaiderDone, SessionBound, SessionReset, HallSessionError] as const;
+export const HALL_EVENTS = [
+  HallStarted,
+  HallStopping,
+  RaiderSpawned,
+  RaiderQueued,
+  RaiderRefused,
+  RaiderDropped,
+  RaiderDone,
+  SessionBound,
+  SessionReset,
+  HallSessionError,
+] as const;
 
 /** Every event on the bus, the faces' included. */
 export const BUS_EVENTS = [

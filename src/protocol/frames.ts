@@ -50,7 +50,9 @@ export function parseFrame(line: string): ParsedFrame {
   const { type, payload: body } = frame.data;
   if (type === 'subscribe') {
     const subscription = SubscribePayload.safeParse(body);
-    return subscription.success ? { kind: 'subscribe', filter: subscription.data.filter } : { kind: 'error', error: firstProblem(subscription.error) };
+    return subscription.success
+      ? { kind: 'subscribe', filter: subscription.data.filter }
+      : { kind: 'error', error: firstProblem(subscription.error) };
   }
   if (type !== 'command') return { kind: 'error', error: `unknown message type: ${typeof type === 'string' ? type : ''}` };
   const cmd = body.cmd;
@@ -62,7 +64,10 @@ export function parseFrame(line: string): ParsedFrame {
 const CHECKED: { [C in CommandName]: z.ZodType<CommandPayload<C>> } = COMMAND_PAYLOADS;
 
 /** Checks a command's payload against its schema; an error carries the text to answer. */
-export function checkCommand<C extends CommandName>(cmd: C, body: unknown): { ok: true; payload: CommandPayload<C> } | { ok: false; error: string } {
+export function checkCommand<C extends CommandName>(
+  cmd: C,
+  body: unknown,
+): { ok: true; payload: CommandPayload<C> } | { ok: false; error: string } {
   const checked = CHECKED[cmd].safeParse(body);
   return checked.success ? { ok: true, payload: checked.data } : { ok: false, error: firstProblem(checked.error) };
 }

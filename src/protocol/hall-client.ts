@@ -93,7 +93,8 @@ export function hallRequest<C extends CommandName>(
     const onAbort = (): void => finish({ failure: { kind: 'cancelled' } });
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = options.timeoutMs !== undefined ? setTimeout(() => finish({ failure: { kind: 'timeout' } }), options.timeoutMs) : undefined;
+    const timer =
+      options.timeoutMs !== undefined ? setTimeout(() => finish({ failure: { kind: 'timeout' } }), options.timeoutMs) : undefined;
     socket.on('connect', () => {
       connected = true;
       socket.write(`${JSON.stringify({ type: 'command', payload: { cmd, ...args } })}\n`);
@@ -120,7 +121,8 @@ function parseReply<C extends CommandName>(line: string): { reply: ReplyTo<C> } 
   } catch (err) {
     return { failure: { kind: 'invalid', detail: err instanceof Error ? err.message : String(err), line } };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { failure: { kind: 'invalid', detail: line.slice(0, 200), line } };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { failure: { kind: 'invalid', detail: line.slice(0, 200), line } };
   // Typed by the command asked, not checked field by field: a hall of another version may add fields.
   return { reply: value as ReplyTo<C> };
 }

@@ -13,7 +13,9 @@ const missionId = z.string().describe('The id the hall gave the mission when it 
 const binding = z.string().describe('The binding the run continues.');
 const session = z.string().describe('The raider session the run continues or started.');
 
-export const ErrorReply = z.object({ error: z.string().describe('What went wrong, in words a user can act on.') }).describe('A refused or failed command.');
+export const ErrorReply = z
+  .object({ error: z.string().describe('What went wrong, in words a user can act on.') })
+  .describe('A refused or failed command.');
 
 export const SpawnStartedReply = z
   .object({
@@ -164,7 +166,10 @@ export const SessionResetReply = z
   .describe('The binding has no session now.');
 
 export const TelegramReplyReply = z
-  .object({ ok: z.literal(1), message_ids: z.array(z.number().int()).describe("Telegram's ids of the messages sent (a long text is split).") })
+  .object({
+    ok: z.literal(1),
+    message_ids: z.array(z.number().int()).describe("Telegram's ids of the messages sent (a long text is split)."),
+  })
   .describe('Telegram took the text.');
 
 /** Every command's reply, by the `cmd` that names it (an `{error}` reply is possible for each). */
@@ -197,4 +202,3 @@ export type DroppedReply = { dropped: 1; binding: string };
 
 /** Everything the hall actor answers a command with. */
 export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;
-

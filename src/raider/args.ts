@@ -17,11 +17,7 @@ export type MachineFormat = 'json' | 'stream-json';
 export type OptionValue = string | number | boolean;
 
 /** Which session the run writes to. */
-export type SessionChoice =
-  | { kind: 'new' }
-  | { kind: 'none' }
-  | { kind: 'continue' }
-  | { kind: 'resume'; ref: string };
+export type SessionChoice = { kind: 'new' } | { kind: 'none' } | { kind: 'continue' } | { kind: 'resume'; ref: string };
 
 export interface RaiderArgs {
   help: boolean;
@@ -147,9 +143,7 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
       case 'stream-json':
       case 'json': {
         if (token.value !== undefined && !KNOWN_MACHINE_VERSIONS.includes(token.value)) {
-          throw new UsageError(
-            `unknown --${name} version '${token.value}' (known: ${KNOWN_MACHINE_VERSIONS.join(', ')})`,
-          );
+          throw new UsageError(`unknown --${name} version '${token.value}' (known: ${KNOWN_MACHINE_VERSIONS.join(', ')})`);
         }
         if (!machineFlags.includes(`--${name}`)) machineFlags.push(`--${name}`);
         out.machine = name;

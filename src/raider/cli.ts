@@ -140,7 +140,14 @@ async function runRaider(argv: string[]): Promise<number> {
       journal: writer,
       system,
       makeGate: (onEvent) =>
-        new PermissionGate({ mode: permissions.mode, rules: permissions, sessionRules, ctx: { root: matchRoot, home }, asker: channel, onEvent }),
+        new PermissionGate({
+          mode: permissions.mode,
+          rules: permissions,
+          sessionRules,
+          ctx: { root: matchRoot, home },
+          asker: channel,
+          onEvent,
+        }),
       processes,
       toolEnv,
     });

@@ -82,7 +82,8 @@ function run(argv: string[]): number {
       const engine = PROVIDER_ENGINES.find((e) => e === (values.engine ?? 'openai'));
       if (!engine) throw new UsageError(`--engine must be one of ${PROVIDER_ENGINES.join(', ')}, not '${values.engine}'`);
       const keyEnv = values['key-env'];
-      if (keyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) throw new UsageError(`--key-env wants a variable name, not '${keyEnv}'`);
+      if (keyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv))
+        throw new UsageError(`--key-env wants a variable name, not '${keyEnv}'`);
       const binding: ProviderBinding = { alias, url: checkProviderUrl(url), engine, models: values.model ?? [] };
       if (keyEnv !== undefined) binding.keyEnv = keyEnv;
       addProvider(binding, file);

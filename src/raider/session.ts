@@ -51,11 +51,7 @@ export class SessionOpenError extends RaiderExit {
   readonly exitCode = 1;
 }
 
-export async function openSession(
-  target: SessionTarget,
-  root: string,
-  warn: (message: string) => void,
-): Promise<OpenedSession> {
+export async function openSession(target: SessionTarget, root: string, warn: (message: string) => void): Promise<OpenedSession> {
   if (target === undefined) return { writer: undefined, history: [], sessionRules: [] };
   if (target === 'new') {
     // A journal that cannot be created must not stop the run (§4.5).

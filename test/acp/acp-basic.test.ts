@@ -41,7 +41,10 @@ describe('ACP over TCP', () => {
     acp = await connectAcp({ port: started.port });
     await initialize(acp);
     const sessionId = await newSession(acp, hall.root);
-    await expect(prompt(acp, sessionId, 'fail the engine broke')).rejects.toMatchObject({ code: -32000, message: expect.stringContaining('the engine broke') });
+    await expect(prompt(acp, sessionId, 'fail the engine broke')).rejects.toMatchObject({
+      code: -32000,
+      message: expect.stringContaining('the engine broke'),
+    });
     expect(JSON.stringify(updatesOf(acp, sessionId))).not.toContain('the engine broke');
   });
 
@@ -66,7 +69,9 @@ describe('following a run that writes an overlong line', () => {
     await initialize(acp);
     const sessionId = await newSession(acp, hall.root);
     expect(await prompt(acp, sessionId, 'long 3')).toEqual({ stopReason: 'end_turn' });
-    expect(updatesOf(acp, sessionId)).toEqual([{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'wrote one line of 3 MB' } }]);
+    expect(updatesOf(acp, sessionId)).toEqual([
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'wrote one line of 3 MB' } },
+    ]);
     const skipped = hall.logs.filter((line) => line.includes('a line of its events was skipped'));
     expect(skipped).toHaveLength(1);
     expect(skipped[0]).toMatch(/line too long: a line may hold at most 1048576 bytes/);

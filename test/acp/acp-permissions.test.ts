@@ -41,10 +41,16 @@ describe('permission forwarding (ACP session/request_permission)', () => {
     const ups = updatesOf(a, sessionId);
     const callIndex = ups.findIndex((u) => u.sessionUpdate === 'tool_call' && u.toolCallId === first.toolCall.toolCallId);
     expect(callIndex).toBeGreaterThanOrEqual(0);
-    expect(ups[callIndex]).toMatchObject({ status: 'pending', kind: 'execute', content: [{ type: 'content', content: { type: 'text', text: expect.stringContaining('echo 1') } }] });
+    expect(ups[callIndex]).toMatchObject({
+      status: 'pending',
+      kind: 'execute',
+      content: [{ type: 'content', content: { type: 'text', text: expect.stringContaining('echo 1') } }],
+    });
     // The run's own tool.call for the same call becomes an update, not a second tool_call.
     expect(ups.filter((u) => u.sessionUpdate === 'tool_call' && u.toolCallId === first.toolCall.toolCallId)).toHaveLength(1);
-    expect(ups.some((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === first.toolCall.toolCallId && u.status === 'completed')).toBe(true);
+    expect(
+      ups.some((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === first.toolCall.toolCallId && u.status === 'completed'),
+    ).toBe(true);
     expect(answers(sessionId, a)).toEqual(['once', 'once']);
   });
 

@@ -31,7 +31,9 @@ describe('ACP sessions', () => {
     const first = prompt(acp, sessionId, 'wait 30');
     await eventually(async () => expect((await hall!.request({ cmd: 'ps' })).raiders).toHaveLength(1));
     const second = prompt(acp, sessionId, 'answer second');
-    await eventually(() => expect(hall!.request({ cmd: 'status' })).resolves.toMatchObject({ binding_queues: { [`acp:${sessionId}`]: 1 } }));
+    await eventually(() =>
+      expect(hall!.request({ cmd: 'status' })).resolves.toMatchObject({ binding_queues: { [`acp:${sessionId}`]: 1 } }),
+    );
     await acp.conn.agent.notify(methods.agent.session.cancel, { sessionId });
     expect(await first).toEqual({ stopReason: 'cancelled' });
     expect(await second).toEqual({ stopReason: 'cancelled' });
@@ -72,7 +74,10 @@ describe('ACP sessions', () => {
     clients.push(acp);
     await initialize(acp);
     const sessionId = await newSession(acp, hall.root);
-    await expect(prompt(acp, sessionId, 'answer x')).rejects.toMatchObject({ code: -32000, message: expect.stringContaining('not stored') });
+    await expect(prompt(acp, sessionId, 'answer x')).rejects.toMatchObject({
+      code: -32000,
+      message: expect.stringContaining('not stored'),
+    });
   });
 
   it('a refused prompt is answered from one source: the session hears nothing after it closed', async () => {
@@ -105,7 +110,9 @@ describe('ACP sessions', () => {
     await prompt(acp, sessionId, 'argv');
     const argv = JSON.parse(updatesOf(acp, sessionId).at(-1)!.content.text).argv as string[];
     expect(argv[argv.indexOf('--permission-mode') + 1]).toBe('acceptEdits');
-    await expect(acp.conn.agent.request(methods.agent.session.setMode, { sessionId, modeId: 'yolo' })).rejects.toMatchObject({ code: -32602 });
+    await expect(acp.conn.agent.request(methods.agent.session.setMode, { sessionId, modeId: 'yolo' })).rejects.toMatchObject({
+      code: -32602,
+    });
   });
 
   it('list, load (replay) and resume bring a session back on a new connection; close forgets it', async () => {
@@ -131,8 +138,20 @@ describe('ACP sessions', () => {
     await again.conn.agent.request(methods.agent.session.load, { sessionId, cwd: hall!.root, mcpServers: [] });
     expect(updatesOf(again, sessionId)).toEqual([
       { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'list the files' } },
-      { sessionUpdate: 'tool_call', toolCallId: 'r1:c1', title: 'list_dir .', kind: 'search', status: 'in_progress', rawInput: { path: '.' } },
-      { sessionUpdate: 'tool_call_update', toolCallId: 'r1:c1', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'a.txt' } }] },
+      {
+        sessionUpdate: 'tool_call',
+        toolCallId: 'r1:c1',
+        title: 'list_dir .',
+        kind: 'search',
+        status: 'in_progress',
+        rawInput: { path: '.' },
+      },
+      {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: 'r1:c1',
+        status: 'completed',
+        content: [{ type: 'content', content: { type: 'text', text: 'a.txt' } }],
+      },
       { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'one file' } },
     ]);
     const argvAnswer = await prompt(again, sessionId, 'argv');
@@ -141,7 +160,9 @@ describe('ACP sessions', () => {
     expect(argv[argv.indexOf('--session') + 1]).toBe(sessionId);
     expect(await again.conn.agent.request(methods.agent.session.close, { sessionId })).toEqual({});
     await expect(prompt(again, sessionId, 'answer gone')).rejects.toMatchObject({ code: -32602 });
-    await expect(again.conn.agent.request(methods.agent.session.resume, { sessionId: '20990101-000000-ffff', cwd: hall!.root })).rejects.toMatchObject({ code: -32002 });
+    await expect(
+      again.conn.agent.request(methods.agent.session.resume, { sessionId: '20990101-000000-ffff', cwd: hall!.root }),
+    ).rejects.toMatchObject({ code: -32002 });
   });
 
   it('disconnecting cancels the running run and forgets the binding; the journal stays', async () => {
@@ -157,7 +178,9 @@ describe('ACP sessions', () => {
     const done = await tap.waitFor(() => true);
     expect(done).toMatchObject({ status: 'cancelled', cancel_requested: true });
     await eventually(() =>
-      expect(hall!.request({ cmd: 'session_reset', binding: `acp:${sessionId}` })).resolves.toEqual({ error: `no session bound to acp:${sessionId}` }),
+      expect(hall!.request({ cmd: 'session_reset', binding: `acp:${sessionId}` })).resolves.toEqual({
+        error: `no session bound to acp:${sessionId}`,
+      }),
     );
     expect(readFileSync(path.join(hall!.root, '.raider/sessions', `${sessionId}.jsonl`), 'utf8')).toContain('session.created');
   });
@@ -193,7 +216,9 @@ describe('raider acp --stdio', () => {
     const app = client({ name: 't' }).onNotification(methods.client.session.update, ({ params }) => {
       updates.push(params as Json);
     });
-    const conn = app.connect(ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+    const conn = app.connect(
+      ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
+    );
     // No hall runs yet: the answer can only come from the bridge itself, which never waits for one.
     const init = await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     expect(init.protocolVersion).toBe(1);
@@ -203,15 +228,23 @@ describe('raider acp --stdio', () => {
     });
     const started = await startAcpHallAt(root);
     const sessionId = ((await conn.agent.request('session/new', { cwd: root, mcpServers: [] })) as Json).sessionId as string;
-    const res = await conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'answer via the bridge' }] });
+    const res = await conn.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: 'text', text: 'answer via the bridge' }],
+    });
     expect(res).toEqual({ stopReason: 'end_turn' });
     expect(updates.map((u) => u.update.content?.text)).toContain('via the bridge');
     // The hall restarts: the bridge stays, and the session works again afterwards.
     await started.stop();
     hall = undefined;
-    await expect(conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'answer x' }] })).rejects.toMatchObject({ code: -32000 });
+    await expect(
+      conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'answer x' }] }),
+    ).rejects.toMatchObject({ code: -32000 });
     hall = await startAcpHallAt(root);
-    const again = await conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'answer after restart' }] });
+    const again = await conn.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: 'text', text: 'answer after restart' }],
+    });
     expect(again).toEqual({ stopReason: 'end_turn' });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.stdin.end();

@@ -15,7 +15,10 @@ export interface AcpTestClient {
   close(): void;
 }
 
-export async function startAcpHall(config: string, env: Record<string, string | undefined> = {}): Promise<{ hall: TestHall; port: number }> {
+export async function startAcpHall(
+  config: string,
+  env: Record<string, string | undefined> = {},
+): Promise<{ hall: TestHall; port: number }> {
   const hall = await startTestHall({ config, adapters: [acpAdapter], env: { RAIDER_HALL_ACP_PORT: '0', ...env } });
   const status = await hall.request({ cmd: 'status' });
   return { hall, port: status.acp.port as number };
@@ -45,7 +48,9 @@ export async function connectAcp(target: { port: number } | { path: string }): P
       permissions.push(params as Json);
       return (await state.onPermission(params as Json)) as never;
     });
-  state.conn = app.connect(ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>));
+  state.conn = app.connect(
+    ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>),
+  );
   return state;
 }
 

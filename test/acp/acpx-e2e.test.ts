@@ -54,10 +54,15 @@ describe('acpx against raider acp --stdio', () => {
     hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: [acpAdapter] });
     const run = await acpx(hall.root, ['--format', 'json', '--approve-all', 'exec', 'answer hi']);
     expect(run.code).toBe(0);
-    const frames = run.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Json);
+    const frames = run.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Json);
     const prompt = frames.find((f) => f.method === 'session/prompt');
     const reply = frames.find((f) => f.id === prompt!.id && f.result);
     expect(reply!.result).toEqual({ stopReason: 'end_turn' });
-    expect(frames.some((f) => f.params?.update?.sessionUpdate === 'agent_message_chunk' && f.params.update.content.text === 'hi')).toBe(true);
+    expect(frames.some((f) => f.params?.update?.sessionUpdate === 'agent_message_chunk' && f.params.update.content.text === 'hi')).toBe(
+      true,
+    );
   });
 });

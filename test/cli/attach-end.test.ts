@@ -6,7 +6,19 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { doneOf, hall, hallLive, raiderStarted, removeRoots, request, socketOf, doneTap, hallForFile, hallRoot, startHallProcess } from './cli-helpers.js';
+import {
+  doneOf,
+  hall,
+  hallLive,
+  raiderStarted,
+  removeRoots,
+  request,
+  socketOf,
+  doneTap,
+  hallForFile,
+  hallRoot,
+  startHallProcess,
+} from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
@@ -86,7 +98,11 @@ describe('attach without a hall', () => {
     ownTap.close();
     expect((await ownHall.stop()).code).toBe(0);
     const r = await hall(['attach', String(run.id)], own);
-    expect(r).toMatchObject({ code: 1, stdout: '· run started (fake)\n■ failed: no luck\n', stderr: `run ${run.id} ended: failed: no luck\n` });
+    expect(r).toMatchObject({
+      code: 1,
+      stdout: '· run started (fake)\n■ failed: no luck\n',
+      stderr: `run ${run.id} ended: failed: no luck\n`,
+    });
     // An id with no files is still "not running".
     const unknown = await hall(['attach', 'bjorn-1'], own);
     expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'Hall not running (no socket found)\n' });
@@ -94,10 +110,17 @@ describe('attach without a hall', () => {
 });
 
 describe('a raider that exits without a result', () => {
-  it("shows what the raider said, e.g. that no engine is configured", async () => {
+  it('shows what the raider said, e.g. that no engine is configured', async () => {
     // The real raider, with nothing in the environment that would choose an engine.
     const real = hallRoot('raiders:\n  bjorn: {}\n');
-    const env = { RAIDER_HALL_RAIDER_BIN: path.resolve('bin/raider'), OPENAI_API_KEY: undefined, ANTHROPIC_API_KEY: undefined, OPENAI_BASE_URL: undefined, ANTHROPIC_BASE_URL: undefined, HOME: real };
+    const env = {
+      RAIDER_HALL_RAIDER_BIN: path.resolve('bin/raider'),
+      OPENAI_API_KEY: undefined,
+      ANTHROPIC_API_KEY: undefined,
+      OPENAI_BASE_URL: undefined,
+      ANTHROPIC_BASE_URL: undefined,
+      HOME: real,
+    };
     const own = await startHallProcess(real, env);
     try {
       const r = await hall(['spawn', '--attach', 'bjorn', 'hello'], real);

@@ -35,7 +35,11 @@ export function pidFileOf(root: string): string {
 }
 
 /** `raider hall ARGS` with the hall's root as the working directory unless told otherwise. */
-export function hall(args: string[], cwd: string, options: { env?: Record<string, string | undefined>; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function hall(
+  args: string[],
+  cwd: string,
+  options: { env?: Record<string, string | undefined>; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return runCli(['hall', ...args], { cwd, timeoutMs: 90_000, ...options });
 }
 

@@ -141,7 +141,11 @@ describe.concurrent('spawn and attach', () => {
     const first = await request(socketOf(s.root), { cmd: 'spawn', name: '1bjorn', mission: 'wait 600' });
     expect(first).toMatchObject({ slot: '1bjorn', pid: expect.any(Number) });
     const queued = await hall(['spawn', '1bjorn', 'answer', 'second'], s.root);
-    expect(queued).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Mission m[0-9a-z]+-[0-9a-f]{12} queued for 1bjorn, position 1\.\n$/), stderr: '' });
+    expect(queued).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^Mission m[0-9a-z]+-[0-9a-f]{12} queued for 1bjorn, position 1\.\n$/),
+      stderr: '',
+    });
     const attached = await hall(['spawn', '--attach', '1bjorn', 'answer', 'third'], s.root);
     expect(attached).toMatchObject({
       code: 0,
@@ -173,7 +177,10 @@ describe.concurrent('spawn and attach', () => {
     await doneOf(s.tap(), run.id);
     const file = fs.readFileSync(eventsFile(s.root, run.id), 'utf8');
     expect(r.stdout).toBe(file);
-    const events = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(events.map((e) => e.type)).toEqual(['run.started', 'run.state', 'message', 'run.state', 'run.finished']);
     expect(events.at(-1)).toMatchObject({ status: 'completed', response: 'raw' });
   });
@@ -228,7 +235,11 @@ describe.concurrent('kill, cancel, logs and session reset', () => {
   });
 
   step('kill, cancel and logs of an unknown id say raider not found and exit 1', async () => {
-    const results = await Promise.all([hall(['kill', 'bjorn-1'], s.root), hall(['cancel', 'nope-1'], s.root), hall(['logs', 'bjorn-1'], s.root)]);
+    const results = await Promise.all([
+      hall(['kill', 'bjorn-1'], s.root),
+      hall(['cancel', 'nope-1'], s.root),
+      hall(['logs', 'bjorn-1'], s.root),
+    ]);
     for (const r of results) expect(r).toMatchObject({ code: 1, stdout: '', stderr: 'Hall: raider not found\n' });
   });
 
@@ -261,7 +272,10 @@ describe.concurrent('kill, cancel, logs and session reset', () => {
       stdout: `Binding slot:1bjorn reset: its next mission starts a new session (the old one, ${done.session}, is kept).\n`,
       stderr: '',
     });
-    const [again, unknown] = await Promise.all([hall(['session', 'reset', 'slot:1bjorn'], s.root), hall(['session', 'reset', 'slot:2nobody'], s.root)]);
+    const [again, unknown] = await Promise.all([
+      hall(['session', 'reset', 'slot:1bjorn'], s.root),
+      hall(['session', 'reset', 'slot:2nobody'], s.root),
+    ]);
     expect(again).toMatchObject({ code: 1, stdout: '', stderr: 'Hall: no session bound to slot:1bjorn\n' });
     expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'Hall: no session bound to slot:2nobody\n' });
     // The next mission of the slot gets a new session.

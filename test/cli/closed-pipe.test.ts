@@ -25,7 +25,10 @@ interface Closed {
  * Runs `raider ARGS` with stdout a pipe that is closed after its first line
  * (or at once), then calls `afterClose` to make the command write again.
  */
-function readFirstLine(args: string[], options: { env?: Record<string, string>; atOnce?: boolean; afterClose?: () => Promise<void> }): Promise<Closed> {
+function readFirstLine(
+  args: string[],
+  options: { env?: Record<string, string>; atOnce?: boolean; afterClose?: () => Promise<void> },
+): Promise<Closed> {
   const child = spawn(process.execPath, [RAIDER_BIN, ...args], { env: hallEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -82,7 +85,9 @@ describe('stdout closed by its reader', () => {
     const root = tempRoot();
     fs.mkdirSync(path.join(root, '.raider'));
     fs.writeFileSync(path.join(root, '.raider', 'script.yml'), 'replies:\n  - steps:\n      - message: "heard {{mission}}"\n');
-    const result = await readFirstLine(['--stream-json', '--engine', 'scripted', '--root', root, '--no-session', '--', 'hi'], { atOnce: true });
+    const result = await readFirstLine(['--stream-json', '--engine', 'scripted', '--root', root, '--no-session', '--', 'hi'], {
+      atOnce: true,
+    });
     expect(result.stderr).toBe('');
     expect(result.signal).toBeNull();
   });

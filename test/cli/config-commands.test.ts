@@ -101,10 +101,14 @@ describe.concurrent('raider hall add-raider', () => {
 
   it('adds a raider with every option, keeping the other raiders and the comments', async () => {
     const root = hallRoot(START);
-    const r = await hall(['add-raider', '1ivar', '--engine', 'openai', '--persona', 'polite', '--model', 'm1', '--pack', 'X', '--pack', 'Y'], root);
+    const r = await hall(
+      ['add-raider', '1ivar', '--engine', 'openai', '--persona', 'polite', '--model', 'm1', '--pack', 'X', '--pack', 'Y'],
+      root,
+    );
     expect(r).toMatchObject({ code: 0, stdout: `Added raider '1ivar' to ${configOf(root)}.\n`, stderr: '' });
     const text = fs.readFileSync(configOf(root), 'utf8');
-    for (const comment of ['# The hall of the test', '# the first one', '# a comment on a value', '# seconds']) expect(text).toContain(comment);
+    for (const comment of ['# The hall of the test', '# the first one', '# a comment on a value', '# seconds'])
+      expect(text).toContain(comment);
     expect(YAML.parse(text)).toEqual({
       longhouse: false,
       raiders: {

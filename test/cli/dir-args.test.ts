@@ -87,7 +87,11 @@ describe('the DIR argument', () => {
     const [logs, attach] = await Promise.all([hall(['logs', root, run.id], elsewhere), hall(['attach', root, run.id], elsewhere)]);
     expect(logs).toMatchObject({ code: 0, stdout: `[hall] raider ${run.id} started\n[hall] raider ${run.id} completed: from afar\n` });
     // The run has ended: attach replays it from the files of DIR and says how it ended.
-    expect(attach).toMatchObject({ code: 0, stdout: '· run started (fake)\nfrom afar\n■ completed\n', stderr: `run ${run.id} ended: completed\n` });
+    expect(attach).toMatchObject({
+      code: 0,
+      stdout: '· run started (fake)\nfrom afar\n■ completed\n',
+      stderr: `run ${run.id} ended: completed\n`,
+    });
   });
 
   it('a NAME that is an ordinary directory stays a NAME', async () => {
@@ -99,7 +103,10 @@ describe('the DIR argument', () => {
   });
 
   it('a hall-looking directory is the NAME when only NAME and MISSION are given, and DIR when more follow', async () => {
-    const [asName, asDir] = await Promise.all([hall(['spawn', 'sub', 'answer'], root), hall(['spawn', 'sub', 'bjorn', 'answer', 'x'], root)]);
+    const [asName, asDir] = await Promise.all([
+      hall(['spawn', 'sub', 'answer'], root),
+      hall(['spawn', 'sub', 'bjorn', 'answer', 'x'], root),
+    ]);
     expect(asName.code).toBe(0);
     const run = spawned(asName.stdout);
     expect(run.slot).toBe('sub');

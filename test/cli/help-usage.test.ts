@@ -16,7 +16,21 @@ async function inBatches(calls: Array<() => Promise<CliResult>>, size = 3): Prom
   return out;
 }
 
-const SUBCOMMANDS = ['init', 'add-raider', 'start', 'stop', 'status', 'ps', 'spawn', 'attach', 'kill', 'cancel', 'logs', 'session', 'session reset'];
+const SUBCOMMANDS = [
+  'init',
+  'add-raider',
+  'start',
+  'stop',
+  'status',
+  'ps',
+  'spawn',
+  'attach',
+  'kill',
+  'cancel',
+  'logs',
+  'session',
+  'session reset',
+];
 
 describe.concurrent('raider hall --help', () => {
   it('prints the usage and exits 0 for raider hall and each subcommand', async () => {
@@ -60,7 +74,13 @@ describe.concurrent('usage errors', () => {
       [['spawn', '--bogus', 'bjorn', 'answer'], /--bogus/],
       [['session', 'frob', 'x'], /frob/],
     ];
-    const results = await inBatches(cases.map(([argv]) => () => hall(argv, cwd)));
+    const results = await inBatches(
+      cases.map(
+        ([argv]) =>
+          () =>
+            hall(argv, cwd),
+      ),
+    );
     results.forEach((r, i) => {
       const [argv, message] = cases[i]!;
       expect(r.code, argv.join(' ')).toBe(2);
@@ -79,7 +99,13 @@ describe.concurrent('usage errors', () => {
       [['logs', '--follow'], 'Usage: raider hall logs ID [--follow]\n'],
       [['session', 'reset', 'a', 'b'], 'Usage: raider hall session reset [DIR] BINDING\n'],
     ];
-    const results = await inBatches(cases.map(([argv]) => () => hall(argv, cwd)));
+    const results = await inBatches(
+      cases.map(
+        ([argv]) =>
+          () =>
+            hall(argv, cwd),
+      ),
+    );
     results.forEach((r, i) => {
       const [argv, usage] = cases[i]!;
       expect(r, argv.join(' ')).toMatchObject({ code: 2, stdout: '', stderr: usage });

@@ -32,7 +32,9 @@ function gone(root: string): void {
 describe.concurrent('raider hall start --daemon and stop', () => {
   it('carries --acp-port and --acp-host to the hall it starts in the background', async () => {
     const root = hallRoot(CONFIG);
-    const started = await hall(['start', '--daemon', '--acp-port', '0', '--acp-host', '127.0.0.1'], root, { env: { RAIDER_HALL_ACP_PORT: undefined } });
+    const started = await hall(['start', '--daemon', '--acp-port', '0', '--acp-host', '127.0.0.1'], root, {
+      env: { RAIDER_HALL_ACP_PORT: undefined },
+    });
     expect(started.code, started.stderr).toBe(0);
     try {
       const status = await request(socketOf(root), { cmd: 'status' });
@@ -155,7 +157,8 @@ describe.concurrent('raider hall start --daemon and stop', () => {
   // never reaps (a container whose PID 1 is a plain program, e.g. `node` or
   // `sleep`), stop must not take a zombie for a running hall.
   // A subreaper needs Linux (x64 or arm64 for the prctl number) and perl; elsewhere the test shows as skipped.
-  const canSubreap = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') && spawnSync('perl', ['-e', '1']).status === 0;
+  const canSubreap =
+    process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') && spawnSync('perl', ['-e', '1']).status === 0;
   it.skipIf(!canSubreap)(
     'stop returns once the daemon has exited even when nothing reaps it yet (skipped without Linux x64/arm64 and perl)',
     async () => {
@@ -243,7 +246,9 @@ describe.concurrent('raider hall start in the foreground', () => {
     const attempt = async () => {
       const root = hallRoot(CONFIG);
       const child = spawn(process.execPath, [RAIDER_BIN, 'hall', 'start', root, '--quiet'], { env: hallEnv(), stdio: 'ignore' });
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, signal) => resolve({ code, signal })),
+      );
       const deadline = Date.now() + 60_000;
       for (;;) {
         try {
@@ -276,7 +281,10 @@ describe.concurrent('raider hall start in the foreground', () => {
       'a socket nobody listens on',
       (socket: string) => {
         // A process that bound the socket and died without cleaning up.
-        const r = spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(socket)}, () => process.kill(process.pid, 'SIGKILL'))`]);
+        const r = spawnSync(process.execPath, [
+          '-e',
+          `require('net').createServer().listen(${JSON.stringify(socket)}, () => process.kill(process.pid, 'SIGKILL'))`,
+        ]);
         expect(r.signal).toBe('SIGKILL');
         expect(fs.statSync(socket).isSocket()).toBe(true);
       },
@@ -300,10 +308,7 @@ describe.concurrent('raider hall start in the foreground', () => {
 describe.concurrent('a hall that is not running', () => {
   it('status and spawn say so and exit 1', async () => {
     const root = hallRoot(CONFIG);
-    const results = await Promise.all([
-      hall(['status'], root),
-      hall(['spawn', 'bjorn', 'answer', 'x'], root),
-    ]);
+    const results = await Promise.all([hall(['status'], root), hall(['spawn', 'bjorn', 'answer', 'x'], root)]);
     for (const r of results) expect(r).toMatchObject({ code: 1, stdout: '', stderr: 'Hall not running (no socket found)\n' });
   });
 });

@@ -53,11 +53,18 @@ describe('a hall in a 200-character root', () => {
       expect(spawn, spawn.stderr).toMatchObject({ code: 0 });
       const { id } = spawned(spawn.stdout);
       // The raider got a socket path it can connect to.
-      const result = await eventually(() => {
-        const line = fs.readFileSync(eventsFile(root, id), 'utf8').split('\n').find((l) => l.includes('"run.finished"'));
-        expect(line).toBeDefined();
-        return JSON.parse(JSON.parse(line ?? '{}').response) as { env: Record<string, string> };
-      }, 60_000, 20);
+      const result = await eventually(
+        () => {
+          const line = fs
+            .readFileSync(eventsFile(root, id), 'utf8')
+            .split('\n')
+            .find((l) => l.includes('"run.finished"'));
+          expect(line).toBeDefined();
+          return JSON.parse(JSON.parse(line ?? '{}').response) as { env: Record<string, string> };
+        },
+        60_000,
+        20,
+      );
       expect(result.env.RAIDER_HALL_SOCKET).toBe(path.join(runtime, '.raider-hall.socket'));
 
       // The MCP stdio bridge and the ACP terminal client reach the hall through the links too.

@@ -25,7 +25,10 @@ describe.sequential('mission size', () => {
     const busy = await request(socketOf(file.root), { cmd: 'spawn', name: '1bjorn', mission: 'wait 600' });
     await raiderStarted(file.root, String(busy.id));
     const long = 'x'.repeat(110_000);
-    const [plain, numbered] = await Promise.all([hall(['spawn', 'bjorn', 'answer', long], file.root), hall(['spawn', '1bjorn', 'answer', long], file.root)]);
+    const [plain, numbered] = await Promise.all([
+      hall(['spawn', 'bjorn', 'answer', long], file.root),
+      hall(['spawn', '1bjorn', 'answer', long], file.root),
+    ]);
     for (const r of [plain, numbered]) {
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
@@ -42,8 +45,12 @@ describe.sequential('mission size', () => {
 
 describe.concurrent('empty missions', () => {
   it('an empty or blank mission is refused, on the socket and from the CLI', async () => {
-    expect(await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn', mission: '' })).toEqual({ error: 'spawn requires a mission: it is empty' });
-    expect(await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn', mission: ' \n\t' })).toEqual({ error: 'spawn requires a mission: it is empty' });
+    expect(await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn', mission: '' })).toEqual({
+      error: 'spawn requires a mission: it is empty',
+    });
+    expect(await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn', mission: ' \n\t' })).toEqual({
+      error: 'spawn requires a mission: it is empty',
+    });
     expect(await request(socketOf(file.root), { cmd: 'spawn', name: 'bjorn' })).toEqual({ error: 'spawn requires a mission: it is empty' });
     const r = await hall(['spawn', 'bjorn', '   '], file.root);
     expect(r).toMatchObject({ code: 1, stdout: '', stderr: 'Hall error: spawn requires a mission: it is empty\n' });

@@ -50,10 +50,22 @@ describe('queued missions', () => {
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual({
       queues: [
-        { slot: '1bjorn', missions: [{ mission_id: slotMission, position: 1, name: '1bjorn', mission: 'answer second', age: expect.any(Number) }] },
+        {
+          slot: '1bjorn',
+          missions: [{ mission_id: slotMission, position: 1, name: '1bjorn', mission: 'answer second', age: expect.any(Number) }],
+        },
         {
           binding: 'cron:nightly',
-          missions: [{ mission_id: boundMission, position: 1, name: 'bjorn', binding: 'cron:nightly', mission: 'answer third\nline two', age: expect.any(Number) }],
+          missions: [
+            {
+              mission_id: boundMission,
+              position: 1,
+              name: 'bjorn',
+              binding: 'cron:nightly',
+              mission: 'answer third\nline two',
+              age: expect.any(Number),
+            },
+          ],
         },
       ],
     });
@@ -65,9 +77,21 @@ describe('queued missions', () => {
     expect((await cli(['queue', 'cron:nightly'], root)).stdout).toContain('answer third line two');
 
     const cancelled = await cli(['cancel', slotMission], root);
-    expect(cancelled).toMatchObject({ code: 0, stdout: `Dropped mission ${slotMission}: it no longer waits for 1bjorn and will not run.\n` });
-    expect(await tap.waitFor((e) => e.type === 'raider.dropped')).toMatchObject({ mission_id: slotMission, slot: '1bjorn', reason: 'cancelled' });
-    expect(await h.request({ cmd: 'cancel', id: boundMission })).toEqual({ dropped: 1, mission_id: boundMission, slot: 'bjorn', binding: 'cron:nightly' });
+    expect(cancelled).toMatchObject({
+      code: 0,
+      stdout: `Dropped mission ${slotMission}: it no longer waits for 1bjorn and will not run.\n`,
+    });
+    expect(await tap.waitFor((e) => e.type === 'raider.dropped')).toMatchObject({
+      mission_id: slotMission,
+      slot: '1bjorn',
+      reason: 'cancelled',
+    });
+    expect(await h.request({ cmd: 'cancel', id: boundMission })).toEqual({
+      dropped: 1,
+      mission_id: boundMission,
+      slot: 'bjorn',
+      binding: 'cron:nightly',
+    });
     expect(await h.request({ cmd: 'cancel', id: boundMission })).toEqual({ error: 'raider not found' });
     expect(await h.request({ cmd: 'queue' })).toEqual({ queues: [] });
     expect((await cli(['queue'], root)).stdout).toBe('Nothing waits.\n');
@@ -92,11 +116,19 @@ describe('queued missions', () => {
     fs.mkdirSync(stateFile(root, ''), { recursive: true });
     fs.writeFileSync(
       stateFile(root, 'binding_queues.json'),
-      JSON.stringify({ 'telegram:ops:42': [{ id: 'm1-000000000001', name: 'nostore', mission: 'answer never', binding: 'telegram:ops:42' }] }),
+      JSON.stringify({
+        'telegram:ops:42': [{ id: 'm1-000000000001', name: 'nostore', mission: 'answer never', binding: 'telegram:ops:42' }],
+      }),
     );
     const events: Json[] = [];
     h = await startTestHall({ root, env: { HOME: home }, onEvent: (e) => events.push(e) });
-    await eventually(() => expect(events.find((e) => e.type === 'raider.refused')).toMatchObject({ mission_id: 'm1-000000000001', queued: true, binding: 'telegram:ops:42' }));
+    await eventually(() =>
+      expect(events.find((e) => e.type === 'raider.refused')).toMatchObject({
+        mission_id: 'm1-000000000001',
+        queued: true,
+        binding: 'telegram:ops:42',
+      }),
+    );
   });
 });
 
@@ -107,7 +139,10 @@ describe('session list', () => {
     const empty = await cli(['session', 'list'], h.root);
     expect(empty).toMatchObject({ code: 0, stdout: 'No binding has a session.\n' });
     const before = Date.now();
-    for (const payload of [{ name: '1bjorn', mission: 'answer a' }, { name: 'bjorn', mission: 'answer b', binding: 'cron:nightly' }]) {
+    for (const payload of [
+      { name: '1bjorn', mission: 'answer a' },
+      { name: 'bjorn', mission: 'answer b', binding: 'cron:nightly' },
+    ]) {
       const reply = await h.request({ cmd: 'spawn', ...payload });
       await tap.waitFor((e) => e.id === reply.id);
     }

@@ -191,7 +191,10 @@ describe('bad values: file + key path + expectation', () => {
       'raiders.bjorn.permission_mode: expected one of default, acceptEdits, plan, auto, bypassPermissions, got "yolo"',
     ],
     ['raiders: { bjorn: 5 }', 'raiders.bjorn: expected a mapping of raider settings, got 5'],
-    ['raiders: { "../x": {} }', 'raiders["../x"]: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "../x"'],
+    [
+      'raiders: { "../x": {} }',
+      'raiders["../x"]: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "../x"',
+    ],
     ['raiders: { _x: {} }', 'raiders._x: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "_x"'],
     [`raiders: { ${'a'.repeat(65)}: {} }`, `raiders.${'a'.repeat(65)}: expected a raider name`],
     ['cron: { name: x }', 'cron: expected a list of cron jobs, got a mapping'],
@@ -207,9 +210,18 @@ describe('bad values: file + key path + expectation', () => {
     ['telegram: [ops]', 'telegram: expected a mapping, got a list'],
     ['telegram: { api_root: ftp://x }', 'telegram.api_root: expected an http(s) URL, got "ftp://x"'],
     ['telegram: { bots: { ops: { token: t, allowlist: 42 } } }', 'telegram.bots.ops.allowlist: expected a list of Telegram ids, got 42'],
-    ['telegram: { bots: { ops: { token: t, allowlist: [alice] } } }', 'telegram.bots.ops.allowlist[0]: expected a Telegram id (an integer), got "alice"'],
-    ['telegram: { bots: { ops: { token: t, allowed_chats: [1.5] } } }', 'telegram.bots.ops.allowed_chats[0]: expected a Telegram id (an integer), got 1.5'],
-    ['telegram: { bots: { ops: { token: t, routing: { bob: x } } } }', 'telegram.bots.ops.routing.bob: expected a chat id or "*", got "bob"'],
+    [
+      'telegram: { bots: { ops: { token: t, allowlist: [alice] } } }',
+      'telegram.bots.ops.allowlist[0]: expected a Telegram id (an integer), got "alice"',
+    ],
+    [
+      'telegram: { bots: { ops: { token: t, allowed_chats: [1.5] } } }',
+      'telegram.bots.ops.allowed_chats[0]: expected a Telegram id (an integer), got 1.5',
+    ],
+    [
+      'telegram: { bots: { ops: { token: t, routing: { bob: x } } } }',
+      'telegram.bots.ops.routing.bob: expected a chat id or "*", got "bob"',
+    ],
     ["telegram: { bots: { ops: { token: t, routing: { '*': 'no/pe' } } } }", 'telegram.bots.ops.routing["*"]: expected a raider name'],
     ['telegram: { bots: { "a b": { token: t } } }', 'telegram.bots["a b"]: expected a bot name'],
     ['telegram: { bots: { ops: { token: t, api_root: x } } }', 'telegram.bots.ops.api_root: expected an http(s) URL, got "x"'],
@@ -248,14 +260,17 @@ describe('bad values: file + key path + expectation', () => {
   });
 
   it('a duplicate cron id names both entries', () => {
-    expect(errors("cron:\n  - { name: 1bjorn, cron: '* * * * *' }\n  - { name: x, cron: y }\n  - { name: 1bjorn, cron: '0 * * * *' }\n")).toEqual([
-      `${FILE}: cron[2]: duplicate id "1bjorn", also the id of cron[0] (the id defaults to the name; give one of them an id)`,
-    ]);
+    expect(
+      errors("cron:\n  - { name: 1bjorn, cron: '* * * * *' }\n  - { name: x, cron: y }\n  - { name: 1bjorn, cron: '0 * * * *' }\n"),
+    ).toEqual([`${FILE}: cron[2]: duplicate id "1bjorn", also the id of cron[0] (the id defaults to the name; give one of them an id)`]);
     expect(errors('cron:\n  - { id: j, name: a, cron: x }\n  - { id: j, name: b, cron: x }\n')).toEqual([
       `${FILE}: cron[1].id: duplicate id "j", also the id of cron[0]`,
     ]);
     // distinct ids on one raider are fine
-    expect(ok('cron:\n  - { id: a, name: bjorn, cron: x }\n  - { id: b, name: bjorn, cron: x }\n').config.cron.map((j) => j.id)).toEqual(['a', 'b']);
+    expect(ok('cron:\n  - { id: a, name: bjorn, cron: x }\n  - { id: b, name: bjorn, cron: x }\n').config.cron.map((j) => j.id)).toEqual([
+      'a',
+      'b',
+    ]);
   });
 
   it('the top level must be a mapping', () => {
@@ -339,7 +354,9 @@ describe('YAML syntax errors', () => {
   });
 
   it('a duplicate key is an error with its line', () => {
-    expect(errors('cancel_grace: 1\ncancel_grace: 2\n')[0]).toMatch(/^\/x\/\.raider-hall\.yml: line 2, column 1: YAML syntax error: Map keys must be unique/);
+    expect(errors('cancel_grace: 1\ncancel_grace: 2\n')[0]).toMatch(
+      /^\/x\/\.raider-hall\.yml: line 2, column 1: YAML syntax error: Map keys must be unique/,
+    );
   });
 });
 
@@ -362,13 +379,18 @@ describe('loadHallConfig', () => {
     expect(r.ok && r.warnings).toEqual([`${join(root, HALL_CONFIG_FILE)}: unknown key foo (ignored)`]);
 
     writeFileSync(join(root, HALL_CONFIG_FILE), 'cancel_grace: soon\n');
-    expect(loadHallConfig(root)).toEqual({ ok: false, errors: [`${join(root, HALL_CONFIG_FILE)}: cancel_grace: expected a number >= 0, got "soon"`] });
+    expect(loadHallConfig(root)).toEqual({
+      ok: false,
+      errors: [`${join(root, HALL_CONFIG_FILE)}: cancel_grace: expected a number >= 0, got "soon"`],
+    });
   });
 
   it('an unreadable config is an error, not the defaults', () => {
     mkdirSync(join(root, HALL_CONFIG_FILE));
     const r = loadHallConfig(root);
     expect(r.ok).toBe(false);
-    expect(!r.ok && r.errors[0]).toMatch(new RegExp(`^${join(root, HALL_CONFIG_FILE).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: cannot read: `));
+    expect(!r.ok && r.errors[0]).toMatch(
+      new RegExp(`^${join(root, HALL_CONFIG_FILE).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: cannot read: `),
+    );
   });
 });

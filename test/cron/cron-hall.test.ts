@@ -111,11 +111,15 @@ describe('cron through a real hall', () => {
     expect(status.cron.hourly.last).toMatchObject({ slot: expectedSlot, result: 'started', catch_up: true });
     expect(status.cron.skipper.last).toMatchObject({ slot: expectedSlot, result: 'skipped' });
     // cron.json is a checkpoint: it follows within a bounded delay (docs/storage.md).
-    await eventually(() => {
-      const state = readCronState(root);
-      expect(Object.keys(state).sort()).toEqual(['hourly', 'skipper']);
-      expect(state.hourly.slot).toBe(expectedSlot);
-    }, 2000, 10);
+    await eventually(
+      () => {
+        const state = readCronState(root);
+        expect(Object.keys(state).sort()).toEqual(['hourly', 'skipper']);
+        expect(state.hourly.slot).toBe(expectedSlot);
+      },
+      2000,
+      10,
+    );
     await hall.stop();
     tap.close();
 
@@ -153,7 +157,12 @@ describe('cron through a real hall', () => {
     // The boot hands out what waited before the cron jobs look: found waiting or already started.
     expect(status.cron.waiting.last).toMatchObject({ slot, mission_id: 'm-waiting' });
     expect(['queued', 'started']).toContain(status.cron.waiting.last.result);
-    expect(status.cron.lost.last).toMatchObject({ slot, result: 'unknown', mission_id: 'm-lost', error: expect.stringContaining('not fired again') });
+    expect(status.cron.lost.last).toMatchObject({
+      slot,
+      result: 'unknown',
+      mission_id: 'm-lost',
+      error: expect.stringContaining('not fired again'),
+    });
     await eventually(() => expect(readCronState(root).lost.pending).toBeUndefined(), 2000, 10);
   });
 

@@ -55,7 +55,11 @@ describe('cron plans', () => {
   });
 
   it('fires a slot on time within the grace, and a missed one as a catch-up or a skip', () => {
-    expect(plan('2026-05-03T06:00:00Z', '2026-05-04T06:00:30Z', 60_000)).toEqual({ kind: 'fire', slot: t('2026-05-04T06:00:00Z'), late: false });
+    expect(plan('2026-05-03T06:00:00Z', '2026-05-04T06:00:30Z', 60_000)).toEqual({
+      kind: 'fire',
+      slot: t('2026-05-04T06:00:00Z'),
+      late: false,
+    });
     expect(plan('2026-05-03T06:00:00Z', '2026-05-04T06:00:30Z', 0)).toEqual({ kind: 'fire', slot: t('2026-05-04T06:00:00Z'), late: true });
     expect(plan('2026-05-01T06:00:00Z', '2026-05-04T09:00:00Z', 0, 'skip')).toEqual({ kind: 'skip', slot: t('2026-05-04T06:00:00Z') });
   });
@@ -104,24 +108,32 @@ describe('cron records', () => {
       result: 'refused',
       error: 'no alias',
     });
-    expect(outcomeFromReply(slot, 'm1', { error: 'the hall is stopping' }, at, false)).toMatchObject({ result: 'error', error: 'the hall is stopping' });
+    expect(outcomeFromReply(slot, 'm1', { error: 'the hall is stopping' }, at, false)).toMatchObject({
+      result: 'error',
+      error: 'the hall is stopping',
+    });
   });
 
   it('follows the run of its mission to its end and ignores other runs', () => {
     const queued: CronOutcome = { slot: iso(slot)!, result: 'queued', at: iso(slot)!, mission_id: 'm1' };
     const started = noteRunEvent(queued, { type: 'raider.spawned', mission_id: 'm1', id: 'bjorn-7' });
     expect(started).toMatchObject({ result: 'started', raider_id: 'bjorn-7' });
-    expect(noteRunEvent(started!, { type: 'raider.done', mission_id: 'm1', id: 'bjorn-7', status: 'failed', error: 'boom' })).toMatchObject({
-      status: 'failed',
-      error: 'boom',
-    });
+    expect(noteRunEvent(started!, { type: 'raider.done', mission_id: 'm1', id: 'bjorn-7', status: 'failed', error: 'boom' })).toMatchObject(
+      {
+        status: 'failed',
+        error: 'boom',
+      },
+    );
     expect(noteRunEvent(queued, { type: 'raider.done', mission_id: 'm2', status: 'completed' })).toBeNull();
     expect(noteRunEvent(undefined, { type: 'raider.done', mission_id: 'm1' })).toBeNull();
   });
 
   it('a pending hand-over resolves to started, queued, or unknown (never fired again)', () => {
     const pending = withPending({ slot: null, since: '2026-05-01T00:00:00.000Z' }, slot, 'm1');
-    expect(resolvePending(pending, { where: 'running', runId: 'bjorn-1' }, slot).last).toMatchObject({ result: 'started', raider_id: 'bjorn-1' });
+    expect(resolvePending(pending, { where: 'running', runId: 'bjorn-1' }, slot).last).toMatchObject({
+      result: 'started',
+      raider_id: 'bjorn-1',
+    });
     expect(resolvePending(pending, { where: 'queued' }, slot).last).toMatchObject({ result: 'queued' });
     const lost = resolvePending(pending, null, slot);
     expect(lost).toMatchObject({ slot: iso(slot), last: { result: 'unknown' } });
@@ -140,6 +152,8 @@ describe('cron configuration check', () => {
         ],
         '/h/.raider-hall.yml',
       ),
-    ).toEqual(['/h/.raider-hall.yml: cron[1].cron: job "bad": invalid cron expression "0 25 * * *": Constraint error, got value 25 expected range 0-23']);
+    ).toEqual([
+      '/h/.raider-hall.yml: cron[1].cron: job "bad": invalid cron expression "0 25 * * *": Constraint error, got value 25 expected range 0-23',
+    ]);
   });
 });

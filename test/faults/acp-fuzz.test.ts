@@ -23,7 +23,6 @@ afterEach(async () => {
   hall = undefined;
 });
 
-
 /** A raw newline-delimited JSON-RPC connection to the hall's ACP socket. */
 class RawAcp {
   readonly responses = new Map<string, Json[]>();
@@ -95,11 +94,15 @@ class RawAcp {
 
   async answer(id: string, timeoutMs = 10_000): Promise<Json> {
     const key = JSON.stringify(id);
-    return eventually(() => {
-      const got = this.responses.get(key);
-      expect(got, `an answer to ${id}`).toBeDefined();
-      return got![0]!;
-    }, timeoutMs, 5);
+    return eventually(
+      () => {
+        const got = this.responses.get(key);
+        expect(got, `an answer to ${id}`).toBeDefined();
+        return got![0]!;
+      },
+      timeoutMs,
+      5,
+    );
   }
 }
 
@@ -178,7 +181,8 @@ function badParams(rng: Rng, method: string, sessionId: string, cwd: string): un
       return rng.pick([null, [], [good], 5, 'params', true, undefined]);
     case 1:
     case 2: {
-      const key = keys.length > 0 && rng.chance(0.8) ? rng.pick(keys) : rng.pick(['sessionId', 'cwd', 'prompt', 'modeId', 'cursor', 'mcpServers']);
+      const key =
+        keys.length > 0 && rng.chance(0.8) ? rng.pick(keys) : rng.pick(['sessionId', 'cwd', 'prompt', 'modeId', 'cursor', 'mcpServers']);
       return { ...good, [key]: wrongValue(rng) };
     }
     case 3: {
@@ -201,9 +205,14 @@ async function stillWorks(c: RawAcp, cwd: string): Promise<void> {
   expect(init.result.protocolVersion).toBe(1);
   const created = await c.answer(c.request('session/new', { cwd, mcpServers: [] }));
   const sessionId = created.result.sessionId as string;
-  const answered = await c.answer(c.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'answer still here' }] }), 20_000);
+  const answered = await c.answer(
+    c.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'answer still here' }] }),
+    20_000,
+  );
   expect(answered.result).toEqual({ stopReason: 'end_turn' });
-  const chunks = c.fromAgent.filter((m) => m.method === 'session/update' && m.params.sessionId === sessionId && m.params.update.sessionUpdate === 'agent_message_chunk');
+  const chunks = c.fromAgent.filter(
+    (m) => m.method === 'session/update' && m.params.sessionId === sessionId && m.params.update.sessionUpdate === 'agent_message_chunk',
+  );
   expect(chunks.map((m) => m.params.update.content.text).join('')).toBe('still here');
 }
 
@@ -211,9 +220,15 @@ describe('ACP fed malformed JSON-RPC', () => {
   it('answers requests before initialize with an error, then initializes on the same connection', async () => {
     const h = await acpHall();
     const c = await RawAcp.open(h.root);
-    const early = ['session/new', 'session/prompt', 'session/load', 'session/list', 'session/cancel', 'session/set_mode', 'nope/nothing'].map((m) =>
-      c.request(m, goodParams(m, '20260101-000000-abcd', h.root)),
-    );
+    const early = [
+      'session/new',
+      'session/prompt',
+      'session/load',
+      'session/list',
+      'session/cancel',
+      'session/set_mode',
+      'nope/nothing',
+    ].map((m) => c.request(m, goodParams(m, '20260101-000000-abcd', h.root)));
     for (const id of early) {
       const a = await c.answer(id);
       expect(a.error?.code, JSON.stringify(a)).toBeOneOf([-32600, -32601]);
@@ -233,7 +248,12 @@ describe('ACP fed malformed JSON-RPC', () => {
     for (const method of METHODS) {
       for (let i = 0; i < 40; i++) {
         // Half of them name the live session, so the checks after the schema run too.
-        const params = badParams(rng, method, rng.chance(0.5) ? sessionId : rng.pick(['', 'nope', '20260101-000000-abcd', sessionId]), rng.chance(0.7) ? h.root : '/');
+        const params = badParams(
+          rng,
+          method,
+          rng.chance(0.5) ? sessionId : rng.pick(['', 'nope', '20260101-000000-abcd', sessionId]),
+          rng.chance(0.7) ? h.root : '/',
+        );
         sent.push({ id: c.request(method, params), method, params });
       }
     }
@@ -254,7 +274,9 @@ describe('ACP fed malformed JSON-RPC', () => {
       const k = a.error ? String(a.error.code) : 'ok';
       codes.set(k, (codes.get(k) ?? 0) + 1);
     }
-    console.log(`acp fuzz seed ${SEED}: ${sent.length} requests over ${METHODS.length} methods; answers ${[...codes].map(([k, n]) => `${k} ${n}`).join(', ')}`);
+    console.log(
+      `acp fuzz seed ${SEED}: ${sent.length} requests over ${METHODS.length} methods; answers ${[...codes].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    );
   }, 60_000);
 
   it('survives garbage lines, odd and huge ids, unknown methods and nonsense notifications', async () => {
@@ -287,17 +309,26 @@ describe('ACP fed malformed JSON-RPC', () => {
       `{"jsonrpc":"2.0","id":"deep","method":"session/new","params":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`,
     ];
     for (let i = 0; i < 200; i++) {
-      const bytes = Buffer.from(Array.from({ length: 1 + rng.int(80) }, () => {
-        const b = rng.int(256);
-        return b === 0x0a ? 0x20 : b;
-      }));
+      const bytes = Buffer.from(
+        Array.from({ length: 1 + rng.int(80) }, () => {
+          const b = rng.int(256);
+          return b === 0x0a ? 0x20 : b;
+        }),
+      );
       garbage.push(bytes);
     }
     for (const g of garbage) c.line(g);
     // Notifications are never answered, whatever they carry.
-    for (let i = 0; i < 50; i++) c.send({ jsonrpc: '2.0', method: rng.pick(['session/cancel', 'nope/notify', 'session/update', '$/cancel_request', '']), params: wrongValue(rng) });
+    for (let i = 0; i < 50; i++)
+      c.send({
+        jsonrpc: '2.0',
+        method: rng.pick(['session/cancel', 'nope/notify', 'session/update', '$/cancel_request', '']),
+        params: wrongValue(rng),
+      });
     // Unknown methods: -32601 each.
-    const unknown = Array.from({ length: 50 }, (_, i) => c.request(rng.pick(['nope', 'session/nope', '__proto__', 'constructor', 'toString', `x${i}`, 'session/', '']), wrongValue(rng)));
+    const unknown = Array.from({ length: 50 }, (_, i) =>
+      c.request(rng.pick(['nope', 'session/nope', '__proto__', 'constructor', 'toString', `x${i}`, 'session/', '']), wrongValue(rng)),
+    );
     // Responses to requests the agent never made: ignored.
     for (let i = 0; i < 10; i++) c.send({ jsonrpc: '2.0', id: 9000 + i, result: wrongValue(rng) });
     c.send({ jsonrpc: '2.0', id: 9999, error: { code: 1, message: 'x' } });
@@ -337,7 +368,8 @@ describe('ACP fed malformed JSON-RPC', () => {
     await other.answer(other.request('initialize', INITIALIZE));
     const chunk = Buffer.alloc(1 << 20, 0x61);
     for (let i = 0; i < 40 && !big.closed; i++) {
-      if (!big.socket.write(chunk)) await Promise.race([new Promise((r) => big.socket.once('drain', r)), new Promise((r) => setTimeout(r, 1000))]);
+      if (!big.socket.write(chunk))
+        await Promise.race([new Promise((r) => big.socket.once('drain', r)), new Promise((r) => setTimeout(r, 1000))]);
     }
     await eventually(() => expect(big.closed).toBe(true), 10_000);
     await stillWorks(other, h.root);

@@ -12,7 +12,11 @@ import { runCli, tempRoot } from '../support/test-hall.js';
 
 const CASES: Array<{ what: string; config: string | Buffer | 'directory'; says: RegExp }> = [
   { what: 'a list at the top level', config: '- a\n- b\n', says: /expected a mapping of settings at the top level/ },
-  { what: 'a wrong type deep in a raider entry', config: 'raiders: { bjorn: { packs: 5 } }\n', says: /raiders\.bjorn\.packs: expected a list/ },
+  {
+    what: 'a wrong type deep in a raider entry',
+    config: 'raiders: { bjorn: { packs: 5 } }\n',
+    says: /raiders\.bjorn\.packs: expected a list/,
+  },
   { what: 'a duplicate key', config: 'raiders: { bjorn: {} }\nraiders: { b: {} }\n', says: /line 2, column 1: .*unique/ },
   {
     what: 'bytes that are not UTF-8',

@@ -54,7 +54,11 @@ describe('readRunDocument', () => {
       for (let i = 0; i < lines; i++) {
         switch (int(6)) {
           case 0:
-            parts.push(Buffer.from(`${JSON.stringify({ type: 'run.finished', status: 'completed', response: `r${round}-${i}-${'z'.repeat(int(3) * 40_000)}`, seq: i })}\n`));
+            parts.push(
+              Buffer.from(
+                `${JSON.stringify({ type: 'run.finished', status: 'completed', response: `r${round}-${i}-${'z'.repeat(int(3) * 40_000)}`, seq: i })}\n`,
+              ),
+            );
             break;
           case 1:
             parts.push(Buffer.from(`${'n'.repeat(int(150_000))}\n`));
@@ -78,7 +82,11 @@ describe('readRunDocument', () => {
   });
 
   it('replaces invalid UTF-8 in the result instead of losing it', () => {
-    const data = Buffer.concat([Buffer.from('{"type":"run.finished","status":"completed","response":"caf'), Buffer.from([0xe9]), Buffer.from('"}\n')]);
+    const data = Buffer.concat([
+      Buffer.from('{"type":"run.finished","status":"completed","response":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}\n'),
+    ]);
     expect(read(data)).toEqual({ status: 'completed', response: 'caf\ufffd' });
   });
 

@@ -82,10 +82,14 @@ async function queueUntilRefused(h: TestHall, max: number): Promise<{ accepted: 
 
 /** Every accepted mission runs in turn on 1odd: a log page's worth of them (a few dozen) takes a while on a loaded machine. */
 async function allDone(tap: EventTap, missionIds: readonly string[], timeoutMs = 45_000): Promise<Json[]> {
-  await eventually(() => {
-    const done = new Set(tap.all.filter((e) => e.type === 'raider.done').map((e) => e.mission_id));
-    expect(missionIds.filter((id) => !done.has(id))).toEqual([]);
-  }, timeoutMs, 50);
+  await eventually(
+    () => {
+      const done = new Set(tap.all.filter((e) => e.type === 'raider.done').map((e) => e.mission_id));
+      expect(missionIds.filter((id) => !done.has(id))).toEqual([]);
+    },
+    timeoutMs,
+    50,
+  );
   return missionIds.map((id) => tap.all.find((e) => e.type === 'raider.done' && e.mission_id === id)!);
 }
 
@@ -203,25 +207,31 @@ describe.skipIf(!canMount)('a full state directory (a 256 KiB tmpfs; skipped unl
 });
 
 // Root writes through any mode, and where a tmpfs can be mounted the test above covers this: skipped then, saying why.
-describe.skipIf(canMount || isRoot)('an unwritable state directory (chmod; skipped where a tmpfs can be mounted or as root, who writes through modes)', () => {
-  it('says so in status and its log, keeps taking missions through its open log, and loses none', async () => {
-    const root = tempRoot('unwritable-state-');
-    const state = path.join(root, '.raider-hall', 'state');
-    hall = await startTestHall({ root, config: CONFIG, env: ENV });
-    const busy = await hall.request({ cmd: 'spawn', name: '1odd', mission: `until ${path.join(root, 'never')}` });
-    expect(busy.id).toEqual(expect.any(String));
-    fs.chmodSync(state, 0o500);
-    cleanups.push(() => fs.chmodSync(state, 0o700));
-    const { accepted, refusal } = await queueUntilRefused(hall, 20);
-    expect(refusal).toBeNull();
-    await eventually(async () => expect((await hall!.request({ cmd: 'status' })).storage_error).toMatch(/cannot write state files .*EACCES/), 5000);
-    await hall.stop();
-    hall = undefined;
-    fs.chmodSync(state, 0o700);
-    hall = await startTestHall({ root, config: CONFIG, env: ENV });
-    const tap = await hall.events('raider.done');
-    const dones = await allDone(tap, accepted);
-    expect(dones.every((e) => e.status === 'completed')).toBe(true);
-    tap.close();
-  }, 90_000);
-});
+describe.skipIf(canMount || isRoot)(
+  'an unwritable state directory (chmod; skipped where a tmpfs can be mounted or as root, who writes through modes)',
+  () => {
+    it('says so in status and its log, keeps taking missions through its open log, and loses none', async () => {
+      const root = tempRoot('unwritable-state-');
+      const state = path.join(root, '.raider-hall', 'state');
+      hall = await startTestHall({ root, config: CONFIG, env: ENV });
+      const busy = await hall.request({ cmd: 'spawn', name: '1odd', mission: `until ${path.join(root, 'never')}` });
+      expect(busy.id).toEqual(expect.any(String));
+      fs.chmodSync(state, 0o500);
+      cleanups.push(() => fs.chmodSync(state, 0o700));
+      const { accepted, refusal } = await queueUntilRefused(hall, 20);
+      expect(refusal).toBeNull();
+      await eventually(
+        async () => expect((await hall!.request({ cmd: 'status' })).storage_error).toMatch(/cannot write state files .*EACCES/),
+        5000,
+      );
+      await hall.stop();
+      hall = undefined;
+      fs.chmodSync(state, 0o700);
+      hall = await startTestHall({ root, config: CONFIG, env: ENV });
+      const tap = await hall.events('raider.done');
+      const dones = await allDone(tap, accepted);
+      expect(dones.every((e) => e.status === 'completed')).toBe(true);
+      tap.close();
+    }, 90_000);
+  },
+);

@@ -123,7 +123,9 @@ describe(`${RUNS} runs in a row`, () => {
 
     const t0 = Date.now();
     const share = Math.ceil(RUNS / CONNECTIONS);
-    const statuses = (await Promise.all(Array.from({ length: CONNECTIONS }, (_, w) => worker(h.socket, Math.min(share, RUNS - w * share), doneOf)))).flat();
+    const statuses = (
+      await Promise.all(Array.from({ length: CONNECTIONS }, (_, w) => worker(h.socket, Math.min(share, RUNS - w * share), doneOf)))
+    ).flat();
     const elapsed = Date.now() - t0;
     expect(statuses).toHaveLength(RUNS);
     expect(statuses.filter((s) => s !== 'completed')).toEqual([]);
@@ -134,14 +136,23 @@ describe(`${RUNS} runs in a row`, () => {
       expect([...children(), ...children(forkServer.pid)].filter((c) => c.state === 'Z')).toEqual([]);
       expect(children(forkServer.pid)).toEqual([]);
       expect(openFds(forkServer.pid)).toEqual(forkServerFdsBefore);
-      expect(children().map((c) => c.pid).sort()).toEqual(childrenBefore.map((c) => c.pid).sort());
-      expect(openFds().filter((fd) => !fdsBefore.includes(fd)), 'descriptors opened during the runs and still open').toEqual([]);
+      expect(
+        children()
+          .map((c) => c.pid)
+          .sort(),
+      ).toEqual(childrenBefore.map((c) => c.pid).sort());
+      expect(
+        openFds().filter((fd) => !fdsBefore.includes(fd)),
+        'descriptors opened during the runs and still open',
+      ).toEqual([]);
     });
     const fdsAfter = openFds();
     expect(fdsAfter.length).toBeLessThanOrEqual(fdsBefore.length);
     expect(await h.request({ cmd: 'ps' })).toEqual({ raiders: [] });
     expect(await h.request({ cmd: 'status' })).toMatchObject({ running: 0, runs: [] });
     tap.close();
-    console.log(`${RUNS} runs over ${CONNECTIONS} connections in ${elapsed} ms; descriptors ${fdsBefore.length} before, ${fdsAfter.length} after; no zombies`);
+    console.log(
+      `${RUNS} runs over ${CONNECTIONS} connections in ${elapsed} ms; descriptors ${fdsBefore.length} before, ${fdsAfter.length} after; no zombies`,
+    );
   }, 120_000);
 });

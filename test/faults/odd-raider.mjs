@@ -31,7 +31,11 @@ function out(data) {
 
 function line(type, fields = {}) {
   const event = { ...fields, version: 1, type, seq: ++seq, time: Date.now() / 1000 };
-  const sorted = Object.fromEntries(Object.keys(event).sort().map((k) => [k, event[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(event)
+      .sort()
+      .map((k) => [k, event[k]]),
+  );
   return `${JSON.stringify(sorted)}\n`;
 }
 
@@ -76,11 +80,13 @@ switch (verb) {
     break;
   }
   case 'bad-utf8-result':
-    out(Buffer.concat([
-      Buffer.from('{"elapsed":0.01,"response":"caf'),
-      Buffer.from([0xe9]),
-      Buffer.from(' au lait","status":"completed","type":"run.finished","version":1}\n'),
-    ]));
+    out(
+      Buffer.concat([
+        Buffer.from('{"elapsed":0.01,"response":"caf'),
+        Buffer.from([0xe9]),
+        Buffer.from(' au lait","status":"completed","type":"run.finished","version":1}\n'),
+      ]),
+    );
     process.exit(0);
     break;
   case 'deaf-orphan':

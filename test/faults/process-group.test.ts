@@ -25,11 +25,15 @@ afterEach(async () => {
 
 /** The pid the raider announced as `child PID` in its events file. */
 async function childOf(reply: Json): Promise<number> {
-  const pid = await eventually(() => {
-    const m = /child (\d+)/.exec(fs.readFileSync(reply.events_path as string, 'utf8'));
-    expect(m).not.toBeNull();
-    return Number(m![1]);
-  }, 10_000, 10);
+  const pid = await eventually(
+    () => {
+      const m = /child (\d+)/.exec(fs.readFileSync(reply.events_path as string, 'utf8'));
+      expect(m).not.toBeNull();
+      return Number(m![1]);
+    },
+    10_000,
+    10,
+  );
   strays.push(pid);
   return pid;
 }

@@ -10,7 +10,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 import { ODD_RAIDER } from './odd-raider-path.js';
 
-
 let hall: TestHall | undefined;
 afterEach(async () => {
   await hall?.stop();
@@ -51,7 +50,9 @@ function nextDone(socketPath: string, timeoutMs: number): Promise<{ ready: Promi
     });
     socket.on('error', reject);
   });
-  socket.write(`${JSON.stringify({ type: 'subscribe', payload: { filter: 'raider.done' } })}\n${JSON.stringify({ type: 'command', payload: { cmd: 'status' } })}\n`);
+  socket.write(
+    `${JSON.stringify({ type: 'subscribe', payload: { filter: 'raider.done' } })}\n${JSON.stringify({ type: 'command', payload: { cmd: 'status' } })}\n`,
+  );
   return Promise.resolve({ ready, done, close: () => socket.destroy() });
 }
 
@@ -99,7 +100,9 @@ describe('raider output the hall must survive', () => {
     const h = await oddHall();
     const { done } = await runWhileProbing(h, 'long-lines 10');
     expect(done).toMatchObject({ status: 'completed', response: 'ok after long lines' });
-    expect(await h.request({ cmd: 'logs', id: done.id })).toEqual({ log: expect.stringContaining(`[hall] raider ${done.id} completed: ok after long lines`) });
+    expect(await h.request({ cmd: 'logs', id: done.id })).toEqual({
+      log: expect.stringContaining(`[hall] raider ${done.id} completed: ok after long lines`),
+    });
   });
 
   it('a 10 MB result reaches raider.done whole; the slot log keeps 300 characters of it', async () => {

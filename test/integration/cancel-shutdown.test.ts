@@ -23,7 +23,9 @@ async function spawnAndCancel(h: TestHall, mission: string, how: 'cancel' | 'kil
   const reply = await h.request({ cmd: 'spawn', name: 'bjorn', mission });
   await runStarted(reply.events_path);
   const t0 = Date.now();
-  expect(await h.request({ cmd: how, id: reply.id })).toEqual(how === 'cancel' ? { cancelled: 1, id: reply.id } : { killed: 1, id: reply.id });
+  expect(await h.request({ cmd: how, id: reply.id })).toEqual(
+    how === 'cancel' ? { cancelled: 1, id: reply.id } : { killed: 1, id: reply.id },
+  );
   const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === reply.id);
   tap.close();
   return { done, ms: Date.now() - t0 };

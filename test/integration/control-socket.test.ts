@@ -88,7 +88,10 @@ class Conn {
     while (this.lines.length < this.cursor + n) {
       if (this.closed) throw new Error(`connection closed with ${this.lines.length - this.cursor}/${n} lines`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out with ${this.lines.length - this.cursor}/${n} lines: ${this.lines.slice(this.cursor).join(' | ').slice(0, 300)}`);
+      if (left <= 0)
+        throw new Error(
+          `timed out with ${this.lines.length - this.cursor}/${n} lines: ${this.lines.slice(this.cursor).join(' | ').slice(0, 300)}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.wake.push(() => {
@@ -128,7 +131,12 @@ class Conn {
       if (found) return found;
       if (this.closed) throw new Error('connection closed before the event came');
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`event not seen; got ${this.events().map((e) => e.type).join(', ')}`);
+      if (left <= 0)
+        throw new Error(
+          `event not seen; got ${this.events()
+            .map((e) => e.type)
+            .join(', ')}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.wake.push(() => {
@@ -211,7 +219,9 @@ describe('framing', () => {
   it('keeps the order when a slow command (spawn) comes before quick ones', async () => {
     const h = await started();
     const c = await connect(h);
-    await c.send(frame({ cmd: 'spawn', name: 'plain', mission: 'wait 1' }) + frame({ cmd: 'ps' }) + frame({ cmd: 'kill' }) + frame({ cmd: 'status' }));
+    await c.send(
+      frame({ cmd: 'spawn', name: 'plain', mission: 'wait 1' }) + frame({ cmd: 'ps' }) + frame({ cmd: 'kill' }) + frame({ cmd: 'status' }),
+    );
     const [spawn, ps, kill, status] = await c.replies(4);
     expect(spawn).toMatchObject({ id: expect.stringMatching(/^plain-\d+$/), slot: 'plain', pid: expect.any(Number) });
     expect(ps).toHaveProperty('raiders');
@@ -306,7 +316,16 @@ describe('error replies', () => {
   it('answers lines that are not JSON with invalid JSON: and the parser message', async () => {
     const h = await started();
     const c = await connect(h);
-    const bad = ['not json', '{"type":', "{'type':'command'}", '[1,2', '{"type":"command",}', '{"type":"command"}}', 'NaN', '"unterminated'];
+    const bad = [
+      'not json',
+      '{"type":',
+      "{'type':'command'}",
+      '[1,2',
+      '{"type":"command",}',
+      '{"type":"command"}}',
+      'NaN',
+      '"unterminated',
+    ];
     await c.send(bad.map((l) => `${l}\n`).join(''));
     expect(await c.replies(bad.length)).toEqual(bad.map((l) => ({ error: invalidJson(l) })));
     await c.quiet();
@@ -543,7 +562,14 @@ describe('encoding', () => {
     const [z, a, queued] = await c.replies(3);
     expect(queued).toMatchObject({ queued: 1, slot: '1alpha', queue_depth: 1 });
     await c.send(
-      [frame({ cmd: 'status' }), frame({ cmd: 'ps' }), frame({ cmd: 'attach', id: a!.id }), frame({ cmd: 'logs', id: z!.id }), frame({ cmd: 'nope' }), 'bad\n'].join(''),
+      [
+        frame({ cmd: 'status' }),
+        frame({ cmd: 'ps' }),
+        frame({ cmd: 'attach', id: a!.id }),
+        frame({ cmd: 'logs', id: z!.id }),
+        frame({ cmd: 'nope' }),
+        'bad\n',
+      ].join(''),
     );
     const lines = await c.take(6);
     const status = JSON.parse(lines[0]!) as Json;
@@ -704,7 +730,11 @@ describe('event bus', () => {
     const everything = all.events();
     const types = everything.map((e) => e.type as string);
     expect(new Set(types)).toEqual(new Set(['raider.spawned', 'raider.queued', 'raider.done', 'session.bound']));
-    const seqs = (label: string) => subs.get(label)!.events().map((e) => e.seq);
+    const seqs = (label: string) =>
+      subs
+        .get(label)!
+        .events()
+        .map((e) => e.seq);
     const expected = (prefix: string) => everything.filter((e) => (e.type as string).startsWith(prefix)).map((e) => e.seq);
     expect(seqs('missing')).toEqual(expected(''));
     expect(seqs('null')).toEqual(expected(''));
@@ -734,7 +764,9 @@ describe('event bus', () => {
   it('lets one connection subscribe and send commands', async () => {
     const h = await started();
     const c = await connect(h);
-    await c.send(`${JSON.stringify({ type: 'subscribe', payload: { filter: 'raider.' } })}\n${frame({ cmd: 'spawn', name: 'plain', mission: 'answer both' })}`);
+    await c.send(
+      `${JSON.stringify({ type: 'subscribe', payload: { filter: 'raider.' } })}\n${frame({ cmd: 'spawn', name: 'plain', mission: 'answer both' })}`,
+    );
     const done = await c.waitEvent((e) => e.type === 'raider.done');
     expect(done).toMatchObject({ status: 'completed', response: 'both' });
     const all = c.lines.map((l) => JSON.parse(l) as Json);

@@ -53,7 +53,9 @@ describe('crash recovery', () => {
     // The ledger on disk, which the next hall recovers from, names the live run with its pid.
     const ledgerFile = path.join(root, '.raider-hall/state/runs.json');
     await eventually(() =>
-      expect(JSON.parse(fs.readFileSync(ledgerFile, 'utf8'))).toMatchObject({ [long.id]: { pid: long.pid, entry: { mission: `until ${release}` } } }),
+      expect(JSON.parse(fs.readFileSync(ledgerFile, 'utf8'))).toMatchObject({
+        [long.id]: { pid: long.pid, entry: { mission: `until ${release}` } },
+      }),
     );
     await crash(first);
     // The hall's fork server follows it (its stdin ends); the raiders it started live on.
@@ -82,7 +84,6 @@ describe('crash recovery', () => {
     // Stopped with nothing running: the ledger is empty.
     expect(JSON.parse(fs.readFileSync(ledgerFile, 'utf8'))).toEqual({});
   });
-
 });
 
 // What must hold on every store the hall can keep its state in.
@@ -133,7 +134,12 @@ describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => 
         const t = Math.floor(random() * targets.length);
         const target = targets[t]!;
         try {
-          const reply = await request(socket, { cmd: 'spawn', name: target.name, mission: `record ${label}`, ...(target.binding ? { binding: target.binding } : {}) });
+          const reply = await request(socket, {
+            cmd: 'spawn',
+            name: target.name,
+            mission: `record ${label}`,
+            ...(target.binding ? { binding: target.binding } : {}),
+          });
           if (reply.error === undefined) accepted.set(label, { target: t, index: next });
         } catch {
           // The hall died while answering: the mission may or may not have been taken.
@@ -146,7 +152,12 @@ describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => 
     halls.push(last);
     while (next < 200) {
       const target = targets[next % targets.length]!;
-      await request(socket, { cmd: 'spawn', name: target.name, mission: `record m${next}`, ...(target.binding ? { binding: target.binding } : {}) });
+      await request(socket, {
+        cmd: 'spawn',
+        name: target.name,
+        mission: `record m${next}`,
+        ...(target.binding ? { binding: target.binding } : {}),
+      });
       accepted.set(`m${next}`, { target: next % targets.length, index: next });
       next++;
     }
@@ -161,7 +172,10 @@ describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => 
       60_000,
       200,
     );
-    const ran = fs.readFileSync(record, 'utf8').split('\n').filter((l) => l !== '');
+    const ran = fs
+      .readFileSync(record, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     const counts = new Map<string, number>();
     for (const label of ran) counts.set(label, (counts.get(label) ?? 0) + 1);
     // Never twice.
@@ -179,7 +193,13 @@ describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => 
       const logsDir = path.join(root, '.raider-hall/logs');
       const seen = missing.map((label) => {
         const grep = (dir: string) =>
-          (fs.existsSync(dir) ? fs.readdirSync(dir) : []).flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter((l) => l.includes(`record ${label}"`) || l.includes(`record ${label}\\"`)).map((l) => `${f}: ${l.slice(0, 300)}`));
+          (fs.existsSync(dir) ? fs.readdirSync(dir) : []).flatMap((f) =>
+            fs
+              .readFileSync(path.join(dir, f), 'utf8')
+              .split('\n')
+              .filter((l) => l.includes(`record ${label}"`) || l.includes(`record ${label}\\"`))
+              .map((l) => `${f}: ${l.slice(0, 300)}`),
+          );
         return `${label}: ${JSON.stringify(accepted.get(label))}\n  ${[...grep(stateDir), ...grep(logsDir)].join('\n  ')}`;
       });
       console.log(`lost missions (root ${root}):\n${seen.join('\n')}`);

@@ -99,7 +99,6 @@ describe('the fork server', () => {
   });
 });
 
-
 describe('ForkServer', () => {
   const request = (root: string, command: string): SpawnRequest => ({
     command,

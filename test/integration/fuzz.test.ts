@@ -26,7 +26,6 @@ afterEach(async () => {
   hall = undefined;
 });
 
-
 // ------------------------------------------------------------ the generators
 
 const LONE_SURROGATES = [
@@ -35,7 +34,16 @@ const LONE_SURROGATES = [
   [0xed, 0xb0, 0x80],
   [0xed, 0xbf, 0xbf],
 ];
-const HUGE_NUMBERS = ['1e400', '-1e400', '123456789012345678901234567890', '1e-400', '-0', '9007199254740993', '0.1e999999999', `1${'0'.repeat(5000)}`];
+const HUGE_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '123456789012345678901234567890',
+  '1e-400',
+  '-0',
+  '9007199254740993',
+  '0.1e999999999',
+  `1${'0'.repeat(5000)}`,
+];
 const ODD_STRINGS = [
   '',
   ' ',
@@ -75,7 +83,8 @@ function randomString(rng: Rng, max = 40): string {
     if (r < 0.7) s += String.fromCharCode(0x20 + rng.int(0x5f));
     else if (r < 0.8) s += String.fromCharCode(rng.int(0x20));
     else if (r < 0.9) s += String.fromCodePoint(0xa0 + rng.int(0x2ff00));
-    else if (r < 0.95) s += String.fromCharCode(0xd800 + rng.int(0x800)); // lone surrogates, as JSON escapes
+    else if (r < 0.95)
+      s += String.fromCharCode(0xd800 + rng.int(0x800)); // lone surrogates, as JSON escapes
     else s += rng.pick(['"', '\\', '{', '}', '[', ']', ':', ',']);
   }
   return s;
@@ -102,7 +111,12 @@ function randomValue(rng: Rng, depth = 0): unknown {
   const r = rng.next();
   if (depth > 3 || r < 0.6) return randomScalar(rng);
   if (r < 0.8) return Array.from({ length: rng.int(4) }, () => randomValue(rng, depth + 1));
-  return Object.fromEntries(Array.from({ length: rng.int(4) }, () => [rng.chance(0.2) ? rng.pick(['cmd', 'type', 'payload', 'id', '__proto__']) : randomString(rng, 8), randomValue(rng, depth + 1)]));
+  return Object.fromEntries(
+    Array.from({ length: rng.int(4) }, () => [
+      rng.chance(0.2) ? rng.pick(['cmd', 'type', 'payload', 'id', '__proto__']) : randomString(rng, 8),
+      randomValue(rng, depth + 1),
+    ]),
+  );
 }
 
 /** A wrong-typed argument: number, object, array, boolean, huge number (as raw JSON). */
@@ -163,7 +177,11 @@ const generators: Array<[weight: number, kind: string, gen: (rng: Rng) => Buffer
     (rng) => {
       const whole = rng.pick([
         cmdFrame([['cmd', '"status"']]),
-        cmdFrame([['cmd', '"spawn"'], ['name', '"plain"'], ['mission', '"answer x"']]),
+        cmdFrame([
+          ['cmd', '"spawn"'],
+          ['name', '"plain"'],
+          ['mission', '"answer x"'],
+        ]),
         JSON.stringify({ type: 'subscribe', payload: { filter: '' } }),
         JSON.stringify({ type: 'command', payload: { cmd: 'logs', id: 'plain-1712345678' } }),
         JSON.stringify(randomValue(rng)),
@@ -187,12 +205,39 @@ const generators: Array<[weight: number, kind: string, gen: (rng: Rng) => Buffer
       ])();
     },
   ],
-  [4, 'huge numbers', (rng) => rng.pick([() => rng.pick(HUGE_NUMBERS), () => `{"type":${rng.pick(HUGE_NUMBERS)}}`, () => cmdFrame([['cmd', '"attach"'], ['id', rng.pick(HUGE_NUMBERS)]]), () => `[${rng.pick(HUGE_NUMBERS)}]`])()],
+  [
+    4,
+    'huge numbers',
+    (rng) =>
+      rng.pick([
+        () => rng.pick(HUGE_NUMBERS),
+        () => `{"type":${rng.pick(HUGE_NUMBERS)}}`,
+        () =>
+          cmdFrame([
+            ['cmd', '"attach"'],
+            ['id', rng.pick(HUGE_NUMBERS)],
+          ]),
+        () => `[${rng.pick(HUGE_NUMBERS)}]`,
+      ])(),
+  ],
   [
     12,
     'odd type/payload/cmd',
     (rng) => {
-      const type = rng.pick(['"command"', '"command"', '"subscribe"', '"Command"', '""', 'null', '5', '[]', '{}', 'true', JSON.stringify(randomString(rng, 12)), undefined]);
+      const type = rng.pick([
+        '"command"',
+        '"command"',
+        '"subscribe"',
+        '"Command"',
+        '""',
+        'null',
+        '5',
+        '[]',
+        '{}',
+        'true',
+        JSON.stringify(randomString(rng, 12)),
+        undefined,
+      ]);
       const payload = rng.pick([
         () => undefined,
         () => 'null',
@@ -200,12 +245,15 @@ const generators: Array<[weight: number, kind: string, gen: (rng: Rng) => Buffer
         () => '[]',
         () => '7',
         () => 'true',
-        () => `{"cmd":${rng.pick([JSON.stringify(rng.pick(COMMANDS)), '5', 'null', '[]', '{}', '"toString"', '"__proto__"', '"constructor"', '""', JSON.stringify(randomString(rng, 12))])}}`,
+        () =>
+          `{"cmd":${rng.pick([JSON.stringify(rng.pick(COMMANDS)), '5', 'null', '[]', '{}', '"toString"', '"__proto__"', '"constructor"', '""', JSON.stringify(randomString(rng, 12))])}}`,
         () => `{"filter":${rng.pick(['5', '[]', '{}', 'true', '1e400'])}}`,
         () => '{"__proto__":{"cmd":"status"}}',
         () => JSON.stringify(randomValue(rng)),
       ])();
-      const fields = [type === undefined ? '' : `"type":${type}`, payload === undefined ? '' : `"payload":${payload}`].filter((f) => f !== '');
+      const fields = [type === undefined ? '' : `"type":${type}`, payload === undefined ? '' : `"payload":${payload}`].filter(
+        (f) => f !== '',
+      );
       if (rng.chance(0.2)) fields.push(`${JSON.stringify(randomString(rng, 6))}:${JSON.stringify(randomValue(rng))}`);
       if (rng.chance(0.1)) fields.push('"type":"command"'); // a duplicate key: the last one wins
       return `{${fields.join(',')}}`;
@@ -216,20 +264,56 @@ const generators: Array<[weight: number, kind: string, gen: (rng: Rng) => Buffer
     'wrong argument types',
     (rng) =>
       rng.pick([
-        () => cmdFrame([['cmd', JSON.stringify(rng.pick(['attach', 'logs', 'kill', 'cancel']))], ['id', wrongTypeJson(rng)]]),
-        () => cmdFrame([['cmd', '"spawn"'], ['name', wrongTypeJson(rng)], ['mission', '"answer x"']]),
-        () => cmdFrame([['cmd', '"spawn"'], ['name', '"plain"'], ['mission', rng.pick(['5', '1e400', '{}', '[]', '["answer x"]', 'true', '{"text":"x"}'])]]),
-        () => cmdFrame([['cmd', '"spawn"'], ['name', '"fz"'], ['mission', '"answer x"'], ['binding', rng.pick(['5', '""', '{}', '[]', 'true', '"a b"', '"a\\nb"', JSON.stringify('b'.repeat(300))])]]),
-        () => cmdFrame([['cmd', '"session_reset"'], ['binding', rng.chance(0.5) ? wrongTypeJson(rng) : undefined]]),
-        () => cmdFrame([['cmd', '"telegram_reply"'], ['bot', wrongTypeJson(rng)], ['chat_id', wrongTypeJson(rng)], ['text', wrongTypeJson(rng)]]),
+        () =>
+          cmdFrame([
+            ['cmd', JSON.stringify(rng.pick(['attach', 'logs', 'kill', 'cancel']))],
+            ['id', wrongTypeJson(rng)],
+          ]),
+        () =>
+          cmdFrame([
+            ['cmd', '"spawn"'],
+            ['name', wrongTypeJson(rng)],
+            ['mission', '"answer x"'],
+          ]),
+        () =>
+          cmdFrame([
+            ['cmd', '"spawn"'],
+            ['name', '"plain"'],
+            ['mission', rng.pick(['5', '1e400', '{}', '[]', '["answer x"]', 'true', '{"text":"x"}'])],
+          ]),
+        () =>
+          cmdFrame([
+            ['cmd', '"spawn"'],
+            ['name', '"fz"'],
+            ['mission', '"answer x"'],
+            ['binding', rng.pick(['5', '""', '{}', '[]', 'true', '"a b"', '"a\\nb"', JSON.stringify('b'.repeat(300))])],
+          ]),
+        () =>
+          cmdFrame([
+            ['cmd', '"session_reset"'],
+            ['binding', rng.chance(0.5) ? wrongTypeJson(rng) : undefined],
+          ]),
+        () =>
+          cmdFrame([
+            ['cmd', '"telegram_reply"'],
+            ['bot', wrongTypeJson(rng)],
+            ['chat_id', wrongTypeJson(rng)],
+            ['text', wrongTypeJson(rng)],
+          ]),
       ])(),
   ],
   [
     8,
     'unsafe spawn names',
     (rng) => {
-      const name = rng.chance(0.5) ? rng.pick(['', '../x', 'a/b', '..', '.x', '-x', '_x', 'a b', 'x'.repeat(65), 'ü', 'a\u0000b', 'plain\n', '1bjorn/..']) : randomString(rng, 20);
-      return cmdFrame([['cmd', '"spawn"'], ['name', JSON.stringify(name)], ['mission', rng.chance(0.8) ? '"answer fuzz"' : undefined]]);
+      const name = rng.chance(0.5)
+        ? rng.pick(['', '../x', 'a/b', '..', '.x', '-x', '_x', 'a b', 'x'.repeat(65), 'ü', 'a\u0000b', 'plain\n', '1bjorn/..'])
+        : randomString(rng, 20);
+      return cmdFrame([
+        ['cmd', '"spawn"'],
+        ['name', JSON.stringify(name)],
+        ['mission', rng.chance(0.8) ? '"answer fuzz"' : undefined],
+      ]);
     },
   ],
   [
@@ -237,7 +321,10 @@ const generators: Array<[weight: number, kind: string, gen: (rng: Rng) => Buffer
     'read-only commands with random ids',
     (rng) => {
       const cmd = rng.pick(['status', 'ps', 'attach', 'logs', 'kill', 'cancel', 'attach', 'logs', 'kill', 'cancel']);
-      return cmdFrame([['cmd', JSON.stringify(cmd)], ['id', randomId(rng)]]);
+      return cmdFrame([
+        ['cmd', JSON.stringify(cmd)],
+        ['id', randomId(rng)],
+      ]);
     },
   ],
   [2, 'blank lines', (rng) => rng.pick(['', ' ', '\t', '\r', '   \t '])],
@@ -266,7 +353,6 @@ function generateFrame(rng: Rng): Frame {
     }
   }
 }
-
 
 /**
  * `runsMayLive`: valid spawns are mixed in, so ps and status may show their

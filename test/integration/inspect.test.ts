@@ -20,7 +20,9 @@ describe('the inspection stream (inspect.* events)', () => {
     const everything = await hall.events('');
     const tap = await hall.events('inspect.');
     const snapshot = await tap.waitFor((e) => e.type === 'inspect.snapshot');
-    expect(snapshot.actors).toEqual([expect.objectContaining({ id: 'hall', parent: null, kind: 'hall', state: 'running', status: 'active' })]);
+    expect(snapshot.actors).toEqual([
+      expect.objectContaining({ id: 'hall', parent: null, kind: 'hall', state: 'running', status: 'active' }),
+    ]);
     const run = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'deaf 30' });
     const queued = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer later' });
     expect(queued.queued).toBe(1);
@@ -68,7 +70,9 @@ describe('the inspection stream (inspect.* events)', () => {
     const first = JSON.parse(json.stdout.split('\n')[0]!) as Json;
     expect(first).toMatchObject({ type: 'inspect.snapshot', version: 1 });
     const slot = (first.actors as Json[]).find((a) => a.id === 'slot:1bjorn');
-    expect(slot?.missions).toEqual([{ mission_id: expect.stringMatching(/^m/), name: '1bjorn', state: 'queued', since: expect.any(Number) }]);
+    expect(slot?.missions).toEqual([
+      { mission_id: expect.stringMatching(/^m/), name: '1bjorn', state: 'queued', since: expect.any(Number) },
+    ]);
     expect(Date.now() - Number(slot?.missions[0].since)).toBeLessThan(60_000);
   });
 
@@ -119,9 +123,29 @@ describe('the tree renderer', () => {
 
   it('follows snapshot, actor, state and stopped events', () => {
     const tree = new Map<string, InspectedActor>();
-    applyInspectEvent(tree, { type: 'inspect.snapshot', actors: [{ id: 'hall', parent: null, kind: 'hall', state: 'running', status: 'active', since: 0 }] });
-    applyInspectEvent(tree, { type: 'inspect.actor', id: 'slot:x', parent: 'hall', kind: 'slot', state: 'parallel', status: 'active', since: 5, seq: 3 });
-    applyInspectEvent(tree, { type: 'inspect.state', id: 'slot:x', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 6 });
+    applyInspectEvent(tree, {
+      type: 'inspect.snapshot',
+      actors: [{ id: 'hall', parent: null, kind: 'hall', state: 'running', status: 'active', since: 0 }],
+    });
+    applyInspectEvent(tree, {
+      type: 'inspect.actor',
+      id: 'slot:x',
+      parent: 'hall',
+      kind: 'slot',
+      state: 'parallel',
+      status: 'active',
+      since: 5,
+      seq: 3,
+    });
+    applyInspectEvent(tree, {
+      type: 'inspect.state',
+      id: 'slot:x',
+      parent: 'hall',
+      kind: 'slot',
+      state: 'busy',
+      status: 'active',
+      since: 6,
+    });
     expect(tree.get('slot:x')).toEqual({ id: 'slot:x', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 6 });
     applyInspectEvent(tree, { type: 'inspect.stopped', id: 'slot:x' });
     expect([...tree.keys()]).toEqual(['hall']);
@@ -134,7 +158,13 @@ describe('inspect without a terminal', () => {
     try {
       const h = await startTestHall();
       const writes: string[] = [];
-      const view = inspectView({ socketPath: h.socket, once: false, json: false, style: styleFor({ isTTY: false }), out: { isTTY: false, write: (text: string) => writes.push(text) } });
+      const view = inspectView({
+        socketPath: h.socket,
+        once: false,
+        json: false,
+        style: styleFor({ isTTY: false }),
+        out: { isTTY: false, write: (text: string) => writes.push(text) },
+      });
       await eventually(() => {
         vi.advanceTimersByTime(250);
         expect(writes).toHaveLength(1);

@@ -13,7 +13,14 @@ describe('raider hall status for a person', () => {
         runs: [{ id: '1bjorn-1', slot: '1bjorn', pid: 42, age: 75, binding: 'slot:1bjorn' }],
         queues: { '1bjorn': 2, '2x': 0 },
         binding_queues: { 'telegram:ops:1': 1 },
-        cron: { nightly: { name: '1bjorn', next: '2026-12-01T02:00:00.000Z', state: 'waiting', last: { result: 'fired', status: 'completed', at: '2026-11-30T02:00:01.000Z' } } },
+        cron: {
+          nightly: {
+            name: '1bjorn',
+            next: '2026-12-01T02:00:00.000Z',
+            state: 'waiting',
+            last: { result: 'fired', status: 'completed', at: '2026-11-30T02:00:01.000Z' },
+          },
+        },
         telegram: { ops: { state: 'retrying', failures: 3, last_error: { error: '401 Unauthorized' } } },
         acp: { host: '127.0.0.1', port: 38421, sessions: 2 },
       },

@@ -80,7 +80,11 @@ describe('session bindings', () => {
     expect(JSON.parse(done!.response).argv).not.toContain('--session');
     const types = events.map((e) => e.type);
     expect(types.indexOf('hall.session_error')).toBe(types.indexOf('raider.spawned') + 1);
-    expect(events.find((e) => e.type === 'hall.session_error')).toMatchObject({ binding: 'slot:1bjorn', id: reply.id, error: expect.any(String) });
+    expect(events.find((e) => e.type === 'hall.session_error')).toMatchObject({
+      binding: 'slot:1bjorn',
+      id: reply.id,
+      error: expect.any(String),
+    });
   });
 
   it('a socket spawn may carry a binding: missions of one binding run one after the other', async () => {
@@ -91,7 +95,11 @@ describe('session bindings', () => {
     expect(b).toMatchObject({ queued: 1, slot: 'bjorn', binding: 'telegram:ops:42', queue_depth: 1 });
     // The file is a checkpoint: it follows the queue shortly after the reply (docs/storage.md).
     const queuesFile = path.join(hall.root, '.raider-hall/state/binding_queues.json');
-    await eventually(() => expect(JSON.parse(fs.readFileSync(queuesFile, 'utf8'))['telegram:ops:42']?.map((m: Json) => m.mission)).toEqual(['answer b']), 2000, 10);
+    await eventually(
+      () => expect(JSON.parse(fs.readFileSync(queuesFile, 'utf8'))['telegram:ops:42']?.map((m: Json) => m.mission)).toEqual(['answer b']),
+      2000,
+      10,
+    );
     const doneB = await tap.waitFor((e) => e.type === 'raider.done' && e.response === 'b');
     const doneA = tap.all.find((e) => e.type === 'raider.done' && e.id === a.id)!;
     expect(doneB.session).toBe(doneA.session);
@@ -102,7 +110,10 @@ describe('session bindings', () => {
     const root = tempRoot();
     const state = path.join(root, '.raider-hall/state');
     fs.mkdirSync(state, { recursive: true });
-    fs.writeFileSync(path.join(root, '.raider-hall.yml'), "raiders: { bjorn: {} }\ncron:\n  - { name: bjorn, cron: '0 0 1 1 *', mission: keep }\n");
+    fs.writeFileSync(
+      path.join(root, '.raider-hall.yml'),
+      "raiders: { bjorn: {} }\ncron:\n  - { name: bjorn, cron: '0 0 1 1 *', mission: keep }\n",
+    );
     fs.writeFileSync(
       path.join(state, 'sessions.json'),
       JSON.stringify({ 'acp:acp-1': 'S1', 'cron:gone': 'S2', 'cron:bjorn': 'S3', 'telegram:ops:1': 'S4' }),
@@ -154,7 +165,10 @@ describe('refusal of raider entries (provider aliases)', () => {
     ['both', 'provider_with_engine'],
     ['nostore', 'provider_not_stored'],
   ])('refuses %s with %s: nothing runs, reply, event and log line say why', async (name, reason) => {
-    hall = await startTestHall({ config, env: { HOME: home('providers:\n  acme: { url: "https://llm.example.com/v1", engine: openai }\n') } });
+    hall = await startTestHall({
+      config,
+      env: { HOME: home('providers:\n  acme: { url: "https://llm.example.com/v1", engine: openai }\n') },
+    });
     const { reply, events } = await run(hall, { name, mission: 'answer never' });
     expect(reply).toEqual({ status: 'refused', reason, error: expect.stringContaining(name) });
     const refused = events.find((e) => e.type === 'raider.refused')!;
@@ -176,7 +190,15 @@ describe('refusal of raider entries (provider aliases)', () => {
     hall = await startTestHall({ config, env: { HOME: home('providers:\n  acme: { url: "https://llm.example.com/v1" }\n') } });
     const { done } = await run(hall, { name: 'ivar', mission: 'argv' });
     const argv = JSON.parse(done!.response).argv as string[];
-    expect(argv.slice(0, 7)).toEqual(['--stream-json', '--provider', 'acme', '--model', 'example-model', '--permission-mode', 'acceptEdits']);
+    expect(argv.slice(0, 7)).toEqual([
+      '--stream-json',
+      '--provider',
+      'acme',
+      '--model',
+      'example-model',
+      '--permission-mode',
+      'acceptEdits',
+    ]);
   });
 
   it('a mission refused as it is pulled from a queue says queued: true', async () => {

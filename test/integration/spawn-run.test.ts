@@ -32,20 +32,32 @@ async function runToEnd(h: TestHall, name: string, mission: string): Promise<{ r
 
 describe('spawning a raider', () => {
   it('starts it with the seed argv and environment, stdin /dev/null, in its own process group', async () => {
-    hall = await startTestHall({ config: CONFIG, env: { PERL5LIB: '/x/perl', RAIDER_HALL_TELEGRAM_BOT: 'leak', RAIDER_HALL_TELEGRAM_CHAT_ID: '9' } });
+    hall = await startTestHall({
+      config: CONFIG,
+      env: { PERL5LIB: '/x/perl', RAIDER_HALL_TELEGRAM_BOT: 'leak', RAIDER_HALL_TELEGRAM_CHAT_ID: '9' },
+    });
     const { reply, done } = await runToEnd(hall, '1bjorn', 'argv');
     const seen = JSON.parse(done.response as string) as { argv: string[]; env: Record<string, string>; stdin: string; cwd: string };
     expect(seen.argv).toEqual([
       '--stream-json',
-      '--engine', 'anthropic',
-      '--model', 'm1',
-      '--pack', 'git-guru',
-      '--pack', 'caveman',
-      '--pack', 'extra',
-      '--permission-mode', 'plan',
-      '-o', `preferred_lib_target=${path.join(hall.root, 'lib/target')}`,
-      '--root', hall.root,
-      '--session', reply.session,
+      '--engine',
+      'anthropic',
+      '--model',
+      'm1',
+      '--pack',
+      'git-guru',
+      '--pack',
+      'caveman',
+      '--pack',
+      'extra',
+      '--permission-mode',
+      'plan',
+      '-o',
+      `preferred_lib_target=${path.join(hall.root, 'lib/target')}`,
+      '--root',
+      hall.root,
+      '--session',
+      reply.session,
       '--',
       'argv',
     ]);
@@ -80,7 +92,15 @@ describe('spawning a raider', () => {
     expect(events.map((e) => e.type)).toEqual(['run.started', 'run.state', 'message', 'run.state', 'run.finished']);
     const log = fs.readFileSync(path.join(hall.root, '.raider-hall/logs/plain.log'), 'utf8');
     expect(log).toBe(`[hall] raider ${reply.id} started\nto the log\n[hall] raider ${reply.id} completed: to the log\n`);
-    expect(done).toMatchObject({ id: reply.id, slot: 'plain', pid: reply.pid, exit_code: 0, signaled: 0, status: 'completed', response: 'to the log' });
+    expect(done).toMatchObject({
+      id: reply.id,
+      slot: 'plain',
+      pid: reply.pid,
+      exit_code: 0,
+      signaled: 0,
+      status: 'completed',
+      response: 'to the log',
+    });
   });
 
   it.each([
@@ -123,9 +143,19 @@ describe('spawning a raider', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await runToEnd(hall, 'plain', `answer ${'y'.repeat(80)} ${i}`)).reply.id);
     const eventsFiles = () =>
-      fs.readdirSync(path.join(hall!.root, '.raider-hall/logs')).filter((f) => f.endsWith('.events.jsonl')).sort();
+      fs
+        .readdirSync(path.join(hall!.root, '.raider-hall/logs'))
+        .filter((f) => f.endsWith('.events.jsonl'))
+        .sort();
     // Pruning follows raider.done.
-    await eventually(() => expect(eventsFiles()).toEqual(ids.slice(2).map((id) => `${id}.events.jsonl`).sort()));
+    await eventually(() =>
+      expect(eventsFiles()).toEqual(
+        ids
+          .slice(2)
+          .map((id) => `${id}.events.jsonl`)
+          .sort(),
+      ),
+    );
     const files = fs.readdirSync(path.join(hall.root, '.raider-hall/logs'));
     expect(files).toContain('plain.log.1');
     expect(fs.statSync(path.join(hall.root, '.raider-hall/logs/plain.log')).size).toBeLessThan(600);

@@ -31,7 +31,15 @@ describe('the fork server with an overlong request line', () => {
     const piece = 'x'.repeat(1 << 20);
     for (let i = 0; i < 9; i++) child.stdin.write(piece);
     child.stdin.write('\n');
-    const request = { id: 'r1', command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
+    const request = {
+      id: 'r1',
+      command: 'true',
+      args: [],
+      env: {},
+      cwd: root,
+      stdout: path.join(root, 'out'),
+      stderr: path.join(root, 'err'),
+    };
     child.stdin.write(`${JSON.stringify(request)}\n`);
     expect(await exited).toEqual({ id: 'r1', code: 0, signal: null });
     expect(replies[0]).toEqual({ id: 'r1', pid: expect.any(Number) });

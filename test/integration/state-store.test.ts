@@ -108,7 +108,9 @@ describe('FileStateStore commits', () => {
     await eventually(() => expect(syncs).toHaveBeenCalledTimes(1), 5_000);
     const checkpoint = store.checkpoint();
     release();
-    await expect(Promise.race([checkpoint.then(() => 'done'), new Promise((r) => setTimeout(() => r('hung'), 5_000))])).resolves.toBe('done');
+    await expect(Promise.race([checkpoint.then(() => 'done'), new Promise((r) => setTimeout(() => r('hung'), 5_000))])).resolves.toBe(
+      'done',
+    );
   });
 
   it('an operation that is owed an fdatasync takes the pending pid with it', async () => {

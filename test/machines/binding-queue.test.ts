@@ -103,7 +103,12 @@ describe('bindings through the hall', () => {
     expect(h.started()).toEqual(['hold', 'chat-1', 'chat-3']);
     await h.complete('hold');
     // chat-2 is offered, its binding is busy with chat-3: it moves to the binding queue.
-    expect(h.storeOps().filter((op) => op.op === 'queue').map((op) => op.op === 'queue' && op.queue)).toEqual([
+    expect(
+      h
+        .storeOps()
+        .filter((op) => op.op === 'queue')
+        .map((op) => op.op === 'queue' && op.queue),
+    ).toEqual([
       { kind: 'binding', binding: 'cron:x' },
       { kind: 'slot', slot: '1bjorn' },
       { kind: 'binding', binding: 'cron:x' },
@@ -126,7 +131,7 @@ describe('bindings through the hall', () => {
     expect(h.world.prepared[0]!.session).toBeUndefined();
   });
 
-  it('drop_queued removes a binding\'s waiting missions from its queue and from slot queues', async () => {
+  it("drop_queued removes a binding's waiting missions from its queue and from slot queues", async () => {
     const h = startHall();
     h.boot();
     h.spawn('1bjorn', 'hold');

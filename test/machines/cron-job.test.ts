@@ -254,7 +254,13 @@ describe('cron job machine (simulated time)', () => {
     });
 
     it('catch_up: skip runs none of the missed slots', () => {
-      const job = jobUnderTest({ cron: '0 6 * * *', tz: 'UTC', after: '2026-05-01T06:00:00Z', start: '2026-05-04T09:00:00Z', catchUp: 'skip' });
+      const job = jobUnderTest({
+        cron: '0 6 * * *',
+        tz: 'UTC',
+        after: '2026-05-01T06:00:00Z',
+        start: '2026-05-04T09:00:00Z',
+        catchUp: 'skip',
+      });
       expect(job.world.fired).toEqual([]);
       expect(job.world.recorded).toEqual([{ slot: Date.parse('2026-05-04T06:00:00Z'), result: 'skipped' }]);
       expect(job.next()).toBe('2026-05-05T06:00:00.000Z');
@@ -277,7 +283,13 @@ describe('cron job machine (simulated time)', () => {
     });
 
     it('at start-up there is no grace: a slot passed seconds before the hall came up was missed', () => {
-      const job = jobUnderTest({ cron: '0 6 * * *', tz: 'UTC', after: '2026-05-03T06:00:00Z', start: '2026-05-04T06:00:30Z', catchUp: 'skip' });
+      const job = jobUnderTest({
+        cron: '0 6 * * *',
+        tz: 'UTC',
+        after: '2026-05-03T06:00:00Z',
+        start: '2026-05-04T06:00:30Z',
+        catchUp: 'skip',
+      });
       expect(job.world.fired).toEqual([]);
       expect(job.world.recorded).toEqual([{ slot: Date.parse('2026-05-04T06:00:00Z'), result: 'skipped' }]);
     });

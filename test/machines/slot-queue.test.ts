@@ -70,7 +70,7 @@ describe('slots (hall + slot machines, simulated time)', () => {
     expect(h.bus()[0]).toEqual({ type: 'hall.started', root: '/hall' });
   });
 
-  it('run ids are SLOT-TIME with .2, .3 in one second, and never repeat a previous hall\'s', async () => {
+  it("run ids are SLOT-TIME with .2, .3 in one second, and never repeat a previous hall's", async () => {
     const h = startHall({ runIdCursors: { bjorn: { sec: 0, n: 2 } } });
     h.boot();
     h.spawn('bjorn', 'a');
@@ -121,7 +121,9 @@ describe('slots (hall + slot machines, simulated time)', () => {
     h.boot();
     const gateway = new HallGateway(h.hall, { accepting: () => true, lastError: () => null, commit: () => Promise.resolve() });
     const bad = ['../x', '', 'a/b', 'x'.repeat(65), 'sp ace'];
-    const replies = await Promise.all(bad.map((name) => gateway.request({ type: 'cmd.spawn', missionId: `m-${name}`, name, mission: 'm', at: 0 })));
+    const replies = await Promise.all(
+      bad.map((name) => gateway.request({ type: 'cmd.spawn', missionId: `m-${name}`, name, mission: 'm', at: 0 })),
+    );
     for (const reply of replies) expect(reply).toMatchObject({ error: expect.stringMatching(/raider name/) });
     expect(await gateway.request({ type: 'cmd.spawn', missionId: 'm-b', name: 'bjorn', mission: 'm', binding: 'a b', at: 0 })).toEqual({
       error: expect.stringMatching(/^invalid binding "a b"/),

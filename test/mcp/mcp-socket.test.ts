@@ -86,7 +86,14 @@ describe('the MCP socket', () => {
 
     const done = await c.call('wait_for_raider', { id, timeout_s: 20 });
     expect(done.isError).toBe(false);
-    expect(done.json).toMatchObject({ type: 'raider.done', id, slot: 'bjorn', status: 'completed', response: 'hello from MCP', exit_code: 0 });
+    expect(done.json).toMatchObject({
+      type: 'raider.done',
+      id,
+      slot: 'bjorn',
+      status: 'completed',
+      response: 'hello from MCP',
+      exit_code: 0,
+    });
 
     const logs = await c.call('raider_logs', { id });
     expect(logs.isError).toBe(false);
@@ -118,7 +125,14 @@ describe('the MCP socket', () => {
     hall = await startMcpHall({ root, env: { HOME: tempRoot('mcp-home-') } });
     mcp = await connectSocket(mcpSocketPath(root));
     const fromFile = await mcp.call('wait_for_raider', { id, timeout_s: 5 });
-    expect(fromFile.json).toMatchObject({ type: 'raider.done', id, slot: 'bjorn', status: 'completed', ended_before_wait: true, source: 'events file' });
+    expect(fromFile.json).toMatchObject({
+      type: 'raider.done',
+      id,
+      slot: 'bjorn',
+      status: 'completed',
+      ended_before_wait: true,
+      source: 'events file',
+    });
 
     // ...and with its events file gone (pruned), from the slot log's result line.
     fs.rmSync(json!.events_path as string);
@@ -172,7 +186,7 @@ describe('the MCP socket', () => {
     expect((await waiting).json).toMatchObject({ id, status: 'interrupted' });
   });
 
-  it('an unknown id is a tool error with the hall\'s message, for every tool that takes one', async () => {
+  it("an unknown id is a tool error with the hall's message, for every tool that takes one", async () => {
     const c = await up();
     for (const tool of ['cancel_raider', 'kill_raider', 'raider_logs']) {
       const r = await c.call(tool, { id: 'nobody-1700000000' });
@@ -187,7 +201,7 @@ describe('the MCP socket', () => {
     expect(m.text).toContain('neither waiting nor running');
   });
 
-  it('a refused spawn is a tool error naming the reason; an unknown raider name is the hall\'s error', async () => {
+  it("a refused spawn is a tool error naming the reason; an unknown raider name is the hall's error", async () => {
     const c = await up();
     const refused = await c.call('spawn_raider', { name: 'ivar', mission: 'answer no' });
     expect(refused.isError).toBe(true);
@@ -219,11 +233,17 @@ describe('the MCP socket', () => {
     const still = await c.call('wait_for_raider', { id: missionId, timeout_s: 0.1 });
     expect(still.json).toMatchObject({ status: 'still queued', mission_id: missionId });
     const done = await c.call('wait_for_raider', { id: missionId, timeout_s: 20 });
-    expect(done.json).toMatchObject({ type: 'raider.done', slot: '1bjorn', status: 'completed', response: 'second', mission_id: missionId });
+    expect(done.json).toMatchObject({
+      type: 'raider.done',
+      slot: '1bjorn',
+      status: 'completed',
+      response: 'second',
+      mission_id: missionId,
+    });
     expect(done.json!.id).not.toBe(first.json!.id);
   });
 
-  it('reset_session: a numbered slot\'s binding is reset; an unknown binding is an error', async () => {
+  it("reset_session: a numbered slot's binding is reset; an unknown binding is an error", async () => {
     const c = await up();
     const { json } = await c.call('spawn_raider', { name: '1bjorn', mission: 'answer one' });
     expect(json).toMatchObject({ binding: 'slot:1bjorn', session: expect.any(String) });
@@ -234,7 +254,7 @@ describe('the MCP socket', () => {
     expect(none).toMatchObject({ isError: true, text: 'no session bound to slot:1nobody' });
   });
 
-  it('send_telegram: the hall\'s error without Telegram; the arguments reach telegram_reply', async () => {
+  it("send_telegram: the hall's error without Telegram; the arguments reach telegram_reply", async () => {
     const c = await up();
     const r = await c.call('send_telegram', { bot: 'ops', chat_id: 42, text: 'hi' });
     expect(r).toMatchObject({ isError: true, text: 'telegram not configured in .raider-hall.yml' });
@@ -272,7 +292,10 @@ describe('the MCP socket', () => {
     raw.on('data', (d: Buffer) => (got += d.toString()));
     raw.write('not json\n[1,2]\n');
     await eventually(() => expect(got.split('\n').filter(Boolean)).toHaveLength(2));
-    const [parse, invalid] = got.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json);
+    const [parse, invalid] = got
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Json);
     expect(parse!.error.code).toBe(-32700);
     expect(invalid!.error.code).toBe(-32600);
     raw.destroy();

@@ -43,7 +43,11 @@ describe('raider hall mcp (stdio bridge)', () => {
     await runStarted(long.json!.events_path);
     expect((await c.call('list_raiders')).json!.raiders).toEqual([expect.objectContaining({ id: longId })]);
     expect((await c.call('hall_status')).json).toMatchObject({ running: 1, root: hall.root, mcp: { clients: 1 } });
-    expect((await c.call('wait_for_raider', { id: longId, timeout_s: 0.2 })).json).toEqual({ id: longId, status: 'still running', timeout_s: 0.2 });
+    expect((await c.call('wait_for_raider', { id: longId, timeout_s: 0.2 })).json).toEqual({
+      id: longId,
+      status: 'still running',
+      timeout_s: 0.2,
+    });
     expect((await c.call('cancel_raider', { id: longId })).json).toEqual({ cancelled: 1, id: longId });
     expect((await c.call('wait_for_raider', { id: longId, timeout_s: 20 })).json).toMatchObject({ status: 'cancelled' });
 
@@ -61,7 +65,10 @@ describe('raider hall mcp (stdio bridge)', () => {
       text: 'telegram not configured in .raider-hall.yml',
     });
     expect(await c.call('kill_raider', { id: 'nobody-1' })).toMatchObject({ isError: true, text: 'raider not found' });
-    expect(await c.call('wait_for_raider', { id: 'nobody-1', timeout_s: 1 })).toMatchObject({ isError: true, text: expect.stringContaining('raider not found') });
+    expect(await c.call('wait_for_raider', { id: 'nobody-1', timeout_s: 1 })).toMatchObject({
+      isError: true,
+      text: expect.stringContaining('raider not found'),
+    });
     const refused = await c.call('spawn_raider', { name: 'ivar', mission: 'answer no' });
     expect(refused).toMatchObject({ isError: true, json: { status: 'refused', reason: 'provider_not_stored' } });
   });
@@ -102,7 +109,10 @@ describe('raider hall mcp (stdio bridge)', () => {
     hall = await startTestHall({ root, adapters: [mcpAdapter] });
     const back = await c.call('spawn_raider', { name: 'bjorn', mission: 'answer back again' });
     expect(back.isError).toBe(false);
-    expect((await c.call('wait_for_raider', { id: back.json!.id, timeout_s: 20 })).json).toMatchObject({ status: 'completed', response: 'back again' });
+    expect((await c.call('wait_for_raider', { id: back.json!.id, timeout_s: 20 })).json).toMatchObject({
+      status: 'completed',
+      response: 'back again',
+    });
     expect(stderr.join('')).toContain('connected to the hall');
   });
 
@@ -142,7 +152,10 @@ describe('raider hall mcp (stdio bridge)', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(0);
 
-    const missing = spawn(process.execPath, [RAIDER_BIN, 'hall', 'mcp', `${root}/nope`], { env: hallEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const missing = spawn(process.execPath, [RAIDER_BIN, 'hall', 'mcp', `${root}/nope`], {
+      env: hallEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let err = '';
     missing.stderr.on('data', (d: Buffer) => (err += d.toString()));
     expect(await new Promise<number | null>((resolve) => missing.on('close', resolve))).toBe(2);

@@ -39,7 +39,8 @@ describe('checkCommand', () => {
     for (const cmd of ['attach', 'logs', 'kill', 'cancel'] as const) {
       for (const id of [undefined, null, '', 42, ['x']]) expect(error(cmd, { id })).toEqual({ ok: false, error: `${cmd} requires an id` });
     }
-    for (const binding of [undefined, '', 7]) expect(error('session_reset', { binding })).toEqual({ ok: false, error: 'session_reset requires a binding' });
+    for (const binding of [undefined, '', 7])
+      expect(error('session_reset', { binding })).toEqual({ ok: false, error: 'session_reset requires a binding' });
   });
 
   it('leaves telegram_reply to the face that answers it', () => {
@@ -49,8 +50,14 @@ describe('checkCommand', () => {
   it('checks a spawn field by field, the name first', () => {
     expect(error('spawn', { name: 7, mission: 5, binding: '' })).toEqual({ ok: false, error: 'spawn requires a raider name' });
     expect(error('spawn', { name: 'a/b' })).toMatchObject({ ok: false, error: expect.stringMatching(/^invalid raider name "a\/b": /) });
-    expect(error('spawn', { name: 'bjorn', mission: ['x'], binding: '' })).toEqual({ ok: false, error: 'spawn requires a mission (a string)' });
-    expect(error('spawn', { name: 'bjorn', mission: 'go', binding: 42 })).toEqual({ ok: false, error: 'a binding must be a non-empty string' });
+    expect(error('spawn', { name: 'bjorn', mission: ['x'], binding: '' })).toEqual({
+      ok: false,
+      error: 'spawn requires a mission (a string)',
+    });
+    expect(error('spawn', { name: 'bjorn', mission: 'go', binding: 42 })).toEqual({
+      ok: false,
+      error: 'a binding must be a non-empty string',
+    });
     // An absent, null or blank mission is an empty one, and refused; so is one over the size limit.
     for (const mission of [undefined, null, '  \n']) {
       expect(error('spawn', { name: 'bjorn', mission })).toEqual({ ok: false, error: 'spawn requires a mission: it is empty' });

@@ -11,8 +11,18 @@ describe('docs/protocol.md', () => {
 
   it('lists every command and every event', () => {
     const doc = protocolDoc();
-    for (const cmd of ['spawn', 'ps', 'status', 'attach', 'logs', 'kill', 'cancel', 'session_reset', 'telegram_reply']) expect(doc).toContain(`### \`${cmd}\``);
-    for (const type of ['raider.spawned', 'raider.queued', 'raider.refused', 'raider.done', 'session.bound', 'hall.started', 'cron.fired', 'inspect.snapshot']) {
+    for (const cmd of ['spawn', 'ps', 'status', 'attach', 'logs', 'kill', 'cancel', 'session_reset', 'telegram_reply'])
+      expect(doc).toContain(`### \`${cmd}\``);
+    for (const type of [
+      'raider.spawned',
+      'raider.queued',
+      'raider.refused',
+      'raider.done',
+      'session.bound',
+      'hall.started',
+      'cron.fired',
+      'inspect.snapshot',
+    ]) {
       expect(doc).toContain(`### \`${type}\``);
     }
   });

@@ -16,10 +16,29 @@ function usageError(argv: string[]): string {
 describe('parseRaiderArgs', () => {
   it('reads the flags the hall passes, and the mission as one word after --', () => {
     const a = parseRaiderArgs([
-      '--stream-json', '--engine', 'scripted', '--model', 'm1', '--pack', 'p1', '--pack', 'persona',
-      '-o', 'preferred_lib_target=/x/lib', '--root', '/tmp', '--session', '20260101-000000-abcd',
-      '--permission-mode', 'acceptEdits', '--permission-channel', '/tmp/ch.sock', '--provider', 'acme',
-      '--', 'do --this now',
+      '--stream-json',
+      '--engine',
+      'scripted',
+      '--model',
+      'm1',
+      '--pack',
+      'p1',
+      '--pack',
+      'persona',
+      '-o',
+      'preferred_lib_target=/x/lib',
+      '--root',
+      '/tmp',
+      '--session',
+      '20260101-000000-abcd',
+      '--permission-mode',
+      'acceptEdits',
+      '--permission-channel',
+      '/tmp/ch.sock',
+      '--provider',
+      'acme',
+      '--',
+      'do --this now',
     ]);
     expect(a).toMatchObject({
       machine: 'stream-json',

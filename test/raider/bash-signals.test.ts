@@ -40,11 +40,24 @@ function types(stdout: string): string[] {
   return parseEvents(stdout).map((e) => (e.type === 'run.state' ? `run.state(${String(e.state)})` : e.type));
 }
 
-for (const [signal, status] of [['SIGINT', 'cancelled'], ['SIGTERM', 'interrupted']] as const) {
+for (const [signal, status] of [
+  ['SIGINT', 'cancelled'],
+  ['SIGTERM', 'interrupted'],
+] as const) {
   describe(`${signal} during a bash tool`, () => {
     it(`ends the run ${status} and the command's process group within 2 s`, async () => {
       const root = makeProject(STUBBORN);
-      const { child, done } = startRaider(['--stream-json', '-e', 'scripted', '--permission-mode', 'bypassPermissions', '-r', root, '--', 'run it']);
+      const { child, done } = startRaider([
+        '--stream-json',
+        '-e',
+        'scripted',
+        '--permission-mode',
+        'bypassPermissions',
+        '-r',
+        root,
+        '--',
+        'run it',
+      ]);
       await waitForOutput(child, '"type":"tool.call"');
       const pgid = await pidOf(root);
       expect(groupAlive(pgid)).toBe(true);
@@ -62,7 +75,14 @@ for (const [signal, status] of [['SIGINT', 'cancelled'], ['SIGTERM', 'interrupte
       expect(goneAfter).toBeLessThan(2000); // the 1 s grace for SIGTERM, then SIGKILL
       expect(groupAlive(pgid)).toBe(false);
       expect(r.signal).toBe(signal);
-      expect(types(r.stdout)).toEqual(['run.started', 'run.state(running)', 'tool.call', 'tool.result', `run.state(${status})`, 'run.finished']);
+      expect(types(r.stdout)).toEqual([
+        'run.started',
+        'run.state(running)',
+        'tool.call',
+        'tool.result',
+        `run.state(${status})`,
+        'run.finished',
+      ]);
       const events = parseEvents(r.stdout);
       expect(events[3]).toMatchObject({ name: 'bash', status: 'cancelled', ok: false });
       expect(events.at(-1)).toMatchObject(signal === 'SIGTERM' ? { status, signal: 'TERM' } : { status });

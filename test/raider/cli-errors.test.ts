@@ -16,7 +16,11 @@ describe('usage errors exit 2 with an empty stdout', () => {
     ['a blank prompt', ['--stream-json', '-e', 'scripted', '-r', root, '--', '   '], /^No prompt given\.$/m],
     ['two machine flags', ['--json', '--stream-json', '-e', 'scripted', '-r', root, '--', 'x'], /only one machine output format/],
     ['an unknown stream-json version', ['--stream-json=2', '--', 'x'], /^unknown --stream-json version '2' \(known: 1\)$/m],
-    ['two session flags', ['--stream-json', '--no-session', '--session', 'abcd', '--', 'x'], /only one of --session, --continue, --no-session/],
+    [
+      'two session flags',
+      ['--stream-json', '--no-session', '--session', 'abcd', '--', 'x'],
+      /only one of --session, --continue, --no-session/,
+    ],
     ['an unknown option', ['--stream-json', '--frobnicate', '--', 'x'], /unknown option --frobnicate/],
     ['a bad permission mode', ['--stream-json', '--permission-mode', 'yolo', '--', 'x'], /unknown --permission-mode/],
     ['an unknown session', ['--stream-json', '-e', 'scripted', '-r', root, '--session', 'beef', '--', 'x'], /^unknown session beef$/m],

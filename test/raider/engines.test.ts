@@ -48,17 +48,32 @@ for (const dialect of ['openai', 'anthropic'] as const) {
       ]);
       const root = makeProject(undefined, { 'notes.txt': 'hello raider\n' });
       const secret = `sk-${dialect}-secret-123`;
-      const r = await runRaider(['--stream-json', '-e', dialect, '-m', 'model-x', '-o', `url=${llm.url}`, '-r', root, '--', 'what does the note say?'], {
-        env: cleanEnv({ [KEYS[dialect]]: secret }),
-      });
+      const r = await runRaider(
+        ['--stream-json', '-e', dialect, '-m', 'model-x', '-o', `url=${llm.url}`, '-r', root, '--', 'what does the note say?'],
+        {
+          env: cleanEnv({ [KEYS[dialect]]: secret }),
+        },
+      );
       expect(r.stderr).not.toMatch(/error/i);
       expect(r.code).toBe(0);
       const events = parseEvents(r.stdout);
-      expect(types(events)).toEqual(['run.started', 'run.state(running)', 'tool.call', 'tool.result', 'message', 'run.state(completed)', 'run.finished']);
+      expect(types(events)).toEqual([
+        'run.started',
+        'run.state(running)',
+        'tool.call',
+        'tool.result',
+        'message',
+        'run.state(completed)',
+        'run.finished',
+      ]);
       expect(events[0]).toMatchObject({ engine: dialect, model: 'model-x' });
       expect(events[2]).toMatchObject({ call: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } });
       expect(events[3]).toMatchObject({ call: 'c1', status: 'succeeded', ok: true, content: 'hello raider\n' });
-      expect(events.at(-1)).toMatchObject({ status: 'completed', response: 'The note says: hello raider', metrics: { iterations: 2, tool_calls: 1 } });
+      expect(events.at(-1)).toMatchObject({
+        status: 'completed',
+        response: 'The note says: hello raider',
+        metrics: { iterations: 2, tool_calls: 1 },
+      });
 
       // Two streamed calls; the second carries the tool result back under the loop's call id.
       expect(llm.requests).toHaveLength(2);
@@ -84,8 +99,19 @@ for (const dialect of ['openai', 'anthropic'] as const) {
       const journal = readFileSync(session.path, 'utf8');
       expect(journal).not.toContain(secret);
       expect(r.stdout).not.toContain(secret);
-      const recs = journal.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(recs.map((x) => x.type)).toEqual(['session.created', 'run.started', 'message', 'tool.call', 'tool.result', 'message', 'run.finished']);
+      const recs = journal
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(recs.map((x) => x.type)).toEqual([
+        'session.created',
+        'run.started',
+        'message',
+        'tool.call',
+        'tool.result',
+        'message',
+        'run.finished',
+      ]);
     });
 
     it('resumes a session with the conversation so far', async () => {
@@ -94,7 +120,10 @@ for (const dialect of ['openai', 'anthropic'] as const) {
       const env = cleanEnv({ [KEYS[dialect]]: 'k' });
       const one = await runRaider(['--json', '-e', dialect, '-o', `url=${llm.url}`, '-r', root, '--', 'first question'], { env });
       const id = (JSON.parse(one.stdout) as { session: { id: string } }).session.id;
-      const two = await runRaider(['--json', '-e', dialect, '-o', `url=${llm.url}`, '-r', root, '--session', id.slice(-4), '--', 'second question'], { env });
+      const two = await runRaider(
+        ['--json', '-e', dialect, '-o', `url=${llm.url}`, '-r', root, '--session', id.slice(-4), '--', 'second question'],
+        { env },
+      );
       expect(JSON.parse(two.stdout)).toMatchObject({ status: 'completed', response: 'second answer', session: { id } });
       const sent = JSON.stringify(llm.requests[1]!.body.messages);
       for (const text of ['first question', 'first answer', 'second question']) expect(sent).toContain(text);
@@ -115,9 +144,12 @@ for (const dialect of ['openai', 'anthropic'] as const) {
 
     it('SIGINT during a model call cancels at once and drops the request', async () => {
       const llm = await fake(dialect, [{ hang: true }]);
-      const { child, done } = startRaider(['--stream-json', '-e', dialect, '-o', `url=${llm.url}`, '-r', makeProject(), '--', 'think hard'], {
-        env: cleanEnv({ [KEYS[dialect]]: 'k' }),
-      });
+      const { child, done } = startRaider(
+        ['--stream-json', '-e', dialect, '-o', `url=${llm.url}`, '-r', makeProject(), '--', 'think hard'],
+        {
+          env: cleanEnv({ [KEYS[dialect]]: 'k' }),
+        },
+      );
       await llm.waiting();
       const sent = Date.now();
       child.kill('SIGINT');
@@ -155,7 +187,20 @@ describe('a model that edits', () => {
       { text: 'Set the colour to blue.' },
     ]);
     const root = makeProject();
-    const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '--permission-mode', 'acceptEdits', '-r', root, '--no-session', '--', 'make it blue']);
+    const r = await runRaider([
+      '--stream-json',
+      '-e',
+      'openai',
+      '-o',
+      `url=${llm.url}`,
+      '--permission-mode',
+      'acceptEdits',
+      '-r',
+      root,
+      '--no-session',
+      '--',
+      'make it blue',
+    ]);
     expect(r.code).toBe(0);
     expect(readFileSync(join(root, 'src/app.txt'), 'utf8')).toBe('colour = blue\n');
     const results = parseEvents(r.stdout).filter((e) => e.type === 'tool.result');
@@ -171,7 +216,20 @@ describe('a model that edits', () => {
 describe('an unreachable server', () => {
   it('fails the run with exit 1, naming the URL', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/v1`;
-    const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${url}`, '-o', 'max_retries=0', '-r', makeProject(), '--no-session', '--', 'hello?']);
+    const r = await runRaider([
+      '--stream-json',
+      '-e',
+      'openai',
+      '-o',
+      `url=${url}`,
+      '-o',
+      'max_retries=0',
+      '-r',
+      makeProject(),
+      '--no-session',
+      '--',
+      'hello?',
+    ]);
     expect(r.code).toBe(1);
     const events = parseEvents(r.stdout);
     expect(types(events)).toEqual(['run.started', 'run.state(running)', 'run.state(failed)', 'run.finished']);
@@ -183,16 +241,37 @@ describe('tool rounds and budgets', () => {
   it('--max-iterations ends a model that keeps calling tools as failed', async () => {
     const loop: FakeReply = { tools: [{ name: 'list_dir', arguments: {} }] };
     const llm = await fake('openai', [loop, loop, loop, loop]);
-    const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', makeProject(), '--max-iterations', '2', '--no-session', '--', 'loop']);
+    const r = await runRaider([
+      '--stream-json',
+      '-e',
+      'openai',
+      '-o',
+      `url=${llm.url}`,
+      '-r',
+      makeProject(),
+      '--max-iterations',
+      '2',
+      '--no-session',
+      '--',
+      'loop',
+    ]);
     expect(r.code).toBe(1);
     const events = parseEvents(r.stdout);
     expect(events.filter((e) => e.type === 'tool.result')).toHaveLength(2);
-    expect(events.at(-1)).toMatchObject({ status: 'failed', error: 'stopped after 2 tool round(s) (--max-iterations) without a final answer' });
+    expect(events.at(-1)).toMatchObject({
+      status: 'failed',
+      error: 'stopped after 2 tool round(s) (--max-iterations) without a final answer',
+    });
   });
 
   it('several calls in one turn run one after another; a refused one tells the model why', async () => {
     const llm = await fake('openai', [
-      { tools: [{ name: 'list_dir', arguments: {} }, { name: 'write_file', arguments: { path: 'x.txt', content: 'x' } }] },
+      {
+        tools: [
+          { name: 'list_dir', arguments: {} },
+          { name: 'write_file', arguments: { path: 'x.txt', content: 'x' } },
+        ],
+      },
       { text: 'I could not write.' },
     ]);
     const root = makeProject(undefined, { 'a.txt': '' });
@@ -200,7 +279,16 @@ describe('tool rounds and budgets', () => {
     expect(r.code).toBe(0);
     const events = parseEvents(r.stdout);
     expect(types(events)).toEqual([
-      'run.started', 'run.state(running)', 'tool.call', 'tool.result', 'tool.call', 'permission', 'tool.result', 'message', 'run.state(completed)', 'run.finished',
+      'run.started',
+      'run.state(running)',
+      'tool.call',
+      'tool.result',
+      'tool.call',
+      'permission',
+      'tool.result',
+      'message',
+      'run.state(completed)',
+      'run.finished',
     ]);
     expect(events[5]).toMatchObject({ call: 'c2', name: 'write_file', decision: 'refused', asked: false, rule: 'Edit(/x.txt)' });
     expect(events[6]).toMatchObject({ call: 'c2', status: 'failed', ok: false });
@@ -219,15 +307,21 @@ describe('model slips', () => {
     const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', makeProject(), '--no-session', '--', 'read']);
     expect(r.code).toBe(0);
     const result = parseEvents(r.stdout).find((e) => e.type === 'tool.result')!;
-    expect(result).toMatchObject({ name: 'read_file', status: 'failed', content: 'the arguments were not a JSON object: {"path": "a.txt"' });
+    expect(result).toMatchObject({
+      name: 'read_file',
+      status: 'failed',
+      content: 'the arguments were not a JSON object: {"path": "a.txt"',
+    });
   });
 
   it('an empty answer is not sent back as an empty message on resume', () => {
-    expect(toModelMessages([
-      { role: 'user', content: 'q1' },
-      { role: 'assistant', content: '' },
-      { role: 'user', content: 'q2' },
-    ])).toEqual([
+    expect(
+      toModelMessages([
+        { role: 'user', content: 'q1' },
+        { role: 'assistant', content: '' },
+        { role: 'user', content: 'q2' },
+      ]),
+    ).toEqual([
       { role: 'user', content: 'q1' },
       { role: 'user', content: 'q2' },
     ]);
@@ -238,7 +332,9 @@ describe('choosing the engine', () => {
   it('.raider.yml names engine, model and URL; an environment key is not sent to a URL from a project file', async () => {
     const llm = await fake('openai', [{ text: 'from the project config' }]);
     const root = makeProject(undefined, { '.raider.yml': `engine: openai\nmodel: qwen-local\nurl: ${llm.url}\n` });
-    const r = await runRaider(['--stream-json', '-r', root, '--no-session', '--', 'hi'], { env: cleanEnv({ OPENAI_API_KEY: 'sk-do-not-leak' }) });
+    const r = await runRaider(['--stream-json', '-r', root, '--no-session', '--', 'hi'], {
+      env: cleanEnv({ OPENAI_API_KEY: 'sk-do-not-leak' }),
+    });
     expect(r.code).toBe(0);
     expect(parseEvents(r.stdout)[0]).toMatchObject({ engine: 'openai', model: 'qwen-local' });
     expect(llm.requests[0]!.body.model).toBe('qwen-local');
@@ -257,9 +353,12 @@ describe('choosing the engine', () => {
   it('ANTHROPIC_API_KEY alone picks anthropic and its default model', async () => {
     // Pointed at a closed port: only the choice matters here, not the answer.
     const url = `http://127.0.0.1:${await closedPort()}/v1`;
-    const r = await runRaider(['--stream-json', '-o', `url=${url}`, '-o', 'max_retries=0', '-r', makeProject(), '--no-session', '--', 'hi'], {
-      env: cleanEnv({ ANTHROPIC_API_KEY: 'k' }),
-    });
+    const r = await runRaider(
+      ['--stream-json', '-o', `url=${url}`, '-o', 'max_retries=0', '-r', makeProject(), '--no-session', '--', 'hi'],
+      {
+        env: cleanEnv({ ANTHROPIC_API_KEY: 'k' }),
+      },
+    );
     expect(parseEvents(r.stdout)[0]).toMatchObject({ engine: 'anthropic', model: 'claude-haiku-4-5' });
   });
 
@@ -286,7 +385,9 @@ describe('--provider ALIAS', () => {
 
   it('uses the binding: engine, URL, its first model; the key only from key_env', async () => {
     const llm = await fake('openai', [{ text: 'via provider' }]);
-    const home = homeWith(`providers:\n  acme:\n    url: ${llm.url}\n    engine: openai\n    models: [acme-small, acme-big]\n    key_env: ACME_KEY\n`);
+    const home = homeWith(
+      `providers:\n  acme:\n    url: ${llm.url}\n    engine: openai\n    models: [acme-small, acme-big]\n    key_env: ACME_KEY\n`,
+    );
     const r = await runRaider(['--stream-json', '--provider', 'acme', '-r', makeProject(), '--no-session', '--', 'hi'], {
       env: cleanEnv({ HOME: home, ACME_KEY: 'acme-secret', OPENAI_API_KEY: 'sk-not-for-acme' }),
     });
@@ -299,7 +400,9 @@ describe('--provider ALIAS', () => {
     const llm = await fake('openai', [{ text: 'big' }]);
     const home = homeWith(`providers:\n  acme: { url: '${llm.url}', models: [acme-small, acme-big] }\n`);
     const env = cleanEnv({ HOME: home });
-    const ok = await runRaider(['--json', '--provider', 'acme', '-m', 'acme-big', '-r', makeProject(), '--no-session', '--', 'hi'], { env });
+    const ok = await runRaider(['--json', '--provider', 'acme', '-m', 'acme-big', '-r', makeProject(), '--no-session', '--', 'hi'], {
+      env,
+    });
     expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'completed' });
     expect(llm.requests[0]!.body.model).toBe('acme-big');
     const bad = await runRaider(['--json', '--provider', 'acme', '-m', 'gpt-9', '-r', makeProject(), '--', 'hi'], { env });
@@ -328,9 +431,31 @@ describe('packs', () => {
     });
     mkdirSync(join(root, 'src'));
     // house comes from .raider.yml (before the --pack ones) and is added once even when repeated.
-    const r = await runRaider(['--json', '-e', 'openai', '-o', `url=${llm.url}`, '--pack', 'mine', '--pack', 'polite', '--pack', 'house', '--pack', 'caveman', '-r', root, '--no-session', '--', 'hi'], {
-      env: cleanEnv({ HOME: home }),
-    });
+    const r = await runRaider(
+      [
+        '--json',
+        '-e',
+        'openai',
+        '-o',
+        `url=${llm.url}`,
+        '--pack',
+        'mine',
+        '--pack',
+        'polite',
+        '--pack',
+        'house',
+        '--pack',
+        'caveman',
+        '-r',
+        root,
+        '--no-session',
+        '--',
+        'hi',
+      ],
+      {
+        env: cleanEnv({ HOME: home }),
+      },
+    );
     expect(r.code).toBe(0);
     const system = (llm.requests[0]!.body.messages as Array<{ role: string; content: string }>)[0]!.content;
     const at = (s: string): number => system.indexOf(s);
@@ -361,9 +486,12 @@ describe('the stdout of a real engine run', () => {
     const llm = await fake('anthropic', [{ text: 'fine' }]);
     const root = makeProject();
     writeFileSync(join(root, 'x'), '');
-    const r = await runRaider(['--stream-json', '-e', 'anthropic', '-m', 'unknown-model', '-o', `url=${llm.url}`, '-r', root, '--no-session', '--', 'hi'], {
-      env: cleanEnv({ ANTHROPIC_API_KEY: 'k' }),
-    });
+    const r = await runRaider(
+      ['--stream-json', '-e', 'anthropic', '-m', 'unknown-model', '-o', `url=${llm.url}`, '-r', root, '--no-session', '--', 'hi'],
+      {
+        env: cleanEnv({ ANTHROPIC_API_KEY: 'k' }),
+      },
+    );
     expect(r.code).toBe(0);
     for (const line of r.stdout.trim().split('\n')) expect(JSON.parse(line)).toHaveProperty('version', 1);
     expect(r.stderr).toMatch(/warning from anthropic/);

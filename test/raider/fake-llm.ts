@@ -86,9 +86,10 @@ export async function startFakeLlm(dialect: FakeDialect, replies: FakeReply[]): 
       if (!res.writableFinished) state.aborted++;
     });
     if (reply.status !== undefined) {
-      const error = dialect === 'openai'
-        ? { error: { message: `fake failure ${reply.status}`, type: 'server_error' } }
-        : { type: 'error', error: { type: 'api_error', message: `fake failure ${reply.status}` } };
+      const error =
+        dialect === 'openai'
+          ? { error: { message: `fake failure ${reply.status}`, type: 'server_error' } }
+          : { type: 'error', error: { type: 'api_error', message: `fake failure ${reply.status}` } };
       res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(error));
       return;
     }
@@ -145,11 +146,15 @@ function openAiFrames(reply: FakeReply, model: string): string[] {
   (reply.tools ?? []).forEach((t, index) => {
     const args = t.raw ?? JSON.stringify(t.arguments);
     const half = Math.floor(args.length / 2);
-    frames.push(chunk({ tool_calls: [{ index, id: `call_${index}`, type: 'function', function: { name: t.name, arguments: args.slice(0, half) } }] }));
+    frames.push(
+      chunk({ tool_calls: [{ index, id: `call_${index}`, type: 'function', function: { name: t.name, arguments: args.slice(0, half) } }] }),
+    );
     frames.push(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
   });
   frames.push(chunk({}, reply.tools?.length ? 'tool_calls' : 'stop'));
-  frames.push(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+  frames.push(
+    `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`,
+  );
   frames.push('data: [DONE]\n\n');
   return frames;
 }
@@ -158,7 +163,16 @@ function anthropicFrames(reply: FakeReply, model: string): string[] {
   const ev = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const frames = [
     ev('message_start', {
-      message: { id: 'msg_fake', type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } },
+      message: {
+        id: 'msg_fake',
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model,
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
     }),
   ];
   let index = 0;
@@ -177,7 +191,12 @@ function anthropicFrames(reply: FakeReply, model: string): string[] {
     frames.push(ev('content_block_stop', { index }));
     index++;
   }
-  frames.push(ev('message_delta', { delta: { stop_reason: reply.tools?.length ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } }));
+  frames.push(
+    ev('message_delta', {
+      delta: { stop_reason: reply.tools?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 5 },
+    }),
+  );
   frames.push(ev('message_stop', {}));
   return frames;
 }

@@ -67,9 +67,24 @@ describe("the hall's permission channel", () => {
       expect(path).not.toBeNull();
       expect(Buffer.byteLength(path ?? '')).toBeLessThanOrEqual(SOCKET_PATH_MAX);
       expect(readlinkSync(join(long, 'run-2.sock'))).toBe(path);
-      const r = await runRaider(['--stream-json', '-e', 'scripted', '--permission-channel', path ?? '', '-r', makeProject(SCRIPT), '--no-session', '--', 'go']);
+      const r = await runRaider([
+        '--stream-json',
+        '-e',
+        'scripted',
+        '--permission-channel',
+        path ?? '',
+        '-r',
+        makeProject(SCRIPT),
+        '--no-session',
+        '--',
+        'go',
+      ]);
       expect(r.code).toBe(0);
-      expect(parseEvents(r.stdout).filter((e) => e.type === 'tool.result').map((e) => e.status)).toEqual(['succeeded', 'succeeded']);
+      expect(
+        parseEvents(r.stdout)
+          .filter((e) => e.type === 'tool.result')
+          .map((e) => e.status),
+      ).toEqual(['succeeded', 'succeeded']);
     } finally {
       channels.closeAll();
     }

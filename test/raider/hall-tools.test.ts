@@ -61,7 +61,12 @@ describe('hall tools', () => {
     expect(hallBinding({})).toBeUndefined();
     expect(hallBinding({ RAIDER_HALL_SOCKET: '/s' })).toEqual({ socket: '/s' });
     expect(
-      hallBinding({ RAIDER_HALL_SOCKET: '/s', RAIDER_HALL_TELEGRAM_BOT: 'ops', RAIDER_HALL_TELEGRAM_CHAT_ID: '42', RAIDER_HALL_TELEGRAM_THREAD_ID: '7' }),
+      hallBinding({
+        RAIDER_HALL_SOCKET: '/s',
+        RAIDER_HALL_TELEGRAM_BOT: 'ops',
+        RAIDER_HALL_TELEGRAM_CHAT_ID: '42',
+        RAIDER_HALL_TELEGRAM_THREAD_ID: '7',
+      }),
     ).toEqual({ socket: '/s', telegram: { bot: 'ops', chatId: '42', threadId: '7' } });
   });
 
@@ -83,8 +88,14 @@ describe('hall tools', () => {
     expect(reply.spec.parameters).toMatchObject({ required: ['text'] });
     expect(await reply.run({ text: 'hi' }, ctx())).toEqual({ ok: true, content: 'sent' });
     expect(await reply.run({ text: 'again', chat_id: 42, bot: 'ops' }, ctx())).toEqual({ ok: true, content: 'sent' });
-    expect(await reply.run({ text: 'elsewhere', chat_id: 43 }, ctx())).toEqual({ ok: false, content: 'Error: this run can only reply to ops chat 42' });
-    expect(await reply.run({ text: 'other bot', bot: 'spam' }, ctx())).toEqual({ ok: false, content: 'Error: this run can only reply to ops chat 42' });
+    expect(await reply.run({ text: 'elsewhere', chat_id: 43 }, ctx())).toEqual({
+      ok: false,
+      content: 'Error: this run can only reply to ops chat 42',
+    });
+    expect(await reply.run({ text: 'other bot', bot: 'spam' }, ctx())).toEqual({
+      ok: false,
+      content: 'Error: this run can only reply to ops chat 42',
+    });
     expect(await reply.run({ text: 'fail' }, ctx())).toEqual({ ok: false, content: 'Error: bot ops not running' });
     expect(hall.payloads.map((p) => [p.chat_id, p.message_thread_id, p.text])).toEqual([
       [42, 7, 'hi'],
@@ -105,7 +116,10 @@ describe('hall tools', () => {
   it('transport problems are error results with the reference texts', async () => {
     const missing = join(makeProject(), 'none.sock');
     const status = (socket: string): Promise<unknown> => byName(hallTools({ socket }), 'hall_status').run({}, ctx());
-    expect(await status(missing)).toEqual({ ok: false, content: expect.stringMatching(new RegExp(`^Error: cannot connect to hall socket ${missing}: .*ENOENT`)) });
+    expect(await status(missing)).toEqual({
+      ok: false,
+      content: expect.stringMatching(new RegExp(`^Error: cannot connect to hall socket ${missing}: .*ENOENT`)),
+    });
     const silent = await controlSocket(() => undefined);
     expect(await status(silent.path)).toEqual({ ok: false, content: 'Error: no response from hall' });
     const garbage = await controlSocket(() => 'not json\n');

@@ -182,10 +182,17 @@ export function makeProject(script?: string, files: Record<string, string> = {})
 export async function holdFlock(file: string, how: 'flock' | 'perl' = 'flock'): Promise<ChildProcess> {
   const child = track(
     how === 'flock'
-      ? spawn('flock', ['--nonblock', '--no-fork', file, 'sh', '-c', 'echo locked; exec sleep 60'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      ? spawn('flock', ['--nonblock', '--no-fork', file, 'sh', '-c', 'echo locked; exec sleep 60'], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        })
       : spawn(
           'perl',
-          ['-MFcntl=:flock', '-e', 'open(my $f, ">>", $ARGV[0]) or die; flock($f, LOCK_EX|LOCK_NB) or die "busy"; $|=1; print "locked\\n"; sleep 60', file],
+          [
+            '-MFcntl=:flock',
+            '-e',
+            'open(my $f, ">>", $ARGV[0]) or die; flock($f, LOCK_EX|LOCK_NB) or die "busy"; $|=1; print "locked\\n"; sleep 60',
+            file,
+          ],
           { stdio: ['ignore', 'pipe', 'inherit'] },
         ),
   );

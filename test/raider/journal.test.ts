@@ -22,7 +22,10 @@ import { cleanUp, holdFlock, killAndWait, makeProject } from './helpers.js';
 afterAll(cleanUp);
 
 function lines(path: string): Array<Record<string, unknown>> {
-  return readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('session ids', () => {
@@ -43,7 +46,16 @@ describe('createSession', () => {
     expect(s.path).toBe(join(root, '.raider', 'sessions', `${s.id}.jsonl`));
     const [first, ...rest] = lines(s.path);
     expect(rest).toHaveLength(0);
-    expect(first).toMatchObject({ v: 1, seq: 1, type: 'session.created', id: s.id, scope: 'project', root, principal: 'tester', raider: '9.9.9' });
+    expect(first).toMatchObject({
+      v: 1,
+      seq: 1,
+      type: 'session.created',
+      id: s.id,
+      scope: 'project',
+      root,
+      principal: 'tester',
+      raider: '9.9.9',
+    });
     expect(typeof first!.time).toBe('number');
     expect(readFileSync(join(root, '.raider', '.gitignore'), 'utf8')).toBe('sessions/\nlib/\n');
   });
@@ -82,7 +94,9 @@ describe('resolveSessionRef', () => {
   });
 
   it('names ambiguous candidates newest first, and unknown references', () => {
-    expect(() => resolveSessionRef(root, '20260101-10')).toThrow('session 20260101-10 is ambiguous: 20260101-100001-bbbb, 20260101-100000-aaaa');
+    expect(() => resolveSessionRef(root, '20260101-10')).toThrow(
+      'session 20260101-10 is ambiguous: 20260101-100001-bbbb, 20260101-100000-aaaa',
+    );
     expect(() => resolveSessionRef(root, 'cccc')).toThrow('unknown session cccc');
     expect(() => resolveSessionRef(root, 'aaa')).toThrow('unknown session aaa');
     expect(() => resolveSessionRef(root, '../x')).toThrow(UsageError);

@@ -24,7 +24,11 @@ function engineOf(...turns: Turn[]): Engine {
 }
 
 function tool(name: string, run: Tool['run']): Tool {
-  return { spec: { name, description: name, parameters: {} }, access: () => ({ category: 'read', kind: 'read', title: name, family: name }), run };
+  return {
+    spec: { name, description: name, parameters: {} },
+    access: () => ({ category: 'read', kind: 'read', title: name, family: name }),
+    run,
+  };
 }
 
 /** What every loop needs besides the engine and tools. */
@@ -53,7 +57,13 @@ describe('runAgentLoop', () => {
       maxIterations: 10,
       ...plumbing(),
       signal: controller.signal,
-      sink: { ...rec.sink, toolCall: (c) => { rec.sink.toolCall(c); setTimeout(() => controller.abort(), 10); } },
+      sink: {
+        ...rec.sink,
+        toolCall: (c) => {
+          rec.sink.toolCall(c);
+          setTimeout(() => controller.abort(), 10);
+        },
+      },
     });
     expect(await outcome).toMatchObject({ status: 'cancelled' });
     expect(rec.calls).toEqual(['c1:stuck']);
@@ -64,8 +74,24 @@ describe('runAgentLoop', () => {
     const controller = new AbortController();
     controller.abort();
     let asked = 0;
-    const engine: Engine = { name: 'x', model: undefined, nextTurn: async () => { asked++; return { kind: 'final', text: 'x' }; } };
-    const outcome = await runAgentLoop({ engine, tools: new Map(), root: '/', history: [], maxIterations: 1, ...plumbing(), signal: controller.signal, sink: record().sink });
+    const engine: Engine = {
+      name: 'x',
+      model: undefined,
+      nextTurn: async () => {
+        asked++;
+        return { kind: 'final', text: 'x' };
+      },
+    };
+    const outcome = await runAgentLoop({
+      engine,
+      tools: new Map(),
+      root: '/',
+      history: [],
+      maxIterations: 1,
+      ...plumbing(),
+      signal: controller.signal,
+      sink: record().sink,
+    });
     expect(outcome.status).toBe('cancelled');
     expect(asked).toBe(0);
   });

@@ -88,7 +88,9 @@ async function fakeHall(root: string, answers: Answer[]): Promise<FakeHall> {
 }
 
 function permissionEvents(events: StreamEvent[]): Array<Record<string, unknown>> {
-  return events.filter((e) => e.type === 'permission').map(({ call, decision, asked, answer, rule }) => ({ call, decision, asked, answer, rule }));
+  return events
+    .filter((e) => e.type === 'permission')
+    .map(({ call, decision, asked, answer, rule }) => ({ call, decision, asked, answer, rule }));
 }
 
 describe('a permission round trip over the channel', () => {
@@ -133,16 +135,43 @@ describe('a permission round trip over the channel', () => {
     // The journal keeps the grant; the next run of the session does not ask again for it.
     const session = events.at(-1)!.session as { id: string; path: string };
     expect(readFileSync(session.path, 'utf8')).toContain('"answer":"session"');
-    const next = await runRaider(['--stream-json', '-e', 'scripted', '--permission-channel', hall.path, '-r', root, '--session', session.id, '--', 'second']);
+    const next = await runRaider([
+      '--stream-json',
+      '-e',
+      'scripted',
+      '--permission-channel',
+      hall.path,
+      '-r',
+      root,
+      '--session',
+      session.id,
+      '--',
+      'second',
+    ]);
     expect(next.code).toBe(0);
     expect(hall.questions.slice(2).map((q) => q.rule)).toEqual(['Bash(echo two)']);
-    expect(parseEvents(next.stdout).filter((e) => e.type === 'tool.result').map((e) => e.status)).toEqual(['succeeded', 'succeeded']);
+    expect(
+      parseEvents(next.stdout)
+        .filter((e) => e.type === 'tool.result')
+        .map((e) => e.status),
+    ).toEqual(['succeeded', 'succeeded']);
   });
 
   it('once allows that call only: the same call is asked again', async () => {
     const root = makeProject(SCRIPT);
     const hall = await fakeHall(root, ['once', 'once', 'no']);
-    const r = await runRaider(['--stream-json', '-e', 'scripted', '--permission-channel', hall.path, '-r', root, '--no-session', '--', 'first']);
+    const r = await runRaider([
+      '--stream-json',
+      '-e',
+      'scripted',
+      '--permission-channel',
+      hall.path,
+      '-r',
+      root,
+      '--no-session',
+      '--',
+      'first',
+    ]);
     expect(r.code).toBe(0);
     expect(hall.questions.map((q) => q.rule)).toEqual(['Bash(echo one)', 'Bash(echo one)', 'Edit(/out.txt)']);
   });
@@ -150,17 +179,41 @@ describe('a permission round trip over the channel', () => {
   it('a channel that closes refuses the waiting question and every later one', async () => {
     const root = makeProject(SCRIPT);
     const hall = await fakeHall(root, ['close']);
-    const r = await runRaider(['--stream-json', '-e', 'scripted', '--permission-channel', hall.path, '-r', root, '--no-session', '--', 'first']);
+    const r = await runRaider([
+      '--stream-json',
+      '-e',
+      'scripted',
+      '--permission-channel',
+      hall.path,
+      '-r',
+      root,
+      '--no-session',
+      '--',
+      'first',
+    ]);
     expect(r.code).toBe(0);
     const results = parseEvents(r.stdout).filter((e) => e.type === 'tool.result');
     expect(results.map((e) => e.status)).toEqual(['failed', 'failed', 'failed']);
-    expect(String(results[0]!.content)).toMatch(/^permission refused: refused when asked: the permission channel closed before an answer came$/);
+    expect(String(results[0]!.content)).toMatch(
+      /^permission refused: refused when asked: the permission channel closed before an answer came$/,
+    );
     expect(hall.questions).toHaveLength(1);
   });
 
   it('a channel that cannot be reached refuses with the reason', async () => {
     const root = makeProject(SCRIPT);
-    const r = await runRaider(['--stream-json', '-e', 'scripted', '--permission-channel', join(root, 'no.sock'), '-r', root, '--no-session', '--', 'first']);
+    const r = await runRaider([
+      '--stream-json',
+      '-e',
+      'scripted',
+      '--permission-channel',
+      join(root, 'no.sock'),
+      '-r',
+      root,
+      '--no-session',
+      '--',
+      'first',
+    ]);
     expect(r.code).toBe(0);
     const first = parseEvents(r.stdout).find((e) => e.type === 'tool.result')!;
     expect(String(first.content)).toMatch(/^permission refused: refused when asked: permission channel .*no\.sock: .*ENOENT/);

@@ -176,7 +176,10 @@ describe('permission settings', () => {
   it('add up the rules of .raider/config.yml and the Claude settings; the mode by precedence', () => {
     const root = makeProject(undefined, {
       '.raider/config.yml': 'permissions:\n  default_mode: acceptEdits\n  allow: ["Bash(npm run *)"]\n  deny: ["Read(.env)"]\n',
-      '.claude/settings.json': JSON.stringify({ permissions: { defaultMode: 'plan', allow: ['Edit(src/**)'], ask: ['Bash(git push *)'], additionalDirectories: [] }, model: 'x' }),
+      '.claude/settings.json': JSON.stringify({
+        permissions: { defaultMode: 'plan', allow: ['Edit(src/**)'], ask: ['Bash(git push *)'], additionalDirectories: [] },
+        model: 'x',
+      }),
       '.claude/settings.local.json': JSON.stringify({ permissions: { defaultMode: 'dontAsk', allow: ['Read(~/notes/**)'] } }),
     });
     const s = loadPermissionSettings(root, undefined);
@@ -185,7 +188,9 @@ describe('permission settings', () => {
     expect(s.allow.map((r) => r.text)).toEqual(['Bash(npm run *)', 'Read(~/notes/**)', 'Edit(src/**)']);
     expect(s.deny.map((r) => r.text)).toEqual(['Read(.env)']);
     expect(s.ask.map((r) => [r.text, r.source])).toEqual([['Bash(git push *)', join(root, '.claude/settings.json')]]);
-    expect(s.warnings).toEqual([`${join(root, '.claude/settings.local.json')}: permissions.defaultMode 'dontAsk' is not a mode this raider knows; ignored`]);
+    expect(s.warnings).toEqual([
+      `${join(root, '.claude/settings.local.json')}: permissions.defaultMode 'dontAsk' is not a mode this raider knows; ignored`,
+    ]);
     expect(loadPermissionSettings(root, 'bypassPermissions')).toMatchObject({ mode: 'bypassPermissions', modeSource: '--permission-mode' });
   });
 
@@ -205,10 +210,14 @@ describe('permission settings', () => {
       }
       throw new Error('no error');
     };
-    expect(bad({ '.raider/config.yml': 'permissions:\n  default_mode: yolo\n' })).toMatch(/\.raider\/config\.yml: permissions\.default_mode: /);
+    expect(bad({ '.raider/config.yml': 'permissions:\n  default_mode: yolo\n' })).toMatch(
+      /\.raider\/config\.yml: permissions\.default_mode: /,
+    );
     expect(bad({ '.raider/config.yml': 'permissions:\n  allow: "Bash"\n' })).toMatch(/\.raider\/config\.yml: permissions\.allow: /);
     expect(bad({ '.raider/config.yml': 'permissions:\n  alow: []\n' })).toMatch(/\.raider\/config\.yml: permissions: .*alow/);
-    expect(bad({ '.raider/config.yml': 'permissions:\n  deny: ["Bash(oops"]\n' })).toMatch(/config\.yml: 'Bash\(oops' is not a permission rule/);
+    expect(bad({ '.raider/config.yml': 'permissions:\n  deny: ["Bash(oops"]\n' })).toMatch(
+      /config\.yml: 'Bash\(oops' is not a permission rule/,
+    );
     expect(bad({ '.claude/settings.json': '{not json' })).toMatch(/\.claude\/settings\.json: not valid JSON/);
   });
 });
@@ -226,7 +235,14 @@ describe('the gate', () => {
 
   function gate(asker: Asker | undefined, sessionRules: string[] = []): { g: PermissionGate; events: PermissionEvent[] } {
     const events: PermissionEvent[] = [];
-    const g = new PermissionGate({ mode: 'default', rules: { allow: [], deny: [], ask: [] }, sessionRules, ctx, asker, onEvent: (e) => events.push(e) });
+    const g = new PermissionGate({
+      mode: 'default',
+      rules: { allow: [], deny: [], ask: [] },
+      sessionRules,
+      ctx,
+      asker,
+      onEvent: (e) => events.push(e),
+    });
     return { g, events };
   }
   const signal = new AbortController().signal;
@@ -235,8 +251,13 @@ describe('the gate', () => {
   it('without an asker refuses with the reason and the rule that would allow it', async () => {
     const { g, events } = gate(undefined);
     const out = await g.check(call('c1', 'make'), bashTool, signal);
-    expect(out).toEqual({ allowed: false, reason: 'default mode asks before running commands unless a rule allows it, and there is nobody to ask (no permission channel)' });
-    expect(events).toEqual([{ call: 'c1', name: 'bash', decision: 'refused', asked: false, reason: out.allowed ? '' : out.reason, rule: 'Bash(make)' }]);
+    expect(out).toEqual({
+      allowed: false,
+      reason: 'default mode asks before running commands unless a rule allows it, and there is nobody to ask (no permission channel)',
+    });
+    expect(events).toEqual([
+      { call: 'c1', name: 'bash', decision: 'refused', asked: false, reason: out.allowed ? '' : out.reason, rule: 'Bash(make)' },
+    ]);
   });
 
   it('asks with the question fields; once allows one call, session adds the rule, no refuses', async () => {
@@ -255,7 +276,10 @@ describe('the gate', () => {
     expect(await g.check(call('c2', 'make'), bashTool, signal)).toEqual({ allowed: true }); // once: asked again, answered session
     expect(await g.check(call('c3', 'make'), bashTool, signal)).toEqual({ allowed: true }); // the session rule: not asked
     expect(asker.questions).toHaveLength(2);
-    expect(await g.check(call('c4', 'make test'), bashTool, signal)).toEqual({ allowed: false, reason: 'refused when asked: from the test' });
+    expect(await g.check(call('c4', 'make test'), bashTool, signal)).toEqual({
+      allowed: false,
+      reason: 'refused when asked: from the test',
+    });
     expect(events.map((e) => [e.call, e.decision, e.asked, e.answer])).toEqual([
       ['c1', 'allowed', true, 'once'],
       ['c2', 'allowed', true, 'session'],
@@ -282,7 +306,9 @@ describe('the gate', () => {
       asker: undefined,
       onEvent: (e) => events.push(e),
     });
-    expect(await g.check({ id: 'c1', name: 'read_file', arguments: { path: 'innocent' } }, readFileTool, signal)).toMatchObject({ allowed: false });
+    expect(await g.check({ id: 'c1', name: 'read_file', arguments: { path: 'innocent' } }, readFileTool, signal)).toMatchObject({
+      allowed: false,
+    });
     expect(await g.check({ id: 'c2', name: 'read_file', arguments: { path: 'other' } }, readFileTool, signal)).toEqual({ allowed: true });
   });
 });

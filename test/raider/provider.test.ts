@@ -19,7 +19,10 @@ function withHome(): { home: string; file: string; env: NodeJS.ProcessEnv } {
 describe('raider provider', () => {
   it('add writes providers: {ALIAS: {url, engine, models}} that the hall reads; list shows it; rm removes it', async () => {
     const { file, env } = withHome();
-    const add = await runRaider(['provider', 'add', 'acme', 'https://llm.example.com/v1', '--engine', 'anthropic', '--model', 'a-1', '--model', 'a-2'], { env });
+    const add = await runRaider(
+      ['provider', 'add', 'acme', 'https://llm.example.com/v1', '--engine', 'anthropic', '--model', 'a-1', '--model', 'a-2'],
+      { env },
+    );
     expect(add).toMatchObject({ code: 0, stderr: '' });
     expect(add.stdout).toContain('provider acme -> https://llm.example.com/v1 (anthropic)');
     const local = await runRaider(['provider', 'add', 'local', 'http://127.0.0.1:11434/v1', '--key-env', 'LOCAL_KEY'], { env });
@@ -35,7 +38,9 @@ describe('raider provider', () => {
     expect(readProviderStore(file)).toEqual({ ok: true, aliases: new Set(['acme', 'local']) });
 
     const list = await runRaider(['provider', 'list'], { env });
-    expect(list.stdout).toBe('acme\tanthropic\thttps://llm.example.com/v1 models: a-1, a-2\nlocal\topenai\thttp://127.0.0.1:11434/v1 key: $LOCAL_KEY\n');
+    expect(list.stdout).toBe(
+      'acme\tanthropic\thttps://llm.example.com/v1 models: a-1, a-2\nlocal\topenai\thttp://127.0.0.1:11434/v1 key: $LOCAL_KEY\n',
+    );
 
     expect((await runRaider(['provider', 'rm', 'acme'], { env })).code).toBe(0);
     expect(readProviderStore(file)).toEqual({ ok: true, aliases: new Set(['local']) });

@@ -45,7 +45,11 @@ function project(): string {
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
   }
   return v;
 }
@@ -83,7 +87,15 @@ describe('a completed run with two tool calls', () => {
     expect(events[0]).toMatchObject({ engine: 'scripted' });
     expect(events[0]).not.toHaveProperty('model');
     expect(events[2]).toMatchObject({ call: 'c1', name: 'list_dir', arguments: { path: 'docs' }, status: 'dispatched' });
-    expect(events[3]).toMatchObject({ call: 'c1', name: 'list_dir', status: 'succeeded', ok: true, content: 'note.txt\nsub/', size: 13, truncated: false });
+    expect(events[3]).toMatchObject({
+      call: 'c1',
+      name: 'list_dir',
+      status: 'succeeded',
+      ok: true,
+      content: 'note.txt\nsub/',
+      size: 13,
+      truncated: false,
+    });
     expect(events[4]).toMatchObject({ call: 'c2', name: 'read_file', arguments: { path: 'docs/note.txt' } });
     expect(events[5]).toMatchObject({ call: 'c2', status: 'succeeded', ok: true, content: 'a note\n', size: 7 });
     expect(events[6]).toMatchObject({ role: 'assistant', content: 'Hello, greet the team' });
@@ -147,7 +159,10 @@ describe('tool results in the stream', () => {
     expect(result.content).toBe('é'.repeat(1000));
     // ...while the journal keeps the whole text.
     const session = events.at(-1)!.session as { path: string };
-    const journal = readFileSync(session.path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const journal = readFileSync(session.path, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const full = journal.find((j) => j.type === 'tool.result')!;
     expect(full.content).toBe(BIG);
     expect(full.size).toBe(1500);

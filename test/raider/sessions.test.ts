@@ -5,7 +5,17 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockPath } from '../../src/raider/journal.js';
-import { cleanUp, ensureBuilt, holdFlock, killAndWait, makeProject, parseEvents, runRaider, startRaider, waitForOutput } from './helpers.js';
+import {
+  cleanUp,
+  ensureBuilt,
+  holdFlock,
+  killAndWait,
+  makeProject,
+  parseEvents,
+  runRaider,
+  startRaider,
+  waitForOutput,
+} from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
 afterAll(cleanUp);
@@ -24,7 +34,10 @@ replies:
 `;
 
 function journal(path: string): Array<Record<string, unknown>> {
-  return readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 async function firstRun(root: string): Promise<{ id: string; path: string }> {
@@ -39,7 +52,15 @@ describe('the journal of a run', () => {
     const s = await firstRun(root);
     const recs = journal(s.path);
     expect(recs.map((r) => r.type)).toEqual([
-      'session.created', 'run.started', 'message', 'tool.call', 'tool.result', 'tool.call', 'tool.result', 'message', 'run.finished',
+      'session.created',
+      'run.started',
+      'message',
+      'tool.call',
+      'tool.result',
+      'tool.call',
+      'tool.result',
+      'message',
+      'run.finished',
     ]);
     expect(recs.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     for (const r of recs) expect(r.v).toBe(1);
@@ -77,7 +98,14 @@ describe('continuing a session', () => {
     expect(recs.map((x) => x.seq)).toEqual(recs.map((_, i) => i + 1));
     expect(recs.slice(9).every((x) => x.run === 'r2')).toBe(true);
     expect(recs.slice(9).map((x) => x.type)).toEqual([
-      'run.started', 'message', 'tool.call', 'tool.result', 'tool.call', 'tool.result', 'message', 'run.finished',
+      'run.started',
+      'message',
+      'tool.call',
+      'tool.result',
+      'tool.call',
+      'tool.result',
+      'message',
+      'run.finished',
     ]);
     // Call ids restart per run.
     expect(recs[11]).toMatchObject({ type: 'tool.call', call: 'c1', run: 'r2' });

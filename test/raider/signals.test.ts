@@ -51,7 +51,10 @@ describe('SIGINT during a sleep step', () => {
     expect(finished).toMatchObject({ status: 'cancelled', seq: 4 });
     for (const absent of ['response', 'metrics', 'signal', 'error']) expect(finished).not.toHaveProperty(absent);
     // The journal records the cancelled run too.
-    const journal = readFileSync((finished.session as { path: string }).path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const journal = readFileSync((finished.session as { path: string }).path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(journal.map((j) => j.type)).toEqual(['session.created', 'run.started', 'message', 'run.finished']);
     expect(journal.at(-1)).toMatchObject({ status: 'cancelled', run: 'r1' });
   });
@@ -62,7 +65,14 @@ describe('SIGINT during a sleep step', () => {
     child.kill('SIGINT');
     const r = await done;
     expect(r.signal).toBe('SIGINT');
-    expect(types(r.stdout)).toEqual(['run.started', 'run.state(running)', 'tool.call', 'tool.result', 'run.state(cancelled)', 'run.finished']);
+    expect(types(r.stdout)).toEqual([
+      'run.started',
+      'run.state(running)',
+      'tool.call',
+      'tool.result',
+      'run.state(cancelled)',
+      'run.finished',
+    ]);
   });
 
   it('with --json still writes the document before dying', async () => {
@@ -87,7 +97,10 @@ describe('SIGTERM during a run', () => {
     expect(types(r.stdout)).toEqual(['run.started', 'run.state(running)', 'run.state(interrupted)', 'run.finished']);
     const finished = parseEvents(r.stdout).at(-1)!;
     expect(finished).toMatchObject({ status: 'interrupted', signal: 'TERM' });
-    const journal = readFileSync((finished.session as { path: string }).path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const journal = readFileSync((finished.session as { path: string }).path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(journal.at(-1)).toMatchObject({ type: 'run.finished', status: 'interrupted', signal: 'TERM' });
   });
 });

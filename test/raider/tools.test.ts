@@ -48,7 +48,10 @@ async function waitForFile(path: string): Promise<string> {
 describe('write_file', () => {
   it('creates parents and writes the content', async () => {
     const root = makeProject();
-    expect(await run(writeFileTool, { path: 'a/b/c.txt', content: 'héllo\n' }, ctx(root))).toEqual({ ok: true, content: 'wrote 7 bytes to a/b/c.txt' });
+    expect(await run(writeFileTool, { path: 'a/b/c.txt', content: 'héllo\n' }, ctx(root))).toEqual({
+      ok: true,
+      content: 'wrote 7 bytes to a/b/c.txt',
+    });
     expect(readFileSync(join(root, 'a/b/c.txt'), 'utf8')).toBe('héllo\n');
   });
 
@@ -79,8 +82,14 @@ describe('edit_file', () => {
       ok: true,
       content: 'replaced 2 occurrence(s) in f.txt',
     });
-    expect(await run(editFileTool, { path: 'f.txt', old_string: 'nope', new_string: 'z' }, c)).toEqual({ ok: false, content: 'old_string does not occur in f.txt' });
-    expect(await run(editFileTool, { path: 'missing.txt', old_string: 'a', new_string: 'b' }, c)).toMatchObject({ ok: false, content: expect.stringMatching(/ENOENT/) });
+    expect(await run(editFileTool, { path: 'f.txt', old_string: 'nope', new_string: 'z' }, c)).toEqual({
+      ok: false,
+      content: 'old_string does not occur in f.txt',
+    });
+    expect(await run(editFileTool, { path: 'missing.txt', old_string: 'a', new_string: 'b' }, c)).toMatchObject({
+      ok: false,
+      content: expect.stringMatching(/ENOENT/),
+    });
   });
 });
 

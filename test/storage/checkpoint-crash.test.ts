@@ -29,7 +29,8 @@ afterEach(() => {
 
 function spawnFrames(from: number, n: number): string {
   let out = '';
-  for (let i = from; i < from + n; i++) out += `${JSON.stringify({ type: 'command', payload: { cmd: 'spawn', name: SLOT, mission: `answer m${i}` } })}\n`;
+  for (let i = from; i < from + n; i++)
+    out += `${JSON.stringify({ type: 'command', payload: { cmd: 'spawn', name: SLOT, mission: `answer m${i}` } })}\n`;
   return out;
 }
 

@@ -9,7 +9,11 @@ function reserveIn() {
   const dir = tempRoot('reserve-');
   const warnings: string[] = [];
   let now = 1_000_000;
-  const reserve = new DiskReserve(dir, (m) => warnings.push(m), () => now);
+  const reserve = new DiskReserve(
+    dir,
+    (m) => warnings.push(m),
+    () => now,
+  );
   return { dir, warnings, reserve, advance: (ms: number) => (now += ms) };
 }
 
@@ -21,7 +25,9 @@ describe('DiskReserve', () => {
     expect(reserve.full).toBeNull();
     reserve.spend('ENOSPC: no space left on device');
     expect(fs.existsSync(path.join(dir, RESERVE_FILE))).toBe(false);
-    expect(reserve.full).toBe(`the state directory ${dir} is full (ENOSPC: no space left on device); new missions are refused until there is room`);
+    expect(reserve.full).toBe(
+      `the state directory ${dir} is full (ENOSPC: no space left on device); new missions are refused until there is room`,
+    );
     expect(warnings).toEqual([reserve.full]);
   });
 

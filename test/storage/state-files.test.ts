@@ -10,10 +10,21 @@ function sample(): DurableState {
   const dirty = noDirt();
   const mission = (id: string, extra: object = {}) => ({ id, name: '1bjorn', mission: `${odd}${id}`, ...extra });
   state.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission('m-1') }, dirty);
-  state.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission('m-2', { telegram: { bot: 'ops', chat_id: 42 }, cwd: 'sub' }) }, dirty);
+  state.apply(
+    { op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission('m-2', { telegram: { bot: 'ops', chat_id: 42 }, cwd: 'sub' }) },
+    dirty,
+  );
   state.apply({ op: 'queue', queue: { kind: 'binding', binding: 'z:b' }, entry: mission('m-3', { binding: 'z:b' }) }, dirty);
   state.apply({ op: 'queue', queue: { kind: 'binding', binding: 'a:b' }, entry: mission('m-4', { binding: 'a:b' }) }, dirty);
-  const run: LedgerRun = { id: 'bjorn-2', slot: 'bjorn', base_name: 'bjorn', entry: mission('m-5'), started_at: 1, events_path: '/e', log_path: '/l' };
+  const run: LedgerRun = {
+    id: 'bjorn-2',
+    slot: 'bjorn',
+    base_name: 'bjorn',
+    entry: mission('m-5'),
+    started_at: 1,
+    events_path: '/e',
+    log_path: '/l',
+  };
   state.apply({ op: 'run', run }, dirty);
   state.apply({ op: 'run', run: { ...run, id: 'bjorn-1', entry: mission('m-6'), binding: 'slot:x', session: 's' } }, dirty);
   state.apply({ op: 'pid', runId: 'bjorn-2', pid: 4242 }, dirty);

@@ -42,7 +42,10 @@ describe('WriteAheadLog', () => {
       return realWrite(fd, data, offset, length);
     }) as typeof fs.writeSync);
     const asked: string[] = [];
-    log.append('{"op":"b"}\n', (err) => { asked.push(err.message); return true; });
+    log.append('{"op":"b"}\n', (err) => {
+      asked.push(err.message);
+      return true;
+    });
     expect(asked).toHaveLength(1);
     expect(log.read()).toBe('{"op":"a"}\n{"op":"b"}\n');
 

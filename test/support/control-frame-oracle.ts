@@ -49,7 +49,8 @@ export function expectedReply(line: Buffer): Expected {
   }
   if (frame.type !== 'command') return { exact: { error: `unknown message type: ${typeof frame.type === 'string' ? frame.type : ''}` } };
   const cmd = payload.cmd;
-  if (typeof cmd !== 'string' || !COMMAND_NAMES.has(cmd)) return { exact: { error: `unknown command: ${typeof cmd === 'string' ? cmd : ''}` } };
+  if (typeof cmd !== 'string' || !COMMAND_NAMES.has(cmd))
+    return { exact: { error: `unknown command: ${typeof cmd === 'string' ? cmd : ''}` } };
   const id = payload.id;
   switch (cmd) {
     case 'status':
@@ -64,7 +65,9 @@ export function expectedReply(line: Buffer): Expected {
       // An id that cannot even be a file name may fail as "command failed: ...".
       return nonEmpty(id) ? { anyError: true } : { exact: { error: 'logs requires an id' } };
     case 'session_reset':
-      return { exact: { error: nonEmpty(payload.binding) ? `no session bound to ${payload.binding}` : 'session_reset requires a binding' } };
+      return {
+        exact: { error: nonEmpty(payload.binding) ? `no session bound to ${payload.binding}` : 'session_reset requires a binding' },
+      };
     case 'telegram_reply':
       return { exact: { error: 'telegram not configured in .raider-hall.yml' } };
     case 'spawn': {
@@ -81,7 +84,9 @@ export function expectedReply(line: Buffer): Expected {
         // biome-ignore lint/suspicious/noControlCharactersInRegex: the oracle rejects control characters in a binding, as the hall does
         if (binding.length > 256 || /[\s\u0000-\u001f]/.test(binding)) {
           return {
-            exact: { error: `invalid binding ${JSON.stringify(binding.slice(0, 80))}: no whitespace or control characters, at most 256 characters` },
+            exact: {
+              error: `invalid binding ${JSON.stringify(binding.slice(0, 80))}: no whitespace or control characters, at most 256 characters`,
+            },
           };
         }
       }

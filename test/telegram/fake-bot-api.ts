@@ -107,7 +107,10 @@ export class FakeBotApi {
         return found !== undefined;
       };
       if (check()) return;
-      const timer = setTimeout(() => reject(new Error(`request not seen; got ${this.requests.map((r) => r.method).join(', ')}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`request not seen; got ${this.requests.map((r) => r.method).join(', ')}`)),
+        timeoutMs,
+      );
       const listener = () => {
         if (check()) {
           clearTimeout(timer);
@@ -156,7 +159,10 @@ export class FakeBotApi {
       }
       if (method === 'getUpdates') return this.getUpdates(token, body, res);
       if (method === 'sendMessage') {
-        return this.answer(res, 200, { ok: true, result: { message_id: this.nextMessageId++, chat: { id: body.chat_id }, text: body.text } });
+        return this.answer(res, 200, {
+          ok: true,
+          result: { message_id: this.nextMessageId++, chat: { id: body.chat_id }, text: body.text },
+        });
       }
       return this.answer(res, 200, { ok: true, result: true });
     });
@@ -166,7 +172,10 @@ export class FakeBotApi {
     const offset = typeof body.offset === 'number' ? body.offset : undefined;
     if (offset !== undefined) {
       // An offset confirms every update before it.
-      this.pending.set(token, (this.pending.get(token) ?? []).filter((u) => u.update_id >= offset));
+      this.pending.set(
+        token,
+        (this.pending.get(token) ?? []).filter((u) => u.update_id >= offset),
+      );
     }
     const open = (this.openPolls.get(token) ?? 0) + 1;
     this.openPolls.set(token, open);

@@ -105,7 +105,14 @@ describe('Telegram through a real hall and a fake Bot API server', () => {
     const announced = tap.all.filter((e) => e.type === 'telegram.in');
     expect(announced.map((e) => e.update_id)).toEqual([mine.update_id, team.update_id]);
     expect(announced[0]).toEqual(
-      expect.objectContaining({ bot: 'ops', chat_id: 42, text: 'answer hi', first_name: 'user42', username: 'u42', update_id: mine.update_id }),
+      expect.objectContaining({
+        bot: 'ops',
+        chat_id: 42,
+        text: 'answer hi',
+        first_name: 'user42',
+        username: 'u42',
+        update_id: mine.update_id,
+      }),
     );
     expect(announced[0]!.message_thread_id).toBeUndefined();
 
@@ -174,17 +181,25 @@ describe('Telegram through a real hall and a fake Bot API server', () => {
       error: '400: Bad Request: chat not found',
     });
 
-    api.script('sendMessage', { status: 429, body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } });
+    api.script('sendMessage', {
+      status: 429,
+      body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } },
+    });
     const before = api.calls('sendMessage').length;
     expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'patience' })).toMatchObject({ ok: 1 });
     const [limited, retried] = api.calls('sendMessage').slice(before);
     expect(retried!.at - limited!.at).toBeGreaterThanOrEqual(950);
 
-    api.script('sendMessage', { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: can't parse entities: unclosed" } });
+    api.script('sendMessage', {
+      status: 400,
+      body: { ok: false, error_code: 400, description: "Bad Request: can't parse entities: unclosed" },
+    });
     expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'snake_case' })).toMatchObject({ ok: 1 });
     expect(api.sent().at(-1)).toEqual({ chat_id: 42, text: 'snake_case' });
 
-    expect(await hall.request({ cmd: 'telegram_reply', bot: 'nope', chat_id: 42, text: 'x' })).toEqual({ error: 'unknown telegram bot "nope"' });
+    expect(await hall.request({ cmd: 'telegram_reply', bot: 'nope', chat_id: 42, text: 'x' })).toEqual({
+      error: 'unknown telegram bot "nope"',
+    });
     expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42 })).toEqual({ error: 'telegram_reply requires a text' });
     expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 'x', text: 'y' })).toEqual({
       error: 'telegram_reply requires a chat_id (a Telegram chat id)',
@@ -197,7 +212,10 @@ describe('Telegram through a real hall and a fake Bot API server', () => {
     api.script(
       'getUpdates',
       { status: 409 },
-      { status: 429, body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } },
+      {
+        status: 429,
+        body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } },
+      },
     );
     api.push(TOKEN, privateMessage(42, 'answer before'));
     await tap.waitFor((e) => e.type === 'telegram.poll_error' && e.status === 429);
@@ -230,7 +248,11 @@ describe('Telegram through a real hall and a fake Bot API server', () => {
     for (let i = 1; i < polls.length; i++) expect(polls[i]!.at - polls[i - 1]!.at).toBeGreaterThanOrEqual(950);
     expect(tap.all.find((e) => e.type === 'telegram.poll_error')).toMatchObject({ bot: 'revoked', status: 401, error: 'Unauthorized' });
     const status = await hall.request({ cmd: 'status' });
-    expect(status.telegram.revoked).toMatchObject({ state: 'retrying', last_error: { status: 401 }, warnings: ['empty allowlist, every message will be rejected'] });
+    expect(status.telegram.revoked).toMatchObject({
+      state: 'retrying',
+      last_error: { status: 401 },
+      warnings: ['empty allowlist, every message will be rejected'],
+    });
     expect(status.telegram.ops.state).toBe('polling');
     expect(hall.logs).toContain('Telegram bot revoked: empty allowlist, every message will be rejected');
     expect(hall.logs.some((l) => l.startsWith('Telegram bot revoked: the token was not accepted (401)'))).toBe(true);

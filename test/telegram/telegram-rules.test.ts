@@ -44,7 +44,10 @@ describe('reading updates', () => {
   });
 
   it('keeps the thread id only for forum-topic messages', () => {
-    const topic = readUpdate({ update_id: 3, message: { chat, from: { id: 42 }, text: 'x', message_thread_id: 7, is_topic_message: true } });
+    const topic = readUpdate({
+      update_id: 3,
+      message: { chat, from: { id: 42 }, text: 'x', message_thread_id: 7, is_topic_message: true },
+    });
     const reply = readUpdate({ update_id: 4, message: { chat, from: { id: 42 }, text: 'x', message_thread_id: 7 } });
     expect(topic).toMatchObject({ message: { threadId: 7 } });
     expect(reply.kind === 'message' && reply.message.threadId).toBe(undefined);
@@ -52,7 +55,11 @@ describe('reading updates', () => {
 
   it('ignores other kinds of update and names what is wrong with a broken one', () => {
     expect(readUpdate({ update_id: 5, callback_query: {} })).toEqual({ kind: 'ignored', updateId: 5 });
-    expect(readUpdate({ update_id: 6, message: { text: 'no chat' } })).toEqual({ kind: 'invalid', updateId: 6, error: 'a message without chat.id' });
+    expect(readUpdate({ update_id: 6, message: { text: 'no chat' } })).toEqual({
+      kind: 'invalid',
+      updateId: 6,
+      error: 'a message without chat.id',
+    });
     expect(readUpdate({ message: {} })).toMatchObject({ kind: 'invalid', updateId: null });
     expect(readUpdate('garbage')).toMatchObject({ kind: 'invalid', updateId: null });
   });
@@ -133,7 +140,9 @@ describe('retry decisions', () => {
     expect(sendRetry({ status: 500, description: '' }, p.maxAttempts, p, sent)).toEqual({ kind: 'fail' });
     expect(sendRetry({ status: 400, description: "Bad Request: can't parse entities" }, 1, p, sent)).toEqual({ kind: 'plain' });
     expect(sendRetry({ status: 400, description: 'Bad Request: message thread not found' }, 1, p, sent)).toEqual({ kind: 'withoutThread' });
-    expect(sendRetry({ status: 400, description: 'Bad Request: message thread not found' }, 1, p, { markdown: true, thread: false })).toEqual({
+    expect(
+      sendRetry({ status: 400, description: 'Bad Request: message thread not found' }, 1, p, { markdown: true, thread: false }),
+    ).toEqual({
       kind: 'fail',
     });
     expect(sendRetry({ status: 403, description: 'Forbidden: bot was blocked by the user' }, 1, p, sent)).toEqual({ kind: 'fail' });

@@ -71,7 +71,10 @@ describe('update handler', () => {
     const entry = { id: 'tg-ops-12345-9', name: 'bjorn', mission: 'hello', binding: 'telegram:ops:42' };
     state.apply({ op: 'queue', queue: { kind: 'binding', binding: 'telegram:ops:42' }, entry }, noDirt());
     expect(await handler.handle(message(9, 'hello'))).toBe('done');
-    state.apply({ op: 'run', run: { id: 'bjorn-1', slot: 'bjorn', base_name: 'bjorn', entry, started_at: 0, events_path: '', log_path: '' } }, noDirt());
+    state.apply(
+      { op: 'run', run: { id: 'bjorn-1', slot: 'bjorn', base_name: 'bjorn', entry, started_at: 0, events_path: '', log_path: '' } },
+      noDirt(),
+    );
     expect(await handler.handle(message(9, 'hello'))).toBe('done');
     expect(requests).toEqual([]);
   });

@@ -115,7 +115,8 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
       throw RequestError.resourceNotFound(sessionId);
     }
     const record = deps.sessions.get(sessionId);
-    const raider = record?.raider !== undefined && ownEntry(config.raiders, slotOf(record.raider).baseName) ? record.raider : pickRaider(undefined);
+    const raider =
+      record?.raider !== undefined && ownEntry(config.raiders, slotOf(record.raider).baseName) ? record.raider : pickRaider(undefined);
     const info: AcpSessionInfo = { sessionId, raider, cwd: cwd || record?.cwd || deps.root, modeId: record?.mode ?? entryMode(raider) };
     await hub.open(info, link);
     owned.add(sessionId);

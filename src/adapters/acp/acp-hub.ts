@@ -86,9 +86,7 @@ export class AcpHub {
     await this.services.request({ type: 'cmd.bindSession', binding: binding(info.sessionId), session: info.sessionId });
     const handle = this.createHandle(info, link);
     this.sessions.set(info.sessionId, handle);
-    this.services.permissionChannels.register(binding(info.sessionId), (question, context) =>
-      this.ask(handle, question, context.runId),
-    );
+    this.services.permissionChannels.register(binding(info.sessionId), (question, context) => this.ask(handle, question, context.runId));
   }
 
   /** Forgets a session: its running run is cancelled, its waiting prompts are dropped; the journal stays. */
@@ -131,7 +129,15 @@ export class AcpHub {
   private createHandle(info: AcpSessionInfo, link: AcpClientLink): SessionHandle {
     let resolveClosed!: () => void;
     const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-    const handle = { ...info, link, texts: new Map(), answers: new Map(), runs: new Map(), questions: new Map(), closed } as unknown as SessionHandle;
+    const handle = {
+      ...info,
+      link,
+      texts: new Map(),
+      answers: new Map(),
+      runs: new Map(),
+      questions: new Map(),
+      closed,
+    } as unknown as SessionHandle;
     const askClient = fromPromise<ClientChoice, QuestionInput>(({ input, signal }) => this.askClient(handle, input, signal));
     const logic = acpSessionMachine.provide({ actors: { question: permissionQuestionMachine.provide({ actors: { askClient } }) } });
     handle.actor = createActor(logic, {
@@ -176,7 +182,8 @@ export class AcpHub {
       }
       case 'acp.closed':
         for (const run of handle.runs.values()) run.stop();
-        for (const q of handle.questions.values()) q.resolve({ type: 'answer', id: q.question.id, answer: 'no', reason: 'the ACP session was closed' });
+        for (const q of handle.questions.values())
+          q.resolve({ type: 'answer', id: q.question.id, answer: 'no', reason: 'the ACP session was closed' });
         for (const resolve of handle.answers.values()) resolve({ stopReason: 'cancelled' });
         handle.questions.clear();
         handle.answers.clear();

@@ -30,7 +30,9 @@ export async function askClientPermission(
   target.announced?.add(toolCall.toolCallId);
   await client.update(sessionId, toolCall);
   const always: PermissionOption[] =
-    question.rule !== undefined ? [{ optionId: 'allow_always', name: `Allow for this session: ${question.rule}`, kind: 'allow_always' }] : [];
+    question.rule !== undefined
+      ? [{ optionId: 'allow_always', name: `Allow for this session: ${question.rule}`, kind: 'allow_always' }]
+      : [];
   const options: PermissionOption[] = [
     { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
     ...always,

@@ -269,7 +269,11 @@ const telegramBot = z
       allowlist: telegramIds.default([]),
       allowed_chats: telegramIds.default([]),
       routing: z
-        .record(z.string().regex(/^(\*|-?\d+)$/), name('a raider name'), expected('a mapping of chat ids to raider names', { keyWhat: 'a chat id or "*"' }))
+        .record(
+          z.string().regex(/^(\*|-?\d+)$/),
+          name('a raider name'),
+          expected('a mapping of chat ids to raider names', { keyWhat: 'a chat id or "*"' }),
+        )
         .default({}),
       api_root: url.optional(),
     },
@@ -280,7 +284,9 @@ const telegramBot = z
 const telegram = z.object(
   {
     api_root: url.default(DEFAULT_TELEGRAM_API_ROOT),
-    bots: z.record(name('a bot name'), telegramBot, expected('a mapping of bot names to bots', { keyWhat: `a bot name (${NAME_WHAT})` })).default({}),
+    bots: z
+      .record(name('a bot name'), telegramBot, expected('a mapping of bot names to bots', { keyWhat: `a bot name (${NAME_WHAT})` }))
+      .default({}),
   },
   expected('a mapping'),
 );
@@ -290,7 +296,11 @@ const hallConfigSchema = z.object(
     longhouse: flag.default(false),
     preferred_lib_target: text('a directory path').nullable().default(null),
     raiders: z
-      .record(name('a raider name'), raiderEntry, expected('a mapping of raider names to raider entries', { keyWhat: `a raider name (${NAME_WHAT})` }))
+      .record(
+        name('a raider name'),
+        raiderEntry,
+        expected('a mapping of raider names to raider entries', { keyWhat: `a raider name (${NAME_WHAT})` }),
+      )
       .default({}),
     cron: cronJobs.default([]),
     telegram: telegram.optional(),
@@ -305,9 +315,7 @@ const hallConfigSchema = z.object(
         expected('a mapping'),
       )
       .prefault({}),
-    logs: z
-      .object({ keep_events: count.default(20), max_log_size: count.default(1048576) }, expected('a mapping'))
-      .prefault({}),
+    logs: z.object({ keep_events: count.default(20), max_log_size: count.default(1048576) }, expected('a mapping')).prefault({}),
     cancel_grace: number('a number >= 0', (n) => n >= 0).default(5),
     permission_timeout: number('a number > 0', (n) => n > 0).default(120),
     mcp: z.object({ enable: flag.default(false) }, expected('a mapping')).prefault({}),

@@ -18,7 +18,8 @@ export function loadHallConfig(root: string): ConfigResult {
   }
   // Decoding with replacement characters would turn a bad byte in a key into an unknown key, silently.
   const bad = firstInvalidUtf8(bytes);
-  if (bad !== null) return { ok: false, errors: [`${file}: line ${bad.line}, column ${bad.column}: not valid UTF-8 (the file must be UTF-8)`] };
+  if (bad !== null)
+    return { ok: false, errors: [`${file}: line ${bad.line}, column ${bad.column}: not valid UTF-8 (the file must be UTF-8)`] };
   return parseHallConfig(bytes.toString('utf8'), file);
 }
 

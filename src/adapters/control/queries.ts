@@ -66,7 +66,12 @@ export class HallQueries {
         })),
     };
     const waiting = waitingQueues(this.store.state, now).flatMap((q) =>
-      q.missions.map((m) => ({ mission_id: m.mission_id, slot: m.name, ...(q.binding !== undefined ? { binding: q.binding } : {}), position: m.position })),
+      q.missions.map((m) => ({
+        mission_id: m.mission_id,
+        slot: m.name,
+        ...(q.binding !== undefined ? { binding: q.binding } : {}),
+        position: m.position,
+      })),
     );
     if (waiting.length > 0) reply.waiting = waiting;
     // Runs that left their queue and whose raider has no pid yet (a few ms): without this

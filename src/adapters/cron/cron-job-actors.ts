@@ -19,7 +19,14 @@ import {
   type CronOutcome,
   type RunEvent,
 } from '../../domain/cron-record.js';
-import { cronBinding, cronJobMachine, type CronJobEvent, type FireInput, type ProbeInput, type RecordInput } from '../../machines/cron-job.machine.js';
+import {
+  cronBinding,
+  cronJobMachine,
+  type CronJobEvent,
+  type FireInput,
+  type ProbeInput,
+  type RecordInput,
+} from '../../machines/cron-job.machine.js';
 import { missionsInFlight, type CronRecords } from './cron-records.js';
 import { errorMessage } from '../../domain/error-message.js';
 

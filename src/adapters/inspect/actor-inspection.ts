@@ -36,7 +36,9 @@ export interface InspectedActor {
 }
 
 function isMission(value: unknown): value is Mission {
-  return typeof value === 'object' && value !== null && typeof (value as Mission).id === 'string' && typeof (value as Mission).name === 'string';
+  return (
+    typeof value === 'object' && value !== null && typeof (value as Mission).id === 'string' && typeof (value as Mission).name === 'string'
+  );
 }
 
 function waitingMissions(queue: readonly unknown[]): InspectedMission[] {
@@ -156,7 +158,10 @@ export class ActorInspection {
 
   private attachTo(root: AnyActorRef): void {
     if (this.subscriptions.has(root)) return;
-    this.subscriptions.set(root, root.system.inspect((event: InspectionEvent) => this.onInspection(event)));
+    this.subscriptions.set(
+      root,
+      root.system.inspect((event: InspectionEvent) => this.onInspection(event)),
+    );
   }
 
   private detach(): void {

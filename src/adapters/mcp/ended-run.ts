@@ -10,9 +10,7 @@ import { runOutcome } from '../../domain/outcome.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath, slotLogPath, type HallPaths } from '../storage/hall-paths.js';
 
-export type EndedRun =
-  | { found: true; done: Record<string, unknown> }
-  | { found: false; error: string };
+export type EndedRun = { found: true; done: Record<string, unknown> } | { found: false; error: string };
 
 export async function endedRun(paths: HallPaths, id: string): Promise<EndedRun> {
   const parsed = parseRunId(id);
@@ -45,7 +43,10 @@ export async function endedRun(paths: HallPaths, id: string): Promise<EndedRun> 
     return { found: true, done: { ...base, status: line.status, [field]: line.text, source: 'slot log' } };
   }
   if (fs.existsSync(eventsFile)) {
-    return { found: false, error: `raider ${id} is not running, and the hall recorded no outcome for it (its events file has no run.finished)` };
+    return {
+      found: false,
+      error: `raider ${id} is not running, and the hall recorded no outcome for it (its events file has no run.finished)`,
+    };
   }
   return notFound;
 }

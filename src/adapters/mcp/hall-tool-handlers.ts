@@ -7,15 +7,7 @@
 import type { HallServices } from '../../ports/hall-services.js';
 import type { Envelope } from '../control/event-bus.js';
 import { endedRun } from './ended-run.js';
-import {
-  DEFAULT_WAIT_S,
-  replyResult,
-  toolError,
-  toolResult,
-  type HallToolName,
-  type ToolExtra,
-  type ToolHandler,
-} from './mcp-tools.js';
+import { DEFAULT_WAIT_S, replyResult, toolError, toolResult, type HallToolName, type ToolExtra, type ToolHandler } from './mcp-tools.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RecentOutcomes } from './recent-outcomes.js';
 
@@ -44,12 +36,25 @@ export function hallToolHandler(
     },
     reset_session: async (a) => replyResult(await services.command('session_reset', a)),
     send_telegram: async (a) => replyResult(await services.command('telegram_reply', a)),
-    wait_for_raider: (a, extra) => waitForRaider(services, recent, String(a.id), typeof a.timeout_s === 'number' ? a.timeout_s : DEFAULT_WAIT_S, extra, stopping, progressMs),
+    wait_for_raider: (a, extra) =>
+      waitForRaider(
+        services,
+        recent,
+        String(a.id),
+        typeof a.timeout_s === 'number' ? a.timeout_s : DEFAULT_WAIT_S,
+        extra,
+        stopping,
+        progressMs,
+      ),
   };
   return (name, args, extra) => handlers[name](args, extra);
 }
 
-type Outcome = { kind: 'done'; event: Envelope } | { kind: 'refused'; event: Envelope } | { kind: 'timeout' } | { kind: 'aborted'; why: string };
+type Outcome =
+  | { kind: 'done'; event: Envelope }
+  | { kind: 'refused'; event: Envelope }
+  | { kind: 'timeout' }
+  | { kind: 'aborted'; why: string };
 
 /**
  * Subscribes first, then looks: a run that ends while the call subscribes is
@@ -81,11 +86,16 @@ async function waitForRaider(
   const cleanups: Array<() => void> = [off];
   try {
     const ended = recent.get(id);
-    if (ended) return ended.type === 'raider.refused' ? refusedResult(id, ended) : toolResult({ ...ended, ended_before_wait: true, source: 'event' });
+    if (ended)
+      return ended.type === 'raider.refused'
+        ? refusedResult(id, ended)
+        : toolResult({ ...ended, ended_before_wait: true, source: 'event' });
     if (byMission) {
       const where = missionState(services, id);
       if (where === null) {
-        return toolError(`mission ${id} is neither waiting nor running (a mission id is known only until its run ends; wait for the run id instead)`);
+        return toolError(
+          `mission ${id} is neither waiting nor running (a mission id is known only until its run ends; wait for the run id instead)`,
+        );
       }
       if (where.runId !== undefined) runId = where.runId;
     } else {
@@ -115,7 +125,12 @@ async function waitForRaider(
         extra
           .sendNotification({
             method: 'notifications/progress',
-            params: { progressToken: token, progress: Math.round(waited), total: timeoutS, message: `${runId ?? id} still ${runId ? 'running' : 'queued'}` },
+            params: {
+              progressToken: token,
+              progress: Math.round(waited),
+              total: timeoutS,
+              message: `${runId ?? id} still ${runId ? 'running' : 'queued'}`,
+            },
           })
           .catch(() => {});
       }, progressMs);

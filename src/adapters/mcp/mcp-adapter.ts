@@ -24,7 +24,7 @@ export function mcpSocketPath(root: string): string {
 export const MCP_INSTRUCTIONS =
   'Tools of a Raider Hall: a daemon that runs AI agent processes (raiders) for a project. ' +
   'spawn_raider gives a raider a mission; wait_for_raider waits for its outcome; list_raiders and hall_status show what runs; ' +
-  'raider_logs reads a run\'s log; cancel_raider and kill_raider stop a run.';
+  "raider_logs reads a run's log; cancel_raider and kill_raider stop a run.";
 
 export interface McpAdapterOptions {
   /** How often a long wait_for_raider reports progress to a client that asked for it (default 10 s). */

@@ -42,7 +42,10 @@ export const HALL_TOOLS = {
       'a queued mission {queued: 1, slot, queue_depth, mission_id}; or a refused one (a tool error with status "refused", reason and error). ' +
       'Use wait_for_raider with the id (or the mission_id of a queued mission) to get the outcome.',
     inputSchema: {
-      name: z.string().min(1).describe('The raider name: a key of raiders: in .raider-hall.yml, optionally with a leading number for a singleton slot.'),
+      name: z
+        .string()
+        .min(1)
+        .describe('The raider name: a key of raiders: in .raider-hall.yml, optionally with a leading number for a singleton slot.'),
       mission: z.string().min(1).describe('The mission text handed to the raider.'),
       binding: z
         .string()
@@ -54,7 +57,8 @@ export const HALL_TOOLS = {
   },
   list_raiders: {
     title: 'List running raiders',
-    description: 'The running raiders (the hall\'s ps): {raiders: [{id, slot, pid, base_name, mission, [session, binding]}]}, sorted by slot and id.',
+    description:
+      "The running raiders (the hall's ps): {raiders: [{id, slot, pid, base_name, mission, [session, binding]}]}, sorted by slot and id.",
     inputSchema: {},
     annotations: { readOnlyHint: true, openWorldHint: false },
   },
@@ -62,7 +66,7 @@ export const HALL_TOOLS = {
     title: 'Hall status',
     description:
       'What the hall is doing: {running, root, slots, queues (waiting missions per numbered slot), binding_queues, runs (id, slot, pid, age in seconds)}, ' +
-      'plus sections of the hall\'s faces (cron next fire times, telegram poll health, acp, mcp).',
+      "plus sections of the hall's faces (cron next fire times, telegram poll health, acp, mcp).",
     inputSchema: {},
     annotations: { readOnlyHint: true, openWorldHint: false },
   },
@@ -101,7 +105,7 @@ export const HALL_TOOLS = {
   send_telegram: {
     title: 'Send a Telegram message',
     description:
-      'Send a message with one of the hall\'s Telegram bots (telegram.bots in .raider-hall.yml). Answers {ok: 1} once Telegram took it; ' +
+      "Send a message with one of the hall's Telegram bots (telegram.bots in .raider-hall.yml). Answers {ok: 1} once Telegram took it; " +
       'an unknown bot, a hall without Telegram or a Telegram failure is an error.',
     inputSchema: {
       bot: z.string().min(1).describe('The bot name under telegram.bots in .raider-hall.yml.'),
@@ -116,7 +120,7 @@ export const HALL_TOOLS = {
     description:
       'Wait until a run ends and answer its raider.done event {id, slot, status (completed, failed, cancelled, interrupted), [response], [error], exit_code, ...}; ' +
       `or {status: "still running"} when it has not ended within timeout_s seconds (default ${DEFAULT_WAIT_S}, at most ${MAX_WAIT_S}); call again to keep waiting. ` +
-      'A run that ended before the call answers its outcome from the hall\'s logs. ' +
+      "A run that ended before the call answers its outcome from the hall's logs. " +
       'The id may also be the mission_id of a queued spawn: the answer is its run\'s raider.done, or {status: "still queued"}.',
     inputSchema: {
       id: z.string().min(1).describe('A run id (SLOT-TIME[.N]) or the mission_id of a queued spawn.'),

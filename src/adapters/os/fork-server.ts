@@ -59,7 +59,8 @@ export class ForkServer {
     private readonly log: (line: string) => void,
     private readonly script: string = FORK_SERVER_SCRIPT,
   ) {
-    if (!fs.existsSync(script)) throw new Error(`the raider spawner ${script} is missing: this installation of raider-hall is incomplete; reinstall it`);
+    if (!fs.existsSync(script))
+      throw new Error(`the raider spawner ${script} is missing: this installation of raider-hall is incomplete; reinstall it`);
   }
 
   /** Starts the fork server now, so that the first run does not wait for it. */

@@ -32,7 +32,8 @@ export function reachableSocketPath(socketPath: string): string {
   } catch (err) {
     throw new SocketPathError(`no socket at ${socketPath}: ${errorMessage(err)}`);
   }
-  if (!fitsSocketPath(target)) throw new SocketPathError(`socket path too long to connect to (${SOCKET_PATH_MAX} bytes at most): ${target}`);
+  if (!fitsSocketPath(target))
+    throw new SocketPathError(`socket path too long to connect to (${SOCKET_PATH_MAX} bytes at most): ${target}`);
   return target;
 }
 
@@ -61,7 +62,8 @@ export function runtimeDirFor(root: string, env: Readonly<Record<string, string 
     (base): base is string => base !== undefined && path.isAbsolute(base) && fitsSocketPath(base + ' '.repeat(room)),
   );
   const base = bases.find((b) => fs.statSync(b, { throwIfNoEntry: false })?.isDirectory());
-  if (base === undefined) throw new SocketPathError('no short directory for the hall sockets: set XDG_RUNTIME_DIR or TMPDIR to a short existing directory');
+  if (base === undefined)
+    throw new SocketPathError('no short directory for the hall sockets: set XDG_RUNTIME_DIR or TMPDIR to a short existing directory');
   const userDir = path.join(base, `raider-hall-${uid}`);
   privateDir(userDir, uid);
   const dir = path.join(userDir, hash);

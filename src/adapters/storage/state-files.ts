@@ -165,7 +165,13 @@ export function missionFromFile(raw: unknown, defaultName: string | undefined): 
 }
 
 /** Loads the queue entries of `list` (from `file`), reporting those that are not missions. */
-function loadQueue(file: string, list: readonly unknown[], defaultName: string | undefined, add: (mission: Mission) => void, warn: (msg: string) => void): void {
+function loadQueue(
+  file: string,
+  list: readonly unknown[],
+  defaultName: string | undefined,
+  add: (mission: Mission) => void,
+  warn: (msg: string) => void,
+): void {
   list.forEach((item, i) => {
     const mission = missionFromFile(item, defaultName);
     if (mission) add(mission);
@@ -192,7 +198,13 @@ export function loadStateFiles(stateDir: string, state: DurableState, warn: (msg
   const bindingFile = path.join(stateDir, BINDING_QUEUES_FILE);
   const bindingQueues = readJsonAs(bindingFile, z.record(z.string(), entries), {}, warn);
   for (const binding of Object.keys(bindingQueues).sort()) {
-    loadQueue(bindingFile, bindingQueues[binding] ?? [], undefined, (mission) => state.load({ kind: 'binding', binding }, { ...mission, binding: mission.binding ?? binding }), warn);
+    loadQueue(
+      bindingFile,
+      bindingQueues[binding] ?? [],
+      undefined,
+      (mission) => state.load({ kind: 'binding', binding }, { ...mission, binding: mission.binding ?? binding }),
+      warn,
+    );
   }
   const sessionsFile = path.join(stateDir, SESSIONS_FILE);
   for (const [binding, id] of Object.entries(readJsonAs(sessionsFile, records, {}, warn))) {

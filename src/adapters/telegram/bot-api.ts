@@ -60,13 +60,9 @@ export function createBotApi(token: string, apiRoot: string): BotApi {
       ) as Promise<unknown[]>;
     },
     sendMessage: (message, signal) =>
-      call(() =>
-        client.callApi(
-          'sendMessage',
-          message as never,
-          signal ? { signal: signal as never } : {},
-        ),
-      ) as Promise<{ message_id: number }>,
+      call(() => client.callApi('sendMessage', message as never, signal ? { signal: signal as never } : {})) as Promise<{
+        message_id: number;
+      }>,
   };
 }
 
@@ -74,7 +70,11 @@ function toBotApiError(err: unknown, token: string): BotApiError {
   const redact = (text: string) => (token ? text.split(token).join('[token]') : text);
   if (err instanceof TelegramError) {
     const retryAfter = err.parameters?.retry_after;
-    return new BotApiError(redact(err.description || `error ${err.code}`), err.code, typeof retryAfter === 'number' ? retryAfter : undefined);
+    return new BotApiError(
+      redact(err.description || `error ${err.code}`),
+      err.code,
+      typeof retryAfter === 'number' ? retryAfter : undefined,
+    );
   }
   const e = err as Error & { type?: string };
   const aborted = e?.name === 'AbortError' || e?.type === 'aborted' || e?.name === 'TimeoutError';

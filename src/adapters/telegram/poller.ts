@@ -107,8 +107,7 @@ export class BotPoller {
   }
 
   private async failed(err: unknown): Promise<void> {
-    const failure: ApiFailure =
-      err instanceof BotApiError ? err : { description: errorMessage(err) };
+    const failure: ApiFailure = err instanceof BotApiError ? err : { description: errorMessage(err) };
     const aborted = err instanceof BotApiError && err.aborted;
     const error = aborted ? 'getUpdates did not answer in time' : failure.description;
     this.health.failures++;
@@ -124,7 +123,9 @@ export class BotPoller {
       error,
     });
     if (isBadToken(failure) && this.health.failures === 1) {
-      this.services.log(`Telegram bot ${this.parts.bot.name}: the token was not accepted (${failure.status}); retrying every ${Math.round(delay / 1000)} s`);
+      this.services.log(
+        `Telegram bot ${this.parts.bot.name}: the token was not accepted (${failure.status}); retrying every ${Math.round(delay / 1000)} s`,
+      );
     }
     await sleep(delay, this.signal).catch(() => {});
   }

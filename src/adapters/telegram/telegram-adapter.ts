@@ -114,7 +114,12 @@ class TelegramAdapter implements HallAdapter {
       if (id === null || Number(id) <= 0) return { error: 'message_thread_id must be a positive integer' };
       thread = Number(id);
     }
-    const sent = await this.sender.send(p.bot, bot.parts.api, { chat_id: chatId, ...(thread !== undefined ? { message_thread_id: thread } : {}) }, p.text);
+    const sent = await this.sender.send(
+      p.bot,
+      bot.parts.api,
+      { chat_id: chatId, ...(thread !== undefined ? { message_thread_id: thread } : {}) },
+      p.text,
+    );
     return sent.ok ? { ok: 1, message_ids: sent.message_ids } : { error: sent.error };
   }
 }

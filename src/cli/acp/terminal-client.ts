@@ -8,7 +8,14 @@ import net from 'node:net';
 import { connectUnix } from '../../adapters/os/socket-path.js';
 import readline from 'node:readline/promises';
 import { Readable, Writable } from 'node:stream';
-import { client, methods, ndJsonStream, RequestError, type RequestPermissionRequest, type SessionNotification } from '@agentclientprotocol/sdk';
+import {
+  client,
+  methods,
+  ndJsonStream,
+  RequestError,
+  type RequestPermissionRequest,
+  type SessionNotification,
+} from '@agentclientprotocol/sdk';
 import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { styleFor } from '../hall/render.js';
 import { hallNotRunning } from './hall-down.js';
@@ -37,7 +44,9 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
     socket.once('error', (err) => resolve(err.message));
   });
   if (connected !== null) {
-    process.stderr.write(options.port !== undefined ? `Cannot connect to ${target}: ${connected}\n` : `raider acp: ${hallNotRunning(options.root, target)}\n`);
+    process.stderr.write(
+      options.port !== undefined ? `Cannot connect to ${target}: ${connected}\n` : `raider acp: ${hallNotRunning(options.root, target)}\n`,
+    );
     return 1;
   }
   // The hall may stop at any time: then there is nobody to talk to, and the client says so and ends.
@@ -54,7 +63,9 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
   const app = client({ name: 'raider-acp' })
     .onNotification(methods.client.session.update, ({ params }) => render(params, style))
     .onRequest(methods.client.session.requestPermission, async ({ params }) => askPerson(lines, params, style));
-  const conn = app.connect(ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>));
+  const conn = app.connect(
+    ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>),
+  );
   const leave = (code: number, message: string): number => {
     process.stderr.write(`raider acp: ${message}\n`);
     rl.close();
@@ -75,7 +86,11 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
     // A session the hall refuses (an unknown --raider) is a usage error.
     return leave(err instanceof RequestError && err.code === INVALID_PARAMS ? 2 : 1, errorText(err));
   }
-  process.stdout.write(style.dim(`connected to ${target} (protocol v${protocolVersion}); session ${session.sessionId}. Ctrl-C cancels a turn, /quit leaves.\n`));
+  process.stdout.write(
+    style.dim(
+      `connected to ${target} (protocol v${protocolVersion}); session ${session.sessionId}. Ctrl-C cancels a turn, /quit leaves.\n`,
+    ),
+  );
   rl.on('SIGINT', () => {
     if (busy) {
       process.stdout.write(style.yellow('\n(cancelling)\n'));
@@ -91,7 +106,10 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
     if (line === '') continue;
     busy = true;
     try {
-      const res = await conn.agent.request(methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: 'text', text: line }] });
+      const res = await conn.agent.request(methods.agent.session.prompt, {
+        sessionId: session.sessionId,
+        prompt: [{ type: 'text', text: line }],
+      });
       process.stdout.write(`\n${style.dim(`-- stopReason: ${res.stopReason}`)}\n`);
     } catch (err) {
       process.stdout.write(`\n${style.red(`error: ${errorText(err)}`)}\n`);

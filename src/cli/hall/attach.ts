@@ -102,7 +102,12 @@ function finish(id: string, end: RunEnd | null, always: boolean): number {
 }
 
 /** Follows a running run (the hall's attach reply) to its end; returns the exit code. */
-export async function attachRunning(root: string, socketPath: string, reply: Pick<Answer<'attach'>, 'id' | 'events_path'>, json: boolean): Promise<number> {
+export async function attachRunning(
+  root: string,
+  socketPath: string,
+  reply: Pick<Answer<'attach'>, 'id' | 'events_path'>,
+  json: boolean,
+): Promise<number> {
   const id = String(reply.id);
   if (typeof reply.events_path !== 'string') throw new Error(`Hall: raider ${id} has no event stream`);
   const printer = eventPrinter(json);

@@ -61,7 +61,9 @@ async function startForeground(options: StartOptions): Promise<number> {
     return code;
   }
   if (!options.quiet) {
-    process.stderr.write(`Hall running in ${hall.paths.root} (PID ${process.pid}); socket ${hall.paths.socket}. Stop with Ctrl-C or: raider hall stop\n`);
+    process.stderr.write(
+      `Hall running in ${hall.paths.root} (PID ${process.pid}); socket ${hall.paths.socket}. Stop with Ctrl-C or: raider hall stop\n`,
+    );
   }
   await reporter?.ready(hall.faceErrors);
   if (signals > 0) hall.stop();
@@ -114,7 +116,6 @@ async function statelyInspector(target: string | boolean): Promise<{ observer: I
   };
 }
 
-
 /**
  * Starts the hall as a detached process logging to .raider-hall/hall.log,
  * and waits until it serves (or has failed): exit 0 when every face it was
@@ -127,30 +128,33 @@ async function startDaemon(options: StartOptions): Promise<number> {
   const logFd = fs.openSync(paths.hallLog, 'a');
   const logStart = fs.fstatSync(logFd).size;
   const bin = fileURLToPath(new URL('../../../bin/raider', import.meta.url));
-  const inspectArgs = options.inspect === undefined ? [] : typeof options.inspect === 'string' ? ['--inspect', options.inspect] : ['--inspect'];
+  const inspectArgs =
+    options.inspect === undefined ? [] : typeof options.inspect === 'string' ? ['--inspect', options.inspect] : ['--inspect'];
   const child = spawn(process.execPath, [bin, 'hall', 'start', paths.root, ...acpArgs(options), ...inspectArgs], {
     detached: true,
     stdio: ['ignore', logFd, logFd, 'ipc'],
     env: process.env,
   });
   fs.closeSync(logFd);
-  const outcome = await new Promise<Exclude<DaemonReport, { type: 'log' }> | { type: 'exited'; code: number } | { type: 'timeout' }>((resolve) => {
-    const timer = setTimeout(() => resolve({ type: 'timeout' }), READY_TIMEOUT_MS);
-    child.on('message', (value) => {
-      const report = DaemonReport.safeParse(value);
-      if (!report.success) return;
-      if (report.data.type === 'log') process.stderr.write(`${report.data.line}\n`);
-      else {
+  const outcome = await new Promise<Exclude<DaemonReport, { type: 'log' }> | { type: 'exited'; code: number } | { type: 'timeout' }>(
+    (resolve) => {
+      const timer = setTimeout(() => resolve({ type: 'timeout' }), READY_TIMEOUT_MS);
+      child.on('message', (value) => {
+        const report = DaemonReport.safeParse(value);
+        if (!report.success) return;
+        if (report.data.type === 'log') process.stderr.write(`${report.data.line}\n`);
+        else {
+          clearTimeout(timer);
+          resolve(report.data);
+        }
+      });
+      // 'close', not 'exit': a report sent just before the exit is read first.
+      child.on('close', (code) => {
         clearTimeout(timer);
-        resolve(report.data);
-      }
-    });
-    // 'close', not 'exit': a report sent just before the exit is read first.
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ type: 'exited', code: code ?? 1 });
-    });
-  });
+        resolve({ type: 'exited', code: code ?? 1 });
+      });
+    },
+  );
   child.removeAllListeners();
   if (child.connected) child.disconnect();
   child.unref();
@@ -160,7 +164,9 @@ async function startDaemon(options: StartOptions): Promise<number> {
       const failed = Object.entries(outcome.faceErrors);
       for (const [face, error] of failed) process.stderr.write(`${face}: not serving: ${error}\n`);
       if (failed.length === 0) return 0;
-      process.stderr.write(`The hall runs without ${failed.map(([face]) => face).join(', ')}; stop it with: raider hall stop ${paths.root}\n`);
+      process.stderr.write(
+        `The hall runs without ${failed.map(([face]) => face).join(', ')}; stop it with: raider hall stop ${paths.root}\n`,
+      );
       return 1;
     }
     case 'failed':

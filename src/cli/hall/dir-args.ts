@@ -37,7 +37,10 @@ function looksLikeHall(p: string): boolean {
  * A root that is not `cwd` is named on stderr, so that stdout stays the
  * command's own (`--json`).
  */
-export function defaultRoot(cwd: string = process.cwd(), note: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): string {
+export function defaultRoot(
+  cwd: string = process.cwd(),
+  note: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): string {
   const start = path.resolve(cwd);
   for (let dir = start; ; dir = path.dirname(dir)) {
     if (looksLikeHall(dir)) {

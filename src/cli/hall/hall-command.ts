@@ -111,19 +111,24 @@ function buildProgram(setCode: (code: number) => void): Command {
     .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
     .option('--acp-host <host>', 'address for the ACP port (default 127.0.0.1)')
     .option('--inspect [url]', 'show the actor system in the Stately inspector (a local relay on port 8080, or this WebSocket URL)')
-    .action(async (dir: string | undefined, opts: { daemon?: boolean; quiet?: boolean; acpPort?: number; acpHost?: string; inspect?: string | boolean }) => {
-      const { startCommand } = await import('./daemon.js');
-      setCode(
-        await startCommand({
-          dir: onlyDir(dir ? [dir] : []),
-          daemon: opts.daemon === true,
-          quiet: opts.quiet === true,
-          ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}),
-          ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
-          ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
-        }),
-      );
-    });
+    .action(
+      async (
+        dir: string | undefined,
+        opts: { daemon?: boolean; quiet?: boolean; acpPort?: number; acpHost?: string; inspect?: string | boolean },
+      ) => {
+        const { startCommand } = await import('./daemon.js');
+        setCode(
+          await startCommand({
+            dir: onlyDir(dir ? [dir] : []),
+            daemon: opts.daemon === true,
+            quiet: opts.quiet === true,
+            ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}),
+            ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
+            ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
+          }),
+        );
+      },
+    );
 
   program
     .command('stop')
@@ -220,7 +225,9 @@ function buildProgram(setCode: (code: number) => void): Command {
 
   program
     .command('cancel')
-    .description('cancel a raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace), or drop a waiting mission by its id: cancel [DIR] ID')
+    .description(
+      'cancel a raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace), or drop a waiting mission by its id: cancel [DIR] ID',
+    )
     .argument('[args...]')
     .action(async (args: string[]) => {
       const id = onlyId(args, 'cancel');
@@ -302,7 +309,14 @@ function buildProgram(setCode: (code: number) => void): Command {
     .action(async (dir: string | undefined) => {
       const root = onlyDir(dir ? [dir] : []);
       const { runMcpBridge } = await import('../mcp/stdio-bridge.js');
-      setCode(await runMcpBridge({ root, input: process.stdin, output: process.stdout, log: (line) => process.stderr.write(`raider hall mcp: ${line}\n`) }));
+      setCode(
+        await runMcpBridge({
+          root,
+          input: process.stdin,
+          output: process.stdout,
+          log: (line) => process.stderr.write(`raider hall mcp: ${line}\n`),
+        }),
+      );
     });
 
   registerDashboardCommand(program);
@@ -336,7 +350,9 @@ function onlyId(args: string[], cmd: string): { dir: string; id: string } {
 /** The unit name becomes a file name in the systemd unit directory: `../x` must not leave it. */
 function parseUnitName(value: string): string {
   if (!SAFE_RAIDER_NAME.test(value)) {
-    throw new UsageError(`--name: invalid unit name ${JSON.stringify(value)}: use 1 to 64 letters, digits, '_' or '-', starting with a letter or digit`);
+    throw new UsageError(
+      `--name: invalid unit name ${JSON.stringify(value)}: use 1 to 64 letters, digits, '_' or '-', starting with a letter or digit`,
+    );
   }
   return value;
 }

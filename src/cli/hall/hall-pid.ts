@@ -48,7 +48,10 @@ function realOrSame(p: string): string {
 /** The process's argv and working directory from /proc, or null where /proc cannot tell. */
 function procCommand(pid: number): { argv: string[]; cwd: string } | null {
   try {
-    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((w) => w !== '');
+    const argv = fs
+      .readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((w) => w !== '');
     return { argv, cwd: fs.readlinkSync(`/proc/${pid}/cwd`) };
   } catch {
     return null;

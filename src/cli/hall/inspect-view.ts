@@ -29,7 +29,11 @@ export function renderTree(actors: readonly InspectedActor[], now: number, style
       const hasChildren = (children.get(a.id) ?? []).length > 0;
       missions.forEach((m, j) => {
         const twig = j === missions.length - 1 && !hasChildren ? '└─ ' : '├─ ';
-        rows.push([`${inner}${twig}${m.mission_id} (${m.name})`, m.state, m.since !== undefined ? formatAge(Math.max(0, (now - m.since) / 1000)) : '-']);
+        rows.push([
+          `${inner}${twig}${m.mission_id} (${m.name})`,
+          m.state,
+          m.since !== undefined ? formatAge(Math.max(0, (now - m.since) / 1000)) : '-',
+        ]);
       });
       walk(a.id, inner);
     });
@@ -112,11 +116,14 @@ export async function inspectView(options: InspectViewOptions): Promise<number> 
       finish(1);
     },
   );
-  const timer = options.once || options.json ? null : setInterval(() => {
-    // A terminal is redrawn for its ages; a pipe or file gets the tree once per change.
-    if (options.out.isTTY) dirty = true;
-    draw();
-  }, REDRAW_MS);
+  const timer =
+    options.once || options.json
+      ? null
+      : setInterval(() => {
+          // A terminal is redrawn for its ages; a pipe or file gets the tree once per change.
+          if (options.out.isTTY) dirty = true;
+          draw();
+        }, REDRAW_MS);
   const onSigint = () => finish(0);
   process.once('SIGINT', onSigint);
   const code = await done;

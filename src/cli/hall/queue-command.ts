@@ -23,7 +23,13 @@ export function renderQueue(reply: Answer<'queue'>, columns: number): string {
   return reply.queues
     .map((q) => {
       const title = q.slot !== undefined ? `${q.slot} (slot queue)` : `${q.binding ?? ''} (binding queue)`;
-      const rows = q.missions.map((m) => [String(m.position), m.mission_id, m.age !== undefined ? formatAge(m.age) : '-', m.name, m.mission]);
+      const rows = q.missions.map((m) => [
+        String(m.position),
+        m.mission_id,
+        m.age !== undefined ? formatAge(m.age) : '-',
+        m.name,
+        m.mission,
+      ]);
       // The fixed columns take their widest cell; the mission gets the rest of the line.
       const fixed = [3, ...[1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length), 4))].reduce((a, b) => a + b + 1, 2);
       const cut = rows.map((r) => [...r.slice(0, 4), cutMission(r[4] ?? '', columns - fixed)]);

@@ -73,7 +73,10 @@ interface StatusReply {
   runs?: Array<{ id: string; slot: string; pid: number; age: number; binding?: string }>;
   storage_error?: string;
   face_errors?: Record<string, string>;
-  cron?: Record<string, { name?: string; next?: string | null; state?: string; last?: { result?: string; status?: string; at?: string } | null }>;
+  cron?: Record<
+    string,
+    { name?: string; next?: string | null; state?: string; last?: { result?: string; status?: string; at?: string } | null }
+  >;
   telegram?: Record<string, { state?: string; failures?: number; last_error?: { error?: string } | null }>;
   acp?: { host?: string; port?: number; sessions?: number };
   [key: string]: unknown;

@@ -153,4 +153,3 @@ class McpBridge {
     return `the hall in ${root} is not running (${how}); start it with: raider hall start ${root}`;
   }
 }
-

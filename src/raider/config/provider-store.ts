@@ -37,7 +37,10 @@ const bindingSchema = z.looseObject({
   url: z.string().min(1),
   engine: z.enum(PROVIDER_ENGINES).optional(),
   models: z.array(z.string().min(1)).optional(),
-  key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+  key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+    .optional(),
 });
 
 const storeSchema = z.looseObject({

@@ -32,7 +32,10 @@ export function readConfigDocument(file: string, format: 'yaml' | 'json' = 'yaml
 export function firstIssue(error: z.ZodError, top: string): { where: string; issue: z.core.$ZodIssue | undefined } {
   const [issue] = error.issues;
   const where = issue?.path.length
-    ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '')
+    ? issue.path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+        .join('')
+        .replace(/^\./, '')
     : top;
   return { where, issue };
 }

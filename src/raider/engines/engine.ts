@@ -38,9 +38,7 @@ export interface RequestedCall {
 }
 
 /** What the engine wants next: run these tools, or here is the final answer. */
-export type Turn =
-  | { kind: 'tools'; calls: RequestedCall[]; text?: string }
-  | { kind: 'final'; text: string };
+export type Turn = { kind: 'tools'; calls: RequestedCall[]; text?: string } | { kind: 'final'; text: string };
 
 export interface TurnContext {
   /** Aborted on cancel or interrupt; an engine must stop waiting at once. */

@@ -27,11 +27,7 @@ import { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.js';
 import { firstIssue } from '../config/yaml-file.js';
 
-export type ScriptStep =
-  | { tool: string; arguments: Record<string, unknown> }
-  | { sleep: number }
-  | { message: string }
-  | { fail: string };
+export type ScriptStep = { tool: string; arguments: Record<string, unknown> } | { sleep: number } | { message: string } | { fail: string };
 
 export interface ScriptReply {
   match: RegExp | undefined;

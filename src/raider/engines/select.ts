@@ -83,7 +83,11 @@ export function planEngine(choice: EngineChoice): EnginePlan {
   switch (r.name) {
     case 'scripted': {
       const script = options.script;
-      return { engine: 'scripted', script: scriptPath(choice.root, script === undefined ? undefined : String(script), choice.env), model: choice.model };
+      return {
+        engine: 'scripted',
+        script: scriptPath(choice.root, script === undefined ? undefined : String(script), choice.env),
+        model: choice.model,
+      };
     }
     case 'anthropic':
     case 'openai':
@@ -118,7 +122,13 @@ function resolve(choice: EngineChoice, project: ProjectConfig, options: Readonly
     if (choice.model !== undefined && b.models.length > 0 && !b.models.includes(choice.model)) {
       throw new ConfigError(`provider '${b.alias}' offers no model '${choice.model}' (offers: ${b.models.join(', ')}; ${file})`);
     }
-    const r: Resolved = { name: b.engine, model: choice.model ?? b.models[0], url: b.url, urlSource: 'provider', via: `provider ${b.alias}` };
+    const r: Resolved = {
+      name: b.engine,
+      model: choice.model ?? b.models[0],
+      url: b.url,
+      urlSource: 'provider',
+      via: `provider ${b.alias}`,
+    };
     if (b.keyEnv !== undefined) r.keyEnv = b.keyEnv;
     return r;
   }
@@ -144,7 +154,12 @@ function numberOption(options: Readonly<Record<string, OptionValue>>, key: strin
 }
 
 /** Where a model engine's calls go, with which key and settings. */
-function modelEngineConfig(name: ModelEngine, r: Resolved, options: Readonly<Record<string, OptionValue>>, env: NodeJS.ProcessEnv): ModelEngineConfig {
+function modelEngineConfig(
+  name: ModelEngine,
+  r: Resolved,
+  options: Readonly<Record<string, OptionValue>>,
+  env: NodeJS.ProcessEnv,
+): ModelEngineConfig {
   const d = DEFAULTS[name];
   let url = r.url;
   let urlSource = r.urlSource;
@@ -164,14 +179,14 @@ function modelEngineConfig(name: ModelEngine, r: Resolved, options: Readonly<Rec
   // See the header: an environment key only goes where the user sent it.
   const keyFromEnv = urlSource === 'default' || urlSource === 'environment' || urlSource === 'command line';
   const apiKey =
-    optionString(options, 'api_key') ??
-    (r.keyEnv !== undefined ? env[r.keyEnv] : undefined) ??
-    (keyFromEnv ? env[d.keyVar] : undefined);
+    optionString(options, 'api_key') ?? (r.keyEnv !== undefined ? env[r.keyEnv] : undefined) ?? (keyFromEnv ? env[d.keyVar] : undefined);
   if (r.keyEnv !== undefined && !env[r.keyEnv] && optionString(options, 'api_key') === undefined) {
     throw new ConfigError(`${name} engine: ${r.via} wants its API key in $${r.keyEnv}, which is not set`);
   }
   if (apiKey === undefined && urlSource === 'default') {
-    throw new ConfigError(`${name} engine: no API key; set ${d.keyVar} (or -o api_key=KEY), or point it at a local server with ${d.urlVar} or -o url=URL`);
+    throw new ConfigError(
+      `${name} engine: no API key; set ${d.keyVar} (or -o api_key=KEY), or point it at a local server with ${d.urlVar} or -o url=URL`,
+    );
   }
 
   const settings: ModelSettings = { maxRetries: numberOption(options, 'max_retries', 0) ?? 2 };

@@ -36,7 +36,8 @@ const RULE_RE = /^([A-Za-z_][\w-]*)(?:\((.*)\))?$/s;
 
 export function parseRule(text: string, source: string): Rule {
   const m = RULE_RE.exec(text.trim());
-  if (!m || m[1] === undefined) throw new ConfigError(`${source}: '${text}' is not a permission rule (want Tool or Tool(specifier), e.g. Bash(git status))`);
+  if (!m || m[1] === undefined)
+    throw new ConfigError(`${source}: '${text}' is not a permission rule (want Tool or Tool(specifier), e.g. Bash(git status))`);
   const spec = m[2] === undefined || m[2].trim() === '' ? undefined : m[2].trim();
   return { text: text.trim(), tool: m[1], spec, source };
 }

@@ -55,7 +55,13 @@ const raiderWords: FailureWords = (failure, socketPath) => {
   }
 };
 
-async function call<C extends CommandName>(binding: HallBinding, cmd: C, args: CommandArgs<C>, signal: AbortSignal, success?: string): Promise<ToolResult> {
+async function call<C extends CommandName>(
+  binding: HallBinding,
+  cmd: C,
+  args: CommandArgs<C>,
+  signal: AbortSignal,
+  success?: string,
+): Promise<ToolResult> {
   try {
     return fromReply(await hallRequest(binding.socket, cmd, args, { signal, timeoutMs: TIMEOUT_MS, words: raiderWords }), success);
   } catch (err) {
@@ -70,7 +76,11 @@ function chatIdValue(id: string): string | number {
 
 export function hallTools(binding: HallBinding): Tool[] {
   const status: Tool = {
-    spec: { name: 'hall_status', description: 'The status of the Raider Hall this run belongs to, as JSON.', parameters: { type: 'object', properties: {} } },
+    spec: {
+      name: 'hall_status',
+      description: 'The status of the Raider Hall this run belongs to, as JSON.',
+      parameters: { type: 'object', properties: {} },
+    },
     access: () => ({ category: 'read', kind: 'read', title: 'Ask the hall for its status', family: 'hall_status' }),
     run: (_args, ctx) => call(binding, 'status', {}, ctx.signal),
   };
@@ -81,7 +91,10 @@ export function hallTools(binding: HallBinding): Tool[] {
       description: 'Start a mission for a raider of the hall (name as in .raider-hall.yml). Returns the hall reply (run id, or queued).',
       parameters: {
         type: 'object',
-        properties: { name: { type: 'string', description: 'the raider to run' }, mission: { type: 'string', description: 'what it should do' } },
+        properties: {
+          name: { type: 'string', description: 'the raider to run' },
+          mission: { type: 'string', description: 'what it should do' },
+        },
         required: ['name', 'mission'],
       },
     },
@@ -100,7 +113,11 @@ export function hallTools(binding: HallBinding): Tool[] {
       ? {
           name: 'telegram_reply',
           description: `Send a message to the Telegram chat this mission came from (bot ${tg.bot}, chat ${tg.chatId}).`,
-          parameters: { type: 'object', properties: { text: { type: 'string', description: 'the message (Markdown)' } }, required: ['text'] },
+          parameters: {
+            type: 'object',
+            properties: { text: { type: 'string', description: 'the message (Markdown)' } },
+            required: ['text'],
+          },
         }
       : {
           name: 'telegram_reply',

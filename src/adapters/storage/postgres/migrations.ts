@@ -30,9 +30,7 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   try {
     names = fs.readdirSync(dir).sort();
   } catch (err) {
-    throw new Error(
-      `cannot read the schema migrations in ${dir} (${errorMessage(err)}): is the build complete? (npm run build)`,
-    );
+    throw new Error(`cannot read the schema migrations in ${dir} (${errorMessage(err)}): is the build complete? (npm run build)`);
   }
   const migrations: Migration[] = [];
   for (const name of names) {
