@@ -16,20 +16,8 @@ import type { HallBusEvent, RaiderDoneEvent } from '../protocol/events.js';
 import type { HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
 import type { RunOutput, RunSpawnedReport } from './run.machine.js';
 import { runActorId } from './run-host.js';
-import { slotMachine, type SlotReport } from './slot.machine.js';
+import { type AdoptedRun, slotMachine, type SlotReport } from './slot.machine.js';
 import { ownEntry as own } from '../domain/own-entry.js';
-
-/** A run of a previous hall whose process still lives; the hall watches it to its end. */
-export interface AdoptedRun {
-  runId: string;
-  entry: Mission;
-  binding?: string;
-  session?: string;
-  pid: number;
-  startedAt: number;
-  eventsPath: string;
-  logPath: string;
-}
 
 /** A run of a previous hall found already gone at start-up: reported, never run again. */
 export interface EndedRun {
@@ -555,14 +543,7 @@ export const hallMachine = hallSetup
           slotsToDrain.add(slot);
           enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
             type: 'slot.adopt',
-            runId: run.runId,
-            entry: run.entry,
-            ...(run.binding !== undefined ? { binding: run.binding } : {}),
-            ...(run.session !== undefined ? { session: run.session } : {}),
-            pid: run.pid,
-            startedAt: run.startedAt,
-            eventsPath: run.eventsPath,
-            logPath: run.logPath,
+            ...run,
           });
           if (explicit !== undefined) {
             enqueue({ type: 'ensureBinding', params: { binding: explicit } });

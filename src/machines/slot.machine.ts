@@ -18,6 +18,18 @@ import { runHostLogic, type RunHostCommand } from './run-host.js';
 /** Why waiting missions leave a queue without a run: a cancel, or their binding went away. */
 export type DropReason = 'cancelled' | 'binding_closed';
 
+/** A run of a previous hall whose process still lives; the slot watches it to its end. */
+export interface AdoptedRun {
+  runId: string;
+  entry: Mission;
+  binding?: string;
+  session?: string;
+  pid: number;
+  startedAt: number;
+  eventsPath: string;
+  logPath: string;
+}
+
 export interface SlotInput {
   slot: string;
   baseName: string;
@@ -48,17 +60,7 @@ export type SlotEvent =
   | { type: 'slot.dropMission'; missionId: string; reason: DropReason }
   | { type: 'slot.stop' }
   | { type: 'slot.forceKill' }
-  | {
-      type: 'slot.adopt';
-      runId: string;
-      entry: Mission;
-      binding?: string;
-      session?: string;
-      pid: number;
-      startedAt: number;
-      eventsPath: string;
-      logPath: string;
-    }
+  | ({ type: 'slot.adopt' } & AdoptedRun)
   | RunSpawnedReport
   | DoneActorEvent<RunOutput>;
 
