@@ -50,6 +50,7 @@ export async function recoverHall(
     runIdCursors: cursors,
     adopted,
     ended,
+    ...(config.max_running !== null ? { maxRunning: config.max_running } : {}),
   };
   return { store, retention, input };
 }

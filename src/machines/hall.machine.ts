@@ -16,7 +16,7 @@ import type { HallBusEvent, RaiderDoneEvent } from '../protocol/events.js';
 import type { HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
 import type { RunOutput, RunSpawnedReport } from './run.machine.js';
 import { runActorId } from './run-host.js';
-import { type AdoptedRun, slotMachine, type SlotReport } from './slot.machine.js';
+import { type AdoptedRun, type DropReason, slotMachine, type SlotReport } from './slot.machine.js';
 import { ownEntry as own } from '../domain/own-entry.js';
 
 /** A run of a previous hall found already gone at start-up: reported, never run again. */
@@ -42,7 +42,19 @@ export interface HallInput {
   runIdCursors: Record<string, RunIdCursor>;
   adopted: AdoptedRun[];
   ended: EndedRun[];
+  /** How many runs may live at once (`max_running`); absent = no limit. */
+  maxRunning?: number;
 }
+
+/**
+ * A start that waits for room under `max_running`, in the order it came:
+ * a new mission not yet routed, a binding's waiting mission passed on, or a
+ * numbered slot's offer of its head.
+ */
+export type RoomWait =
+  | { kind: 'submit'; entry: Mission; at: number }
+  | { kind: 'pass'; binding: string; entry: Mission; at: number }
+  | { kind: 'offer'; slot: string; entry: Mission; at: number };
 
 export interface HallContext extends HallInput {
   slots: Record<string, ActorRefFrom<typeof slotMachine>>;
@@ -53,6 +65,16 @@ export interface HallContext extends HallInput {
    * per run when a burst has a thousand of them at once.
    */
   liveRuns: number;
+  /**
+   * Room taken under `max_running`: one per live run and per mission let
+   * through towards a start (routed to a slot or binding, or an accepted
+   * offer). Given back when such a mission queues instead, or its run ends.
+   */
+  tickets: number;
+  /** Starts waiting for room, oldest first. */
+  roomQueue: RoomWait[];
+  /** Runs whose end another hall of the cluster reported: their end here says nothing more. */
+  silenced: Record<string, true>;
 }
 
 export interface SpawnCommand {
@@ -82,6 +104,15 @@ export type HallCommand =
 
 export type HallEvent =
   | { type: 'hall.boot'; at: number }
+  /**
+   * A shared cluster's database gave this hall a mission to run (it claimed
+   * it), with the session its binding continues there.
+   */
+  | { type: 'cluster.claimed'; entry: Mission; session?: string; at: number }
+  /** Runs of a lost hall this hall took over: each is reported ended, once. */
+  | { type: 'cluster.runsLost'; runs: EndedRun[] }
+  /** This hall was taken for lost and replaced: these runs of it were reported by another hall; stop them, silently. */
+  | { type: 'cluster.replaced'; runIds: string[] }
   | { type: 'hall.stop' }
   | HallCommand
   | SlotReport
@@ -116,14 +147,16 @@ function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEve
   };
 }
 
-/** A waiting mission and the queue actor that holds it. */
+/** A waiting mission and the queue actor that holds it (or the hall's own wait for room). */
 interface Waiting {
   entry: Mission;
-  queue: { kind: 'slot'; ref: SlotRef } | { kind: 'binding'; ref: BindingRef };
+  queue: { kind: 'slot'; ref: SlotRef } | { kind: 'binding'; ref: BindingRef } | { kind: 'room' };
 }
 
 /** Finds a waiting mission by its id in the slot and binding queues (the queues live in the children). */
 function findWaiting(context: HallContext, missionId: string): Waiting | undefined {
+  const forRoom = context.roomQueue.find((w) => w.kind !== 'offer' && w.entry.id === missionId);
+  if (forRoom) return { entry: forRoom.entry, queue: { kind: 'room' } };
   for (const ref of Object.values(context.slots)) {
     const entry = ref.getSnapshot().context.queue.find((m) => m.id === missionId);
     if (entry) return { entry, queue: { kind: 'slot', ref } };
@@ -152,6 +185,29 @@ function bindingRefOf(context: HallContext, binding: string): BindingRef {
 
 function explicitBinding(entry: Mission): string | undefined {
   return entry.binding;
+}
+
+/** The mission a slot would start next, read where an answer to its offer is decided. */
+function slotHead(context: HallContext, slot: string): string | undefined {
+  return own(context.slots, slot)?.getSnapshot().context.queue[0]?.id;
+}
+
+/** True when a new start must wait for room: none left, or others wait before it. */
+function roomFull(context: HallContext): boolean {
+  return context.maxRunning !== undefined && (context.tickets >= context.maxRunning || context.roomQueue.length > 0);
+}
+
+/** A mission from a spawn command. */
+function missionOf(event: SpawnCommand): Mission {
+  return {
+    id: event.missionId,
+    name: event.name,
+    mission: event.mission,
+    ...(event.binding !== undefined ? { binding: event.binding } : {}),
+    ...(event.telegram !== undefined ? { telegram: event.telegram } : {}),
+    ...(event.permission_mode !== undefined ? { permission_mode: event.permission_mode } : {}),
+    ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
+  };
 }
 
 const hallSetup = setup({
@@ -201,43 +257,174 @@ const hallSetup = setup({
   },
 });
 
+/** What an action of the hall may enqueue: the helpers below add to the action that calls them. */
+type HallEnqueue = Parameters<Parameters<typeof hallSetup.enqueueActions>[0]>[0]['enqueue'];
+
+/** Sends a mission that has room on its way: to its binding's queue, or to its slot. */
+function routeMission(enqueue: HallEnqueue, params: { entry: Mission; at: number; reqId?: string; queued?: boolean }): void {
+  const { entry } = params;
+  const reqId = params.reqId !== undefined ? { reqId: params.reqId } : {};
+  const explicit = entry.binding;
+  if (explicit !== undefined) {
+    enqueue({ type: 'ensureBinding', params: { binding: explicit } });
+    enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), { type: 'binding.submit', entry, at: params.at, ...reqId });
+    return;
+  }
+  const { slot } = slotOf(entry.name);
+  const binding = effectiveBinding(slot, undefined);
+  enqueue({ type: 'ensureSlot', params: { name: entry.name } });
+  enqueue.sendTo(
+    ({ context: c }) => slotRefOf(c, slot),
+    ({ context: c }) => {
+      const session = binding !== undefined ? own(c.sessions, binding) : undefined;
+      return {
+        type: 'slot.submit' as const,
+        entry,
+        at: params.at,
+        ...(session !== undefined ? { session } : {}),
+        ...reqId,
+        ...(params.queued ? { queued: true } : {}),
+      };
+    },
+  );
+}
+
+/** Hands a binding's mission to its slot, in the binding's session. */
+function passMission(
+  context: HallContext,
+  enqueue: HallEnqueue,
+  params: { binding: string; entry: Mission; at: number; reqId?: string; waited: boolean },
+): void {
+  const { slot } = slotOf(params.entry.name);
+  const session = own(context.sessions, params.binding);
+  enqueue({ type: 'ensureSlot', params: { name: params.entry.name } });
+  enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
+    type: 'slot.submit',
+    entry: params.entry,
+    at: params.at,
+    ...(session !== undefined ? { session } : {}),
+    ...(params.reqId !== undefined ? { reqId: params.reqId } : {}),
+    ...(params.waited ? { queued: true } : {}),
+  });
+}
+
+/** The head of a numbered slot may start (room taken): its binding decides if it is free. */
+function acceptOffer(context: HallContext, enqueue: HallEnqueue, params: { slot: string; entry: Mission; at: number }): void {
+  const slotRef = own(context.slots, params.slot);
+  if (!slotRef) return;
+  const explicit = explicitBinding(params.entry);
+  if (explicit !== undefined) {
+    enqueue({ type: 'ensureBinding', params: { binding: explicit } });
+    enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), {
+      type: 'binding.offer',
+      entry: params.entry,
+      slot: params.slot,
+      at: params.at,
+    });
+    return;
+  }
+  const session = own(context.sessions, slotBinding(params.slot));
+  enqueue.sendTo(slotRef, {
+    type: 'slot.offerAccepted',
+    missionId: params.entry.id,
+    at: params.at,
+    ...(session !== undefined ? { session } : {}),
+  });
+}
+
+/** Drops missions waiting for room (a cancel by id, a closed binding); a passed mission frees its binding. */
+function dropFromRoom(
+  context: HallContext,
+  enqueue: HallEnqueue,
+  params: { reason: DropReason; missionId?: string; binding?: string },
+): void {
+  const dropped = (w: RoomWait) =>
+    w.kind !== 'offer' && (params.missionId !== undefined ? w.entry.id === params.missionId : w.entry.binding === params.binding);
+  const left = context.roomQueue.filter(dropped);
+  if (left.length === 0) return;
+  enqueue.assign({ roomQueue: context.roomQueue.filter((w) => !dropped(w)) });
+  for (const wait of left) {
+    if (wait.kind === 'pass') {
+      const ref = own(context.bindings, wait.binding);
+      if (ref) enqueue.sendTo(ref, { type: 'binding.waiting', at: wait.at });
+    }
+    enqueue.emit(store({ op: 'remove', missionId: wait.entry.id }));
+    enqueue.emit(
+      bus({
+        type: 'raider.dropped',
+        mission_id: wait.entry.id,
+        slot: wait.entry.name,
+        ...(wait.entry.binding !== undefined ? { binding: wait.entry.binding } : {}),
+        reason: params.reason,
+      }),
+    );
+  }
+}
+
+/**
+ * Room was given back (`freed`, after `tickets` were counted): lets the
+ * starts that wait for it through, oldest first. Nothing starts while the
+ * hall stops.
+ */
+function makeRoom(
+  context: HallContext,
+  enqueue: HallEnqueue,
+  params: { freed: number; tickets?: number; roomQueue?: RoomWait[]; stopping?: boolean },
+): void {
+  let tickets = (params.tickets ?? context.tickets) - params.freed;
+  const roomQueue = [...(params.roomQueue ?? context.roomQueue)];
+  const through: RoomWait[] = [];
+  while (!params.stopping && (context.maxRunning === undefined || tickets < context.maxRunning)) {
+    const next = roomQueue.shift();
+    if (next === undefined) break;
+    if (next.kind === 'offer' && slotHead(context, next.slot) !== next.entry.id) {
+      // Its head was dropped meanwhile: the slot offers its next one (or rests), taking no room now.
+      const ref = own(context.slots, next.slot);
+      if (ref) enqueue.sendTo(ref, { type: 'slot.offerAccepted', missionId: next.entry.id, at: next.at });
+      continue;
+    }
+    tickets++;
+    through.push(next);
+  }
+  enqueue.assign({ tickets, roomQueue });
+  for (const wait of through) {
+    if (wait.kind === 'submit') routeMission(enqueue, { entry: wait.entry, at: wait.at, queued: true });
+    else if (wait.kind === 'pass') passMission(context, enqueue, { binding: wait.binding, entry: wait.entry, at: wait.at, waited: true });
+    else acceptOffer(context, enqueue, { slot: wait.slot, entry: wait.entry, at: wait.at });
+  }
+}
+
 export const hallMachine = hallSetup
   .extend({
     actions: {
       acceptSpawn: hallSetup.enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'cmd.spawn') return;
-        const entry: Mission = {
-          id: event.missionId,
-          name: event.name,
-          mission: event.mission,
-          ...(event.binding !== undefined ? { binding: event.binding } : {}),
-          ...(event.telegram !== undefined ? { telegram: event.telegram } : {}),
-          ...(event.permission_mode !== undefined ? { permission_mode: event.permission_mode } : {}),
-          ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
-        };
-        const reqId = event.reqId !== undefined ? { reqId: event.reqId } : {};
-        const explicit = entry.binding;
-        if (explicit !== undefined) {
-          enqueue({ type: 'ensureBinding', params: { binding: explicit } });
-          enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), {
-            type: 'binding.submit',
-            entry,
-            at: event.at,
-            ...reqId,
-          });
+        const entry = missionOf(event);
+        if (!roomFull(context)) {
+          enqueue.assign({ tickets: context.tickets + 1 });
+          routeMission(enqueue, { entry, at: event.at, ...(event.reqId !== undefined ? { reqId: event.reqId } : {}) });
           return;
         }
+        // Over max_running: it waits, recorded in its slot's queue, until a run ends.
         const { slot } = slotOf(entry.name);
-        const binding = effectiveBinding(slot, undefined);
-        const session = binding !== undefined ? own(context.sessions, binding) : undefined;
-        enqueue({ type: 'ensureSlot', params: { name: entry.name } });
-        enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
-          type: 'slot.submit',
-          entry,
-          at: event.at,
-          ...(session !== undefined ? { session } : {}),
-          ...reqId,
-        });
+        const roomQueue = [...context.roomQueue, { kind: 'submit' as const, entry, at: event.at }];
+        enqueue.assign({ roomQueue });
+        enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot }, entry }));
+        enqueue.emit(bus({ type: 'raider.queued', slot: entry.name, queue_depth: roomQueue.length, mission_id: entry.id }));
+        if (event.reqId !== undefined) {
+          enqueue.emit(reply(event.reqId, { queued: 1, slot: entry.name, queue_depth: roomQueue.length, mission_id: entry.id }));
+        }
+      }),
+
+      acceptClaimed: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'cluster.claimed') return;
+        const binding = effectiveBinding(slotOf(event.entry.name).slot, event.entry.binding);
+        // The cluster's sessions table is the truth: another hall may have bound this binding since.
+        if (binding !== undefined && event.session !== undefined && own(context.sessions, binding) !== event.session) {
+          enqueue.assign({ sessions: { ...context.sessions, [binding]: event.session } });
+        }
+        enqueue.assign({ tickets: context.tickets + 1 });
+        routeMission(enqueue, { entry: event.entry, at: event.at, queued: true });
       }),
 
       refuseWhileStopping: hallSetup.enqueueActions(({ event, enqueue }) => {
@@ -254,47 +441,46 @@ export const hallMachine = hallSetup
 
       passToSlot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'binding.pass') return;
-        const { slot } = slotOf(event.entry.name);
-        const session = own(context.sessions, event.binding);
-        enqueue({ type: 'ensureSlot', params: { name: event.entry.name } });
-        enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
-          type: 'slot.submit',
+        const params = {
+          binding: event.binding,
           entry: event.entry,
           at: event.at,
-          ...(session !== undefined ? { session } : {}),
           ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
-          ...(event.waited ? { queued: true } : {}),
-        });
+        };
+        // A new mission brought its room along; one that waited in the binding's queue needs room now.
+        if (!event.waited) return passMission(context, enqueue, { ...params, waited: false });
+        if (!roomFull(context)) {
+          enqueue.assign({ tickets: context.tickets + 1 });
+          return passMission(context, enqueue, { ...params, waited: true });
+        }
+        enqueue.assign({ roomQueue: [...context.roomQueue, { kind: 'pass', binding: event.binding, entry: event.entry, at: event.at }] });
       }),
 
       answerOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'slot.offer') return;
         const slotRef = own(context.slots, event.slot);
         if (!slotRef) return;
-        const explicit = explicitBinding(event.entry);
-        if (explicit !== undefined) {
-          enqueue({ type: 'ensureBinding', params: { binding: explicit } });
-          enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), {
-            type: 'binding.offer',
-            entry: event.entry,
-            slot: event.slot,
-            at: event.at,
-          });
+        const params = { slot: event.slot, entry: event.entry, at: event.at };
+        if (slotHead(context, event.slot) !== event.entry.id) {
+          // Dropped meanwhile: the slot offers its next head (or rests) without taking room.
+          enqueue.sendTo(slotRef, { type: 'slot.offerAccepted', missionId: event.entry.id, at: event.at });
           return;
         }
-        const session = own(context.sessions, slotBinding(event.slot));
-        enqueue.sendTo(slotRef, {
-          type: 'slot.offerAccepted',
-          missionId: event.entry.id,
-          at: event.at,
-          ...(session !== undefined ? { session } : {}),
-        });
+        if (roomFull(context)) {
+          enqueue.assign({ roomQueue: [...context.roomQueue, { kind: 'offer', ...params }] });
+          return;
+        }
+        enqueue.assign({ tickets: context.tickets + 1 });
+        acceptOffer(context, enqueue, params);
       }),
 
-      acceptBindingOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      acceptBindingOffer: hallSetup.enqueueActions(({ context, event, enqueue, self }) => {
         if (event.type !== 'binding.offerAccepted') return;
         const slotRef = own(context.slots, event.slot);
         if (!slotRef) return;
+        // The offered head was dropped on its way through the binding: the room it took is not used.
+        if (slotHead(context, event.slot) !== event.missionId)
+          makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
         const session = own(context.sessions, event.binding);
         enqueue.sendTo(slotRef, {
           type: 'slot.offerAccepted',
@@ -367,7 +553,7 @@ export const hallMachine = hallSetup
         }
       }),
 
-      reportRunEnded: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      reportRunEnded: hallSetup.enqueueActions(({ context, event, enqueue, self }) => {
         if (event.type !== 'slot.runEnded') return;
         const out: RunOutput = event.output;
         enqueue.assign({ liveRuns: context.liveRuns - 1 });
@@ -392,7 +578,11 @@ export const hallMachine = hallSetup
           }
         } else {
           const o = out.outcome;
-          enqueue.emit(bus(doneEvent(out)));
+          // A run another hall already reported (this hall had been taken for lost) ends silently.
+          if (own(context.silenced, out.runId)) {
+            const { [out.runId]: _, ...silenced } = context.silenced;
+            enqueue.assign({ silenced });
+          } else enqueue.emit(bus(doneEvent(out)));
           enqueue.emit(store({ op: 'end', runId: out.runId }));
           if (out.unstarted) enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
           enqueue.emit({ type: 'registry.runEnded', runId: out.runId });
@@ -402,9 +592,10 @@ export const hallMachine = hallSetup
         }
         const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.ended', runId: out.runId, at: out.endedAt });
+        makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
-      reportSlotQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      reportSlotQueued: hallSetup.enqueueActions(({ context, event, enqueue, self }) => {
         if (event.type !== 'slot.queued') return;
         enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot: event.slot }, entry: event.entry }));
         enqueue.emit(bus({ type: 'raider.queued', slot: event.slot, queue_depth: event.depth, mission_id: event.entry.id }));
@@ -415,9 +606,11 @@ export const hallMachine = hallSetup
         const explicit = explicitBinding(event.entry);
         const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.waiting', at: 0 });
+        // It waits in its slot: the room it took goes to the next start.
+        makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
-      reportBindingQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+      reportBindingQueued: hallSetup.enqueueActions(({ context, event, enqueue, self }) => {
         if (event.type !== 'binding.queued') return;
         const name = event.entry.name;
         enqueue.emit(store({ op: 'queue', queue: { kind: 'binding', binding: event.binding }, entry: event.entry }));
@@ -437,6 +630,7 @@ export const hallMachine = hallSetup
         }
         const fromSlot = event.fromSlot !== undefined ? own(context.slots, event.fromSlot) : undefined;
         if (fromSlot) enqueue.sendTo(fromSlot, { type: 'slot.offerDeclined', missionId: event.entry.id, at: 0 });
+        makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
       reportDropped: hallSetup.enqueueActions(({ event, enqueue }) => {
@@ -467,7 +661,9 @@ export const hallMachine = hallSetup
           }
           if (waiting.queue.kind === 'slot')
             enqueue.sendTo(waiting.queue.ref, { type: 'slot.dropMission', missionId: id, reason: 'cancelled' });
-          else enqueue.sendTo(waiting.queue.ref, { type: 'binding.dropMission', missionId: id, reason: 'cancelled' });
+          else if (waiting.queue.kind === 'binding')
+            enqueue.sendTo(waiting.queue.ref, { type: 'binding.dropMission', missionId: id, reason: 'cancelled' });
+          else dropFromRoom(context, enqueue, { reason: 'cancelled', missionId: id });
           const { entry } = waiting;
           enqueue.emit(
             reply(event.reqId, {
@@ -528,8 +724,29 @@ export const hallMachine = hallSetup
         if (event.type !== 'cmd.dropQueued') return;
         const ref = own(context.bindings, event.binding);
         if (ref) enqueue.sendTo(ref, { type: 'binding.drop' });
+        dropFromRoom(context, enqueue, { reason: 'binding_closed', binding: event.binding });
         for (const slotRef of Object.values(context.slots)) enqueue.sendTo(slotRef, { type: 'slot.drop', binding: event.binding });
         if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { dropped: 1, binding: event.binding }));
+      }),
+
+      reportLostRuns: hallSetup.enqueueActions(({ event, enqueue }) => {
+        if (event.type !== 'cluster.runsLost') return;
+        for (const run of event.runs) {
+          enqueue.emit(bus(doneEvent(run)));
+          enqueue.emit(store({ op: 'end', runId: run.runId }));
+        }
+      }),
+
+      stopReplacedRuns: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
+        if (event.type !== 'cluster.replaced') return;
+        const silenced = { ...context.silenced };
+        for (const runId of event.runIds) {
+          const ref = system.get(runActorId(runId));
+          if (!ref) continue;
+          silenced[runId] = true;
+          enqueue.sendTo(ref, { type: 'run.kill' });
+        }
+        enqueue.assign({ silenced });
       }),
 
       boot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
@@ -551,8 +768,16 @@ export const hallMachine = hallSetup
             enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), { type: 'binding.started', runId: run.runId });
           }
         }
-        enqueue.assign({ liveRuns: context.liveRuns + context.adopted.length });
+        enqueue.assign({ liveRuns: context.liveRuns + context.adopted.length, tickets: context.tickets + context.adopted.length });
+        // A plain slot's queue holds only missions that waited for room: they wait for it again, in order.
+        const forRoom: RoomWait[] = [];
+        const slotQueues: Record<string, Mission[]> = {};
         for (const [slot, queue] of Object.entries(context.slotQueues)) {
+          if (slotOf(slot).singleton) slotQueues[slot] = queue;
+          else for (const entry of queue) forRoom.push({ kind: 'submit', entry, at: event.at });
+        }
+        enqueue.assign({ slotQueues, roomQueue: [...context.roomQueue, ...forRoom] });
+        for (const [slot, queue] of Object.entries(slotQueues)) {
           if (queue.length === 0) continue;
           enqueue({ type: 'ensureSlot', params: { name: slot } });
           slotsToDrain.add(slot);
@@ -573,6 +798,13 @@ export const hallMachine = hallSetup
           enqueue.emit(bus(doneEvent(run)));
           enqueue.emit(store({ op: 'end', runId: run.runId }));
         }
+        if (forRoom.length > 0) {
+          makeRoom(context, enqueue, {
+            freed: 0,
+            tickets: context.tickets + context.adopted.length,
+            roomQueue: [...context.roomQueue, ...forRoom],
+          });
+        }
         enqueue.emit(bus({ type: 'hall.started', root: context.root }));
       }),
       beginStopping: hallSetup.enqueueActions(({ context, enqueue }) => {
@@ -587,7 +819,7 @@ export const hallMachine = hallSetup
   })
   .createMachine({
     id: 'hall',
-    context: ({ input }) => ({ ...input, slots: {}, bindings: {}, liveRuns: 0 }),
+    context: ({ input }) => ({ ...input, slots: {}, bindings: {}, liveRuns: 0, tickets: 0, roomQueue: [], silenced: {} }),
     initial: 'booting',
     on: {
       // Reports from the actor tree are handled in every state: nothing a run says is lost.
@@ -604,6 +836,8 @@ export const hallMachine = hallSetup
       'cmd.dropQueued': { actions: 'dropQueued' },
       'cmd.bindSession': { actions: 'bindSession' },
       'cmd.unbindSession': { actions: 'unbindSession' },
+      'cluster.runsLost': { actions: 'reportLostRuns' },
+      'cluster.replaced': { actions: 'stopReplacedRuns' },
     },
     states: {
       booting: {
@@ -617,6 +851,7 @@ export const hallMachine = hallSetup
       running: {
         on: {
           'cmd.spawn': { actions: 'acceptSpawn' },
+          'cluster.claimed': { actions: 'acceptClaimed' },
           'binding.pass': { actions: 'passToSlot' },
           'slot.offer': { actions: 'answerOffer' },
           'binding.offerAccepted': { actions: 'acceptBindingOffer' },

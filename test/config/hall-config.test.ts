@@ -70,6 +70,9 @@ describe('parseHallConfig: the seed example', () => {
       storage: { postgres: null },
       cluster: 'default',
       hall_id: null,
+      cluster_mode: 'alone',
+      lease_seconds: 15,
+      max_running: null,
     } satisfies HallConfig);
   });
 
@@ -102,6 +105,9 @@ describe('defaults', () => {
     storage: { postgres: null },
     cluster: 'default',
     hall_id: null,
+    cluster_mode: 'alone',
+    lease_seconds: 15,
+    max_running: null,
   };
 
   it('defaultHallConfig() is the documented defaults, a fresh object each time', () => {

@@ -42,6 +42,23 @@ describe('storage keys in .raider-hall.yml', () => {
     ]);
   });
 
+  it('take cluster_mode, lease_seconds and max_running, with defaults, and refuse what does not fit', () => {
+    expect(config('')).toMatchObject({ cluster_mode: 'alone', lease_seconds: 15, max_running: null });
+    expect(config('cluster_mode: shared\nlease_seconds: 2\nmax_running: 4\n')).toMatchObject({
+      cluster_mode: 'shared',
+      lease_seconds: 2,
+      max_running: 4,
+    });
+    const bad = parseHallConfig('cluster_mode: many\nlease_seconds: 0.5\nmax_running: 0\n', FILE);
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.errors).toEqual([
+      `${FILE}: cluster_mode: expected "alone" or "shared", got "many"`,
+      `${FILE}: lease_seconds: expected a number of seconds >= 1, got 0.5`,
+      `${FILE}: max_running: expected a whole number >= 1, got 0`,
+    ]);
+  });
+
   it('give the hall id as host name and root by default', () => {
     const result = databaseSettings(config('storage: { postgres: "postgres://db/x" }\n'), '/srv/project', {});
     expect(result.ok && result.settings?.hallId).toBe(`${os.hostname()}:/srv/project`);

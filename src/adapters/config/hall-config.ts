@@ -75,6 +75,12 @@ export interface HallConfig {
   cluster: string;
   /** This hall's name in its cluster; null = host name and root. */
   hall_id: string | null;
+  /** `shared`: several halls serve the cluster, claiming missions from the database; `alone`: this hall keeps it to itself. */
+  cluster_mode: 'alone' | 'shared';
+  /** How long a hall of a cluster counts as alive after renewing its lease, in seconds. */
+  lease_seconds: number;
+  /** How many raiders this hall runs at once; null = no limit. */
+  max_running: number | null;
 }
 
 export interface DashboardConfig {
@@ -334,6 +340,11 @@ const hallConfigSchema = z.object(
       .prefault({}),
     cluster: name('a cluster name').default('default'),
     hall_id: text('a hall id (a non-empty string)').nullable().default(null),
+    cluster_mode: z.enum(['alone', 'shared'], expected('"alone" or "shared"')).default('alone'),
+    lease_seconds: number('a number of seconds >= 1', (n) => n >= 1).default(15),
+    max_running: number('a whole number >= 1', (n) => Number.isInteger(n) && n >= 1)
+      .nullable()
+      .default(null),
   },
   expected('a mapping'),
 );
