@@ -6,8 +6,9 @@
  */
 import type { Actor } from 'xstate';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
-import type { HallCommand, hallMachine } from '../machines/hall.machine.js';
-import type { ReplyBody } from '../machines/hall-effects.js';
+import { errorMessage } from '../domain/error-message.js';
+import { missionOf, type HallCommand, type hallMachine, type SpawnCommand } from '../machines/hall.machine.js';
+import type { BusEvent, ReplyBody } from '../machines/hall-effects.js';
 import { checkCommand } from '../protocol/frames.js';
 import type { HallRequest, HallRequestReply } from '../ports/hall-services.js';
 
@@ -20,8 +21,10 @@ export class HallGateway {
 
   constructor(
     private readonly hall: Actor<typeof hallMachine>,
-    /** Only what a reply waits on: whether a mission can be recorded, and its commit. */
-    private readonly store: Pick<HallStateStore, 'accepting' | 'lastError' | 'commit'>,
+    /** Only what a reply waits on: whether a mission can be recorded, and its commit; and the shared cluster's queue, if any. */
+    private readonly store: Pick<HallStateStore, 'accepting' | 'lastError' | 'commit' | 'shared'>,
+    /** Publishes on the event bus what the gateway does itself (a mission queued in a shared cluster). */
+    private readonly publish: (event: BusEvent) => void = () => undefined,
   ) {
     hall.on('reply', (event) => this.settle(event.reqId, event.body));
   }
@@ -36,6 +39,7 @@ export class HallGateway {
     if (command.type === 'cmd.spawn') {
       const checked = checkCommand('spawn', { cmd: 'spawn', name: command.name, mission: command.mission, binding: command.binding });
       if (!checked.ok) return Promise.resolve({ error: checked.error });
+      if (this.store.shared) return this.submitShared(command);
     }
     const reqId = `req-${++this.counter}`;
     return new Promise((resolve) => {
@@ -47,6 +51,25 @@ export class HallGateway {
       this.pending.set(reqId, { resolve, timer });
       this.hall.send({ ...command, reqId } as HallCommand);
     });
+  }
+
+  /**
+   * In a shared cluster a mission goes to the cluster's queue, whichever hall
+   * received it; the hall with room that claims it runs it. The reply says
+   * `queued` once the row is committed.
+   */
+  private async submitShared(command: Omit<SpawnCommand, 'reqId'>): Promise<ReplyBody> {
+    const shared = this.store.shared;
+    if (!shared) return { error: 'the hall is not part of a shared cluster' };
+    const entry = missionOf(command);
+    try {
+      const { depth } = await shared.submit(entry);
+      const binding = entry.binding !== undefined ? { binding: entry.binding } : {};
+      this.publish({ type: 'raider.queued', slot: entry.name, ...binding, queue_depth: depth, mission_id: entry.id, hall: shared.hallId });
+      return { queued: 1, slot: entry.name, ...binding, queue_depth: depth, mission_id: entry.id };
+    } catch (err) {
+      return { error: `mission not accepted: the cluster's queue cannot record it: ${errorMessage(err)}` };
+    }
   }
 
   private settle(reqId: string, body: ReplyBody): void {

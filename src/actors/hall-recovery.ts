@@ -30,7 +30,8 @@ export async function recoverHall(
   log: (line: string) => void,
 ): Promise<RecoveredHall> {
   const store = await openStateStore(config, paths, env, log);
-  forgetStartupBindings(store, config);
+  // In a shared cluster the bindings are the cluster's: another hall may serve them now.
+  if (!store.shared) forgetStartupBindings(store, config);
   await store.checkpoint();
   const { adopted, ended } = await recoverRuns([...store.state.runs.values()]);
 

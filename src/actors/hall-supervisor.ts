@@ -26,12 +26,14 @@ import { hallPaths, type HallPaths } from '../adapters/storage/hall-paths.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import { hallWithRunActors } from '../machines/hall-tree.js';
 import type { hallMachine } from '../machines/hall.machine.js';
+import type { BusEvent } from '../machines/hall-effects.js';
 import type { HallAdapter, HallAdapterFactory, HallStartFlags } from '../ports/hall-services.js';
 import { HallStartError } from '../ports/hall-start-error.js';
 import { commandService } from '../protocol/command-service.js';
 import { RAIDER_VERSION } from '../raider/version.js';
 import { addFaceCommands, hallCommands } from './hall-commands.js';
 import { routeHallEffects } from './hall-effect-routing.js';
+import { ClusterWorker } from './cluster-worker.js';
 import { HallGateway } from './hall-gateway.js';
 import { acquireHallLock, type HallLock } from './hall-lock.js';
 import { recoverHall } from './hall-recovery.js';
@@ -146,7 +148,12 @@ async function startLocked(
   const registry = createRunRegistry();
   routeHallEffects(actor, { store, bus, registry, retention, permissionChannels, onEvent });
 
-  const gateway = new HallGateway(actor, store);
+  const publish = (event: BusEvent) => {
+    const envelope = bus.publish(event);
+    onEvent?.(envelope);
+  };
+  const gateway = new HallGateway(actor, store, publish);
+  const cluster = store.shared ? new ClusterWorker(actor, store.shared, store, config.max_running, log) : null;
   const queries = new HallQueries(paths, registry, store);
   const commands = hallCommands(gateway, queries);
   const runCommand = commandService(commands);
@@ -162,10 +169,7 @@ async function startLocked(
       queries,
       request: (command) => gateway.request(command),
       command: (cmd, payload) => runCommand(cmd, payload),
-      publish: (event) => {
-        const envelope = bus.publish(event);
-        onEvent?.(envelope);
-      },
+      publish,
       newMissionId: () => newMissionId(),
       permissionChannels,
       trackActor: (root) => inspection.track(root),
@@ -180,6 +184,7 @@ async function startLocked(
   }
   addFaceCommands(commands, adapters);
   const socket = new ControlSocket({ socketPath: paths.socket, commands, bus, warn: log });
+  actor.on('hall.stopped', () => cluster?.stop());
   const shutdown = new HallShutdown(actor, { paths, lock, store, socket, forkServer, permissionChannels, registry, adapters, log });
 
   // The pid file first: whoever sees the socket answer can find the hall's pid. Then the boot:
@@ -188,6 +193,8 @@ async function startLocked(
   forkServer.start();
   actor.start();
   actor.send({ type: 'hall.boot', at: Date.now() });
+  // Claims start after the boot: this hall's own adopted runs hold their room first.
+  cluster?.start();
   try {
     await socket.listen();
   } catch (err) {

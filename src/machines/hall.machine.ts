@@ -198,7 +198,7 @@ function roomFull(context: HallContext): boolean {
 }
 
 /** A mission from a spawn command. */
-function missionOf(event: SpawnCommand): Mission {
+export function missionOf(event: Omit<SpawnCommand, 'type' | 'reqId'>): Mission {
   return {
     id: event.missionId,
     name: event.name,

@@ -59,6 +59,10 @@ export const RaiderQueued = event(
     binding: binding.optional(),
     queue_depth: z.number().int().describe('Missions waiting in that queue, this one included.'),
     mission_id: missionId,
+    hall: z
+      .string()
+      .optional()
+      .describe('In a shared cluster: the hall that accepted the mission (any hall of the cluster with room may run it).'),
   },
   'A mission waits in its slot queue (or its binding queue, with `binding`).',
 );

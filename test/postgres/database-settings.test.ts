@@ -28,7 +28,14 @@ describe('storage keys in .raider-hall.yml', () => {
     const result = databaseSettings(c, '/r', {});
     expect(result).toEqual({
       ok: true,
-      settings: { url: 'postgres://hall@db:5432/raiders', where: 'postgres://hall@db:5432/raiders', cluster: 'team-a', hallId: 'build-1' },
+      settings: {
+        url: 'postgres://hall@db:5432/raiders',
+        where: 'postgres://hall@db:5432/raiders',
+        cluster: 'team-a',
+        hallId: 'build-1',
+        shared: false,
+        leaseMs: 15_000,
+      },
     });
   });
 

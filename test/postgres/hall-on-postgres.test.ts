@@ -185,7 +185,7 @@ describe('a hall with its state in PostgreSQL', () => {
     await expect(start).rejects.toBeInstanceOf(HallStartError);
     await expect(start).rejects.toMatchObject({
       exitCode: 3,
-      message: expect.stringMatching(/has schema version 99, newer than this hall knows \(1\).*upgrade this one/),
+      message: expect.stringMatching(/has schema version 99, newer than this hall knows \(2\).*upgrade this one/),
     });
   });
 
@@ -193,9 +193,9 @@ describe('a hall with its state in PostgreSQL', () => {
     const url = await server.freshDatabase();
     const root = tempRoot();
     await (await startOn(url, root)).stop();
-    await rows(url, "INSERT INTO raider_hall_schema (version, name) VALUES (2, '002_future.sql')");
+    await rows(url, "INSERT INTO raider_hall_schema (version, name) VALUES (3, '003_future.sql')");
     const newer = await runCli(['hall', 'start', root, '--quiet'], { env: { PGPW: server.password } });
-    expect(newer).toMatchObject({ code: 3, stderr: expect.stringMatching(/has schema version 2, newer than this hall knows \(1\)/) });
+    expect(newer).toMatchObject({ code: 3, stderr: expect.stringMatching(/has schema version 3, newer than this hall knows \(2\)/) });
     const nobody = await runCli(['hall', 'start', tempRoot(), '--quiet'], {
       env: { RAIDER_HALL_DATABASE_URL: 'postgres://hall:secret@127.0.0.1:1/raiders' },
     });

@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 function settings(url: string, overrides: Partial<DatabaseSettings> = {}): DatabaseSettings {
-  return { url, where: 'the test database', cluster: 'default', hallId: 'hall-a', ...overrides };
+  return { url, where: 'the test database', cluster: 'default', hallId: 'hall-a', shared: false, leaseMs: 15_000, ...overrides };
 }
 
 async function openStore(s: DatabaseSettings, warnings: string[] = []): Promise<PostgresStateStore> {
@@ -157,15 +157,18 @@ describe('PostgresStateStore', () => {
   it('records the schema version, and refuses a database migrated by a newer hall', async () => {
     const url = await server.freshDatabase();
     await (await openStore(settings(url))).close();
-    expect((await query(url, 'SELECT version, name FROM raider_hall_schema')).rows).toEqual([{ version: 1, name: '001_init.sql' }]);
-    await query(url, "INSERT INTO raider_hall_schema (version, name) VALUES (2, '002_future.sql')");
+    expect((await query(url, 'SELECT version, name FROM raider_hall_schema ORDER BY version')).rows).toEqual([
+      { version: 1, name: '001_init.sql' },
+      { version: 2, name: '002_shared_claims.sql' },
+    ]);
+    await query(url, "INSERT INTO raider_hall_schema (version, name) VALUES (3, '003_future.sql')");
     const refused = PostgresStateStore.open(settings(url), { root: '/test', warn: () => undefined });
     await expect(refused).rejects.toBeInstanceOf(SchemaTooNewError);
-    await expect(refused).rejects.toThrow('the database the test database has schema version 2, newer than this hall knows (1)');
+    await expect(refused).rejects.toThrow('the database the test database has schema version 3, newer than this hall knows (2)');
   });
 
   it('says where it looked when the migrations are missing (a build that did not copy them)', () => {
-    expect(readMigrations().map((m) => m.name)).toEqual(['001_init.sql']);
+    expect(readMigrations().map((m) => m.name)).toEqual(['001_init.sql', '002_shared_claims.sql']);
     const empty = tempRoot('migrations-');
     expect(() => readMigrations(empty)).toThrow(`no schema migrations in ${empty}: is the build complete? (npm run build)`);
     expect(() => readMigrations(path.join(empty, 'gone'))).toThrow(/^cannot read the schema migrations in .*gone \(ENOENT.*npm run build/);

@@ -8,7 +8,7 @@ import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres
 const [url, hallId] = process.argv.slice(2);
 if (!url || !hallId) throw new Error('usage: store-writer URL HALL_ID');
 const store = await PostgresStateStore.open(
-  { url, where: 'the test database', cluster: 'crash', hallId },
+  { url, where: 'the test database', cluster: 'crash', hallId, shared: false, leaseMs: 15_000 },
   { root: '/crash-test', warn: (line) => process.stderr.write(`${line}\n`) },
 );
 for (let i = 0; ; i++) {

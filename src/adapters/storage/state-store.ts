@@ -4,6 +4,7 @@
  * backend can replace it when one hall per host is not enough.
  */
 import type { DurableOp, DurableState } from './durable-state.js';
+import type { SharedQueue } from './shared-queue.js';
 
 export interface HallStateStore {
   /** The current state, with every applied operation in it. */
@@ -34,4 +35,6 @@ export interface HallStateStore {
   close(): Promise<void>;
   /** The last storage failure, for `status`; null when writes succeed. */
   lastError(): string | null;
+  /** Set when several halls serve this store's cluster: missions go through it, not straight to this hall. */
+  readonly shared?: SharedQueue;
 }

@@ -19,6 +19,10 @@ export interface DatabaseSettings {
   where: string;
   cluster: string;
   hallId: string;
+  /** Several halls serve the cluster, claiming its missions (`cluster_mode: shared`). */
+  shared: boolean;
+  /** How long a hall counts as alive after renewing its lease. */
+  leaseMs: number;
 }
 
 export type DatabaseSettingsResult = { ok: true; settings: DatabaseSettings | null } | { ok: false; error: string };
@@ -47,6 +51,8 @@ export function databaseSettings(config: HallConfig, root: string, env: Env): Da
     where: describe(parsed),
     cluster: config.cluster,
     hallId: config.hall_id ?? `${os.hostname()}:${root}`,
+    shared: config.cluster_mode === 'shared',
+    leaseMs: Math.round(config.lease_seconds * 1000),
   };
   const pgPassword = env.PGPASSWORD;
   if (parsed.password === '' && pgPassword !== undefined) settings.password = pgPassword;

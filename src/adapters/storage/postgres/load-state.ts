@@ -11,7 +11,7 @@ import type { DurableState, LedgerRun } from '../durable-state.js';
 
 const optionalText = z.string().optional();
 
-const missionSchema = z.looseObject({
+export const missionSchema = z.looseObject({
   id: z.string().min(1),
   name: z.string().min(1),
   mission: z.string(),
@@ -23,7 +23,7 @@ const missionSchema = z.looseObject({
   cwd: optionalText,
 }) satisfies z.ZodType<Mission>;
 
-const ledgerRunSchema = z.looseObject({
+export const ledgerRunSchema = z.looseObject({
   id: z.string().min(1),
   slot: z.string().min(1),
   base_name: z.string(),
@@ -46,13 +46,16 @@ export async function loadClusterState(
   cluster: string,
   state: DurableState,
   warn: (line: string) => void,
+  /** In a shared cluster: this hall's id. Its waiting missions are then the cluster's to claim, and only its own runs are loaded. */
+  sharedHall: string | null = null,
 ): Promise<void> {
   const skip = (what: string, id: string, error: z.ZodError) =>
     warn(`${what} ${id} in the database is not readable (${z.prettifyError(error)}); ignored`);
 
-  const missions = await db.query('SELECT id, queue_kind, queue_key, entry FROM raider_hall_missions WHERE cluster = $1 ORDER BY seq', [
-    cluster,
-  ]);
+  const missions =
+    sharedHall === null
+      ? await db.query('SELECT id, queue_kind, queue_key, entry FROM raider_hall_missions WHERE cluster = $1 ORDER BY seq', [cluster])
+      : { rows: [] };
   for (const raw of missions.rows) {
     const row = queueRow.parse(raw);
     const entry = missionSchema.safeParse(row.entry);
@@ -80,7 +83,10 @@ export async function loadClusterState(
     ns.set(row.key, row.value);
   }
 
-  const runs = await db.query('SELECT id, record FROM raider_hall_runs WHERE cluster = $1', [cluster]);
+  const runs =
+    sharedHall === null
+      ? await db.query('SELECT id, record FROM raider_hall_runs WHERE cluster = $1', [cluster])
+      : await db.query('SELECT id, record FROM raider_hall_runs WHERE cluster = $1 AND hall = $2', [cluster, sharedHall]);
   for (const raw of runs.rows) {
     const row = runRow.parse(raw);
     const run = ledgerRunSchema.safeParse(row.record);

@@ -9,6 +9,8 @@
  * of one per statement.
  */
 import { escapeLiteral } from 'pg';
+import type { Mission } from '../../../domain/mission.js';
+import { effectiveBinding, slotOf } from '../../../domain/names.js';
 import { KV_NAMESPACE, type DurableOp } from '../durable-state.js';
 
 export interface Statement {
@@ -20,12 +22,20 @@ export interface Statement {
 export interface StoreScope {
   cluster: string;
   hallId: string;
+  /** The channel that tells a shared cluster's halls a slot or binding may be free (null: one hall alone). */
+  doorbell: string | null;
+}
+
+/** Which serial slot (a numbered one) and which binding a mission holds while it runs: the claim's keys. */
+export function missionKeys(entry: Mission): { serialSlot: string | null; binding: string | null } {
+  const { slot, singleton } = slotOf(entry.name);
+  return { serialSlot: singleton ? slot : null, binding: effectiveBinding(slot, entry.binding) ?? null };
 }
 
 // A mission moved to another queue goes to its tail (a new seq); queued again
 // in the queue it waits in, it keeps its place, as in DurableState.
-const QUEUE = `INSERT INTO raider_hall_missions (cluster, id, queue_kind, queue_key, seq, entry)
-VALUES ($1, $2, $3, $4, nextval('raider_hall_mission_seq'), $5::jsonb)
+const QUEUE = `INSERT INTO raider_hall_missions (cluster, id, queue_kind, queue_key, seq, entry, serial_slot, binding)
+VALUES ($1, $2, $3, $4, nextval('raider_hall_mission_seq'), $5::jsonb, $6, $7)
 ON CONFLICT (cluster, id) DO UPDATE
 SET queue_kind = EXCLUDED.queue_kind, queue_key = EXCLUDED.queue_key, seq = EXCLUDED.seq, entry = EXCLUDED.entry
 WHERE (raider_hall_missions.queue_kind, raider_hall_missions.queue_key) IS DISTINCT FROM (EXCLUDED.queue_kind, EXCLUDED.queue_key)`;
@@ -49,7 +59,8 @@ export function opStatements(op: DurableOp, scope: StoreScope): Statement[] {
   switch (op.op) {
     case 'queue': {
       const [kind, key] = op.queue.kind === 'slot' ? ['slot', op.queue.slot] : ['binding', op.queue.binding];
-      return [{ text: QUEUE, values: [cluster, op.entry.id, kind, key, JSON.stringify(op.entry)] }];
+      const keys = missionKeys(op.entry);
+      return [{ text: QUEUE, values: [cluster, op.entry.id, kind, key, JSON.stringify(op.entry), keys.serialSlot, keys.binding] }];
     }
     case 'remove':
       return [{ text: REMOVE, values: [cluster, op.missionId] }];
@@ -83,7 +94,13 @@ export function opStatements(op: DurableOp, scope: StoreScope): Statement[] {
 /** The operations as one transaction script: one round trip to the database. */
 export function batchScript(ops: readonly DurableOp[], scope: StoreScope): string {
   const lines = ['BEGIN'];
-  for (const op of ops) for (const statement of opStatements(op, scope)) lines.push(inline(statement));
+  let frees = false;
+  for (const op of ops) {
+    for (const statement of opStatements(op, scope)) lines.push(inline(statement));
+    frees ||= op.op === 'end' || op.op === 'remove';
+  }
+  // Delivered at the commit, never for a rolled-back batch: the other halls claim what a run's end freed.
+  if (frees && scope.doorbell !== null) lines.push(`SELECT pg_notify(${escapeLiteral(scope.doorbell)}, '')`);
   lines.push('COMMIT');
   return `${lines.join(';\n')};`;
 }

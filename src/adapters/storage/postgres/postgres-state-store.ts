@@ -20,10 +20,8 @@ import type { DatabaseSettings } from './database-settings.js';
 import { loadClusterState } from './load-state.js';
 import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
 import { batchScript, type StoreScope } from './op-statements.js';
+import { PostgresSharedQueue } from './shared-queue.js';
 
-/** A hall whose lease is older than this is gone. */
-export const LEASE_MS = 15_000;
-const LEASE_RENEW_MS = 5_000;
 const RETRY_DELAY_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 5_000;
 /** A query the database does not answer in this time counts as a lost connection. */
@@ -59,29 +57,27 @@ export class PostgresStateStore implements HallStateStore {
   /** The current failure of each kind of database work (null: it works). */
   private failures: { commit: string | null; lease: string | null } = { commit: null, lease: null };
   private readonly scope: StoreScope;
+  /** With `cluster_mode: shared`: the cluster's queue that every hall claims from. */
+  readonly shared?: PostgresSharedQueue;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly settings: DatabaseSettings,
     private readonly options: PostgresStateStoreOptions,
   ) {
-    this.scope = { cluster: settings.cluster, hallId: settings.hallId };
+    this.scope = {
+      cluster: settings.cluster,
+      hallId: settings.hallId,
+      doorbell: settings.shared ? PostgresSharedQueue.channel(settings.cluster) : null,
+    };
+    if (settings.shared)
+      this.shared = new PostgresSharedQueue(pool, connectionConfig(settings), settings.cluster, settings.hallId, options.warn);
   }
 
   /** Migrates the schema, joins the cluster and loads its state; throws what keeps the hall from starting. */
   static async open(settings: DatabaseSettings, options: PostgresStateStoreOptions): Promise<PostgresStateStore> {
     const migrations = readMigrations();
-    const pool = new pg.Pool({
-      connectionString: settings.url,
-      ...(settings.password !== undefined ? { password: settings.password } : {}),
-      max: POOL_SIZE,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      query_timeout: QUERY_TIMEOUT_MS,
-      keepAlive: true,
-      application_name: 'raider-hall',
-      // "Committed" must mean durable even where the database's default says otherwise.
-      options: '-c synchronous_commit=on',
-    });
+    const pool = new pg.Pool({ ...connectionConfig(settings), max: POOL_SIZE, query_timeout: QUERY_TIMEOUT_MS });
     // An idle connection that breaks is replaced by the pool; the next query says what went wrong.
     pool.on('error', () => undefined);
     const store = new PostgresStateStore(pool, settings, options);
@@ -90,7 +86,7 @@ export class PostgresStateStore implements HallStateStore {
       try {
         await migrate(db, migrations, settings.where);
         await store.join(db);
-        await loadClusterState(db, settings.cluster, store.state, options.warn);
+        await loadClusterState(db, settings.cluster, store.state, options.warn, settings.shared ? settings.hallId : null);
       } finally {
         db.release();
       }
@@ -99,7 +95,8 @@ export class PostgresStateStore implements HallStateStore {
       if (err instanceof SchemaTooNewError || err instanceof ClusterInUseError) throw err;
       throw new Error(`cannot use the database ${settings.where}: ${databaseProblem(err)}`);
     }
-    store.leaseTimer = setInterval(() => void store.renewLease(), LEASE_RENEW_MS);
+    // Three renewals per lease: one lost round trip does not lose the lease.
+    store.leaseTimer = setInterval(() => void store.renewLease(), Math.max(100, Math.round(settings.leaseMs / 3)));
     store.leaseTimer.unref();
     return store;
   }
@@ -147,6 +144,16 @@ export class PostgresStateStore implements HallStateStore {
     this.closed = true;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.shared?.close();
+    // Missions this hall claimed and did not start are any hall's again, in their places.
+    if (this.shared) {
+      await this.pool
+        .query(
+          "UPDATE raider_hall_missions SET state = 'waiting', hall = NULL, claimed_at = NULL WHERE cluster = $1 AND state = 'claimed' AND hall = $2",
+          [this.scope.cluster, this.scope.hallId],
+        )
+        .catch(() => undefined);
+    }
     // Leaving at once lets the next hall of this cluster start without waiting for the lease.
     await this.pool
       .query('DELETE FROM raider_hall_halls WHERE cluster = $1 AND id = $2', [this.scope.cluster, this.scope.hallId])
@@ -165,7 +172,13 @@ export class PostgresStateStore implements HallStateStore {
         [this.scope.cluster, this.scope.hallId],
       );
       const other = others.rows[0];
-      if (other) {
+      if (this.shared) {
+        // A hall back under its own id starts afresh: what it had claimed waits again, in its place.
+        await db.query(
+          "UPDATE raider_hall_missions SET state = 'waiting', hall = NULL, claimed_at = NULL WHERE cluster = $1 AND state = 'claimed' AND hall = $2",
+          [this.scope.cluster, this.scope.hallId],
+        );
+      } else if (other) {
         throw new ClusterInUseError(
           `the cluster "${this.scope.cluster}" in ${this.settings.where} is in use by the hall ${other.id} ` +
             `(its lease runs ${other.seconds} s more): several halls on one cluster are not supported yet; ` +
@@ -186,14 +199,25 @@ export class PostgresStateStore implements HallStateStore {
        VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
        ON CONFLICT (cluster, id) DO UPDATE SET host = EXCLUDED.host, root = EXCLUDED.root, pid = EXCLUDED.pid,
          lease_until = EXCLUDED.lease_until`,
-      [this.scope.cluster, this.scope.hallId, os.hostname(), this.options.root, process.pid, LEASE_MS],
+      [this.scope.cluster, this.scope.hallId, os.hostname(), this.options.root, process.pid, this.settings.leaseMs],
     );
   }
 
   /** Renews the lease; a database that cannot be reached is a failure `status` shows and new missions hear. */
   private async renewLease(): Promise<void> {
     try {
-      await this.upsertHall(this.pool);
+      if (this.shared) {
+        const renewed = await this.pool.query(
+          "UPDATE raider_hall_halls SET lease_until = now() + $3 * interval '1 millisecond' WHERE cluster = $1 AND id = $2",
+          [this.scope.cluster, this.scope.hallId, this.settings.leaseMs],
+        );
+        if (renewed.rowCount === 0) {
+          // Another hall took this one for lost and took its work over: join again, then stop what it reported.
+          this.options.warn(`the hall ${this.scope.hallId} was taken for lost by the cluster (its lease expired); it joins again`);
+          await this.upsertHall(this.pool);
+          this.shared.replaced();
+        }
+      } else await this.upsertHall(this.pool);
       this.recovered('lease');
     } catch (err) {
       this.report('lease', `cannot reach the database ${this.settings.where}: ${databaseProblem(err)}`);
@@ -264,6 +288,19 @@ export class PostgresStateStore implements HallStateStore {
     this.failures[kind] = null;
     if (this.accepting()) this.options.warn(`the database ${this.settings.where} works again`);
   }
+}
+
+/** How the hall connects: the pool's connections and the doorbell's listener alike. */
+function connectionConfig(settings: DatabaseSettings): pg.ClientConfig {
+  return {
+    connectionString: settings.url,
+    ...(settings.password !== undefined ? { password: settings.password } : {}),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    application_name: 'raider-hall',
+    // "Committed" must mean durable even where the database's default says otherwise.
+    options: '-c synchronous_commit=on',
+  };
 }
 
 /** What went wrong, in one line: node's connection errors may come as an AggregateError without a message. */

@@ -1,0 +1,20 @@
+-- Several halls on one cluster (cluster_mode: shared). A mission is claimed
+-- only when it is the head of its serial slot (a numbered slot) and of its
+-- binding, and no run of either lives: these two columns say which, so the
+-- claim needs no JSON. See docs/cluster.md.
+ALTER TABLE raider_hall_missions ADD COLUMN serial_slot text;
+ALTER TABLE raider_hall_missions ADD COLUMN binding text;
+ALTER TABLE raider_hall_missions ADD COLUMN claimed_at timestamptz;
+
+-- Rows written before this migration: the same rules as the hall's names.
+UPDATE raider_hall_missions SET
+  serial_slot = CASE WHEN entry->>'name' ~ '^[0-9]+[a-z][-a-z0-9]*$' THEN entry->>'name' END,
+  binding = COALESCE(entry->>'binding',
+    CASE WHEN entry->>'name' ~ '^[0-9]+[a-z][-a-z0-9]*$' THEN 'slot:' || (entry->>'name') END);
+
+CREATE INDEX raider_hall_missions_waiting ON raider_hall_missions (cluster, seq) WHERE state = 'waiting';
+CREATE INDEX raider_hall_missions_serial ON raider_hall_missions (cluster, serial_slot, seq) WHERE serial_slot IS NOT NULL;
+CREATE INDEX raider_hall_missions_binding ON raider_hall_missions (cluster, binding, seq) WHERE binding IS NOT NULL;
+CREATE INDEX raider_hall_missions_claims ON raider_hall_missions (cluster, hall) WHERE state = 'claimed';
+CREATE INDEX raider_hall_runs_slot ON raider_hall_runs (cluster, slot);
+CREATE INDEX raider_hall_runs_binding ON raider_hall_runs (cluster, binding) WHERE binding IS NOT NULL;

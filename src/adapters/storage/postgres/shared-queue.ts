@@ -1,0 +1,224 @@
+/**
+ * The shared cluster's queue on PostgreSQL (docs/cluster.md, "Several halls
+ * on one cluster"): missions submitted by any hall wait in
+ * `raider_hall_missions`; a hall claims the heads of their queues with
+ * `FOR UPDATE SKIP LOCKED` while it has room; a hall whose lease expired is
+ * taken over in one transaction. NOTIFY on the cluster's channel is the
+ * doorbell; the callers also poll, as a notification sent while a listener
+ * was reconnecting is lost.
+ */
+import pg from 'pg';
+import { z } from 'zod';
+import type { Mission } from '../../../domain/mission.js';
+import type { ClaimedMission, LostRun, SharedQueue } from '../shared-queue.js';
+import { ledgerRunSchema, missionSchema } from './load-state.js';
+import { missionKeys } from './op-statements.js';
+
+const LISTEN_RETRY_MS = 1_000;
+
+/** Only the head of a serial slot and of a binding, with no run of either alive, may be claimed. */
+const CLAIM = `WITH picked AS (
+  SELECT m.cluster, m.id FROM raider_hall_missions m
+  WHERE m.cluster = $1 AND m.state = 'waiting'
+    AND NOT EXISTS (
+      SELECT 1 FROM raider_hall_missions e
+      WHERE e.cluster = m.cluster AND e.seq < m.seq
+        AND ((m.serial_slot IS NOT NULL AND e.serial_slot = m.serial_slot) OR (m.binding IS NOT NULL AND e.binding = m.binding)))
+    AND NOT EXISTS (
+      SELECT 1 FROM raider_hall_runs r
+      WHERE r.cluster = m.cluster
+        AND ((m.serial_slot IS NOT NULL AND r.slot = m.serial_slot) OR (m.binding IS NOT NULL AND r.binding = m.binding)))
+  ORDER BY m.seq
+  LIMIT $3
+  FOR UPDATE OF m SKIP LOCKED
+)
+UPDATE raider_hall_missions u SET state = 'claimed', hall = $2, claimed_at = now()
+FROM picked WHERE u.cluster = picked.cluster AND u.id = picked.id
+RETURNING u.seq, u.entry,
+  (SELECT s.session FROM raider_hall_sessions s WHERE s.cluster = u.cluster AND s.binding = u.binding) AS session`;
+
+const SUBMIT = `INSERT INTO raider_hall_missions (cluster, id, queue_kind, queue_key, seq, entry, serial_slot, binding)
+VALUES ($1, $2, $3, $4, nextval('raider_hall_mission_seq'), $5::jsonb, $6, $7)
+ON CONFLICT (cluster, id) DO NOTHING`;
+
+/** Its place in its queue: itself and the missions before it of its serial slot or binding. */
+const DEPTH = `SELECT count(*)::integer AS depth FROM raider_hall_missions e
+JOIN raider_hall_missions me ON me.cluster = e.cluster AND me.id = $2
+WHERE e.cluster = $1 AND e.seq <= me.seq AND (e.id = $2 OR e.serial_slot = $3 OR e.binding = $4)`;
+
+const claimRow = z.object({ seq: z.union([z.string(), z.number()]), entry: z.unknown(), session: z.string().nullable() });
+const lostRow = z.object({ hall: z.string(), record: z.unknown() });
+
+export class PostgresSharedQueue implements SharedQueue {
+  private doorbells: Array<() => void> = [];
+  private replacedListeners: Array<() => void> = [];
+  private listener: pg.Client | null = null;
+  private listenTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly connection: pg.ClientConfig,
+    private readonly cluster: string,
+    readonly hallId: string,
+    private readonly warn: (line: string) => void,
+  ) {}
+
+  /** The cluster's NOTIFY channel (a channel name is an identifier: quoted where it is used). */
+  static channel(cluster: string): string {
+    return `raider_hall:${cluster}`;
+  }
+
+  async submit(entry: Mission): Promise<{ depth: number }> {
+    const keys = missionKeys(entry);
+    const queue =
+      keys.serialSlot !== null ? ['slot', keys.serialSlot] : keys.binding !== null ? ['binding', keys.binding] : ['slot', entry.name];
+    const db = await this.pool.connect();
+    try {
+      await db.query('BEGIN');
+      await db.query(SUBMIT, [this.cluster, entry.id, queue[0], queue[1], JSON.stringify(entry), keys.serialSlot, keys.binding]);
+      const depth = await db.query<{ depth: number }>(DEPTH, [this.cluster, entry.id, keys.serialSlot, keys.binding]);
+      await db.query('SELECT pg_notify($1, $2)', [PostgresSharedQueue.channel(this.cluster), '']);
+      await db.query('COMMIT');
+      db.release();
+      return { depth: depth.rows[0]?.depth ?? 1 };
+    } catch (err) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      db.release(true);
+      throw err;
+    }
+  }
+
+  async claim(limit: number): Promise<ClaimedMission[]> {
+    if (limit <= 0) return [];
+    const result = await this.pool.query(CLAIM, [this.cluster, this.hallId, limit]);
+    const rows = result.rows.map((raw) => claimRow.parse(raw)).sort((a, b) => Number(a.seq) - Number(b.seq));
+    const claimed: ClaimedMission[] = [];
+    for (const row of rows) {
+      const entry = missionSchema.safeParse(row.entry);
+      if (!entry.success) {
+        this.warn(
+          `a claimed mission in the database is not readable (${z.prettifyError(entry.error)}); it stays claimed by ${this.hallId}`,
+        );
+        continue;
+      }
+      claimed.push({ entry: entry.data, ...(row.session !== null ? { session: row.session } : {}) });
+    }
+    return claimed;
+  }
+
+  async rescue(): Promise<LostRun[]> {
+    const expired = await this.pool.query(
+      'SELECT 1 FROM raider_hall_halls WHERE cluster = $1 AND id <> $2 AND lease_until < now() LIMIT 1',
+      [this.cluster, this.hallId],
+    );
+    if (expired.rowCount === 0) return [];
+    const db = await this.pool.connect();
+    try {
+      await db.query('BEGIN');
+      // One rescuer at a time per cluster; the DELETE ... RETURNING below makes each report happen once.
+      await db.query("SELECT pg_advisory_xact_lock(hashtext('raider-hall:rescue:' || $1))", [this.cluster]);
+      const halls = await db.query<{ id: string }>(
+        'DELETE FROM raider_hall_halls WHERE cluster = $1 AND id <> $2 AND lease_until < now() RETURNING id',
+        [this.cluster, this.hallId],
+      );
+      const lost = halls.rows.map((r) => r.id);
+      let runs: LostRun[] = [];
+      if (lost.length > 0) {
+        // Back to the head of their queues: they keep their seq.
+        await db.query(
+          "UPDATE raider_hall_missions SET state = 'waiting', hall = NULL, claimed_at = NULL WHERE cluster = $1 AND state = 'claimed' AND hall = ANY($2)",
+          [this.cluster, lost],
+        );
+        const deleted = await db.query('DELETE FROM raider_hall_runs WHERE cluster = $1 AND hall = ANY($2) RETURNING hall, record', [
+          this.cluster,
+          lost,
+        ]);
+        runs = deleted.rows.flatMap((raw) => {
+          const row = lostRow.parse(raw);
+          const run = ledgerRunSchema.safeParse(row.record);
+          if (run.success) return [{ run: run.data, hall: row.hall }];
+          this.warn(`a run of the lost hall ${row.hall} is not readable (${z.prettifyError(run.error)}); dropped`);
+          return [];
+        });
+        await db.query('SELECT pg_notify($1, $2)', [PostgresSharedQueue.channel(this.cluster), '']);
+      }
+      await db.query('COMMIT');
+      db.release();
+      for (const hall of lost)
+        this.warn(
+          `took over the lost hall ${hall} (its lease expired): ${runs.filter((r) => r.hall === hall).length} runs reported failed`,
+        );
+      return runs;
+    } catch (err) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      db.release(true);
+      throw err;
+    }
+  }
+
+  async stillHeld(runIds: readonly string[]): Promise<Set<string>> {
+    if (runIds.length === 0) return new Set();
+    const result = await this.pool.query<{ id: string }>(
+      'SELECT id FROM raider_hall_runs WHERE cluster = $1 AND hall = $2 AND id = ANY($3)',
+      [this.cluster, this.hallId, [...runIds]],
+    );
+    return new Set(result.rows.map((r) => r.id));
+  }
+
+  onDoorbell(listener: () => void): void {
+    this.doorbells.push(listener);
+    if (this.listener === null && this.listenTimer === null) void this.listen();
+  }
+
+  onReplaced(listener: () => void): void {
+    this.replacedListeners.push(listener);
+  }
+
+  /** The store found this hall's lease gone at a renewal. */
+  replaced(): void {
+    for (const listener of this.replacedListeners) listener();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.listenTimer) clearTimeout(this.listenTimer);
+    const client = this.listener;
+    this.listener = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** LISTEN on a connection of its own (a pooled one would drop it); retried while the database is away. */
+  private async listen(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client(this.connection);
+    const retry = () => {
+      if (this.closed || this.listenTimer !== null) return;
+      if (this.listener === client) this.listener = null;
+      client.end().catch(() => undefined);
+      this.listenTimer = setTimeout(() => {
+        this.listenTimer = null;
+        void this.listen();
+      }, LISTEN_RETRY_MS);
+      this.listenTimer.unref();
+    };
+    client.on('error', retry);
+    client.on('end', retry);
+    client.on('notification', () => {
+      for (const ring of this.doorbells) ring();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${client.escapeIdentifier(PostgresSharedQueue.channel(this.cluster))}`);
+      if (this.closed) {
+        await client.end();
+        return;
+      }
+      this.listener = client;
+      // Whatever rang while no one listened: look now.
+      for (const ring of this.doorbells) ring();
+    } catch {
+      retry();
+    }
+  }
+}
