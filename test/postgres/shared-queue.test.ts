@@ -1,0 +1,90 @@
+// The shared cluster's queue on a real PostgreSQL, without halls: concurrent
+// claimers never hold two missions of one numbered slot or binding, and take
+// each queue's missions in FIFO order; a lost hall's claimed missions go
+// back to the heads of their queues, and its runs are handed to one rescuer only.
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
+import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
+import type { SharedQueue } from '../../src/adapters/storage/shared-queue.js';
+import type { Mission } from '../../src/domain/mission.js';
+import { usePostgresServer } from '../support/postgres-server.js';
+
+const server = usePostgresServer();
+const open: PostgresStateStore[] = [];
+afterEach(async () => {
+  for (const store of open.splice(0)) await store.close().catch(() => undefined);
+});
+
+async function openShared(url: string, hallId: string, leaseMs = 60_000): Promise<{ store: PostgresStateStore; queue: SharedQueue }> {
+  const settings: DatabaseSettings = { url, where: 'the test database', cluster: 'c', hallId, shared: true, leaseMs };
+  const store = await PostgresStateStore.open(settings, { root: `/${hallId}`, warn: () => undefined });
+  open.push(store);
+  if (!store.shared) throw new Error('not shared');
+  return { store, queue: store.shared };
+}
+
+async function query(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+const m = (id: string, name: string, binding?: string): Mission => ({ id, name, mission: id, ...(binding ? { binding } : {}) });
+
+describe('the shared queue', () => {
+  it('lets concurrent claimers hold only the head of each numbered slot and binding, in order', async () => {
+    const url = await server.freshDatabase();
+    const halls = await Promise.all(['h1', 'h2', 'h3'].map((id) => openShared(url, id)));
+    const [first] = halls;
+    if (!first) throw new Error('no hall');
+    const submitted: Mission[] = [];
+    for (let i = 0; i < 5; i++) submitted.push(m(`s${i}`, '1bjorn'), m(`b${i}`, 'ulf', 'telegram:x:1'), m(`p${i}`, 'bjorn'));
+    for (const entry of submitted) await first.queue.submit(entry);
+
+    const order: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      // Three halls claim at once; each claimed mission then "runs" and ends (its row leaves).
+      const claims = (await Promise.all(halls.map((h) => h.queue.claim(10)))).flat().map((c) => c.entry.id);
+      const serial = claims.filter((id) => id.startsWith('s'));
+      const bound = claims.filter((id) => id.startsWith('b'));
+      expect(serial).toEqual([`s${round}`]);
+      expect(bound).toEqual([`b${round}`]);
+      order.push(...serial, ...bound);
+      await query(url, 'DELETE FROM raider_hall_missions WHERE id = ANY($1)', [claims]);
+    }
+    expect(order).toEqual(['s0', 'b0', 's1', 'b1', 's2', 'b2', 's3', 'b3', 's4', 'b4']);
+    const rows = await query(url, 'SELECT count(*)::int AS n FROM raider_hall_missions');
+    expect(rows.rows).toEqual([{ n: 0 }]);
+  });
+
+  it("gives a lost hall's claimed missions back to the heads of their queues, and its runs to one rescuer", async () => {
+    const url = await server.freshDatabase();
+    const a = await openShared(url, 'lost', 60_000);
+    const b = await openShared(url, 'b');
+    const c = await openShared(url, 'c');
+    for (const entry of [m('s0', '1bjorn'), m('s1', '1bjorn'), m('p0', 'bjorn')]) await a.queue.submit(entry);
+    expect((await a.queue.claim(10)).map((x) => x.entry.id)).toEqual(['s0', 'p0']);
+    // A run of the lost hall, recorded as any start is.
+    a.store.apply({
+      op: 'run',
+      run: { id: 'bjorn-1', slot: 'bjorn', base_name: 'bjorn', entry: m('p0', 'bjorn'), started_at: 1, events_path: '/e', log_path: '/l' },
+    });
+    await a.store.commit();
+    expect(await b.queue.claim(10)).toEqual([]);
+    await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'lost'");
+
+    const [fromB, fromC] = await Promise.all([b.queue.rescue(), c.queue.rescue()]);
+    const reported = [...fromB, ...fromC];
+    expect(reported.map((r) => [r.hall, r.run.id])).toEqual([['lost', 'bjorn-1']]);
+    expect((await query(url, "SELECT id FROM raider_hall_halls WHERE id = 'lost'")).rows).toEqual([]);
+    // s0 is the head of 1bjorn again, before s1.
+    expect((await c.queue.claim(10)).map((x) => x.entry.id)).toEqual(['s0']);
+    // The lost hall no longer holds its run.
+    expect(await a.queue.stillHeld(['bjorn-1'])).toEqual(new Set());
+  });
+});
