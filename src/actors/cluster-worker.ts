@@ -9,6 +9,8 @@
  * The database decides which hall runs what; the actor only hears the result.
  */
 import type { Actor } from 'xstate';
+import { INSPECT_PREFIX, type EventBus } from '../adapters/control/event-bus.js';
+import type { BusEvent } from '../machines/hall-effects.js';
 import type { LostRun, SharedQueue } from '../adapters/storage/shared-queue.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
@@ -18,6 +20,8 @@ import type { EndedRun, hallMachine } from '../machines/hall.machine.js';
 const POLL_MS = 500;
 /** Claims per round trip when the hall has no limit. */
 const CLAIM_BATCH = 32;
+/** How often a hall drops events old enough for every hall to have relayed them. */
+const PRUNE_MS = 60_000;
 
 export class ClusterWorker {
   private timer: NodeJS.Timeout | null = null;
@@ -25,17 +29,42 @@ export class ClusterWorker {
   private again = false;
   private stopped = false;
   private lastProblem: string | null = null;
+  /** This hall's events not yet written for the others. */
+  private outbox: BusEvent[] = [];
+  private sharing = false;
+  /** The last cluster event id relayed (null until the first read). */
+  private lastEvent: number | null = null;
+  private relaying = false;
+  private relayAgain = false;
+  private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly actor: Actor<typeof hallMachine>,
     private readonly queue: SharedQueue,
     private readonly store: Pick<HallStateStore, 'state'>,
     private readonly maxRunning: number | null,
+    private readonly bus: Pick<EventBus, 'publish' | 'subscribe'>,
     private readonly log: (line: string) => void,
   ) {}
 
   start(): void {
-    this.queue.onDoorbell(() => this.wake());
+    // Every event of this hall goes to the cluster; those of the others (named by their hall) come back from it.
+    this.bus.subscribe({
+      filter: '',
+      deliver: (_line, envelope) => {
+        // A hall's own lifecycle (hall.started, hall.stopping) stays its own: clients read it as their hall's.
+        if (envelope.hall !== this.queue.hallId || envelope.type.startsWith(INSPECT_PREFIX) || envelope.type.startsWith('hall.')) return;
+        const { version: _v, seq: _s, ts: _t, ...event } = envelope;
+        this.outbox.push(event);
+        this.share();
+      },
+    });
+    this.pruneTimer = setInterval(() => void this.queue.pruneEvents().catch(() => undefined), PRUNE_MS);
+    this.pruneTimer.unref();
+    this.queue.onDoorbell(() => {
+      this.wake();
+      this.relay();
+    });
     this.queue.onReplaced(() => void this.stopReplacedRuns());
     // A run's end leaves room here, and (once its end commits) frees its slot and binding: the doorbell rings then.
     this.actor.on('bus', (e) => {
@@ -44,14 +73,62 @@ export class ClusterWorker {
     this.timer = setInterval(() => {
       void this.rescue();
       this.wake();
+      this.relay();
     }, POLL_MS);
     this.timer.unref();
     this.wake();
+    this.relay();
   }
 
   stop(): void {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+  }
+
+  /** Writes what the outbox holds, one write at a time; events of one burst share it. */
+  private share(): void {
+    if (this.sharing || this.outbox.length === 0) return;
+    this.sharing = true;
+    setImmediate(() => {
+      const batch = this.outbox;
+      this.outbox = [];
+      void this.queue
+        .shareEvents(batch)
+        .catch((err: unknown) => this.problem(`cannot share ${batch.length} events with the cluster: ${errorMessage(err)}`))
+        .finally(() => {
+          this.sharing = false;
+          this.share();
+        });
+    });
+  }
+
+  /** Publishes on this hall's bus the events the other halls wrote since the last read. */
+  private relay(): void {
+    if (this.relaying) {
+      this.relayAgain = true;
+      return;
+    }
+    this.relaying = true;
+    void (async () => {
+      try {
+        for (;;) {
+          const { last, events } = await this.queue.eventsSince(this.lastEvent);
+          const more = this.lastEvent !== null && last > this.lastEvent && events.length > 0;
+          this.lastEvent = last;
+          for (const { hall, event } of events) this.bus.publish({ ...event, hall });
+          if (!more) break;
+        }
+      } catch (err) {
+        this.problem(`cannot read the cluster's events: ${errorMessage(err)}`);
+      } finally {
+        this.relaying = false;
+        if (this.relayAgain) {
+          this.relayAgain = false;
+          this.relay();
+        }
+      }
+    })();
   }
 
   /** Claims until the hall is full or nothing is claimable; one claim at a time, a wake during one runs another. */

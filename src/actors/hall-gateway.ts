@@ -65,7 +65,7 @@ export class HallGateway {
     try {
       const { depth } = await shared.submit(entry);
       const binding = entry.binding !== undefined ? { binding: entry.binding } : {};
-      this.publish({ type: 'raider.queued', slot: entry.name, ...binding, queue_depth: depth, mission_id: entry.id, hall: shared.hallId });
+      this.publish({ type: 'raider.queued', slot: entry.name, ...binding, queue_depth: depth, mission_id: entry.id });
       return { queued: 1, slot: entry.name, ...binding, queue_depth: depth, mission_id: entry.id };
     } catch (err) {
       return { error: `mission not accepted: the cluster's queue cannot record it: ${errorMessage(err)}` };

@@ -153,7 +153,8 @@ async function startLocked(
     onEvent?.(envelope);
   };
   const gateway = new HallGateway(actor, store, publish);
-  const cluster = store.shared ? new ClusterWorker(actor, store.shared, store, config.max_running, log) : null;
+  const cluster = store.shared ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log) : null;
+  if (store.shared) bus.nameHall(store.shared.hallId);
   const queries = new HallQueries(paths, registry, store);
   const commands = hallCommands(gateway, queries);
   const runCommand = commandService(commands);

@@ -15,6 +15,10 @@ export const EnvelopeFields = z.object({
   seq: z.number().int().describe('1, 2, 3 ... per hall process: a gap means a subscriber missed events.'),
   time: z.number().describe('When, in epoch seconds with the milliseconds.'),
   ts: z.number().int().describe('When, in whole epoch seconds.'),
+  hall: z
+    .string()
+    .optional()
+    .describe('In a shared cluster: the hall the event happened on (its `hall_id`); every hall relays the events of the others.'),
 });
 
 const id = z.string().describe('The run id.');
@@ -59,10 +63,6 @@ export const RaiderQueued = event(
     binding: binding.optional(),
     queue_depth: z.number().int().describe('Missions waiting in that queue, this one included.'),
     mission_id: missionId,
-    hall: z
-      .string()
-      .optional()
-      .describe('In a shared cluster: the hall that accepted the mission (any hall of the cluster with room may run it).'),
   },
   'A mission waits in its slot queue (or its binding queue, with `binding`).',
 );

@@ -93,6 +93,9 @@ describe('several halls on one shared cluster', () => {
     const record = path.join(tempRoot(), 'record.txt');
     fs.writeFileSync(record, '');
     const three = await Promise.all(['h1', 'h2', 'h3'].map((id) => startHallOn(url, id, record)));
+    const [h1] = three;
+    if (!h1) throw new Error('no hall');
+    const h1Events = await tap(h1);
 
     const submitted: Array<{ label: string; reply: Json }> = [];
     const submit = async (i: number, payload: Json, label: string) => {
@@ -126,6 +129,17 @@ describe('several halls on one shared cluster', () => {
       const most = Math.max(...mine.map((a) => mine.filter((b) => b.start <= a.start && a.start < b.end).length));
       expect(most).toBeLessThanOrEqual(2);
     }
+    // The subscribers of one hall see the cluster's events, each naming its hall.
+    const ids = submitted.map((x) => x.reply.mission_id);
+    await eventually(
+      () => expect(new Set(h1Events.all.filter((e) => e.type === 'raider.done').map((e) => e.mission_id))).toEqual(new Set(ids)),
+      10_000,
+    );
+    const dones = h1Events.all.filter((e) => e.type === 'raider.done');
+    expect(dones).toHaveLength(18);
+    expect(new Set(dones.map((e) => e.hall)).size).toBe(roots.size);
+    for (const e of dones) expect(['h1', 'h2', 'h3']).toContain(e.hall);
+    expect(h1Events.all.filter((e) => e.type === 'raider.queued').every((e) => typeof e.hall === 'string')).toBe(true);
   });
 
   it('takes over a hall killed with kill -9 within lease + 1 s: its run ends failed naming it, once; what waited runs on another hall', async () => {
@@ -183,7 +197,8 @@ describe('several halls on one shared cluster', () => {
     // Back, it stops the raider the cluster took from it, and says nothing more of it.
     await eventually(async () => expect((await request(a.socket, { cmd: 'ps' })).raiders).toEqual([]), 10_000);
     await eventually(() => expect(() => process.kill(spawned.pid, 0)).toThrow(), 5_000);
-    expect(aEvents.all.filter((e) => e.type === 'raider.done')).toEqual([]);
+    // Hall a says nothing of the run; what its subscribers see of it is hall b's report, relayed.
+    expect(aEvents.all.filter((e) => e.type === 'raider.done' && e.hall === 'hall-a')).toEqual([]);
     // And it serves the cluster again.
     const after = await request(a.socket, { cmd: 'spawn', name: '1bjorn', mission: 'span again 10' });
     expect(after).toMatchObject({ queued: 1 });

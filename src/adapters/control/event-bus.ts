@@ -73,10 +73,18 @@ export class EventBus {
     for (const watch of this.watchers) watch(subscriber, false);
   }
 
+  /** In a shared cluster every event names its hall: this one's, unless it came from another. */
+  private hall: string | null = null;
+
+  nameHall(hall: string): void {
+    this.hall = hall;
+  }
+
   publish(event: BusEvent): Envelope {
     const ms = this.now();
     const time = ms / 1000;
-    const envelope: Envelope = { ...event, version: ENVELOPE_VERSION, seq: ++this.seq, time, ts: Math.floor(time) };
+    const hall = this.hall !== null && event.hall === undefined ? { hall: this.hall } : {};
+    const envelope: Envelope = { ...event, ...hall, version: ENVELOPE_VERSION, seq: ++this.seq, time, ts: Math.floor(time) };
     const line = `${stringify(envelope)}\n`;
     // A copy: a subscriber added while delivering gets the next event, not this one.
     for (const sub of [...this.subscribers]) {

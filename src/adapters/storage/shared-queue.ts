@@ -5,6 +5,7 @@
  * PostgreSQL store offers it, with `cluster_mode: shared`.
  */
 import type { Mission } from '../../domain/mission.js';
+import type { BusEvent } from '../../machines/hall-effects.js';
 import type { LedgerRun } from './durable-state.js';
 
 /** A mission this hall claimed, with the session its binding continues in the cluster. */
@@ -20,6 +21,13 @@ export interface LostRun {
   hall: string;
 }
 
+/** An event of another hall, as the cluster's events table holds it. */
+export interface ClusterEvent {
+  id: number;
+  hall: string;
+  event: BusEvent;
+}
+
 export interface SharedQueue {
   readonly hallId: string;
   /** Records a mission as waiting for any hall (committed when this resolves); `depth`: its place in its queue. */
@@ -30,7 +38,13 @@ export interface SharedQueue {
   rescue(): Promise<LostRun[]>;
   /** Which of these runs the cluster still holds as this hall's. */
   stillHeld(runIds: readonly string[]): Promise<Set<string>>;
-  /** Called when another hall may have freed a slot or binding, or queued a mission. */
+  /** Writes this hall's events for the other halls to relay. */
+  shareEvents(events: readonly BusEvent[]): Promise<void>;
+  /** The other halls' events after `afterId` (null: none yet, only the id to start after), oldest first. */
+  eventsSince(afterId: number | null): Promise<{ last: number; events: ClusterEvent[] }>;
+  /** Drops the events every hall has had time to relay. */
+  pruneEvents(): Promise<void>;
+  /** Called when another hall may have freed a slot or binding, queued a mission or written events. */
   onDoorbell(listener: () => void): void;
   /** Called when this hall finds it was taken for lost (its lease had expired) and replaced. */
   onReplaced(listener: () => void): void;

@@ -10,11 +10,16 @@
 import pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
-import type { ClaimedMission, LostRun, SharedQueue } from '../shared-queue.js';
+import type { BusEvent } from '../../../machines/hall-effects.js';
+import type { ClaimedMission, ClusterEvent, LostRun, SharedQueue } from '../shared-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import { missionKeys } from './op-statements.js';
 
 const LISTEN_RETRY_MS = 1_000;
+/** Events older than this leave the table (a hall relays what came since it started, read every half second). */
+const EVENTS_KEEP = '10 minutes';
+/** At most this many events per read: a hall that fell behind catches up over a few reads. */
+const EVENTS_PAGE = 500;
 
 /** Only the head of a serial slot and of a binding, with no run of either alive, may be claimed. */
 const CLAIM = `WITH picked AS (
@@ -46,6 +51,7 @@ const DEPTH = `SELECT count(*)::integer AS depth FROM raider_hall_missions e
 JOIN raider_hall_missions me ON me.cluster = e.cluster AND me.id = $2
 WHERE e.cluster = $1 AND e.seq <= me.seq AND (e.id = $2 OR e.serial_slot = $3 OR e.binding = $4)`;
 
+const eventRow = z.object({ id: z.union([z.string(), z.number()]), hall: z.string(), event: z.looseObject({ type: z.string() }) });
 const claimRow = z.object({ seq: z.union([z.string(), z.number()]), entry: z.unknown(), session: z.string().nullable() });
 const lostRow = z.object({ hall: z.string(), record: z.unknown() });
 
@@ -155,6 +161,43 @@ export class PostgresSharedQueue implements SharedQueue {
       db.release(true);
       throw err;
     }
+  }
+
+  async shareEvents(events: readonly BusEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.pool.query(
+      `WITH written AS (
+         INSERT INTO raider_hall_events (cluster, hall, event) SELECT $1, $2, e FROM unnest($3::jsonb[]) AS e RETURNING 1)
+       SELECT pg_notify($4, '') FROM (SELECT 1 FROM written LIMIT 1) AS any_written`,
+      [this.cluster, this.hallId, events.map((e) => JSON.stringify(e)), PostgresSharedQueue.channel(this.cluster)],
+    );
+  }
+
+  async eventsSince(afterId: number | null): Promise<{ last: number; events: ClusterEvent[] }> {
+    if (afterId === null) {
+      const last = await this.pool.query<{ last: string | null }>(
+        'SELECT max(id)::text AS last FROM raider_hall_events WHERE cluster = $1',
+        [this.cluster],
+      );
+      return { last: Number(last.rows[0]?.last ?? 0), events: [] };
+    }
+    const result = await this.pool.query(
+      'SELECT id, hall, event FROM raider_hall_events WHERE cluster = $1 AND id > $2 ORDER BY id LIMIT $3',
+      [this.cluster, afterId, EVENTS_PAGE],
+    );
+    let last = afterId;
+    const events: ClusterEvent[] = [];
+    for (const raw of result.rows) {
+      const row = eventRow.parse(raw);
+      last = Math.max(last, Number(row.id));
+      if (row.hall !== this.hallId) events.push({ id: Number(row.id), hall: row.hall, event: row.event });
+    }
+    return { last, events };
+  }
+
+  /** Drops the events every hall has had time to relay. */
+  async pruneEvents(): Promise<void> {
+    await this.pool.query(`DELETE FROM raider_hall_events WHERE cluster = $1 AND at < now() - interval '${EVENTS_KEEP}'`, [this.cluster]);
   }
 
   async stillHeld(runIds: readonly string[]): Promise<Set<string>> {

@@ -18,3 +18,16 @@ CREATE INDEX raider_hall_missions_binding ON raider_hall_missions (cluster, bind
 CREATE INDEX raider_hall_missions_claims ON raider_hall_missions (cluster, hall) WHERE state = 'claimed';
 CREATE INDEX raider_hall_runs_slot ON raider_hall_runs (cluster, slot);
 CREATE INDEX raider_hall_runs_binding ON raider_hall_runs (cluster, binding) WHERE binding IS NOT NULL;
+
+-- The cluster's events: each hall writes the events of its bus here and
+-- relays those of the others (NOTIFY is the doorbell; the table is the
+-- truth, read from the last id seen). Pruned after a while.
+CREATE TABLE raider_hall_events (
+  cluster text        NOT NULL,
+  id      bigserial,
+  hall    text        NOT NULL,
+  event   jsonb       NOT NULL,
+  at      timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (cluster, id)
+);
+CREATE INDEX raider_hall_events_at ON raider_hall_events (at);
