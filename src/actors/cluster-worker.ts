@@ -37,6 +37,7 @@ export class ClusterWorker {
   private relaying = false;
   private relayAgain = false;
   private pruneTimer: NodeJS.Timeout | null = null;
+  private signalCount = 0;
 
   constructor(
     private readonly actor: Actor<typeof hallMachine>,
@@ -64,6 +65,7 @@ export class ClusterWorker {
     this.queue.onDoorbell(() => {
       this.wake();
       this.relay();
+      void this.takeSignals();
     });
     this.queue.onReplaced(() => void this.stopReplacedRuns());
     // A run's end leaves room here, and (once its end commits) frees its slot and binding: the doorbell rings then.
@@ -74,6 +76,7 @@ export class ClusterWorker {
       void this.rescue();
       this.wake();
       this.relay();
+      void this.takeSignals();
     }, POLL_MS);
     this.timer.unref();
     this.wake();
@@ -162,8 +165,8 @@ export class ClusterWorker {
         this.problem(`cannot claim missions from the cluster: ${errorMessage(err)}`);
         return;
       }
-      for (const { entry, session } of claimed) {
-        this.actor.send({ type: 'cluster.claimed', entry, at: Date.now(), ...(session !== undefined ? { session } : {}) });
+      for (const { entry, session, runId, at } of claimed) {
+        this.actor.send({ type: 'cluster.claimed', entry, runId, at, ...(session !== undefined ? { session } : {}) });
       }
       if (claimed.length < room) return;
     }
@@ -181,6 +184,23 @@ export class ClusterWorker {
     if (lost.length === 0) return;
     this.actor.send({ type: 'cluster.runsLost', runs: lost.map(lostRunEnded) });
     this.wake();
+  }
+
+  /** Cancels and kills sent to other halls for this hall's runs: carried out here, where the raider runs. */
+  private async takeSignals(): Promise<void> {
+    if (this.stopped) return;
+    let signals: Awaited<ReturnType<SharedQueue['takeSignals']>>;
+    try {
+      signals = await this.queue.takeSignals();
+    } catch (err) {
+      this.problem(`cannot read the cancels sent from other halls: ${errorMessage(err)}`);
+      return;
+    }
+    for (const { runId, signal } of signals) {
+      // The reply goes nowhere: the hall that was asked already answered its client.
+      const reqId = `cluster-signal-${++this.signalCount}`;
+      this.actor.send(signal === 'kill' ? { type: 'cmd.kill', reqId, id: runId } : { type: 'cmd.cancel', reqId, id: runId });
+    }
   }
 
   /** This hall had been taken for lost: the runs the cluster reported for it are stopped here, silently. */

@@ -8,10 +8,18 @@ import type { HallQueries } from '../adapters/control/queries.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import type { CommandHandlers } from '../protocol/command-service.js';
 import type { HallAdapter } from '../ports/hall-services.js';
+import type { SharedQueue } from '../adapters/storage/shared-queue.js';
+import type { BusEvent } from '../machines/hall-effects.js';
+import type { ReplyTo } from '../protocol/replies.js';
 import type { HallGateway } from './hall-gateway.js';
 
-export function hallCommands(gateway: HallGateway, queries: HallQueries): CommandHandlers {
-  return {
+export function hallCommands(
+  gateway: HallGateway,
+  queries: HallQueries,
+  shared?: SharedQueue,
+  publish?: (event: BusEvent) => void,
+): CommandHandlers {
+  const commands: CommandHandlers = {
     spawn: (p) =>
       gateway.request({
         type: 'cmd.spawn',
@@ -31,6 +39,56 @@ export function hallCommands(gateway: HallGateway, queries: HallQueries): Comman
     cancel: (p) => gateway.request({ type: 'cmd.cancel', id: p.id }),
     session_reset: (p) => gateway.request({ type: 'cmd.sessionReset', binding: p.binding }),
     telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
+  };
+  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared, publish ?? (() => undefined)));
+  return commands;
+}
+
+/**
+ * In a shared cluster `ps` lists the runs of every hall (each naming its
+ * hall), and `cancel` and `kill` reach a run on another hall through the
+ * database: the hall that runs it signals it on its own host.
+ */
+function clusterCommands(local: CommandHandlers, shared: SharedQueue, publish: (event: BusEvent) => void): Partial<CommandHandlers> {
+  const cancelElsewhere = async (id: string): Promise<ReplyTo<'cancel'>> => {
+    const remote = await shared.signal(id, 'cancel');
+    if (remote.kind === 'run') return { cancelled: 1, id };
+    if (remote.kind === 'unknown') return { error: 'raider not found' };
+    const { entry } = remote;
+    const binding = entry.binding !== undefined ? { binding: entry.binding } : {};
+    publish({ type: 'raider.dropped', mission_id: entry.id, slot: entry.name, ...binding, reason: 'cancelled' });
+    return { dropped: 1, mission_id: entry.id, slot: entry.name, ...binding };
+  };
+  const killElsewhere = async (id: string): Promise<ReplyTo<'kill'>> =>
+    (await shared.signal(id, 'kill')).kind === 'run' ? { killed: 1, id } : { error: 'raider not found' };
+  return {
+    ps: async () => {
+      const mine = await local.ps({ cmd: 'ps' });
+      if ('error' in mine) return mine;
+      const own = mine.raiders.map((r) => ({ ...r, hall: shared.hallId }));
+      const others = (await shared.remoteRuns()).map(({ hall, run }) => ({
+        slot: run.slot,
+        pid: run.pid ?? 0,
+        base_name: run.base_name,
+        mission: run.entry.mission,
+        id: run.id,
+        ...(run.session !== undefined ? { session: run.session } : {}),
+        ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
+        hall,
+      }));
+      const raiders = [...own, ...others].sort((a, b) =>
+        a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+      );
+      return { raiders };
+    },
+    cancel: async (p) => {
+      const answer = await local.cancel(p);
+      return 'error' in answer && answer.error === 'raider not found' ? cancelElsewhere(p.id) : answer;
+    },
+    kill: async (p) => {
+      const answer = await local.kill(p);
+      return 'error' in answer && answer.error === 'raider not found' ? killElsewhere(p.id) : answer;
+    },
   };
 }
 

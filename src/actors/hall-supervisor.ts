@@ -156,7 +156,7 @@ async function startLocked(
   const cluster = store.shared ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log) : null;
   if (store.shared) bus.nameHall(store.shared.hallId);
   const queries = new HallQueries(paths, registry, store);
-  const commands = hallCommands(gateway, queries);
+  const commands = hallCommands(gateway, queries, store.shared, publish);
   const runCommand = commandService(commands);
   const adapters: HallAdapter[] = [];
   for (const factory of options.adapters ?? []) {

@@ -75,6 +75,8 @@ export interface HallContext extends HallInput {
   roomQueue: RoomWait[];
   /** Runs whose end another hall of the cluster reported: their end here says nothing more. */
   silenced: Record<string, true>;
+  /** Run ids the cluster reserved for claimed missions (by mission id), unique across its halls. */
+  reservedRunIds: Record<string, string>;
 }
 
 export interface SpawnCommand {
@@ -108,7 +110,7 @@ export type HallEvent =
    * A shared cluster's database gave this hall a mission to run (it claimed
    * it), with the session its binding continues there.
    */
-  | { type: 'cluster.claimed'; entry: Mission; session?: string; at: number }
+  | { type: 'cluster.claimed'; entry: Mission; session?: string; runId: string; at: number }
   /** Runs of a lost hall this hall took over: each is reported ended, once. */
   | { type: 'cluster.runsLost'; runs: EndedRun[] }
   /** This hall was taken for lost and replaced: these runs of it were reported by another hall; stop them, silently. */
@@ -277,11 +279,13 @@ function routeMission(enqueue: HallEnqueue, params: { entry: Mission; at: number
     ({ context: c }) => slotRefOf(c, slot),
     ({ context: c }) => {
       const session = binding !== undefined ? own(c.sessions, binding) : undefined;
+      const runId = own(c.reservedRunIds, entry.id);
       return {
         type: 'slot.submit' as const,
         entry,
         at: params.at,
         ...(session !== undefined ? { session } : {}),
+        ...(runId !== undefined ? { runId } : {}),
         ...reqId,
         ...(params.queued ? { queued: true } : {}),
       };
@@ -297,12 +301,14 @@ function passMission(
 ): void {
   const { slot } = slotOf(params.entry.name);
   const session = own(context.sessions, params.binding);
+  const runId = own(context.reservedRunIds, params.entry.id);
   enqueue({ type: 'ensureSlot', params: { name: params.entry.name } });
   enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
     type: 'slot.submit',
     entry: params.entry,
     at: params.at,
     ...(session !== undefined ? { session } : {}),
+    ...(runId !== undefined ? { runId } : {}),
     ...(params.reqId !== undefined ? { reqId: params.reqId } : {}),
     ...(params.waited ? { queued: true } : {}),
   });
@@ -423,7 +429,7 @@ export const hallMachine = hallSetup
         if (binding !== undefined && event.session !== undefined && own(context.sessions, binding) !== event.session) {
           enqueue.assign({ sessions: { ...context.sessions, [binding]: event.session } });
         }
-        enqueue.assign({ tickets: context.tickets + 1 });
+        enqueue.assign({ tickets: context.tickets + 1, reservedRunIds: { ...context.reservedRunIds, [event.entry.id]: event.runId } });
         routeMission(enqueue, { entry: event.entry, at: event.at, queued: true });
       }),
 
@@ -494,6 +500,10 @@ export const hallMachine = hallSetup
         if (event.type !== 'slot.runCreated') return;
         const explicit = explicitBinding(event.entry);
         enqueue.assign({ liveRuns: context.liveRuns + 1 });
+        if (own(context.reservedRunIds, event.entry.id) !== undefined) {
+          const { [event.entry.id]: _, ...reservedRunIds } = context.reservedRunIds;
+          enqueue.assign({ reservedRunIds });
+        }
         const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.started', runId: event.runId });
       }),
@@ -819,7 +829,16 @@ export const hallMachine = hallSetup
   })
   .createMachine({
     id: 'hall',
-    context: ({ input }) => ({ ...input, slots: {}, bindings: {}, liveRuns: 0, tickets: 0, roomQueue: [], silenced: {} }),
+    context: ({ input }) => ({
+      ...input,
+      slots: {},
+      bindings: {},
+      liveRuns: 0,
+      tickets: 0,
+      roomQueue: [],
+      silenced: {},
+      reservedRunIds: {},
+    }),
     initial: 'booting',
     on: {
       // Reports from the actor tree are handled in every state: nothing a run says is lost.

@@ -11,7 +11,7 @@ import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { DoneActorEvent } from 'xstate';
 import { splitQueue, type Mission } from '../domain/mission.js';
 import { effectiveBinding } from '../domain/names.js';
-import { nextRunId, type RunIdCursor } from '../domain/run-id.js';
+import { laterCursor, nextRunId, parseRunId, type RunIdCursor } from '../domain/run-id.js';
 import { runMachine, type RunInput, type RunOutput, type RunSpawnedReport } from './run.machine.js';
 import { runHostLogic, type RunHostCommand } from './run-host.js';
 
@@ -51,7 +51,7 @@ export interface SlotContext extends SlotInput {
 
 export type SlotEvent =
   /** `queued`: the mission had already waited (in its binding's queue). */
-  | { type: 'slot.submit'; entry: Mission; at: number; reqId?: string; session?: string; queued?: boolean }
+  | { type: 'slot.submit'; entry: Mission; at: number; reqId?: string; session?: string; queued?: boolean; runId?: string }
   | { type: 'slot.drain'; at: number }
   | { type: 'slot.offerAccepted'; missionId: string; at: number; session?: string }
   | { type: 'slot.offerDeclined'; missionId: string; at: number }
@@ -76,6 +76,8 @@ export type SlotReport =
 interface StartRequest {
   entry: Mission;
   at: number;
+  /** An id reserved for the run elsewhere (a shared cluster); else the slot makes the next one. */
+  runId?: string;
   session?: string;
   reqId?: string;
   queued: boolean;
@@ -95,6 +97,7 @@ function submitted({ event }: { event: Extract<SlotEvent, { type: 'slot.submit' 
     at: event.at,
     ...(event.session !== undefined ? { session: event.session } : {}),
     ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+    ...(event.runId !== undefined ? { runId: event.runId } : {}),
     queued: event.queued === true,
   };
 }
@@ -112,7 +115,7 @@ export const slotMachine = setup({
   },
   actions: {
     startRun: enqueueActions(({ context, enqueue }, req: StartRequest) => {
-      const { id, cursor } = nextRunId(context.slot, req.at, context.lastRunId);
+      const { id, cursor } = startId(context, req);
       const binding = effectiveBinding(context.slot, req.entry.binding);
       enqueue.assign({ lastRunId: cursor, active: [...context.active, id], now: req.at });
       const input: RunInput = {
@@ -296,6 +299,13 @@ export const slotMachine = setup({
     },
   },
 });
+
+/** The run's id: the one reserved for it, or the slot's next; the cursor never goes back. */
+function startId(context: SlotContext, req: StartRequest): { id: string; cursor: RunIdCursor } {
+  const reserved = req.runId !== undefined ? parseRunId(req.runId) : null;
+  if (req.runId === undefined || reserved === null) return nextRunId(context.slot, req.at, context.lastRunId);
+  return { id: req.runId, cursor: laterCursor(context.lastRunId, reserved.cursor) };
+}
 
 function runIdOf(actorId: string): string {
   return actorId.startsWith('run:') ? actorId.slice(4) : actorId;

@@ -59,6 +59,7 @@ export const PsReply = z
           ...liveRun,
           base_name: z.string().describe('The `raiders:` entry the run uses: its name without a leading number.'),
           mission: z.string().describe('The mission text.'),
+          hall: z.string().optional().describe('In a shared cluster: the hall that runs it (`ps` lists the runs of every hall).'),
         }),
       )
       .describe('Sorted by slot, then id.'),

@@ -204,4 +204,36 @@ describe('several halls on one shared cluster', () => {
     expect(after).toMatchObject({ queued: 1 });
     await eventually(() => expect(spans(record).map((s) => s.label)).toEqual(['again']), 10_000);
   });
+
+  it('ps on any hall lists the runs of every hall; cancel from any hall reaches a run on another, or drops a waiting mission', async () => {
+    const url = await server.freshDatabase();
+    const dir = tempRoot();
+    const record = path.join(dir, 'record.txt');
+    const release = path.join(dir, 'release');
+    fs.writeFileSync(record, '');
+    const [a, b] = await Promise.all([startHallOn(url, 'hall-a', record, 1), startHallOn(url, 'hall-b', record, 1)]);
+    if (!a || !b) throw new Error('no halls');
+    const aEvents = await tap(a);
+    for (let i = 0; i < 2; i++) await request(a.socket, { cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
+    const waiting = await request(b.socket, { cmd: 'spawn', name: 'bjorn', mission: 'answer never' });
+    const running = await eventually(async () => {
+      const ps = await request(b.socket, { cmd: 'ps' });
+      expect(ps.raiders.map((r: Json) => r.hall).sort()).toEqual(['hall-a', 'hall-b']);
+      return ps.raiders as Json[];
+    }, 15_000);
+    expect((await request(a.socket, { cmd: 'ps' })).raiders).toEqual(running);
+
+    expect(await request(b.socket, { cmd: 'cancel', id: waiting.mission_id })).toEqual({
+      dropped: 1,
+      mission_id: waiting.mission_id,
+      slot: 'bjorn',
+    });
+    const onB = running.find((r) => r.hall === 'hall-b');
+    if (!onB) throw new Error('no run on hall-b');
+    expect(await request(a.socket, { cmd: 'cancel', id: onB.id })).toEqual({ cancelled: 1, id: onB.id });
+    const done = await aEvents.waitFor((e) => e.type === 'raider.done' && e.id === onB.id, 10_000);
+    expect(done).toMatchObject({ hall: 'hall-b', status: 'cancelled' });
+    expect(await request(a.socket, { cmd: 'kill', id: 'bjorn-nothing' })).toEqual({ error: 'raider not found' });
+    fs.writeFileSync(release, '');
+  });
 });

@@ -12,6 +12,10 @@ import type { LedgerRun } from './durable-state.js';
 export interface ClaimedMission {
   entry: Mission;
   session?: string;
+  /** The run id reserved for it, unique in the cluster (`SLOT-TIME[.N]`). */
+  runId: string;
+  /** The time the id was made from (epoch ms). */
+  at: number;
 }
 
 /** A run of a lost hall, taken over by this one: it is reported failed, once. */
@@ -27,6 +31,15 @@ export interface ClusterEvent {
   hall: string;
   event: BusEvent;
 }
+
+/** A run on another hall of the cluster, as `ps` lists it. */
+export interface RemoteRun {
+  hall: string;
+  run: LedgerRun;
+}
+
+/** What became of a cancel or kill sent for a run or mission this hall does not hold. */
+export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; entry: Mission } | { kind: 'unknown' };
 
 export interface SharedQueue {
   readonly hallId: string;
@@ -44,6 +57,12 @@ export interface SharedQueue {
   eventsSince(afterId: number | null): Promise<{ last: number; events: ClusterEvent[] }>;
   /** Drops the events every hall has had time to relay. */
   pruneEvents(): Promise<void>;
+  /** The runs with a raider on the other halls. */
+  remoteRuns(): Promise<RemoteRun[]>;
+  /** Sends a cancel or kill to the hall that runs `id`, or drops the waiting mission `id` (a cancel). */
+  signal(id: string, signal: 'cancel' | 'kill'): Promise<RemoteSignal>;
+  /** Takes the cancels and kills other halls sent for this hall's runs. */
+  takeSignals(): Promise<Array<{ runId: string; signal: 'cancel' | 'kill' }>>;
   /** Called when another hall may have freed a slot or binding, queued a mission or written events. */
   onDoorbell(listener: () => void): void;
   /** Called when this hall finds it was taken for lost (its lease had expired) and replaced. */

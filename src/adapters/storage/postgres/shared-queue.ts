@@ -11,9 +11,11 @@ import pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { BusEvent } from '../../../machines/hall-effects.js';
-import type { ClaimedMission, ClusterEvent, LostRun, SharedQueue } from '../shared-queue.js';
+import type { ClaimedMission, ClusterEvent, LostRun, RemoteRun, RemoteSignal, SharedQueue } from '../shared-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import { missionKeys } from './op-statements.js';
+import { formatRunId } from '../../../domain/run-id.js';
+import { slotOf } from '../../../domain/names.js';
 
 const LISTEN_RETRY_MS = 1_000;
 /** Events older than this leave the table (a hall relays what came since it started, read every half second). */
@@ -108,9 +110,22 @@ export class PostgresSharedQueue implements SharedQueue {
         );
         continue;
       }
-      claimed.push({ entry: entry.data, ...(row.session !== null ? { session: row.session } : {}) });
+      const at = Date.now();
+      const runId = await this.reserveRunId(slotOf(entry.data.name).slot, at);
+      claimed.push({ entry: entry.data, runId, at, ...(row.session !== null ? { session: row.session } : {}) });
     }
     return claimed;
+  }
+
+  /** The next free `SLOT-TIME[.N]` of the cluster for a run started at `at`. */
+  private async reserveRunId(slot: string, at: number): Promise<string> {
+    const sec = Math.floor(at / 1000);
+    const result = await this.pool.query<{ n: number }>(
+      `INSERT INTO raider_hall_run_ids (cluster, slot, sec, n) VALUES ($1, $2, $3, 1)
+       ON CONFLICT (cluster, slot, sec) DO UPDATE SET n = raider_hall_run_ids.n + 1 RETURNING n`,
+      [this.cluster, slot, sec],
+    );
+    return formatRunId(slot, { sec, n: result.rows[0]?.n ?? 1 });
   }
 
   async rescue(): Promise<LostRun[]> {
@@ -198,6 +213,51 @@ export class PostgresSharedQueue implements SharedQueue {
   /** Drops the events every hall has had time to relay. */
   async pruneEvents(): Promise<void> {
     await this.pool.query(`DELETE FROM raider_hall_events WHERE cluster = $1 AND at < now() - interval '${EVENTS_KEEP}'`, [this.cluster]);
+    await this.pool.query('DELETE FROM raider_hall_run_ids WHERE cluster = $1 AND sec < $2', [
+      this.cluster,
+      Math.floor(Date.now() / 1000) - 86_400,
+    ]);
+  }
+
+  async remoteRuns(): Promise<RemoteRun[]> {
+    const result = await this.pool.query(
+      'SELECT hall, record FROM raider_hall_runs WHERE cluster = $1 AND hall <> $2 AND pid IS NOT NULL',
+      [this.cluster, this.hallId],
+    );
+    return result.rows.flatMap((raw) => {
+      const row = lostRow.parse(raw);
+      const run = ledgerRunSchema.safeParse(row.record);
+      return run.success ? [{ hall: row.hall, run: run.data }] : [];
+    });
+  }
+
+  async signal(id: string, signal: 'cancel' | 'kill'): Promise<RemoteSignal> {
+    const channel = PostgresSharedQueue.channel(this.cluster);
+    const sent = await this.pool.query<{ hall: string }>(
+      `WITH owner AS (SELECT hall FROM raider_hall_runs WHERE cluster = $1 AND id = $2),
+         sent AS (INSERT INTO raider_hall_signals (cluster, hall, run_id, signal) SELECT $1, hall, $2, $3 FROM owner RETURNING hall)
+       SELECT hall, pg_notify($4, '') FROM sent`,
+      [this.cluster, id, signal, channel],
+    );
+    const hall = sent.rows[0]?.hall;
+    if (hall !== undefined) return { kind: 'run', hall };
+    if (signal === 'kill') return { kind: 'unknown' };
+    // A waiting mission, by its id: dropped from the cluster's queue unless a hall already claimed it.
+    const dropped = await this.pool.query(
+      `WITH gone AS (DELETE FROM raider_hall_missions WHERE cluster = $1 AND id = $2 AND state = 'waiting' RETURNING entry)
+       SELECT entry, pg_notify($3, '') FROM gone`,
+      [this.cluster, id, channel],
+    );
+    const entry = missionSchema.safeParse(dropped.rows[0]?.entry);
+    return entry.success ? { kind: 'dropped', entry: entry.data } : { kind: 'unknown' };
+  }
+
+  async takeSignals(): Promise<Array<{ runId: string; signal: 'cancel' | 'kill' }>> {
+    const taken = await this.pool.query<{ run_id: string; signal: string }>(
+      'DELETE FROM raider_hall_signals WHERE cluster = $1 AND hall = $2 RETURNING run_id, signal, id',
+      [this.cluster, this.hallId],
+    );
+    return taken.rows.map((r) => ({ runId: r.run_id, signal: r.signal === 'kill' ? 'kill' : 'cancel' }));
   }
 
   async stillHeld(runIds: readonly string[]): Promise<Set<string>> {

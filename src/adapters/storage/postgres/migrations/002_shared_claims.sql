@@ -31,3 +31,28 @@ CREATE TABLE raider_hall_events (
   PRIMARY KEY (cluster, id)
 );
 CREATE INDEX raider_hall_events_at ON raider_hall_events (at);
+
+-- A cancel or kill sent to one hall for a run on another: the owning hall
+-- takes its rows (on the doorbell, or its next poll) and signals the raider
+-- on its own host, escalating there as for any cancel.
+CREATE TABLE raider_hall_signals (
+  cluster text        NOT NULL,
+  id      bigserial,
+  hall    text        NOT NULL,
+  run_id  text        NOT NULL,
+  signal  text        NOT NULL CHECK (signal IN ('cancel', 'kill')),
+  at      timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (cluster, id)
+);
+CREATE INDEX raider_hall_signals_hall ON raider_hall_signals (cluster, hall);
+
+-- Run ids (`SLOT-TIME[.N]`) are made by each hall; in a shared cluster two
+-- halls may start runs of one plain slot in the same second. A claim reserves
+-- the run's id here, so ids stay unique across the cluster. Pruned after a day.
+CREATE TABLE raider_hall_run_ids (
+  cluster text   NOT NULL,
+  slot    text   NOT NULL,
+  sec     bigint NOT NULL,
+  n       integer NOT NULL,
+  PRIMARY KEY (cluster, slot, sec)
+);
