@@ -14,7 +14,7 @@ import type { BusEvent } from '../machines/hall-effects.js';
 import type { LostRun, SharedQueue } from '../adapters/storage/shared-queue.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
-import type { EndedRun, hallMachine } from '../machines/hall.machine.js';
+import { doneEvent, type EndedRun, type hallMachine } from '../machines/hall.machine.js';
 
 /** How often a hall looks for work and for lost halls without a doorbell (a notification can be lost). */
 const POLL_MS = 500;
@@ -119,7 +119,8 @@ export class ClusterWorker {
           const { last, events } = await this.queue.eventsSince(this.lastEvent);
           const more = this.lastEvent !== null && last > this.lastEvent && events.length > 0;
           this.lastEvent = last;
-          for (const { hall, event } of events) this.bus.publish({ ...event, hall });
+          // An event names the hall it happened on; a takeover's report names the lost hall, not its writer.
+          for (const { hall, event } of events) this.bus.publish({ hall, ...event });
           if (!more) break;
         }
       } catch (err) {
@@ -176,13 +177,14 @@ export class ClusterWorker {
     if (this.stopped) return;
     let lost: LostRun[];
     try {
-      lost = await this.queue.rescue();
+      lost = await this.queue.rescue(lostRunDone);
     } catch (err) {
       this.problem(`cannot look for lost halls: ${errorMessage(err)}`);
       return;
     }
     if (lost.length === 0) return;
-    this.actor.send({ type: 'cluster.runsLost', runs: lost.map(lostRunEnded) });
+    // The cluster has the reports; this hall's subscribers hear them here (its relay skips its own rows).
+    for (const run of lost) this.bus.publish(lostRunDone(run));
     this.wake();
   }
 
@@ -229,7 +231,12 @@ export class ClusterWorker {
 }
 
 /** A lost hall's run as this hall reports it: failed, naming the hall, never run again. */
-export function lostRunEnded({ run, hall }: LostRun): EndedRun {
+/** A lost hall's run as the cluster reports it: `raider.done`, failed, naming the hall; never run again. */
+export function lostRunDone(lost: LostRun): BusEvent {
+  return { ...doneEvent(lostRunEnded(lost)), hall: lost.hall };
+}
+
+function lostRunEnded({ run, hall }: LostRun): EndedRun {
   return {
     runId: run.id,
     slot: run.slot,

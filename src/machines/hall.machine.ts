@@ -111,8 +111,6 @@ export type HallEvent =
    * it), with the session its binding continues there.
    */
   | { type: 'cluster.claimed'; entry: Mission; session?: string; runId: string; at: number }
-  /** Runs of a lost hall this hall took over: each is reported ended, once. */
-  | { type: 'cluster.runsLost'; runs: EndedRun[] }
   /** This hall was taken for lost and replaced: these runs of it were reported by another hall; stop them, silently. */
   | { type: 'cluster.replaced'; runIds: string[] }
   | { type: 'hall.stop' }
@@ -129,7 +127,7 @@ const store = (op: StoreOp): HallEmitted => ({ type: 'store', op });
 const reply = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
 
 /** The `raider.done` event of a run (docs/protocol.md). */
-function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEvent {
+export function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEvent {
   const o = run.outcome;
   return {
     type: 'raider.done',
@@ -739,14 +737,6 @@ export const hallMachine = hallSetup
         if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { dropped: 1, binding: event.binding }));
       }),
 
-      reportLostRuns: hallSetup.enqueueActions(({ event, enqueue }) => {
-        if (event.type !== 'cluster.runsLost') return;
-        for (const run of event.runs) {
-          enqueue.emit(bus(doneEvent(run)));
-          enqueue.emit(store({ op: 'end', runId: run.runId }));
-        }
-      }),
-
       stopReplacedRuns: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
         if (event.type !== 'cluster.replaced') return;
         const silenced = { ...context.silenced };
@@ -855,7 +845,6 @@ export const hallMachine = hallSetup
       'cmd.dropQueued': { actions: 'dropQueued' },
       'cmd.bindSession': { actions: 'bindSession' },
       'cmd.unbindSession': { actions: 'unbindSession' },
-      'cluster.runsLost': { actions: 'reportLostRuns' },
       'cluster.replaced': { actions: 'stopReplacedRuns' },
     },
     states: {

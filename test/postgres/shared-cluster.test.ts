@@ -197,8 +197,9 @@ describe('several halls on one shared cluster', () => {
     // Back, it stops the raider the cluster took from it, and says nothing more of it.
     await eventually(async () => expect((await request(a.socket, { cmd: 'ps' })).raiders).toEqual([]), 10_000);
     await eventually(() => expect(() => process.kill(spawned.pid, 0)).toThrow(), 5_000);
-    // Hall a says nothing of the run; what its subscribers see of it is hall b's report, relayed.
-    expect(aEvents.all.filter((e) => e.type === 'raider.done' && e.hall === 'hall-a')).toEqual([]);
+    // Its subscribers hear of the run once: the cluster's report, relayed; hall a adds none of its own.
+    await eventually(() => expect(aEvents.all.filter((e) => e.type === 'raider.done')).toHaveLength(1), 5_000);
+    expect(aEvents.all.find((e) => e.type === 'raider.done')).toMatchObject({ id: done.id, status: 'failed', hall: 'hall-a' });
     // And it serves the cluster again.
     const after = await request(a.socket, { cmd: 'spawn', name: '1bjorn', mission: 'span again 10' });
     expect(after).toMatchObject({ queued: 1 });
@@ -232,7 +233,8 @@ describe('several halls on one shared cluster', () => {
     if (!onB) throw new Error('no run on hall-b');
     expect(await request(a.socket, { cmd: 'cancel', id: onB.id })).toEqual({ cancelled: 1, id: onB.id });
     const done = await aEvents.waitFor((e) => e.type === 'raider.done' && e.id === onB.id, 10_000);
-    expect(done).toMatchObject({ hall: 'hall-b', status: 'cancelled' });
+    // The cancel reached the raider on hall b (its status depends on what the fake raider wrote before dying).
+    expect(done).toMatchObject({ hall: 'hall-b', cancel_requested: true });
     expect(await request(a.socket, { cmd: 'kill', id: 'bjorn-nothing' })).toEqual({ error: 'raider not found' });
     fs.writeFileSync(release, '');
   });

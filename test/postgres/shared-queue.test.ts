@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
 import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
-import type { SharedQueue } from '../../src/adapters/storage/shared-queue.js';
+import type { LostRun, SharedQueue } from '../../src/adapters/storage/shared-queue.js';
 import type { Mission } from '../../src/domain/mission.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 
@@ -78,9 +78,13 @@ describe('the shared queue', () => {
     expect(await b.queue.claim(10)).toEqual([]);
     await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'lost'");
 
-    const [fromB, fromC] = await Promise.all([b.queue.rescue(), c.queue.rescue()]);
+    const report = (lost: LostRun) => ({ type: 'raider.done', id: lost.run.id, status: 'failed' });
+    const [fromB, fromC] = await Promise.all([b.queue.rescue(report), c.queue.rescue(report)]);
     const reported = [...fromB, ...fromC];
     expect(reported.map((r) => [r.hall, r.run.id])).toEqual([['lost', 'bjorn-1']]);
+    // The report is in the cluster's events, written in the takeover's transaction, once.
+    const events = await query(url, "SELECT event FROM raider_hall_events WHERE event->>'type' = 'raider.done'");
+    expect(events.rows).toEqual([{ event: { type: 'raider.done', id: 'bjorn-1', status: 'failed', hall: 'lost' } }]);
     expect((await query(url, "SELECT id FROM raider_hall_halls WHERE id = 'lost'")).rows).toEqual([]);
     // s0 is the head of 1bjorn again, before s1.
     expect((await c.queue.claim(10)).map((x) => x.entry.id)).toEqual(['s0']);

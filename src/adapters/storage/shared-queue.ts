@@ -47,8 +47,12 @@ export interface SharedQueue {
   submit(entry: Mission): Promise<{ depth: number }>;
   /** Claims up to `limit` missions that are the heads of their queues and whose slot and binding are free. */
   claim(limit: number): Promise<ClaimedMission[]>;
-  /** Takes over the halls whose lease expired: their claimed missions wait again, their runs are returned to report. */
-  rescue(): Promise<LostRun[]>;
+  /**
+   * Takes over the halls whose lease expired: their claimed missions wait
+   * again, and each of their runs is reported as `report` says, in the
+   * cluster's events, in the takeover's own transaction (so exactly once).
+   */
+  rescue(report: (lost: LostRun) => BusEvent): Promise<LostRun[]>;
   /** Which of these runs the cluster still holds as this hall's. */
   stillHeld(runIds: readonly string[]): Promise<Set<string>>;
   /** Writes this hall's events for the other halls to relay. */

@@ -128,7 +128,7 @@ export class PostgresSharedQueue implements SharedQueue {
     return formatRunId(slot, { sec, n: result.rows[0]?.n ?? 1 });
   }
 
-  async rescue(): Promise<LostRun[]> {
+  async rescue(report: (lost: LostRun) => BusEvent): Promise<LostRun[]> {
     const expired = await this.pool.query(
       'SELECT 1 FROM raider_hall_halls WHERE cluster = $1 AND id <> $2 AND lease_until < now() LIMIT 1',
       [this.cluster, this.hallId],
@@ -162,6 +162,15 @@ export class PostgresSharedQueue implements SharedQueue {
           this.warn(`a run of the lost hall ${row.hall} is not readable (${z.prettifyError(run.error)}); dropped`);
           return [];
         });
+        // The reports, naming the lost hall, are committed with the takeover or not at all; the other
+        // halls relay them from the table (written as this hall's: the lost one, back, relays them too).
+        for (const lost of runs) {
+          await db.query('INSERT INTO raider_hall_events (cluster, hall, event) VALUES ($1, $2, $3::jsonb)', [
+            this.cluster,
+            this.hallId,
+            JSON.stringify({ ...report(lost), hall: lost.hall }),
+          ]);
+        }
         await db.query('SELECT pg_notify($1, $2)', [PostgresSharedQueue.channel(this.cluster), '']);
       }
       await db.query('COMMIT');
