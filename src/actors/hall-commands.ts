@@ -25,6 +25,7 @@ export function hallCommands(gateway: HallGateway, queries: HallQueries): Comman
     status: () => queries.status(),
     attach: (p) => queries.attach(p.id),
     queue: (p) => queries.queue(p.slot),
+    queue_front: (p) => gateway.request({ type: 'cmd.queueFront', id: p.id }),
     sessions: () => queries.sessions(),
     logs: (p) => queries.logs(p.id),
     kill: (p) => gateway.request({ type: 'cmd.kill', id: p.id }),

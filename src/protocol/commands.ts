@@ -68,6 +68,13 @@ export const QueuePayload = z
   })
   .describe('What waits: every slot queue and binding queue, in the order the missions will start.');
 
+export const QueueFrontPayload = z
+  .object({
+    cmd: z.literal('queue_front'),
+    id: requiredString('queue_front requires an id').describe('The mission id (m…) of a mission that waits in a slot or binding queue.'),
+  })
+  .describe('Moves a waiting mission to the front of the queue it waits in: it starts next (after a run of that queue already starting).');
+
 export const SessionsPayload = z
   .object({ cmd: z.literal('sessions') })
   .describe('The bindings and the raider session each continues, with when its journal was last written.');
@@ -102,6 +109,7 @@ export const COMMAND_PAYLOADS = {
   kill: KillPayload,
   cancel: CancelPayload,
   queue: QueuePayload,
+  queue_front: QueueFrontPayload,
   sessions: SessionsPayload,
   session_reset: SessionResetPayload,
   telegram_reply: TelegramReplyPayload,

@@ -86,6 +86,17 @@ export const RaiderDropped = event(
   },
   'A waiting mission left its queue without a run; it will not run.',
 );
+export const RaiderMoved = event(
+  'raider.moved',
+  {
+    mission_id: missionId,
+    slot: z.string().describe('The raider name of the mission (its slot).'),
+    binding: binding.optional().describe('The binding queue it waits in, when it waits for its binding.'),
+    position: z.number().int().describe('Its place in its queue now: 1, the next to start.'),
+    from: z.number().int().describe('Its place before the move.'),
+  },
+  'An operator moved a waiting mission to the front of its queue (`queue_front`).',
+);
 export const RaiderDone = event(
   'raider.done',
   {
@@ -222,6 +233,7 @@ export const HALL_EVENTS = [
   RaiderQueued,
   RaiderRefused,
   RaiderDropped,
+  RaiderMoved,
   RaiderDone,
   SessionBound,
   SessionReset,

@@ -147,6 +147,17 @@ export const QueueReply = z
   })
   .describe('What waits.');
 
+export const QueueFrontReply = z
+  .object({
+    moved: z.literal(1),
+    mission_id: missionId,
+    slot: z.string().describe('The raider name of the mission.'),
+    binding: binding.optional().describe('The binding queue it waits in, when it waits for its binding.'),
+    position: z.literal(1).describe('Its place in its queue now: 1, the next to start.'),
+    from: z.number().int().describe('Its place before the move (1 when it was already first).'),
+  })
+  .describe('The mission is first in its queue.');
+
 export const SessionsReply = z
   .object({
     sessions: z
@@ -182,6 +193,7 @@ export const COMMAND_REPLIES = {
   kill: KillReply,
   cancel: CancelReply,
   queue: QueueReply,
+  queue_front: QueueFrontReply,
   sessions: SessionsReply,
   session_reset: SessionResetReply,
   telegram_reply: TelegramReplyReply,
@@ -201,4 +213,4 @@ export type UnboundReply = { unbound: 0 | 1; binding: string };
 export type DroppedReply = { dropped: 1; binding: string };
 
 /** Everything the hall actor answers a command with. */
-export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;
+export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'queue_front' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;

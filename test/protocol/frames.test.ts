@@ -83,6 +83,7 @@ describe('commandService', () => {
     attach: unused,
     cancel: unused,
     queue: unused,
+    queue_front: unused,
     sessions: unused,
     session_reset: unused,
     telegram_reply: unused,
