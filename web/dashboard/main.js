@@ -5,6 +5,7 @@
 import { h, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
+import { WaitingList } from './waiting.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
@@ -212,6 +213,7 @@ function RunsPage({ readOnly }) {
       <tbody>${runs.runs.map((row) => html`<${RunRow} key=${row.id} row=${row} readOnly=${readOnly} />`)}</tbody>
     </table>
     <p class="note">${runs.total} runs</p>
+    <${WaitingList} readOnly=${readOnly} live=${live} />
   </main>`;
 }
 

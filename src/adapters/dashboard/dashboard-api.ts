@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { EventRing, EventStreams } from './event-stream.js';
 import { readJsonBody, sendJson } from './http-io.js';
+import { serveQueueChange, serveQueueRead } from './dashboard-queue-api.js';
 import { runFilterSchema, type RunHistory } from './run-history.js';
 
 const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
@@ -44,6 +45,7 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
     deps.streams.serve(res, typeof last === 'string' ? last : undefined);
     return true;
   }
+  if (serveQueueRead(services, res, url)) return true;
   const page = RUN_PAGE.exec(url.pathname);
   if (page) {
     const id = decodeURIComponent(page[1] ?? '');
@@ -59,7 +61,7 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
 export async function serveApiChange(deps: DashboardApiDeps, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const { services } = deps;
   const action = RUN_ACTION.exec(url.pathname);
-  if (url.pathname !== '/api/spawn' && !action) return false;
+  if (url.pathname !== '/api/spawn' && !action) return serveQueueChange(services, req, res, url);
   const body = await readJsonBody(req);
   if (!body.ok) {
     sendJson(res, 400, { error: body.error });
