@@ -32,6 +32,9 @@ export function hallCommands(gateway: HallGateway, queries: HallQueries): Comman
     cancel: (p) => gateway.request({ type: 'cmd.cancel', id: p.id }),
     session_reset: (p) => gateway.request({ type: 'cmd.sessionReset', binding: p.binding }),
     telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
+    answer: () => ({
+      error: 'no permission question is open here: set dashboard.questions: true in .raider-hall.yml for runs no ACP client watches to ask',
+    }),
   };
 }
 

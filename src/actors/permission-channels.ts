@@ -24,6 +24,7 @@ interface OpenChannel {
 
 export class PermissionChannels implements PermissionRegistry {
   private readonly handlers = new Map<string, PermissionHandler>();
+  private fallback: PermissionHandler | null = null;
   private readonly channels = new Map<string, OpenChannel>();
 
   constructor(
@@ -39,9 +40,18 @@ export class PermissionChannels implements PermissionRegistry {
     this.handlers.delete(binding);
   }
 
+  setDefault(handler: PermissionHandler | null): void {
+    this.fallback = handler;
+  }
+
+  /** Who answers for a binding now: whoever registered for it, else the default. */
+  private handlerFor(binding: string | undefined): PermissionHandler | undefined {
+    return (binding !== undefined ? this.handlers.get(binding) : undefined) ?? this.fallback ?? undefined;
+  }
+
   /** Opens a channel for the run when someone can answer for its binding; returns its path or null. */
   async open(runId: string, binding: string | undefined): Promise<string | null> {
-    if (binding === undefined || !this.handlers.has(binding)) return null;
+    if (this.handlerFor(binding) === undefined) return null;
     await fs.promises.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const abort = new AbortController();
     const server = net.createServer((socket) => this.serve(socket, runId, binding, abort.signal));
@@ -65,7 +75,7 @@ export class PermissionChannels implements PermissionRegistry {
     for (const runId of [...this.channels.keys()]) this.close(runId);
   }
 
-  private serve(socket: net.Socket, runId: string, binding: string, runSignal: AbortSignal): void {
+  private serve(socket: net.Socket, runId: string, binding: string | undefined, runSignal: AbortSignal): void {
     const connection = new AbortController();
     const onRunEnd = () => connection.abort();
     runSignal.addEventListener('abort', onRunEnd, { once: true });
@@ -101,10 +111,10 @@ export class PermissionChannels implements PermissionRegistry {
     socket: net.Socket,
     question: PermissionQuestion,
     runId: string,
-    binding: string,
+    binding: string | undefined,
     signal: AbortSignal,
   ): Promise<void> {
-    const handler = this.handlers.get(binding);
+    const handler = this.handlerFor(binding);
     let answer: PermissionAnswer;
     if (!handler) {
       answer = refusal(question.id, 'nobody can answer for this session any more');
@@ -115,7 +125,7 @@ export class PermissionChannels implements PermissionRegistry {
           if (signal.aborted) settle();
           else signal.addEventListener('abort', settle, { once: true });
         });
-        answer = await Promise.race([handler(question, { runId, binding, signal }), moot]);
+        answer = await Promise.race([handler(question, { runId, ...(binding !== undefined ? { binding } : {}), signal }), moot]);
       } catch (err) {
         answer = refusal(question.id, `the question could not be asked: ${errorMessage(err)}`);
       }

@@ -7,7 +7,8 @@ import type { PermissionAnswer, PermissionQuestion } from '../domain/permission.
 
 export interface QuestionContext {
   runId: string;
-  binding: string;
+  /** Absent for a run of a plain slot (it continues no session). */
+  binding?: string;
   /** Aborts when the question is moot: the run ended or its channel closed. */
   signal: AbortSignal;
 }
@@ -17,4 +18,9 @@ export type PermissionHandler = (question: PermissionQuestion, context: Question
 export interface PermissionRegistry {
   register(binding: string, handler: PermissionHandler): void;
   unregister(binding: string): void;
+  /**
+   * Who answers for the runs whose binding nobody registered for (or that
+   * have none): the dashboard's questions. Null: such runs get no channel.
+   */
+  setDefault(handler: PermissionHandler | null): void;
 }

@@ -75,6 +75,19 @@ export const QueueFrontPayload = z
   })
   .describe('Moves a waiting mission to the front of the queue it waits in: it starts next (after a run of that queue already starting).');
 
+export const AnswerPayload = z
+  .object({
+    cmd: z.literal('answer'),
+    run: requiredString('answer requires a run').describe('The run id whose raider asked (as in `permission.asked`).'),
+    question: requiredString('answer requires a question').describe("The question's id within its run (as in `permission.asked`)."),
+    answer: z
+      .enum(['once', 'session', 'no'], { error: 'answer must be once, session or no' })
+      .describe('`once`: this call only; `session`: this call and the rule it names, for the rest of the run; `no`: refuse.'),
+  })
+  .describe(
+    'Answers a permission question of a run that no ACP client watches (with `dashboard.questions: true`). The first answer wins, from whichever face.',
+  );
+
 export const SessionsPayload = z
   .object({ cmd: z.literal('sessions') })
   .describe('The bindings and the raider session each continues, with when its journal was last written.');
@@ -110,6 +123,7 @@ export const COMMAND_PAYLOADS = {
   cancel: CancelPayload,
   queue: QueuePayload,
   queue_front: QueueFrontPayload,
+  answer: AnswerPayload,
   sessions: SessionsPayload,
   session_reset: SessionResetPayload,
   telegram_reply: TelegramReplyPayload,

@@ -196,6 +196,38 @@ export const AcpStarted = event(
   'The ACP face listens on TCP.',
 );
 
+const question = z.string().describe("The question's id within its run.");
+export const PermissionAsked = event(
+  'permission.asked',
+  {
+    id,
+    question,
+    title: z.string().describe('What the raider wants to do, in words.'),
+    tool: z.string().describe('The tool.'),
+    kind: z.string().describe('read, edit, delete, move, search, execute, think, fetch or other.'),
+    input: z.record(z.string(), z.unknown()).describe("The tool call's input."),
+    reason: z.string().describe('Why the raider asks.'),
+    rule: z.string().optional().describe('The rule a `session` answer allows for the rest of the run.'),
+    deadline: z.number().describe('Epoch ms: with no answer by then, the answer is `no`.'),
+  },
+  'A raider that no ACP client watches asks a permission question (`dashboard.questions: true`); `answer` answers it.',
+);
+export const PermissionAnswered = event(
+  'permission.answered',
+  {
+    id,
+    question,
+    answer: z.enum(['once', 'session', 'no']).describe('What the raider was told.'),
+    reason: z.string().describe('Why, in words.'),
+    by: z
+      .enum(['dashboard', 'socket', 'timeout', 'hall'])
+      .describe(
+        'Who answered: the dashboard, the socket (`answer`), no answer within permission_timeout, or the hall (the run ended first).',
+      ),
+  },
+  'A permission question got its answer; later answers are refused as already answered.',
+);
+
 const inspectedActor = {
   id: z.string().describe('The actor id.'),
   parent: z.string().nullable().describe('Its parent actor.'),
@@ -252,6 +284,8 @@ export const BUS_EVENTS = [
   TelegramSendError,
   TelegramConfigWarning,
   AcpStarted,
+  PermissionAsked,
+  PermissionAnswered,
   InspectSnapshot,
   InspectActor,
   InspectState,

@@ -158,6 +158,15 @@ export const QueueFrontReply = z
   })
   .describe('The mission is first in its queue.');
 
+export const AnswerReply = z
+  .object({
+    answered: z.literal(1),
+    run: z.string().describe('The run id.'),
+    question: z.string().describe("The question's id."),
+    answer: z.enum(['once', 'session', 'no']).describe('The answer the raider gets.'),
+  })
+  .describe('The raider has its answer; any later answer to the question is refused as already answered.');
+
 export const SessionsReply = z
   .object({
     sessions: z
@@ -194,6 +203,7 @@ export const COMMAND_REPLIES = {
   cancel: CancelReply,
   queue: QueueReply,
   queue_front: QueueFrontReply,
+  answer: AnswerReply,
   sessions: SessionsReply,
   session_reset: SessionResetReply,
   telegram_reply: TelegramReplyReply,

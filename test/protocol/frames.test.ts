@@ -84,6 +84,7 @@ describe('commandService', () => {
     cancel: unused,
     queue: unused,
     queue_front: unused,
+    answer: unused,
     sessions: unused,
     session_reset: unused,
     telegram_reply: unused,
