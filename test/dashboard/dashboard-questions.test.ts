@@ -8,7 +8,7 @@
  * without the key.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Json, TestHall } from '../support/test-hall.js';
+import { runCli, type Json, type TestHall } from '../support/test-hall.js';
 import { bearer, httpRequest, json, startBoardHall, type Board } from './dashboard-support.js';
 
 const halls: TestHall[] = [];
@@ -59,12 +59,14 @@ describe('dashboard.questions: true', () => {
     expect(tap.all.some((e) => e.type === 'dashboard.answer' && e.source === 'dashboard' && e.question === 'q1')).toBe(true);
 
     await tap.waitFor((e) => e.type === 'permission.asked' && e.question === 'q2');
-    expect(await hall.request({ cmd: 'answer', run: run.id, question: 'q2', answer: 'no' })).toEqual({
-      answered: 1,
-      run: run.id,
-      question: 'q2',
-      answer: 'no',
-    });
+    // The CLI is the socket's answer.
+    const cli = await runCli(['hall', 'answer', hall.root, run.id, 'q2', 'no']);
+    expect(cli.stdout).toBe(`Answered no to question q2 of ${run.id}.\n`);
+    expect(cli.code).toBe(0);
+    const cliLate = await runCli(['hall', 'answer', hall.root, run.id, 'q2', 'once']);
+    expect(cliLate.code).toBe(1);
+    expect(cliLate.stderr).toMatch(/already answered \(no, from the socket\)/);
+    expect((await runCli(['hall', 'answer', hall.root, run.id, 'q2', 'always'])).code).toBe(2);
     const again = await post(board, `/api/questions/${encodeURIComponent(`${run.id}:q2`)}/answer`, { answer: 'once' });
     expect(again.status).toBe(409);
     expect(again.error).toMatch(/already answered \(no, from the socket\)/);
