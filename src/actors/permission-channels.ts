@@ -9,10 +9,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import stringify from 'safe-stable-stringify';
-import { parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
+import { type AnsweredElsewhere, parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
 import { onLines } from '../adapters/os/unix-socket.js';
 import { listenUnix, type UnixListener } from '../adapters/os/socket-path.js';
-import type { PermissionHandler, PermissionRegistry } from '../ports/permission-registry.js';
+import type { FaceAnswer, PermissionHandler, PermissionRegistry, QuestionContext } from '../ports/permission-registry.js';
 import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 import { errorMessage } from '../domain/error-message.js';
 
@@ -115,6 +115,7 @@ export class PermissionChannels implements PermissionRegistry {
     signal: AbortSignal,
   ): Promise<void> {
     const handler = this.handlerFor(binding);
+    const own = binding !== undefined ? this.handlers.get(binding) : undefined;
     let answer: PermissionAnswer;
     if (!handler) {
       answer = refusal(question.id, 'nobody can answer for this session any more');
@@ -125,11 +126,45 @@ export class PermissionChannels implements PermissionRegistry {
           if (signal.aborted) settle();
           else signal.addEventListener('abort', settle, { once: true });
         });
-        answer = await Promise.race([handler(question, { runId, ...(binding !== undefined ? { binding } : {}), signal }), moot]);
+        const context = { runId, ...(binding !== undefined ? { binding } : {}), signal };
+        answer = await Promise.race([
+          own !== undefined && this.fallback !== null ? this.firstOf(question, context, own, this.fallback) : handler(question, context),
+          moot,
+        ]);
       } catch (err) {
         answer = refusal(question.id, `the question could not be asked: ${errorMessage(err)}`);
       }
     }
-    if (!socket.destroyed) socket.write(`${stringify({ ...answer, id: question.id, type: 'answer' })}\n`);
+    if (!socket.destroyed)
+      socket.write(`${stringify({ type: 'answer', id: question.id, answer: answer.answer, reason: answer.reason })}\n`);
+  }
+
+  /**
+   * A run an ACP client watches, with the dashboard's questions on: both are
+   * asked, the first answer wins, and the other face's question is withdrawn
+   * with an AnsweredElsewhere reason that says who answered.
+   */
+  private async firstOf(
+    question: PermissionQuestion,
+    context: QuestionContext,
+    own: PermissionHandler,
+    fallback: PermissionHandler,
+  ): Promise<PermissionAnswer> {
+    const decided = new AbortController();
+    const signal = AbortSignal.any([context.signal, decided.signal]);
+    const asked: Array<Promise<FaceAnswer>> = [
+      own(question, { ...context, signal }).then((a) => ({ ...a, face: 'acp' as const })),
+      fallback(question, { ...context, signal }),
+    ];
+    let first: FaceAnswer;
+    try {
+      first = await Promise.race(asked);
+    } catch (err) {
+      decided.abort(err);
+      throw err;
+    }
+    const elsewhere: AnsweredElsewhere = { type: 'answered_elsewhere', answer: first.answer, face: first.face ?? 'acp' };
+    decided.abort(elsewhere);
+    return first;
   }
 }

@@ -85,7 +85,7 @@ export const AnswerPayload = z
       .describe('`once`: this call only; `session`: this call and the rule it names, for the rest of the run; `no`: refuse.'),
   })
   .describe(
-    'Answers a permission question of a run that no ACP client watches (with `dashboard.questions: true`). The first answer wins, from whichever face.',
+    'Answers a permission question (with `dashboard.questions: true`). The first answer wins, from whichever face (ACP client, dashboard, socket).',
   );
 
 export const SessionsPayload = z

@@ -210,7 +210,7 @@ export const PermissionAsked = event(
     rule: z.string().optional().describe('The rule a `session` answer allows for the rest of the run.'),
     deadline: z.number().describe('Epoch ms: with no answer by then, the answer is `no`.'),
   },
-  'A raider that no ACP client watches asks a permission question (`dashboard.questions: true`); `answer` answers it.',
+  'A raider asks a permission question (with `dashboard.questions: true`; a run an ACP client watches asks that client too); `answer` answers it.',
 );
 export const PermissionAnswered = event(
   'permission.answered',

@@ -7,14 +7,19 @@
  * already answered, and by whom. The end is `permission.answered`.
  */
 import { createActor, fromPromise } from 'xstate';
-import type { PermissionAnswer, PermissionAnswerValue, PermissionQuestion } from '../../domain/permission.js';
+import {
+  type AnsweredElsewhere,
+  isAnsweredElsewhere,
+  type PermissionAnswerValue,
+  type PermissionQuestion,
+} from '../../domain/permission.js';
 import { type ClientChoice, permissionQuestionMachine, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { HallServices } from '../../ports/hall-services.js';
-import type { QuestionContext } from '../../ports/permission-registry.js';
+import type { FaceAnswer, QuestionContext } from '../../ports/permission-registry.js';
 import type { ErrorReply } from '../../protocol/replies.js';
 
 export type AnswerSource = 'dashboard' | 'socket';
-type AnsweredBy = AnswerSource | 'timeout' | 'hall';
+type AnsweredBy = AnswerSource | 'acp' | 'timeout' | 'hall';
 
 /** An open question as the dashboard lists it. */
 export interface OpenQuestion {
@@ -42,6 +47,8 @@ interface Pending {
   choose(choice: ClientChoice): void;
   /** Ends the question with `no` (the run ended, the hall stops, the raider asked again). */
   cancel(reason: string): void;
+  /** Set when an ACP client watching the run answered first. */
+  elsewhere?: AnsweredElsewhere;
 }
 
 /** Answered questions remembered, to tell a late answer who was first. */
@@ -68,7 +75,7 @@ export class QuestionDesk {
   }
 
   /** The permission handler for runs nobody else answers for. */
-  readonly ask = (question: PermissionQuestion, context: QuestionContext): Promise<PermissionAnswer> => {
+  readonly ask = (question: PermissionQuestion, context: QuestionContext): Promise<FaceAnswer> => {
     const key = questionKey(context.runId, question.id);
     const askedAt = this.now();
     const open: OpenQuestion = {
@@ -106,14 +113,22 @@ export class QuestionDesk {
     this.pending.get(key)?.cancel('the raider asked the question again');
     this.pending.set(key, entry);
     const untrack = this.services.trackActor(actor);
-    return new Promise<PermissionAnswer>((resolve) => {
-      const onMoot = () => entry.cancel('the run ended or its channel closed before an answer');
+    return new Promise<FaceAnswer>((resolve) => {
+      const onMoot = () => {
+        const reason: unknown = context.signal.reason;
+        if (isAnsweredElsewhere(reason)) {
+          entry.elsewhere = reason;
+          entry.cancel(`answered ${reason.answer} ${describeBy(reason.face)}`);
+        } else entry.cancel('the run ended or its channel closed before an answer');
+      };
       actor.subscribe({
         complete: () => {
           context.signal.removeEventListener('abort', onMoot);
           const snapshot = actor.getSnapshot();
-          const output = snapshot.output ?? { questionId: key, answer: 'no', reason: 'no answer' };
-          const by: AnsweredBy = entry.first?.by ?? (snapshot.value === 'timedOut' ? 'timeout' : 'hall');
+          const machineOutput = snapshot.output ?? { questionId: key, answer: 'no', reason: 'no answer' };
+          // Another face's answer is what the raider gets; this machine only stopped asking.
+          const output = entry.elsewhere ? { answer: entry.elsewhere.answer, reason: machineOutput.reason } : machineOutput;
+          const by: AnsweredBy = entry.elsewhere?.face ?? entry.first?.by ?? (snapshot.value === 'timedOut' ? 'timeout' : 'hall');
           if (this.pending.get(key) === entry) this.pending.delete(key);
           this.remember(key, output.answer, by);
           untrack();
@@ -125,7 +140,13 @@ export class QuestionDesk {
             reason: output.reason,
             by,
           });
-          resolve({ type: 'answer', id: question.id, answer: output.answer, reason: output.reason });
+          resolve({
+            type: 'answer',
+            id: question.id,
+            answer: output.answer,
+            reason: output.reason,
+            ...(entry.first ? { face: entry.first.by } : {}),
+          });
         },
         error: (err) => {
           this.services.log(`permission question ${key} failed: ${String(err)}`);
@@ -183,5 +204,6 @@ export class QuestionDesk {
 function describeBy(by: AnsweredBy): string {
   if (by === 'timeout') return 'no answer within permission_timeout';
   if (by === 'hall') return 'the run ended first';
+  if (by === 'acp') return 'from the ACP client';
   return `from the ${by}`;
 }
