@@ -74,7 +74,7 @@ export class QuestionDesk {
     return [...this.pending.values()].map((p) => p.open).sort((a, b) => a.asked_at - b.asked_at);
   }
 
-  /** The permission handler for runs nobody else answers for. */
+  /** The permission handler: for runs nobody else answers for, and beside an ACP client's (the first answer wins). */
   readonly ask = (question: PermissionQuestion, context: QuestionContext): Promise<FaceAnswer> => {
     const key = questionKey(context.runId, question.id);
     const askedAt = this.now();
@@ -177,8 +177,10 @@ export class QuestionDesk {
   answer(run: string, question: string, answer: PermissionAnswerValue, source: AnswerSource): AnswerResult {
     const key = questionKey(run, question);
     const entry = this.pending.get(key);
-    if (entry === undefined || entry.first !== undefined) {
-      const first = entry?.first ?? this.answered.get(key);
+    // An ACP client's answer may be on its way to the machine: it was first all the same.
+    const elsewhere = entry?.elsewhere !== undefined ? { answer: entry.elsewhere.answer, by: entry.elsewhere.face } : undefined;
+    if (entry === undefined || entry.first !== undefined || elsewhere !== undefined) {
+      const first = entry?.first ?? elsewhere ?? this.answered.get(key);
       if (first !== undefined)
         return { error: `question ${question} of ${run} was already answered (${first.answer}, ${describeBy(first.by)})` };
       return { error: `no open question ${question} of ${run}: the dashboard and GET /api/questions list the open ones` };
