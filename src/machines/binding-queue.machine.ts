@@ -8,7 +8,7 @@
  *                              └──waiting (it queued in a busy slot)──▶ (next or free)
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import { splitQueue, type Mission } from '../domain/mission.js';
+import { splitQueue, toFront, type Mission } from '../domain/mission.js';
 import type { DropReason } from './slot.machine.js';
 
 export interface BindingQueueInput {
@@ -40,6 +40,8 @@ export type BindingQueueEvent =
   | { type: 'binding.drop' }
   /** Drops one waiting mission (a cancel by its id). */
   | { type: 'binding.dropMission'; missionId: string; reason: DropReason }
+  /** Moves one waiting mission to the head of the queue (an operator's `queue_front`). */
+  | { type: 'binding.frontMission'; missionId: string; reqId?: string }
   | { type: 'binding.stop' };
 
 /** What a binding queue tells the hall. */
@@ -48,7 +50,9 @@ export type BindingQueueReport =
   | { type: 'binding.pass'; binding: string; entry: Mission; at: number; reqId?: string; waited?: true }
   | { type: 'binding.queued'; binding: string; entry: Mission; depth: number; reqId?: string; fromSlot?: string }
   | { type: 'binding.offerAccepted'; binding: string; slot: string; missionId: string; at: number }
-  | { type: 'binding.dropped'; binding: string; entries: Mission[]; reason: DropReason };
+  | { type: 'binding.dropped'; binding: string; entries: Mission[]; reason: DropReason }
+  /** `from`: the mission's place before the move (1 first); absent when it no longer waited. */
+  | { type: 'binding.moved'; binding: string; missionId: string; entry?: Mission; from?: number; reqId?: string };
 
 export const bindingQueueMachine = setup({
   types: {} as { context: BindingQueueContext; input: BindingQueueInput; events: BindingQueueEvent },
@@ -106,6 +110,18 @@ export const bindingQueueMachine = setup({
       } satisfies BindingQueueReport);
       enqueue.assign({ queue: [] });
     }),
+    frontMission: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'binding.frontMission') return;
+      const { queue, entry, from } = toFront(context.queue, event.missionId);
+      if (entry !== undefined) enqueue.assign({ queue });
+      enqueue.sendParent({
+        type: 'binding.moved',
+        binding: context.binding,
+        missionId: event.missionId,
+        ...(entry !== undefined ? { entry, from } : {}),
+        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+      } satisfies BindingQueueReport);
+    }),
     dropMission: enqueueActions(({ context, enqueue, event }) => {
       if (event.type !== 'binding.dropMission') return;
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
@@ -129,6 +145,7 @@ export const bindingQueueMachine = setup({
   on: {
     'binding.drop': { actions: 'drop' },
     'binding.dropMission': { actions: 'dropMission' },
+    'binding.frontMission': { actions: 'frontMission' },
     'binding.stop': { actions: assign({ stopping: true }) },
   },
   states: {

@@ -24,6 +24,8 @@ export type StoreOp =
   | { op: 'queue'; queue: QueueRef; entry: Mission }
   /** The mission will not run (dropped or refused). */
   | { op: 'remove'; missionId: string }
+  /** An operator moved the waiting mission to the head of the queue it waits in. */
+  | { op: 'front'; missionId: string }
   | { op: 'pid'; runId: string; pid: number }
   /** The run's end was reported: it leaves the run ledger. */
   | { op: 'end'; runId: string }

@@ -73,6 +73,8 @@ export type HallCommand =
   | SpawnCommand
   | { type: 'cmd.kill'; reqId: string; id: string }
   | { type: 'cmd.cancel'; reqId: string; id: string }
+  /** Moves a waiting mission (by its id) to the front of its queue. */
+  | { type: 'cmd.queueFront'; reqId: string; id: string }
   | { type: 'cmd.sessionReset'; reqId?: string; binding: string }
   | { type: 'cmd.dropQueued'; reqId?: string; binding: string }
   /** Binds a binding to an existing session (ACP sessions are their raider session). */
@@ -135,7 +137,10 @@ function findWaiting(context: HallContext, missionId: string): Waiting | undefin
   return undefined;
 }
 
-/** The explicit binding of a mission, which has a queue machine of its own. */
+function notWaiting(missionId: string): string {
+  return `no waiting mission ${missionId}: it started, was dropped, or never was (\`raider hall queue\` lists the waiting ids)`;
+}
+
 /** The slot actor that `ensureSlot` made just before: a missing one is a bug in the hall, not an event to drop. */
 function slotRefOf(context: HallContext, slot: string): SlotRef {
   const ref = own(context.slots, slot);
@@ -150,6 +155,7 @@ function bindingRefOf(context: HallContext, binding: string): BindingRef {
   return ref;
 }
 
+/** The explicit binding of a mission, which has a queue machine of its own. */
 function explicitBinding(entry: Mission): string | undefined {
   return entry.binding;
 }
@@ -488,6 +494,36 @@ export const hallMachine = hallSetup
         }
       }),
 
+      moveToFront: hallSetup.enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'cmd.queueFront') return;
+        const waiting = findWaiting(context, event.id);
+        if (waiting === undefined) {
+          enqueue.emit(reply(event.reqId, { error: notWaiting(event.id) }));
+          return;
+        }
+        // The queue that holds it moves it and reports (slot.moved / binding.moved): its order is its own.
+        if (waiting.queue.kind === 'slot')
+          enqueue.sendTo(waiting.queue.ref, { type: 'slot.frontMission', missionId: event.id, reqId: event.reqId });
+        else enqueue.sendTo(waiting.queue.ref, { type: 'binding.frontMission', missionId: event.id, reqId: event.reqId });
+      }),
+
+      reportMoved: hallSetup.enqueueActions(({ event, enqueue }) => {
+        if (event.type !== 'slot.moved' && event.type !== 'binding.moved') return;
+        const { entry, from } = event;
+        if (entry === undefined || from === undefined) {
+          if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { error: notWaiting(event.missionId) }));
+          return;
+        }
+        const where = event.type === 'binding.moved' ? { binding: event.binding } : {};
+        // Moving the head is no change: nothing to record, nothing to tell.
+        if (from > 1) {
+          enqueue.emit(store({ op: 'front', missionId: entry.id }));
+          enqueue.emit(bus({ type: 'raider.moved', mission_id: entry.id, slot: entry.name, ...where, position: 1, from }));
+        }
+        if (event.reqId !== undefined)
+          enqueue.emit(reply(event.reqId, { moved: 1, mission_id: entry.id, slot: entry.name, ...where, position: 1, from }));
+      }),
+
       resetSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'cmd.sessionReset') return;
         const answer = (body: ReplyBody) => {
@@ -600,6 +636,9 @@ export const hallMachine = hallSetup
       'binding.dropped': { actions: 'reportDropped' },
       'cmd.kill': { actions: 'signalRun' },
       'cmd.cancel': { actions: 'signalRun' },
+      'cmd.queueFront': { actions: 'moveToFront' },
+      'slot.moved': { actions: 'reportMoved' },
+      'binding.moved': { actions: 'reportMoved' },
       'cmd.sessionReset': { actions: 'resetSession' },
       'cmd.dropQueued': { actions: 'dropQueued' },
       'cmd.bindSession': { actions: 'bindSession' },
