@@ -107,7 +107,13 @@ export const AttachReply = z
   })
   .describe('Where a running raider writes.');
 
-export const LogsReply = z.object({ log: z.string().describe("The run's section of its slot log, with its result line once it ended.") });
+export const LogsReply = z.object({
+  log: z
+    .string()
+    .describe(
+      "The run's lines of its slot log: its `[hall]` lines and its stderr lines (`[ID] ` in front), with its result line once it ended.",
+    ),
+});
 
 export const KillReply = z.object({ killed: z.literal(1), id }).describe('SIGTERM was sent.');
 
