@@ -187,6 +187,10 @@ describe('bad values: file + key path + expectation', () => {
     ['raiders: { bjorn: { persona: [a] } }', 'raiders.bjorn.persona: expected a pack name, got a list'],
     ['raiders: { bjorn: { engine: "" } }', 'raiders.bjorn.engine: expected an engine name, got ""'],
     [
+      'raiders: { bjorn: { engine: nosuch } }',
+      'raiders.bjorn.engine: expected an engine: one of anthropic, openai, scripted, got "nosuch"',
+    ],
+    [
       'raiders: { bjorn: { permission_mode: yolo } }',
       'raiders.bjorn.permission_mode: expected one of default, acceptEdits, plan, auto, bypassPermissions, got "yolo"',
     ],

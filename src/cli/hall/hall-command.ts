@@ -200,6 +200,8 @@ function buildProgram(setCode: (code: number) => void): Command {
       });
       // A refused mission's reply carries its error too.
       if ('error' in reply) throw new Error(`Hall error: ${reply.error}`);
+      // On stderr: stdout stays the Spawned / queued line that scripts read.
+      if (reply.notice !== undefined) process.stderr.write(`Note: ${reply.notice}.\n`);
       if ('queued' in reply) {
         const where = reply.binding !== undefined ? `${reply.slot} (waiting for binding ${reply.binding})` : reply.slot;
         process.stdout.write(`Mission ${reply.mission_id} queued for ${where}, position ${reply.queue_depth}.\n`);
