@@ -91,7 +91,8 @@ export const HALL_TOOLS = {
   raider_logs: {
     title: 'Raider logs',
     description:
-      'The run\'s part of its slot log (raider stderr and the hall\'s [hall] lines), from "[hall] raider ID started" to its result line; ' +
+      "The run's lines of its slot log (its raider's stderr, each line starting with [ID], and the hall's [hall] lines about it), " +
+      'from "[hall] raider ID started" to its result line, without the lines of other runs of the slot; ' +
       'works for running and for ended runs.',
     inputSchema: { id: runId },
     annotations: { readOnlyHint: true, openWorldHint: false },
