@@ -135,9 +135,13 @@ function linePrefixer(fd, prefix) {
       const out = [];
       let start = 0;
       for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
-        take(chunk.subarray(start, nl));
+        // A whole line within this chunk (the usual case) goes out as a view of it, uncopied.
+        if (pendingBytes === 0 && skipped === 0 && nl - start <= LINE_CAP) out.push(head, chunk.subarray(start, nl + 1));
+        else {
+          take(chunk.subarray(start, nl));
+          out.push(...line());
+        }
         start = nl + 1;
-        out.push(...line());
       }
       take(chunk.subarray(start));
       write(out);
