@@ -50,12 +50,14 @@ export function raiderLineText(line: string, runId: string): string | null {
 
 /**
  * True when a line of the run's part of its slot log is the run's own: a
- * `[hall] raider ID ...` line, a stderr line with its prefix, or a line with
- * no run's prefix at all (written before the hall prefixed them). Lines of
- * other runs of the slot, and the hall's lines about them, are not.
+ * `[hall] raider ID ...` line, a note of the hall about the slot's raider
+ * entry (`[hall] raider NAME: ...`), a stderr line with its prefix, or a line
+ * with no run's prefix at all (written before the hall prefixed them). Lines
+ * of other runs of the slot, and the hall's lines about them or about other
+ * missions (a refusal), are not.
  */
 export function isRunLine(line: string, runId: string): boolean {
-  if (line.startsWith('[hall] ')) return line.startsWith(`[hall] raider ${runId} `);
+  if (line.startsWith('[hall] ')) return line.startsWith(`[hall] raider ${runId} `) || /^\[hall\] raider [^\s:]+: /.test(line);
   if (line.startsWith(raiderLinePrefix(runId))) return true;
   const other = /^\[([^\]\s]+)\] /.exec(line)?.[1];
   return other === undefined || !isSameSlotRunId(other, runId);

@@ -20,7 +20,8 @@ function slotLog(root: string, slot: string): string {
 
 describe('logs ID on a plain slot', () => {
   it("prints the run's own lines, not those of a parallel run; the same from the files when no hall runs", async () => {
-    const root = hallRoot('raiders: { bjorn: {} }\n');
+    // mcp on the entry: the first run notes in the log that the hall ignores it, a line about the entry that stays the run's.
+    const root = hallRoot('raiders: { bjorn: { mcp: true } }\n');
     const h = await startHallProcess(root);
     const tap = await doneTap(root);
     const go = path.join(root, 'go');
@@ -40,6 +41,7 @@ describe('logs ID on a plain slot', () => {
 
     const expectedA = [
       `[hall] raider ${a.id} started`,
+      '[hall] raider bjorn: mcp in .raider-hall.yml ignored',
       `[${a.id}] alpha before`,
       `[${a.id}] alpha after`,
       `[hall] raider ${a.id} completed: alpha done`,
