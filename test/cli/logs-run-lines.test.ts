@@ -8,11 +8,34 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { doneOf, doneTap, eventually, hall, hallRoot, removeRoots, request, socketOf, startHallProcess } from './cli-helpers.js';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  doneOf,
+  doneTap,
+  eventually,
+  hall,
+  hallRoot,
+  removeRoots,
+  request,
+  socketOf,
+  startHallProcess,
+  type HallProcess,
+} from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
+
+// A test that fails half-way must not leave its hall running.
+const halls: HallProcess[] = [];
+afterEach(async () => {
+  for (const h of halls.splice(0)) await h.stop();
+});
+
+async function startHall(root: string): Promise<HallProcess> {
+  const h = await startHallProcess(root);
+  halls.push(h);
+  return h;
+}
 
 function slotLog(root: string, slot: string): string {
   return fs.readFileSync(path.join(root, '.raider-hall', 'logs', `${slot}.log`), 'latin1');
@@ -22,7 +45,7 @@ describe('logs ID on a plain slot', () => {
   it("prints the run's own lines, not those of a parallel run; the same from the files when no hall runs", async () => {
     // mcp on the entry: the first run notes in the log that the hall ignores it, a line about the entry that stays the run's.
     const root = hallRoot('raiders: { bjorn: { mcp: true } }\n');
-    const h = await startHallProcess(root);
+    const h = await startHall(root);
     const tap = await doneTap(root);
     const go = path.join(root, 'go');
     const a = await request(socketOf(root), { cmd: 'spawn', name: 'bjorn', mission: `chatter ${go} alpha` });
@@ -66,7 +89,7 @@ describe('logs ID on a plain slot', () => {
 
   it('carries odd stderr whole: a last line without newline, a long line cut with a note, bytes that are not UTF-8', async () => {
     const root = hallRoot('raiders: { bjorn: {} }\n');
-    const h = await startHallProcess(root);
+    const h = await startHall(root);
     const tap = await doneTap(root);
     const run = await request(socketOf(root), { cmd: 'spawn', name: 'bjorn', mission: 'stderr-odd' });
     expect(await doneOf(tap, run.id)).toMatchObject({ status: 'completed', response: 'odd stderr written' });
