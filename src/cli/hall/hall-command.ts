@@ -188,7 +188,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .description('give a raider a mission: spawn [DIR] NAME MISSION...')
     .argument('[args...]')
     .option('--attach', 'follow the run until it ends')
-    .option('--json', 'with --attach: print the raw event stream')
+    .option('--json', "print the hall's reply as JSON; with --attach, the raw event stream")
     .option('--binding <key>', 'run in the session of this binding')
     .action(async (args: string[], opts: { attach?: boolean; json?: boolean; binding?: string }) => {
       const { dir, rest } = dirThen(args, 2);
@@ -203,6 +203,10 @@ function buildProgram(setCode: (code: number) => void): Command {
       if ('error' in reply) throw new Error(`Hall error: ${reply.error}`);
       // On stderr: stdout stays the Spawned / queued line that scripts read.
       if (reply.notice !== undefined) process.stderr.write(`Note: ${reply.notice}.\n`);
+      if (opts.json === true && opts.attach !== true) {
+        process.stdout.write(pretty(reply));
+        return;
+      }
       if ('queued' in reply) {
         const where = reply.binding !== undefined ? `${reply.slot} (waiting for binding ${reply.binding})` : reply.slot;
         process.stdout.write(`Mission ${reply.mission_id} queued for ${where}, position ${reply.queue_depth}.\n`);
