@@ -32,7 +32,7 @@ import {
   storeEffect as store,
   unstartedReply,
 } from './hall-payloads.js';
-import type { RunOutput, RunSpawnedReport } from './run.machine.js';
+import type { RunOutput, RunPreparedReport, RunSpawnedReport } from './run.machine.js';
 import { runActorId } from './run-host.js';
 import { type AdoptedRun, type DropReason, slotMachine, type SlotReport } from './slot.machine.js';
 
@@ -94,6 +94,7 @@ export type HallEvent =
   | HallCommand
   | SlotReport
   | BindingQueueReport
+  | RunPreparedReport
   | RunSpawnedReport;
 
 /** The event of one type: what an action with typed params is given. */
@@ -301,6 +302,17 @@ export const hallMachine = hallSetup
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.started', runId: created.runId });
       }),
 
+      /**
+       * A run is about to start: its record goes to the store like every other
+       * durable write, and only then does the run hear that it may start (the
+       * emitted store operation is carried out before the run gets this send).
+       */
+      recordRun: hallAction(({ enqueue, system }, prepared: RunPreparedReport) => {
+        enqueue.emit(store({ op: 'run', run: prepared.run }));
+        const run = system.get(runActorId(prepared.run.id));
+        if (run) enqueue.sendTo(run, { type: 'run.recorded' });
+      }),
+
       reportSpawned: hallAction(({ context, enqueue }, report: RunSpawnedReport) => {
         const { binding, session } = report;
         if (binding !== undefined && session !== undefined && report.sessionCreated) {
@@ -479,6 +491,7 @@ export const hallMachine = hallSetup
     on: {
       // Reports from the actor tree are handled in every state: nothing a run says is lost.
       'slot.runCreated': { actions: { type: 'noteRunCreated', params: ({ event }) => event } },
+      'run.prepared': { actions: { type: 'recordRun', params: ({ event }) => event } },
       'run.spawned': { actions: { type: 'reportSpawned', params: ({ event }) => event } },
       'slot.runEnded': { actions: { type: 'reportRunEnded', params: ({ event }) => event.output } },
       'slot.queued': { actions: { type: 'reportSlotQueued', params: ({ event }) => event } },

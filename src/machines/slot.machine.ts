@@ -12,7 +12,7 @@ import type { DoneActorEvent } from 'xstate';
 import { splitQueue, type Mission } from '../domain/mission.js';
 import { effectiveBinding } from '../domain/names.js';
 import { nextRunId, type RunIdCursor } from '../domain/run-id.js';
-import { runMachine, type RunInput, type RunOutput, type RunSpawnedReport } from './run.machine.js';
+import { runMachine, type RunInput, type RunOutput, type RunPreparedReport, type RunSpawnedReport } from './run.machine.js';
 import { runHostLogic, type RunHostCommand } from './run-host.js';
 
 /** Why waiting missions leave a queue without a run: a cancel, or their binding went away. */
@@ -61,6 +61,7 @@ export type SlotEvent =
   | { type: 'slot.stop' }
   | { type: 'slot.forceKill' }
   | ({ type: 'slot.adopt' } & AdoptedRun)
+  | RunPreparedReport
   | RunSpawnedReport
   | DoneActorEvent<RunOutput>;
 
@@ -71,6 +72,7 @@ export type SlotReport =
   | { type: 'slot.offer'; slot: string; entry: Mission; at: number }
   | { type: 'slot.runEnded'; slot: string; output: RunOutput }
   | { type: 'slot.dropped'; slot: string; entries: Mission[]; reason: DropReason }
+  | RunPreparedReport
   | RunSpawnedReport;
 
 interface StartRequest {
@@ -157,7 +159,8 @@ export const slotMachine = setup({
         at: context.now,
       }),
     ),
-    forwardToHall: sendParent(({ event }) => event as RunSpawnedReport),
+    /** What a run tells the hall passes through its slot unchanged. */
+    forwardToHall: sendParent((_, report: RunPreparedReport | RunSpawnedReport) => report),
     endRun: enqueueActions(({ context, enqueue, event }) => {
       if (!('output' in event) || !('actorId' in event)) return;
       const runId = runIdOf(event.actorId);
@@ -213,7 +216,8 @@ export const slotMachine = setup({
   invoke: { id: 'runs', src: 'runHost' },
   initial: 'choosing',
   on: {
-    'run.spawned': { actions: 'forwardToHall' },
+    'run.prepared': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
+    'run.spawned': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
     'slot.stop': { actions: 'stopRuns' },
     'slot.forceKill': { actions: 'forceKillRuns' },
     'slot.drop': { actions: 'dropBinding' },
