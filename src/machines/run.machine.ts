@@ -251,6 +251,11 @@ export const runMachine = setup({
       enqueue.assign({ signals: [...context.signals, params.signal] });
     }),
     shutdownTakesOver: assign({ escalate: false }),
+    /** The raider never started: the run ends with an outcome that says why. */
+    notStarted: assign(({ context }, params: { error: string }) => ({
+      unstarted: true,
+      outcome: unstartedOutcome(context.runId, params.error),
+    })),
     holdCancel: assign({ pending: 'cancel', cancelRequested: true }),
     holdKill: assign({ pending: 'kill' }),
     holdTerminate: assign({ pending: 'terminate' }),
@@ -338,13 +343,7 @@ export const runMachine = setup({
             }),
           },
         ],
-        onError: {
-          target: 'done',
-          actions: assign(({ context, event }) => ({
-            unstarted: true,
-            outcome: unstartedOutcome(context.runId, errorText(event.error)),
-          })),
-        },
+        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorText(event.error) }) } },
       },
       on: PENDING_STOPS,
     },
@@ -357,13 +356,7 @@ export const runMachine = setup({
         src: 'recordWritten',
         input: ({ context }) => ({ runId: context.runId, logPath: context.logPath }),
         onDone: 'alive',
-        onError: {
-          target: 'done',
-          actions: assign(({ context, event }) => ({
-            unstarted: true,
-            outcome: unstartedOutcome(context.runId, errorText(event.error)),
-          })),
-        },
+        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorText(event.error) }) } },
       },
       on: PENDING_STOPS,
     },
@@ -407,11 +400,10 @@ export const runMachine = setup({
             ],
             'proc.failed': {
               target: '#run.done',
-              actions: assign(({ context, event }) => ({
-                unstarted: true,
-                endedAt: event.at,
-                outcome: unstartedOutcome(context.runId, event.error),
-              })),
+              actions: [
+                assign({ endedAt: ({ event }) => event.at }),
+                { type: 'notStarted', params: ({ event }) => ({ error: event.error }) },
+              ],
             },
             ...PENDING_STOPS,
           },

@@ -47,6 +47,18 @@ describe("a run's record goes through the hall's store channel before its raider
     expect(h.world.timeline).toEqual([]);
   });
 
+  it('a run whose preparation fails is never recorded, and its spawn is answered with why', async () => {
+    const h = startHall();
+    h.world.failPrepare.add('bjorn');
+    h.boot();
+    const req = h.spawn('bjorn', 'a');
+    await h.settle();
+    expect(h.reply(req)?.body).toEqual({ error: `command failed: raider ${h.runIdOf('a')} could not be started: disk full` });
+    expect(h.storeOps().map((op) => op.op)).toEqual(['end', 'remove']);
+    expect(h.bus('raider.done')).toMatchObject([{ status: 'failed', mission_id: 'm1' }]);
+    expect(h.world.timeline).toEqual([]);
+  });
+
   it('a cancel that comes while the run is being recorded is applied once the raider exists', async () => {
     const h = startHall();
     h.hall.on('store', (e) => {
