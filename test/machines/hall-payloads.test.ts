@@ -104,7 +104,7 @@ describe('hall payloads: what the hall says, built from what it heard', () => {
       outcome: { status: 'failed', exit_code: 0, signaled: 1, error: 'killed', hall_stop: 'cancelled by the hall' },
       cancelRequested: true,
     });
-    expect(cancelled).toMatchObject({ error: 'killed', hall_stop: 'cancelled by the hall', cancel_requested: true });
+    expect(strictly(RaiderDone, cancelled)).toMatchObject({ error: 'killed', hall_stop: 'cancelled by the hall', cancel_requested: true });
     expect(cancelled).not.toHaveProperty('binding');
     expect(unstartedReply({ status: 'failed', exit_code: 0, signaled: 0 })).toEqual({
       error: 'command failed: the raider could not be started',
