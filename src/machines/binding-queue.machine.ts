@@ -50,6 +50,9 @@ export type BindingQueueReport =
   | { type: 'binding.offerAccepted'; binding: string; slot: string; missionId: string; at: number }
   | { type: 'binding.dropped'; binding: string; entries: Mission[]; reason: DropReason };
 
+/** The event of one type: what an action with typed params is given. */
+type EventOf<T extends BindingQueueEvent['type']> = Extract<BindingQueueEvent, { type: T }>;
+
 export const bindingQueueMachine = setup({
   types: {} as { context: BindingQueueContext; input: BindingQueueInput; events: BindingQueueEvent },
   guards: {
@@ -57,8 +60,7 @@ export const bindingQueueMachine = setup({
     isOwnRun: ({ context, event }) => event.type === 'binding.ended' && event.runId === context.runId,
   },
   actions: {
-    pass: sendParent(({ context, event }): BindingQueueReport => {
-      if (event.type !== 'binding.submit') throw new Error(`pass on ${event.type}`);
+    pass: sendParent(({ context }, event: EventOf<'binding.submit'>): BindingQueueReport => {
       return {
         type: 'binding.pass',
         binding: context.binding,
@@ -79,12 +81,10 @@ export const bindingQueueMachine = setup({
         waited: true,
       } satisfies BindingQueueReport);
     }),
-    acceptOffer: sendParent(({ context, event }): BindingQueueReport => {
-      if (event.type !== 'binding.offer') throw new Error(`acceptOffer on ${event.type}`);
+    acceptOffer: sendParent(({ context }, event: EventOf<'binding.offer'>): BindingQueueReport => {
       return { type: 'binding.offerAccepted', binding: context.binding, slot: event.slot, missionId: event.entry.id, at: event.at };
     }),
-    enqueue: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'binding.submit' && event.type !== 'binding.offer') return;
+    enqueue: enqueueActions(({ context, enqueue }, event: EventOf<'binding.submit' | 'binding.offer'>) => {
       const queue = [...context.queue, event.entry];
       enqueue.assign({ queue, now: Math.max(context.now, event.at) });
       enqueue.sendParent({
@@ -106,8 +106,7 @@ export const bindingQueueMachine = setup({
       } satisfies BindingQueueReport);
       enqueue.assign({ queue: [] });
     }),
-    dropMission: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'binding.dropMission') return;
+    dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
       enqueue.assign({ queue: kept });
@@ -128,14 +127,14 @@ export const bindingQueueMachine = setup({
   initial: 'free',
   on: {
     'binding.drop': { actions: 'drop' },
-    'binding.dropMission': { actions: 'dropMission' },
+    'binding.dropMission': { actions: { type: 'dropMission', params: ({ event }) => event } },
     'binding.stop': { actions: assign({ stopping: true }) },
   },
   states: {
     free: {
       on: {
-        'binding.submit': { target: 'reserved', actions: ['noteTime', 'pass'] },
-        'binding.offer': { target: 'reserved', actions: ['noteTime', 'acceptOffer'] },
+        'binding.submit': { target: 'reserved', actions: ['noteTime', { type: 'pass', params: ({ event }) => event }] },
+        'binding.offer': { target: 'reserved', actions: ['noteTime', { type: 'acceptOffer', params: ({ event }) => event }] },
         'binding.drain': { target: 'next', actions: 'noteTime' },
         // A run of a previous hall that still lives holds the binding.
         'binding.started': { target: 'occupied', actions: assign({ runId: ({ event }) => event.runId }) },
@@ -143,16 +142,16 @@ export const bindingQueueMachine = setup({
     },
     reserved: {
       on: {
-        'binding.submit': { actions: 'enqueue' },
-        'binding.offer': { actions: 'enqueue' },
+        'binding.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'binding.offer': { actions: { type: 'enqueue', params: ({ event }) => event } },
         'binding.started': { target: 'occupied', actions: assign({ runId: ({ event }) => event.runId }) },
         'binding.waiting': { target: 'next', actions: 'noteTime' },
       },
     },
     occupied: {
       on: {
-        'binding.submit': { actions: 'enqueue' },
-        'binding.offer': { actions: 'enqueue' },
+        'binding.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'binding.offer': { actions: { type: 'enqueue', params: ({ event }) => event } },
         'binding.ended': { guard: 'isOwnRun', target: 'next', actions: ['noteTime', assign({ runId: undefined })] },
       },
     },

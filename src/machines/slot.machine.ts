@@ -75,6 +75,9 @@ export type SlotReport =
   | RunPreparedReport
   | RunSpawnedReport;
 
+/** The event of one type: what an action with typed params is given. */
+type EventOf<T extends SlotEvent['type']> = Extract<SlotEvent, { type: T }>;
+
 interface StartRequest {
   entry: Mission;
   at: number;
@@ -139,8 +142,7 @@ export const slotMachine = setup({
         ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
       } satisfies SlotReport);
     }),
-    enqueue: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.submit') return;
+    enqueue: enqueueActions(({ context, enqueue }, event: EventOf<'slot.submit'>) => {
       const queue = [...context.queue, event.entry];
       enqueue.assign({ queue, now: event.at });
       enqueue.sendParent({
@@ -161,8 +163,7 @@ export const slotMachine = setup({
     ),
     /** What a run tells the hall passes through its slot unchanged. */
     forwardToHall: sendParent((_, report: RunPreparedReport | RunSpawnedReport) => report),
-    endRun: enqueueActions(({ context, enqueue, event }) => {
-      if (!('output' in event) || !('actorId' in event)) return;
+    endRun: enqueueActions(({ context, enqueue }, event: DoneActorEvent<RunOutput>) => {
       const runId = runIdOf(event.actorId);
       enqueue.assign({
         active: context.active.filter((id) => id !== runId),
@@ -170,15 +171,13 @@ export const slotMachine = setup({
       });
       enqueue.sendParent({ type: 'slot.runEnded', slot: context.slot, output: event.output } satisfies SlotReport);
     }),
-    dropBinding: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.drop') return;
+    dropBinding: enqueueActions(({ context, enqueue }, event: EventOf<'slot.drop'>) => {
       const dropped = context.queue.filter((m) => m.binding === event.binding);
       if (dropped.length === 0) return;
       enqueue.assign({ queue: context.queue.filter((m) => m.binding !== event.binding) });
       enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped, reason: 'binding_closed' } satisfies SlotReport);
     }),
-    dropMission: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.dropMission') return;
+    dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
       enqueue.assign({ queue: kept });
@@ -191,8 +190,7 @@ export const slotMachine = setup({
     forceKillRuns: enqueueActions(({ context, enqueue }) => {
       enqueue.sendTo('runs', { type: 'runs.send', runIds: context.active, event: { type: 'run.forceKill' } } satisfies RunHostCommand);
     }),
-    adoptRun: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.adopt') return;
+    adoptRun: enqueueActions(({ context, enqueue }, event: EventOf<'slot.adopt'>) => {
       enqueue.assign({ active: [...context.active, event.runId] });
       const input: RunInput = {
         runId: event.runId,
@@ -220,8 +218,8 @@ export const slotMachine = setup({
     'run.spawned': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
     'slot.stop': { actions: 'stopRuns' },
     'slot.forceKill': { actions: 'forceKillRuns' },
-    'slot.drop': { actions: 'dropBinding' },
-    'slot.dropMission': { actions: 'dropMission' },
+    'slot.drop': { actions: { type: 'dropBinding', params: ({ event }) => event } },
+    'slot.dropMission': { actions: { type: 'dropMission', params: ({ event }) => event } },
   },
   states: {
     choosing: {
@@ -236,8 +234,8 @@ export const slotMachine = setup({
             params: submitted,
           },
         },
-        'slot.adopt': { actions: 'adoptRun' },
-        'xstate.done.actor.*': { actions: 'endRun' },
+        'slot.adopt': { actions: { type: 'adoptRun', params: ({ event }) => event } },
+        'xstate.done.actor.*': { actions: { type: 'endRun', params: ({ event }) => event } },
       },
     },
     idle: {
@@ -250,13 +248,16 @@ export const slotMachine = setup({
           },
         },
         'slot.drain': { target: 'draining', actions: assign({ now: ({ event }) => event.at }) },
-        'slot.adopt': { target: 'busy', actions: 'adoptRun' },
+        'slot.adopt': { target: 'busy', actions: { type: 'adoptRun', params: ({ event }) => event } },
       },
     },
     busy: {
       on: {
-        'slot.submit': { actions: 'enqueue' },
-        'xstate.done.actor.*': [{ guard: 'idleAfterRunEnds', target: 'draining', actions: 'endRun' }, { actions: 'endRun' }],
+        'slot.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'xstate.done.actor.*': [
+          { guard: 'idleAfterRunEnds', target: 'draining', actions: { type: 'endRun', params: ({ event }) => event } },
+          { actions: { type: 'endRun', params: ({ event }) => event } },
+        ],
       },
     },
     draining: {
@@ -267,7 +268,7 @@ export const slotMachine = setup({
     },
     offering: {
       on: {
-        'slot.submit': { actions: 'enqueue' },
+        'slot.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
         'slot.offerAccepted': [
           {
             guard: 'isOfferedHead',
