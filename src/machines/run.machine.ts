@@ -20,6 +20,7 @@ import type { Mission } from '../domain/mission.js';
 import type { ProcessExit, RunOutcome } from '../domain/outcome.js';
 import { unstartedOutcome } from '../domain/outcome.js';
 import type { RefusalReason } from '../domain/refusal.js';
+import { errorMessage } from '../domain/error-message.js';
 import type { LedgerRun } from './hall-effects.js';
 
 export type RunSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL';
@@ -343,7 +344,7 @@ export const runMachine = setup({
             }),
           },
         ],
-        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorText(event.error) }) } },
+        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorMessage(event.error) }) } },
       },
       on: PENDING_STOPS,
     },
@@ -356,7 +357,7 @@ export const runMachine = setup({
         src: 'recordWritten',
         input: ({ context }) => ({ runId: context.runId, logPath: context.logPath }),
         onDone: 'alive',
-        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorText(event.error) }) } },
+        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorMessage(event.error) }) } },
       },
       on: PENDING_STOPS,
     },
@@ -461,7 +462,7 @@ export const runMachine = setup({
               status: 'failed',
               exit_code: context.exit?.code ?? 0,
               signaled: context.exit?.signal ? 1 : 0,
-              error: `raider ${context.runId}: its result could not be read: ${errorText(event.error)}`,
+              error: `raider ${context.runId}: its result could not be read: ${errorMessage(event.error)}`,
             } satisfies RunOutcome,
           })),
         },
@@ -500,7 +501,3 @@ export const runMachine = setup({
     };
   },
 });
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
