@@ -25,12 +25,16 @@ export function hallCommands(gateway: HallGateway, queries: HallQueries): Comman
     status: () => queries.status(),
     attach: (p) => queries.attach(p.id),
     queue: (p) => queries.queue(p.slot),
+    queue_front: (p) => gateway.request({ type: 'cmd.queueFront', id: p.id }),
     sessions: () => queries.sessions(),
     logs: (p) => queries.logs(p.id),
     kill: (p) => gateway.request({ type: 'cmd.kill', id: p.id }),
     cancel: (p) => gateway.request({ type: 'cmd.cancel', id: p.id }),
     session_reset: (p) => gateway.request({ type: 'cmd.sessionReset', binding: p.binding }),
     telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
+    answer: () => ({
+      error: 'no permission question is open here: set dashboard.questions: true in .raider-hall.yml for runs no ACP client watches to ask',
+    }),
   };
 }
 

@@ -65,7 +65,9 @@ export function prepareRunLogic(env: RunEnvironment) {
       }
 
       const cwd = runDirectory(paths.root, input.entry.cwd);
-      const channel = session !== undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
+      // A run of a plain slot has no binding (and no session) but may still ask (dashboard.questions).
+      const channel =
+        session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
       const args = raiderArgv({
         entry,
         libTarget: env.libTarget,

@@ -56,3 +56,21 @@ export function parseQuestion(value: unknown): PermissionQuestion | null {
 export function refusal(id: string, reason: string): PermissionAnswer {
   return { type: 'answer', id, answer: 'no', reason };
 }
+
+/** A face that answers permission questions: an ACP client, the dashboard, the control socket. */
+export type AnswerFace = 'acp' | 'dashboard' | 'socket';
+
+/**
+ * The abort reason of a question's signal when another face answered it
+ * first (a run an ACP client watches, with dashboard.questions on): the
+ * losing face withdraws its question and can say who answered.
+ */
+export interface AnsweredElsewhere {
+  type: 'answered_elsewhere';
+  answer: PermissionAnswerValue;
+  face: AnswerFace;
+}
+
+export function isAnsweredElsewhere(value: unknown): value is AnsweredElsewhere {
+  return isRecord(value) && value.type === 'answered_elsewhere';
+}

@@ -8,7 +8,7 @@
  *                              └──waiting (it queued in a busy slot)──▶ (next or free)
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import { splitQueue, type Mission } from '../domain/mission.js';
+import { splitQueue, toFront, type Mission } from '../domain/mission.js';
 import type { DropReason } from './slot.machine.js';
 
 export interface BindingQueueInput {
@@ -40,6 +40,8 @@ export type BindingQueueEvent =
   | { type: 'binding.drop' }
   /** Drops one waiting mission (a cancel by its id). */
   | { type: 'binding.dropMission'; missionId: string; reason: DropReason }
+  /** Moves one waiting mission to the head of the queue (an operator's `queue_front`). */
+  | { type: 'binding.frontMission'; missionId: string; reqId?: string }
   | { type: 'binding.stop' };
 
 /** What a binding queue tells the hall. */
@@ -48,7 +50,9 @@ export type BindingQueueReport =
   | { type: 'binding.pass'; binding: string; entry: Mission; at: number; reqId?: string; waited?: true }
   | { type: 'binding.queued'; binding: string; entry: Mission; depth: number; reqId?: string; fromSlot?: string }
   | { type: 'binding.offerAccepted'; binding: string; slot: string; missionId: string; at: number }
-  | { type: 'binding.dropped'; binding: string; entries: Mission[]; reason: DropReason };
+  | { type: 'binding.dropped'; binding: string; entries: Mission[]; reason: DropReason }
+  /** `from`: the mission's place before the move (1 first); absent when it no longer waited. */
+  | { type: 'binding.moved'; binding: string; missionId: string; entry?: Mission; from?: number; reqId?: string };
 
 /** The event of one type: what an action with typed params is given. */
 type EventOf<T extends BindingQueueEvent['type']> = Extract<BindingQueueEvent, { type: T }>;
@@ -106,6 +110,17 @@ export const bindingQueueMachine = setup({
       } satisfies BindingQueueReport);
       enqueue.assign({ queue: [] });
     }),
+    frontMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.frontMission'>) => {
+      const { queue, entry, from } = toFront(context.queue, event.missionId);
+      if (entry !== undefined) enqueue.assign({ queue });
+      enqueue.sendParent({
+        type: 'binding.moved',
+        binding: context.binding,
+        missionId: event.missionId,
+        ...(entry !== undefined ? { entry, from } : {}),
+        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+      } satisfies BindingQueueReport);
+    }),
     dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
@@ -128,6 +143,7 @@ export const bindingQueueMachine = setup({
   on: {
     'binding.drop': { actions: 'drop' },
     'binding.dropMission': { actions: { type: 'dropMission', params: ({ event }) => event } },
+    'binding.frontMission': { actions: { type: 'frontMission', params: ({ event }) => event } },
     'binding.stop': { actions: assign({ stopping: true }) },
   },
   states: {

@@ -41,6 +41,8 @@ export type StoreOp =
   | { op: 'remove'; missionId: string }
   /** The run is about to start: the mission leaves its queue for the ledger, before its raider exists. */
   | { op: 'run'; run: LedgerRun }
+  /** An operator moved the waiting mission to the head of the queue it waits in. */
+  | { op: 'front'; missionId: string }
   | { op: 'pid'; runId: string; pid: number }
   /** The run's end was reported: it leaves the run ledger. */
   | { op: 'end'; runId: string }

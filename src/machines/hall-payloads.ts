@@ -164,3 +164,20 @@ export function cancelledWaitingReply(entry: Mission): ReplyBody {
     ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
   };
 }
+
+/** A waiting mission an operator moved to the front of its queue (binding: the binding queue it waits in). */
+export function movedEvent(entry: Mission, binding: string | undefined, from: number): BusEventOf<'raider.moved'> {
+  return {
+    type: 'raider.moved',
+    mission_id: entry.id,
+    slot: entry.name,
+    ...(binding !== undefined ? { binding } : {}),
+    position: 1,
+    from,
+  };
+}
+
+/** The answer to a queue_front that moved its mission. */
+export function movedReply(entry: Mission, binding: string | undefined, from: number): ReplyBody {
+  return { moved: 1, mission_id: entry.id, slot: entry.name, ...(binding !== undefined ? { binding } : {}), position: 1, from };
+}

@@ -22,6 +22,8 @@ import {
   droppedEvent,
   type EndedRun,
   liveRunOf,
+  movedEvent,
+  movedReply,
   refusedEvent,
   refusedReply,
   replyEffect as reply,
@@ -81,6 +83,8 @@ export type HallCommand =
   | SpawnCommand
   | { type: 'cmd.kill'; reqId: string; id: string }
   | { type: 'cmd.cancel'; reqId: string; id: string }
+  /** Moves a waiting mission (by its id) to the front of its queue. */
+  | { type: 'cmd.queueFront'; reqId: string; id: string }
   | { type: 'cmd.sessionReset'; reqId?: string; binding: string }
   | { type: 'cmd.dropQueued'; reqId?: string; binding: string }
   /** Binds a binding to an existing session (ACP sessions are their raider session). */
@@ -133,6 +137,10 @@ function findWaiting(context: HallContext, missionId: string): Waiting | undefin
     if (entry) return { entry, queue: { kind: 'binding', ref } };
   }
   return undefined;
+}
+
+function notWaiting(missionId: string): string {
+  return `no waiting mission ${missionId}: it started, was dropped, or never was (\`raider hall queue\` lists the waiting ids)`;
 }
 
 /** The slot actor that `ensureSlot` made just before: a missing one is a bug in the hall, not an event to drop. */
@@ -395,6 +403,33 @@ export const hallMachine = hallSetup
         }
       }),
 
+      moveToFront: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.queueFront'>) => {
+        const waiting = findWaiting(context, cmd.id);
+        if (waiting === undefined) {
+          enqueue.emit(reply(cmd.reqId, { error: notWaiting(cmd.id) }));
+          return;
+        }
+        // The queue that holds it moves it and reports (slot.moved / binding.moved): its order is its own.
+        if (waiting.queue.kind === 'slot')
+          enqueue.sendTo(waiting.queue.ref, { type: 'slot.frontMission', missionId: cmd.id, reqId: cmd.reqId });
+        else enqueue.sendTo(waiting.queue.ref, { type: 'binding.frontMission', missionId: cmd.id, reqId: cmd.reqId });
+      }),
+
+      reportMoved: hallAction(({ enqueue }, moved: EventOf<'slot.moved' | 'binding.moved'>) => {
+        const { entry, from } = moved;
+        if (entry === undefined || from === undefined) {
+          if (moved.reqId !== undefined) enqueue.emit(reply(moved.reqId, { error: notWaiting(moved.missionId) }));
+          return;
+        }
+        const binding = moved.type === 'binding.moved' ? moved.binding : undefined;
+        // Moving the head is no change: nothing to record, nothing to tell.
+        if (from > 1) {
+          enqueue.emit(store({ op: 'front', missionId: entry.id }));
+          enqueue.emit(bus(movedEvent(entry, binding, from)));
+        }
+        if (moved.reqId !== undefined) enqueue.emit(reply(moved.reqId, movedReply(entry, binding, from)));
+      }),
+
       resetSession: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.sessionReset'>) => {
         const answer = (body: ReplyBody) => {
           if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, body));
@@ -500,6 +535,9 @@ export const hallMachine = hallSetup
       'binding.dropped': { actions: { type: 'reportDropped', params: ({ event }) => event } },
       'cmd.kill': { actions: { type: 'signalRun', params: ({ event }) => event } },
       'cmd.cancel': { actions: { type: 'signalRun', params: ({ event }) => event } },
+      'cmd.queueFront': { actions: { type: 'moveToFront', params: ({ event }) => event } },
+      'slot.moved': { actions: { type: 'reportMoved', params: ({ event }) => event } },
+      'binding.moved': { actions: { type: 'reportMoved', params: ({ event }) => event } },
       'cmd.sessionReset': { actions: { type: 'resetSession', params: ({ event }) => event } },
       'cmd.dropQueued': { actions: { type: 'dropQueued', params: ({ event }) => event } },
       'cmd.bindSession': { actions: { type: 'bindSession', params: ({ event }) => event } },

@@ -9,7 +9,7 @@
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { DoneActorEvent } from 'xstate';
-import { splitQueue, type Mission } from '../domain/mission.js';
+import { splitQueue, toFront, type Mission } from '../domain/mission.js';
 import { effectiveBinding } from '../domain/names.js';
 import { nextRunId, type RunIdCursor } from '../domain/run-id.js';
 import { runMachine, type RunInput, type RunOutput, type RunPreparedReport, type RunSpawnedReport } from './run.machine.js';
@@ -58,6 +58,8 @@ export type SlotEvent =
   | { type: 'slot.drop'; binding: string }
   /** Drops one waiting mission (a cancel by its id). */
   | { type: 'slot.dropMission'; missionId: string; reason: DropReason }
+  /** Moves one waiting mission to the head of the queue (an operator's `queue_front`). */
+  | { type: 'slot.frontMission'; missionId: string; reqId?: string }
   | { type: 'slot.stop' }
   | { type: 'slot.forceKill' }
   | ({ type: 'slot.adopt' } & AdoptedRun)
@@ -73,6 +75,8 @@ export type SlotReport =
   | { type: 'slot.runEnded'; slot: string; output: RunOutput }
   | { type: 'slot.dropped'; slot: string; entries: Mission[]; reason: DropReason }
   | RunPreparedReport
+  /** `from`: the mission's place before the move (1 first); absent when it no longer waited. */
+  | { type: 'slot.moved'; slot: string; missionId: string; entry?: Mission; from?: number; reqId?: string }
   | RunSpawnedReport;
 
 /** The event of one type: what an action with typed params is given. */
@@ -93,6 +97,13 @@ function headOf(context: SlotContext): Mission {
   return head;
 }
 
+/** The waiting mission with this id; the guards check that it waits. */
+function waitingEntry(context: SlotContext, missionId: string): Mission {
+  const entry = context.queue.find((m) => m.id === missionId);
+  if (entry === undefined) throw new Error(`slot ${context.slot}: mission ${missionId} does not wait here`);
+  return entry;
+}
+
 /** A mission submitted to the slot, as a run to start now. */
 function submitted({ event }: { event: Extract<SlotEvent, { type: 'slot.submit' }> }): StartRequest {
   return {
@@ -110,8 +121,9 @@ export const slotMachine = setup({
   guards: {
     singleton: ({ context }) => context.singleton,
     holdsNoMore: ({ context }) => context.stopping || context.queue.length === 0,
+    // The offered mission may no longer be the head (an operator moved another to the front meanwhile): found by its id.
     isOfferedHead: ({ context, event }) =>
-      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') && context.queue[0]?.id === event.missionId,
+      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') && context.queue.some((m) => m.id === event.missionId),
     idleAfterRunEnds: ({ context, event }) =>
       'actorId' in event && context.active.length === 1 && context.active[0] === runIdOf(event.actorId),
   },
@@ -177,6 +189,17 @@ export const slotMachine = setup({
       enqueue.assign({ queue: context.queue.filter((m) => m.binding !== event.binding) });
       enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped, reason: 'binding_closed' } satisfies SlotReport);
     }),
+    frontMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.frontMission'>) => {
+      const { queue, entry, from } = toFront(context.queue, event.missionId);
+      if (entry !== undefined) enqueue.assign({ queue });
+      enqueue.sendParent({
+        type: 'slot.moved',
+        slot: context.slot,
+        missionId: event.missionId,
+        ...(entry !== undefined ? { entry, from } : {}),
+        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+      } satisfies SlotReport);
+    }),
     dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
@@ -220,6 +243,7 @@ export const slotMachine = setup({
     'slot.forceKill': { actions: 'forceKillRuns' },
     'slot.drop': { actions: { type: 'dropBinding', params: ({ event }) => event } },
     'slot.dropMission': { actions: { type: 'dropMission', params: ({ event }) => event } },
+    'slot.frontMission': { actions: { type: 'frontMission', params: ({ event }) => event } },
   },
   states: {
     choosing: {
@@ -277,13 +301,13 @@ export const slotMachine = setup({
               {
                 type: 'startRun',
                 params: ({ context, event }) => ({
-                  entry: headOf(context),
+                  entry: waitingEntry(context, event.missionId),
                   at: event.at,
                   ...(event.session !== undefined ? { session: event.session } : {}),
                   queued: true,
                 }),
               },
-              assign({ queue: ({ context }) => context.queue.slice(1) }),
+              assign({ queue: ({ context, event }) => context.queue.filter((m) => m.id !== event.missionId) }),
             ],
           },
           // The head was dropped meanwhile: offer the next one.
@@ -293,7 +317,10 @@ export const slotMachine = setup({
           {
             guard: 'isOfferedHead',
             target: 'draining',
-            actions: assign({ queue: ({ context }) => context.queue.slice(1), now: ({ event }) => event.at }),
+            actions: assign({
+              queue: ({ context, event }) => context.queue.filter((m) => m.id !== event.missionId),
+              now: ({ event }) => event.at,
+            }),
           },
           { target: 'draining' },
         ],

@@ -68,6 +68,26 @@ export const QueuePayload = z
   })
   .describe('What waits: every slot queue and binding queue, in the order the missions will start.');
 
+export const QueueFrontPayload = z
+  .object({
+    cmd: z.literal('queue_front'),
+    id: requiredString('queue_front requires an id').describe('The mission id (m…) of a mission that waits in a slot or binding queue.'),
+  })
+  .describe('Moves a waiting mission to the front of the queue it waits in: it starts next (after a run of that queue already starting).');
+
+export const AnswerPayload = z
+  .object({
+    cmd: z.literal('answer'),
+    run: requiredString('answer requires a run').describe('The run id whose raider asked (as in `permission.asked`).'),
+    question: requiredString('answer requires a question').describe("The question's id within its run (as in `permission.asked`)."),
+    answer: z
+      .enum(['once', 'session', 'no'], { error: 'answer must be once, session or no' })
+      .describe('`once`: this call only; `session`: this call and the rule it names, for the rest of the run; `no`: refuse.'),
+  })
+  .describe(
+    'Answers a permission question (with `dashboard.questions: true`). The first answer wins, from whichever face (ACP client, dashboard, socket).',
+  );
+
 export const SessionsPayload = z
   .object({ cmd: z.literal('sessions') })
   .describe('The bindings and the raider session each continues, with when its journal was last written.');
@@ -102,6 +122,8 @@ export const COMMAND_PAYLOADS = {
   kill: KillPayload,
   cancel: CancelPayload,
   queue: QueuePayload,
+  queue_front: QueueFrontPayload,
+  answer: AnswerPayload,
   sessions: SessionsPayload,
   session_reset: SessionResetPayload,
   telegram_reply: TelegramReplyPayload,

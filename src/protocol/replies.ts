@@ -147,6 +147,26 @@ export const QueueReply = z
   })
   .describe('What waits.');
 
+export const QueueFrontReply = z
+  .object({
+    moved: z.literal(1),
+    mission_id: missionId,
+    slot: z.string().describe('The raider name of the mission.'),
+    binding: binding.optional().describe('The binding queue it waits in, when it waits for its binding.'),
+    position: z.literal(1).describe('Its place in its queue now: 1, the next to start.'),
+    from: z.number().int().describe('Its place before the move (1 when it was already first).'),
+  })
+  .describe('The mission is first in its queue.');
+
+export const AnswerReply = z
+  .object({
+    answered: z.literal(1),
+    run: z.string().describe('The run id.'),
+    question: z.string().describe("The question's id."),
+    answer: z.enum(['once', 'session', 'no']).describe('The answer the raider gets.'),
+  })
+  .describe('The raider has its answer; any later answer to the question is refused as already answered.');
+
 export const SessionsReply = z
   .object({
     sessions: z
@@ -182,6 +202,8 @@ export const COMMAND_REPLIES = {
   kill: KillReply,
   cancel: CancelReply,
   queue: QueueReply,
+  queue_front: QueueFrontReply,
+  answer: AnswerReply,
   sessions: SessionsReply,
   session_reset: SessionResetReply,
   telegram_reply: TelegramReplyReply,
@@ -201,4 +223,4 @@ export type UnboundReply = { unbound: 0 | 1; binding: string };
 export type DroppedReply = { dropped: 1; binding: string };
 
 /** Everything the hall actor answers a command with. */
-export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;
+export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'queue_front' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;

@@ -7,6 +7,8 @@ import {
   doneEvent,
   droppedEvent,
   liveRunOf,
+  movedEvent,
+  movedReply,
   refusedEvent,
   refusedReply,
   slotQueuedEvent,
@@ -16,8 +18,8 @@ import {
   unstartedReply,
 } from '../../src/machines/hall-payloads.js';
 import type { RunSpawnedReport } from '../../src/machines/run.machine.js';
-import { RaiderDone, RaiderDropped, RaiderQueued, RaiderRefused, RaiderSpawned } from '../../src/protocol/events.js';
-import { CancelQueuedReply, SpawnQueuedReply, SpawnRefusedReply, SpawnStartedReply } from '../../src/protocol/replies.js';
+import { RaiderDone, RaiderDropped, RaiderMoved, RaiderQueued, RaiderRefused, RaiderSpawned } from '../../src/protocol/events.js';
+import { CancelQueuedReply, QueueFrontReply, SpawnQueuedReply, SpawnRefusedReply, SpawnStartedReply } from '../../src/protocol/replies.js';
 
 const entry: Mission = { id: 'm1', name: '1bjorn', mission: 'look around' };
 const boundEntry: Mission = { ...entry, binding: 'telegram:ops:42' };
@@ -186,6 +188,24 @@ describe('hall payloads: what the hall says, built from what it heard', () => {
       mission_id: 'm1',
       slot: '1bjorn',
       binding: 'telegram:ops:42',
+    });
+  });
+
+  it('reports a mission moved to the front, with the binding queue it waits in when it has one', () => {
+    expect(strictly(RaiderMoved, movedEvent(entry, undefined, 3))).toEqual({
+      type: 'raider.moved',
+      mission_id: 'm1',
+      slot: '1bjorn',
+      position: 1,
+      from: 3,
+    });
+    expect(strictly(QueueFrontReply, movedReply(boundEntry, 'telegram:ops:42', 2))).toEqual({
+      moved: 1,
+      mission_id: 'm1',
+      slot: '1bjorn',
+      binding: 'telegram:ops:42',
+      position: 1,
+      from: 2,
     });
   });
 });

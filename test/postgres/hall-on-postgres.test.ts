@@ -72,6 +72,26 @@ describe('a hall with its state in PostgreSQL', () => {
     await eventually(async () => expect(await rows(url, 'SELECT id FROM raider_hall_runs')).toEqual([]));
   });
 
+  it('moves a waiting mission to the front (queue_front) in the database, and a restarted hall runs it first', async () => {
+    const url = await server.freshDatabase();
+    const root = tempRoot();
+    const record = path.join(root, 'record.txt');
+    fs.writeFileSync(record, '');
+    hall = await startOn(url, root, { FAKE_RAIDER_RECORD: record });
+    await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `until ${path.join(root, 'never')}` });
+    const ids: string[] = [];
+    for (const label of ['m1', 'm2', 'm3'])
+      ids.push((await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `record ${label}` })).mission_id);
+    expect(await hall.request({ cmd: 'queue_front', id: ids[2] })).toMatchObject({ moved: 1, position: 1, from: 3 });
+    // Replied, so committed.
+    const waiting =
+      "SELECT entry->>'mission' AS mission FROM raider_hall_missions WHERE cluster = 'team-a' AND queue_key = '1bjorn' ORDER BY seq";
+    expect((await rows(url, waiting)).map((r) => r.mission)).toEqual(['record m3', 'record m1', 'record m2']);
+    await hall.stop();
+    hall = await startOn(url, root, { FAKE_RAIDER_RECORD: record });
+    await eventually(() => expect(fs.readFileSync(record, 'utf8')).toBe('m3\nm1\nm2\n'), 20_000);
+  });
+
   it('keeps a numbered slot on one session across runs and restarts, in the sessions table', async () => {
     const url = await server.freshDatabase();
     const root = tempRoot();

@@ -85,6 +85,8 @@ export interface DashboardConfig {
   read_only: boolean;
   /** Names besides the loopback ones that the Host header may carry. */
   hosts: string[];
+  /** Runs that no ACP client watches ask their permission questions here (the page, the bus, the socket's `answer`). */
+  questions: boolean;
 }
 
 export interface StorageConfig {
@@ -186,6 +188,7 @@ const dashboard = z
       allow_remote: flag.default(false),
       read_only: flag.default(false),
       hosts: z.array(text('a host name'), expected('a list of host names')).default([]),
+      questions: flag.default(false),
     },
     expected('a mapping'),
   )

@@ -75,6 +75,9 @@ export class DurableState {
       case 'remove':
         this.remove(op.missionId, dirty);
         return;
+      case 'front':
+        this.toFront(op.missionId, dirty);
+        return;
       case 'run':
         this.remove(op.run.entry.id, dirty);
         this.runs.set(op.run.id, op.run);
@@ -126,6 +129,18 @@ export class DurableState {
       map.set(key, queue);
     }
     return queue;
+  }
+
+  /** Idempotent: a mission already first stays so, one that no longer waits is no change. */
+  private toFront(missionId: string, dirty: DirtyFiles): void {
+    const at = this.where.get(missionId);
+    if (!at) return;
+    const queue = this.queue(at);
+    const i = queue.findIndex((m) => m.id === missionId);
+    if (i <= 0) return;
+    const [entry] = queue.splice(i, 1);
+    if (entry) queue.unshift(entry);
+    markQueue(dirty, at);
   }
 
   private remove(missionId: string, dirty: DirtyFiles): void {

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { Command, CommanderError, Option } from '../commonjs-libraries.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
+import { registerAnswerCommand } from './answer-command.js';
 import { registerDashboardCommand } from './dashboard-command.js';
 import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
@@ -321,6 +322,7 @@ function buildProgram(setCode: (code: number) => void): Command {
 
   registerDashboardCommand(program);
   registerQueueCommand(program);
+  registerAnswerCommand(program);
 
   const session = program.command('session').description('session bindings');
   registerSessionList(session);
