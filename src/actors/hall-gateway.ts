@@ -10,18 +10,21 @@ import type { HallCommand, hallMachine } from '../machines/hall.machine.js';
 import type { ReplyBody } from '../machines/hall-effects.js';
 import { checkCommand } from '../protocol/frames.js';
 import type { HallRequest, HallRequestReply } from '../ports/hall-services.js';
+import type { SpawnQueuedReply, SpawnStartedReply } from '../protocol/replies.js';
 
 /** A reply the hall owes for longer than this means a bug; the client still gets an answer. */
 const REPLY_TIMEOUT_MS = 120_000;
 
 export class HallGateway {
-  private readonly pending = new Map<string, { resolve: (body: ReplyBody) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<string, { resolve: (body: ReplyBody) => void; timer: NodeJS.Timeout; notice: string | undefined }>();
   private counter = 0;
 
   constructor(
     private readonly hall: Actor<typeof hallMachine>,
     /** Only what a reply waits on: whether a mission can be recorded, and its commit. */
     private readonly store: Pick<HallStateStore, 'accepting' | 'lastError' | 'commit'>,
+    /** What the reply to a spawn of this name should tell the client besides (a name without a config entry). */
+    private readonly spawnNotice: (name: string) => string | undefined = () => undefined,
   ) {
     hall.on('reply', (event) => this.settle(event.reqId, event.body));
   }
@@ -38,13 +41,14 @@ export class HallGateway {
       if (!checked.ok) return Promise.resolve({ error: checked.error });
     }
     const reqId = `req-${++this.counter}`;
+    const notice = command.type === 'cmd.spawn' ? this.spawnNotice(command.name) : undefined;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(reqId);
         resolve({ error: 'the hall did not answer in time' });
       }, REPLY_TIMEOUT_MS);
       timer.unref();
-      this.pending.set(reqId, { resolve, timer });
+      this.pending.set(reqId, { resolve, timer, notice });
       this.hall.send({ ...command, reqId } as HallCommand);
     });
   }
@@ -54,9 +58,15 @@ export class HallGateway {
     if (!waiter) return;
     this.pending.delete(reqId);
     clearTimeout(waiter.timer);
+    const answer = waiter.notice !== undefined && isTakenSpawn(body) ? { ...body, notice: waiter.notice } : body;
     this.store.commit().then(
-      () => waiter.resolve(body),
+      () => waiter.resolve(answer),
       (err: Error) => waiter.resolve({ error: err.message }),
     );
   }
+}
+
+/** A spawn reply whose mission was taken (started or queued): one that may carry a notice. */
+function isTakenSpawn(body: ReplyBody): body is SpawnStartedReply | SpawnQueuedReply {
+  return 'mission_id' in body && !('error' in body) && !('status' in body);
 }

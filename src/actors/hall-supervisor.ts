@@ -43,6 +43,8 @@ import { recordWrittenLogic } from './record-written.actor.js';
 import { reapRunLogic } from './reap-run.actor.js';
 import { resolveRaiderCommand } from './raider-command.js';
 import { errorMessage } from '../domain/error-message.js';
+import { noEntryNotice, slotOf } from '../domain/names.js';
+import { ownEntry } from '../domain/own-entry.js';
 
 export { SHUTDOWN_GRACE_MS } from './hall-recovery.js';
 export { HallStartError };
@@ -147,7 +149,9 @@ async function startLocked(
   const registry = createRunRegistry();
   routeHallEffects(actor, { store, bus, registry, retention, permissionChannels, onEvent });
 
-  const gateway = new HallGateway(actor, store);
+  const gateway = new HallGateway(actor, store, (name) =>
+    ownEntry(config.raiders, slotOf(name).baseName) === undefined ? noEntryNotice(name) : undefined,
+  );
   const queries = new HallQueries(paths, registry, store);
   const commands = hallCommands(gateway, queries);
   const runCommand = commandService(commands);

@@ -42,7 +42,7 @@ export const AttachPayload = z
 
 export const LogsPayload = z
   .object({ cmd: z.literal('logs'), id: runId('logs') })
-  .describe("A run's section of its slot log, running or ended.");
+  .describe("A run's lines of its slot log (from its start line to its result line, without other runs' lines), running or ended.");
 
 export const KillPayload = z
   .object({ cmd: z.literal('kill'), id: runId('kill') })

@@ -12,6 +12,11 @@ const pid = z.number().int().describe("The raider's process id (its process grou
 const missionId = z.string().describe('The id the hall gave the mission when it took it.');
 const binding = z.string().describe('The binding the run continues.');
 const session = z.string().describe('The raider session the run continues or started.');
+const notice = z
+  .string()
+  .describe(
+    'Something the client should tell its user although the mission was taken, e.g. "bjorn2 has no entry in .raider-hall.yml; it runs with the raider\'s defaults".',
+  );
 
 export const ErrorReply = z
   .object({ error: z.string().describe('What went wrong, in words a user can act on.') })
@@ -26,6 +31,7 @@ export const SpawnStartedReply = z
     mission_id: missionId,
     session: session.optional(),
     binding: binding.optional(),
+    notice: notice.optional(),
   })
   .describe('The mission started a run.');
 
@@ -36,6 +42,7 @@ export const SpawnQueuedReply = z
     binding: binding.optional().describe('The binding queue the mission waits in (when it waits for its binding, not its slot).'),
     queue_depth: z.number().int().describe('How many missions wait in that queue, this one included.'),
     mission_id: missionId,
+    notice: notice.optional(),
   })
   .describe('The mission waits in a queue; its run starts when the queue gets to it.');
 
@@ -107,7 +114,13 @@ export const AttachReply = z
   })
   .describe('Where a running raider writes.');
 
-export const LogsReply = z.object({ log: z.string().describe("The run's section of its slot log, with its result line once it ended.") });
+export const LogsReply = z.object({
+  log: z
+    .string()
+    .describe(
+      "The run's lines of its slot log: its `[hall]` lines and its stderr lines (`[ID] ` in front), with its result line once it ended.",
+    ),
+});
 
 export const KillReply = z.object({ killed: z.literal(1), id }).describe('SIGTERM was sent.');
 
@@ -210,6 +223,8 @@ export const COMMAND_REPLIES = {
 } as const satisfies Record<CommandName, z.ZodType>;
 
 export type ErrorReply = z.infer<typeof ErrorReply>;
+export type SpawnStartedReply = z.infer<typeof SpawnStartedReply>;
+export type SpawnQueuedReply = z.infer<typeof SpawnQueuedReply>;
 /** A command's own reply. */
 export type Answer<C extends CommandName> = z.infer<(typeof COMMAND_REPLIES)[C]>;
 /** What a command is answered: its own reply or an error. */

@@ -11,7 +11,9 @@ import { isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } f
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
+import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath } from '../storage/hall-paths.js';
+import { raiderSaid } from '../storage/slot-logs.js';
 import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
 import { AcpRunStream, sendFinalAnswer } from './acp-run-stream.js';
 
@@ -262,11 +264,18 @@ export class AcpHub {
 
   private async endRun(handle: SessionHandle, missionId: string, event: Envelope): Promise<void> {
     const runId = String(event.id);
+    const status = String(event.status);
+    // A run that failed without a result document: the reason is what the raider wrote on stderr.
+    const said =
+      status === 'failed' && readDocumentOrNull(eventsPath(this.services.paths, runId)) === null
+        ? await raiderSaid(this.services.paths, runId)
+        : [];
     const end: RunEnd = {
-      status: String(event.status),
+      status,
       signaled: Number(event.signaled ?? 0),
       ...(event.response !== undefined ? { response: event.response } : {}),
       ...(typeof event.error === 'string' ? { error: event.error } : {}),
+      ...(said.length > 0 ? { said } : {}),
     };
     const stream = handle.runs.get(runId);
     handle.runs.delete(runId);

@@ -9,6 +9,7 @@
  */
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { isKnownEngine, KNOWN_ENGINES } from '../../domain/engines.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { PERMISSION_MODES, type PermissionMode } from '../../domain/permission.js';
@@ -210,7 +211,10 @@ const dashboard = z
 const raiderEntry = z
   .object(
     {
-      engine: text('an engine name').optional(),
+      // Refused here, at load, rather than by every run of the raider ('' has its own message).
+      engine: text('an engine name')
+        .refine((v) => v === '' || isKnownEngine(v), expected(`an engine: one of ${KNOWN_ENGINES.join(', ')}`))
+        .optional(),
       provider: text('a provider alias').optional(),
       model: text('a model name').optional(),
       persona: text('a pack name').optional(),
