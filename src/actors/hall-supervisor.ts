@@ -39,6 +39,7 @@ import { HallShutdown, removePidFile } from './hall-shutdown.js';
 import { PermissionChannels } from './permission-channels.js';
 import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
+import { recordWrittenLogic } from './record-written.actor.js';
 import { reapRunLogic } from './reap-run.actor.js';
 import { resolveRaiderCommand } from './raider-command.js';
 import { errorMessage } from '../domain/error-message.js';
@@ -129,7 +130,6 @@ async function startLocked(
     prepareRun: prepareRunLogic({
       paths,
       config,
-      store,
       raider: resolveRaiderCommand(env),
       baseEnv: env,
       libTarget: path.resolve(paths.root, config.preferred_lib_target ?? '.raider/lib'),
@@ -138,6 +138,7 @@ async function startLocked(
       permissionChannels,
       warn: log,
     }),
+    recordWritten: recordWrittenLogic(store),
     raiderProcess: raiderProcessLogic(forkServer),
     reapRun: reapRunLogic,
   });

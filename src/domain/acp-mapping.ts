@@ -5,6 +5,7 @@
  */
 
 import type { SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
+import { isRecord } from './records.js';
 
 /** One `session/update`, as the ACP SDK types it. */
 export type AcpUpdate = SessionUpdate;
@@ -47,10 +48,6 @@ function isToolKind(kind: string): kind is ToolKind {
 /** A kind a raider named, as ACP knows it: one ACP does not know is shown as `other`, as the protocol allows no other. */
 function asToolKind(kind: string): ToolKind {
   return isToolKind(kind) ? kind : 'other';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A short title for a tool call: the command for bash, the path for file tools. */

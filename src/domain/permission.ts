@@ -3,6 +3,11 @@
  * asks about a tool call its policy cannot decide; a person answers through
  * whatever surface registered for the run's binding (ACP today).
  */
+import { isRecord } from './records.js';
+
+/** How freely a raider acts without asking: its flag, its config and the hall's raider entries all take these. */
+export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'auto', 'bypassPermissions'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
 export type PermissionAnswerValue = 'once' | 'session' | 'no';
 
@@ -28,10 +33,6 @@ export interface PermissionAnswer {
   id: string;
   answer: PermissionAnswerValue;
   reason: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Reads one `ask` line; null for anything else (which gets no answer but a log line). */

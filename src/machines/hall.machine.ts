@@ -6,29 +6,39 @@
  * It decides; it never does I/O. What it decided leaves as emitted events
  * (see hall-effects.ts) that adapters carry out.
  */
-import { assign, emit, setup, type ActorRefFrom } from 'xstate';
+import { assign, emit, enqueueActions, setup, type ActorRefFrom, type ParameterizedObject } from 'xstate';
 import type { Mission, TelegramTarget } from '../domain/mission.js';
 import { effectiveBinding, slotBinding, slotOf } from '../domain/names.js';
-import type { RunOutcome } from '../domain/outcome.js';
+import { ownEntry as own } from '../domain/own-entry.js';
 import type { RunIdCursor } from '../domain/run-id.js';
 import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.machine.js';
-import type { HallBusEvent, RaiderDoneEvent } from '../protocol/events.js';
-import type { HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
-import type { RunOutput, RunSpawnedReport } from './run.machine.js';
+import type { HallEmitted, ReplyBody } from './hall-effects.js';
+import {
+  bindingQueuedEvent,
+  bindingQueuedReply,
+  busEffect as bus,
+  cancelledWaitingReply,
+  doneEvent,
+  droppedEvent,
+  type EndedRun,
+  liveRunOf,
+  movedEvent,
+  movedReply,
+  refusedEvent,
+  refusedReply,
+  replyEffect as reply,
+  slotQueuedEvent,
+  slotQueuedReply,
+  spawnedEvent,
+  spawnedReply,
+  storeEffect as store,
+  unstartedReply,
+} from './hall-payloads.js';
+import type { RunOutput, RunPreparedReport, RunSpawnedReport } from './run.machine.js';
 import { runActorId } from './run-host.js';
-import { type AdoptedRun, slotMachine, type SlotReport } from './slot.machine.js';
-import { ownEntry as own } from '../domain/own-entry.js';
+import { type AdoptedRun, type DropReason, slotMachine, type SlotReport } from './slot.machine.js';
 
-/** A run of a previous hall found already gone at start-up: reported, never run again. */
-export interface EndedRun {
-  runId: string;
-  slot: string;
-  pid: number;
-  entry: Mission;
-  binding?: string;
-  session?: string;
-  outcome: RunOutcome;
-}
+export type { EndedRun };
 
 export interface HallInput {
   root: string;
@@ -88,33 +98,25 @@ export type HallEvent =
   | HallCommand
   | SlotReport
   | BindingQueueReport
+  | RunPreparedReport
   | RunSpawnedReport;
+
+/** The event of one type: what an action with typed params is given. */
+type EventOf<T extends HallEvent['type']> = Extract<HallEvent, { type: T }>;
 
 type SlotRef = ActorRefFrom<typeof slotMachine>;
 type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
 
-const bus = (event: HallBusEvent): HallEmitted => ({ type: 'bus', event });
-const store = (op: StoreOp): HallEmitted => ({ type: 'store', op });
-const reply = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
-
-/** The `raider.done` event of a run (docs/protocol.md). */
-function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEvent {
-  const o = run.outcome;
+/** The mission a spawn command asks for, as its queues keep it. */
+function missionOf(cmd: SpawnCommand): Mission {
   return {
-    type: 'raider.done',
-    id: run.runId,
-    slot: run.slot,
-    pid: run.pid,
-    exit_code: o.exit_code,
-    signaled: o.signaled,
-    status: o.status,
-    ...(o.response !== undefined ? { response: o.response } : {}),
-    ...(o.error !== undefined ? { error: o.error } : {}),
-    ...(o.hall_stop !== undefined ? { hall_stop: o.hall_stop } : {}),
-    ...(o.session !== undefined ? { session: o.session } : {}),
-    ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
-    mission_id: run.entry.id,
-    ...(run.cancelRequested ? { cancel_requested: true } : {}),
+    id: cmd.missionId,
+    name: cmd.name,
+    mission: cmd.mission,
+    ...(cmd.binding !== undefined ? { binding: cmd.binding } : {}),
+    ...(cmd.telegram !== undefined ? { telegram: cmd.telegram } : {}),
+    ...(cmd.permission_mode !== undefined ? { permission_mode: cmd.permission_mode } : {}),
+    ...(cmd.cwd !== undefined ? { cwd: cmd.cwd } : {}),
   };
 }
 
@@ -155,9 +157,9 @@ function bindingRefOf(context: HallContext, binding: string): BindingRef {
   return ref;
 }
 
-/** The explicit binding of a mission, which has a queue machine of its own. */
-function explicitBinding(entry: Mission): string | undefined {
-  return entry.binding;
+/** The queue actor of a mission's explicit binding, if it has one and the actor exists. */
+function bindingRefOfEntry(context: HallContext, entry: Mission): BindingRef | undefined {
+  return entry.binding !== undefined ? own(context.bindings, entry.binding) : undefined;
 }
 
 const hallSetup = setup({
@@ -207,30 +209,32 @@ const hallSetup = setup({
   },
 });
 
+/** The hall's own actions that its other actions enqueue by name. */
+type EnsureAction = { type: 'ensureSlot'; params: { name: string } } | { type: 'ensureBinding'; params: { binding: string } };
+
+/**
+ * An action of the hall that is given what it needs as typed params (bound
+ * where the transition names it), rather than reading and re-checking the
+ * event: setup's own enqueueActions takes no params.
+ */
+function hallAction<P extends ParameterizedObject['params'] | undefined>(
+  collect: Parameters<
+    typeof enqueueActions<HallContext, HallEvent, P, HallEvent, never, EnsureAction, never, 'shutdownGrace' | 'lastResort', HallEmitted>
+  >[0],
+) {
+  return enqueueActions(collect);
+}
+
 export const hallMachine = hallSetup
   .extend({
     actions: {
-      acceptSpawn: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.spawn') return;
-        const entry: Mission = {
-          id: event.missionId,
-          name: event.name,
-          mission: event.mission,
-          ...(event.binding !== undefined ? { binding: event.binding } : {}),
-          ...(event.telegram !== undefined ? { telegram: event.telegram } : {}),
-          ...(event.permission_mode !== undefined ? { permission_mode: event.permission_mode } : {}),
-          ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
-        };
-        const reqId = event.reqId !== undefined ? { reqId: event.reqId } : {};
+      acceptSpawn: hallAction(({ context, enqueue }, cmd: SpawnCommand) => {
+        const entry = missionOf(cmd);
+        const reqId = cmd.reqId !== undefined ? { reqId: cmd.reqId } : {};
         const explicit = entry.binding;
         if (explicit !== undefined) {
           enqueue({ type: 'ensureBinding', params: { binding: explicit } });
-          enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), {
-            type: 'binding.submit',
-            entry,
-            at: event.at,
-            ...reqId,
-          });
+          enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), { type: 'binding.submit', entry, at: cmd.at, ...reqId });
           return;
         }
         const { slot } = slotOf(entry.name);
@@ -240,296 +244,197 @@ export const hallMachine = hallSetup
         enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
           type: 'slot.submit',
           entry,
-          at: event.at,
+          at: cmd.at,
           ...(session !== undefined ? { session } : {}),
           ...reqId,
         });
       }),
 
-      refuseWhileStopping: hallSetup.enqueueActions(({ event, enqueue }) => {
-        if (event.type === 'cmd.spawn' && event.reqId !== undefined) {
-          enqueue.emit(reply(event.reqId, { error: 'the hall is stopping; the mission was not accepted' }));
-        }
+      /** Answers a spawn the hall cannot take in its current state. */
+      refuseSpawn: hallAction(({ enqueue }, params: { reqId: string | undefined; error: string }) => {
+        if (params.reqId !== undefined) enqueue.emit(reply(params.reqId, { error: params.error }));
       }),
 
-      refuseWhileBooting: hallSetup.enqueueActions(({ event, enqueue }) => {
-        if (event.type === 'cmd.spawn' && event.reqId !== undefined) {
-          enqueue.emit(reply(event.reqId, { error: 'the hall is starting; try again in a moment' }));
-        }
-      }),
-
-      passToSlot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'binding.pass') return;
-        const { slot } = slotOf(event.entry.name);
-        const session = own(context.sessions, event.binding);
-        enqueue({ type: 'ensureSlot', params: { name: event.entry.name } });
+      passToSlot: hallAction(({ context, enqueue }, pass: EventOf<'binding.pass'>) => {
+        const { slot } = slotOf(pass.entry.name);
+        const session = own(context.sessions, pass.binding);
+        enqueue({ type: 'ensureSlot', params: { name: pass.entry.name } });
         enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
           type: 'slot.submit',
-          entry: event.entry,
-          at: event.at,
+          entry: pass.entry,
+          at: pass.at,
           ...(session !== undefined ? { session } : {}),
-          ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
-          ...(event.waited ? { queued: true } : {}),
+          ...(pass.reqId !== undefined ? { reqId: pass.reqId } : {}),
+          ...(pass.waited ? { queued: true } : {}),
         });
       }),
 
-      answerOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'slot.offer') return;
-        const slotRef = own(context.slots, event.slot);
+      answerOffer: hallAction(({ context, enqueue }, offer: EventOf<'slot.offer'>) => {
+        const slotRef = own(context.slots, offer.slot);
         if (!slotRef) return;
-        const explicit = explicitBinding(event.entry);
+        const explicit = offer.entry.binding;
         if (explicit !== undefined) {
           enqueue({ type: 'ensureBinding', params: { binding: explicit } });
           enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), {
             type: 'binding.offer',
-            entry: event.entry,
-            slot: event.slot,
-            at: event.at,
+            entry: offer.entry,
+            slot: offer.slot,
+            at: offer.at,
           });
           return;
         }
-        const session = own(context.sessions, slotBinding(event.slot));
+        const session = own(context.sessions, slotBinding(offer.slot));
         enqueue.sendTo(slotRef, {
           type: 'slot.offerAccepted',
-          missionId: event.entry.id,
-          at: event.at,
+          missionId: offer.entry.id,
+          at: offer.at,
           ...(session !== undefined ? { session } : {}),
         });
       }),
 
-      acceptBindingOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'binding.offerAccepted') return;
-        const slotRef = own(context.slots, event.slot);
+      acceptBindingOffer: hallAction(({ context, enqueue }, accepted: EventOf<'binding.offerAccepted'>) => {
+        const slotRef = own(context.slots, accepted.slot);
         if (!slotRef) return;
-        const session = own(context.sessions, event.binding);
+        const session = own(context.sessions, accepted.binding);
         enqueue.sendTo(slotRef, {
           type: 'slot.offerAccepted',
-          missionId: event.missionId,
-          at: event.at,
+          missionId: accepted.missionId,
+          at: accepted.at,
           ...(session !== undefined ? { session } : {}),
         });
       }),
 
-      noteRunCreated: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'slot.runCreated') return;
-        const explicit = explicitBinding(event.entry);
+      noteRunCreated: hallAction(({ context, enqueue }, created: EventOf<'slot.runCreated'>) => {
         enqueue.assign({ liveRuns: context.liveRuns + 1 });
-        const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
-        if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.started', runId: event.runId });
+        const bindingRef = bindingRefOfEntry(context, created.entry);
+        if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.started', runId: created.runId });
       }),
 
-      reportSpawned: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'run.spawned') return;
-        const { binding, session } = event;
-        const bound = binding !== undefined && session !== undefined ? { session, binding } : undefined;
-        if (bound && event.sessionCreated) {
-          enqueue.assign({ sessions: { ...context.sessions, [bound.binding]: bound.session } });
-          enqueue.emit(store({ op: 'bind', ...bound }));
-          enqueue.emit(bus({ type: 'session.bound', ...bound }));
-        }
-        const boundFields = bound ?? {};
-        enqueue.emit({
-          type: 'registry.runStarted',
-          run: {
-            id: event.runId,
-            slot: event.slot,
-            base_name: event.baseName,
-            pid: event.pid,
-            mission: event.entry.mission,
-            mission_id: event.entry.id,
-            ...boundFields,
-            events_path: event.eventsPath,
-            log_path: event.logPath,
-            started_at: event.startedAt,
-          },
-        });
-        if (event.adopted) return;
-        enqueue.emit(store({ op: 'pid', runId: event.runId, pid: event.pid }));
-        enqueue.emit(
-          bus({
-            type: 'raider.spawned',
-            id: event.runId,
-            pid: event.pid,
-            slot: event.slot,
-            base_name: event.baseName,
-            mission_id: event.entry.id,
-            ...boundFields,
-          }),
-        );
-        if (event.sessionError !== undefined && event.binding !== undefined) {
-          enqueue.emit(bus({ type: 'hall.session_error', binding: event.binding, error: event.sessionError, id: event.runId }));
-        }
-        if (event.reqId !== undefined) {
-          enqueue.emit(
-            reply(event.reqId, {
-              id: event.runId,
-              pid: event.pid,
-              slot: event.slot,
-              events_path: event.eventsPath,
-              mission_id: event.entry.id,
-              ...boundFields,
-            }),
-          );
-        }
+      /**
+       * A run is about to start: its record goes to the store like every other
+       * durable write, and only then does the run hear that it may start (the
+       * emitted store operation is carried out before the run gets this send).
+       */
+      recordRun: hallAction(({ enqueue, system }, prepared: RunPreparedReport) => {
+        enqueue.emit(store({ op: 'run', run: prepared.run }));
+        const run = system.get(runActorId(prepared.run.id));
+        if (run) enqueue.sendTo(run, { type: 'run.recorded' });
       }),
 
-      reportRunEnded: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'slot.runEnded') return;
-        const out: RunOutput = event.output;
+      reportSpawned: hallAction(({ context, enqueue }, report: RunSpawnedReport) => {
+        const { binding, session } = report;
+        if (binding !== undefined && session !== undefined && report.sessionCreated) {
+          enqueue.assign({ sessions: { ...context.sessions, [binding]: session } });
+          enqueue.emit(store({ op: 'bind', session, binding }));
+          enqueue.emit(bus({ type: 'session.bound', session, binding }));
+        }
+        enqueue.emit({ type: 'registry.runStarted', run: liveRunOf(report) });
+        if (report.adopted) return;
+        enqueue.emit(store({ op: 'pid', runId: report.runId, pid: report.pid }));
+        enqueue.emit(bus(spawnedEvent(report)));
+        if (report.sessionError !== undefined && binding !== undefined) {
+          enqueue.emit(bus({ type: 'hall.session_error', binding, error: report.sessionError, id: report.runId }));
+        }
+        if (report.reqId !== undefined) enqueue.emit(reply(report.reqId, spawnedReply(report)));
+      }),
+
+      reportRunEnded: hallAction(({ context, enqueue }, out: RunOutput) => {
         enqueue.assign({ liveRuns: context.liveRuns - 1 });
-        const explicit = explicitBinding(out.entry);
         if (out.kind === 'refused') {
           enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
-          enqueue.emit(
-            bus({
-              type: 'raider.refused',
-              status: 'refused',
-              slot: out.slot,
-              name: out.entry.name,
-              ...(out.binding !== undefined ? { binding: out.binding } : {}),
-              reason: out.reason,
-              error: out.error,
-              queued: out.queued,
-              mission_id: out.entry.id,
-            }),
-          );
-          if (out.reqId !== undefined) {
-            enqueue.emit(reply(out.reqId, { status: 'refused', reason: out.reason, error: out.error }));
-          }
+          enqueue.emit(bus(refusedEvent(out)));
+          if (out.reqId !== undefined) enqueue.emit(reply(out.reqId, refusedReply(out)));
         } else {
-          const o = out.outcome;
           enqueue.emit(bus(doneEvent(out)));
           enqueue.emit(store({ op: 'end', runId: out.runId }));
           if (out.unstarted) enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
           enqueue.emit({ type: 'registry.runEnded', runId: out.runId });
-          if (out.unstarted && out.reqId !== undefined) {
-            enqueue.emit(reply(out.reqId, { error: `command failed: ${o.error ?? 'the raider could not be started'}` }));
-          }
+          if (out.unstarted && out.reqId !== undefined) enqueue.emit(reply(out.reqId, unstartedReply(out.outcome)));
         }
-        const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
+        const bindingRef = bindingRefOfEntry(context, out.entry);
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.ended', runId: out.runId, at: out.endedAt });
       }),
 
-      reportSlotQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'slot.queued') return;
-        enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot: event.slot }, entry: event.entry }));
-        enqueue.emit(bus({ type: 'raider.queued', slot: event.slot, queue_depth: event.depth, mission_id: event.entry.id }));
-        if (event.reqId !== undefined) {
-          enqueue.emit(reply(event.reqId, { queued: 1, slot: event.slot, queue_depth: event.depth, mission_id: event.entry.id }));
-        }
+      reportSlotQueued: hallAction(({ context, enqueue }, queued: EventOf<'slot.queued'>) => {
+        enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot: queued.slot }, entry: queued.entry }));
+        enqueue.emit(bus(slotQueuedEvent(queued)));
+        if (queued.reqId !== undefined) enqueue.emit(reply(queued.reqId, slotQueuedReply(queued)));
         // The binding passed this mission on; it waits in the slot, so the binding is free again.
-        const explicit = explicitBinding(event.entry);
-        const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
+        const bindingRef = bindingRefOfEntry(context, queued.entry);
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.waiting', at: 0 });
       }),
 
-      reportBindingQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'binding.queued') return;
-        const name = event.entry.name;
-        enqueue.emit(store({ op: 'queue', queue: { kind: 'binding', binding: event.binding }, entry: event.entry }));
-        enqueue.emit(
-          bus({ type: 'raider.queued', slot: name, binding: event.binding, queue_depth: event.depth, mission_id: event.entry.id }),
-        );
-        if (event.reqId !== undefined) {
-          enqueue.emit(
-            reply(event.reqId, {
-              queued: 1,
-              slot: name,
-              binding: event.binding,
-              queue_depth: event.depth,
-              mission_id: event.entry.id,
-            }),
-          );
-        }
-        const fromSlot = event.fromSlot !== undefined ? own(context.slots, event.fromSlot) : undefined;
-        if (fromSlot) enqueue.sendTo(fromSlot, { type: 'slot.offerDeclined', missionId: event.entry.id, at: 0 });
+      reportBindingQueued: hallAction(({ context, enqueue }, queued: EventOf<'binding.queued'>) => {
+        enqueue.emit(store({ op: 'queue', queue: { kind: 'binding', binding: queued.binding }, entry: queued.entry }));
+        enqueue.emit(bus(bindingQueuedEvent(queued)));
+        if (queued.reqId !== undefined) enqueue.emit(reply(queued.reqId, bindingQueuedReply(queued)));
+        const fromSlot = queued.fromSlot !== undefined ? own(context.slots, queued.fromSlot) : undefined;
+        if (fromSlot) enqueue.sendTo(fromSlot, { type: 'slot.offerDeclined', missionId: queued.entry.id, at: 0 });
       }),
 
-      reportDropped: hallSetup.enqueueActions(({ event, enqueue }) => {
-        if (event.type !== 'slot.dropped' && event.type !== 'binding.dropped') return;
-        for (const entry of event.entries) {
+      reportDropped: hallAction(({ enqueue }, dropped: { entries: Mission[]; reason: DropReason }) => {
+        for (const entry of dropped.entries) {
           enqueue.emit(store({ op: 'remove', missionId: entry.id }));
-          enqueue.emit(
-            bus({
-              type: 'raider.dropped',
-              mission_id: entry.id,
-              slot: entry.name,
-              ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
-              reason: event.reason,
-            }),
-          );
+          enqueue.emit(bus(droppedEvent(entry, dropped.reason)));
         }
       }),
 
-      signalRun: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
-        if (event.type !== 'cmd.kill' && event.type !== 'cmd.cancel') return;
-        const id = event.id;
+      signalRun: hallAction(({ context, enqueue, system }, cmd: EventOf<'cmd.kill' | 'cmd.cancel'>) => {
+        const id = cmd.id;
         const ref = system.get(runActorId(id));
         if (!ref) {
-          const waiting = event.type === 'cmd.cancel' ? findWaiting(context, id) : undefined;
+          const waiting = cmd.type === 'cmd.cancel' ? findWaiting(context, id) : undefined;
           if (waiting === undefined) {
-            enqueue.emit(reply(event.reqId, { error: 'raider not found' }));
+            enqueue.emit(reply(cmd.reqId, { error: 'raider not found' }));
             return;
           }
           if (waiting.queue.kind === 'slot')
             enqueue.sendTo(waiting.queue.ref, { type: 'slot.dropMission', missionId: id, reason: 'cancelled' });
           else enqueue.sendTo(waiting.queue.ref, { type: 'binding.dropMission', missionId: id, reason: 'cancelled' });
-          const { entry } = waiting;
-          enqueue.emit(
-            reply(event.reqId, {
-              dropped: 1,
-              mission_id: entry.id,
-              slot: entry.name,
-              ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
-            }),
-          );
+          enqueue.emit(reply(cmd.reqId, cancelledWaitingReply(waiting.entry)));
           return;
         }
-        if (event.type === 'cmd.kill') {
+        if (cmd.type === 'cmd.kill') {
           enqueue.sendTo(ref, { type: 'run.kill' });
-          enqueue.emit(reply(event.reqId, { killed: 1, id }));
+          enqueue.emit(reply(cmd.reqId, { killed: 1, id }));
         } else {
           enqueue.sendTo(ref, { type: 'run.cancel' });
-          enqueue.emit(reply(event.reqId, { cancelled: 1, id }));
+          enqueue.emit(reply(cmd.reqId, { cancelled: 1, id }));
         }
       }),
 
-      moveToFront: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.queueFront') return;
-        const waiting = findWaiting(context, event.id);
+      moveToFront: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.queueFront'>) => {
+        const waiting = findWaiting(context, cmd.id);
         if (waiting === undefined) {
-          enqueue.emit(reply(event.reqId, { error: notWaiting(event.id) }));
+          enqueue.emit(reply(cmd.reqId, { error: notWaiting(cmd.id) }));
           return;
         }
         // The queue that holds it moves it and reports (slot.moved / binding.moved): its order is its own.
         if (waiting.queue.kind === 'slot')
-          enqueue.sendTo(waiting.queue.ref, { type: 'slot.frontMission', missionId: event.id, reqId: event.reqId });
-        else enqueue.sendTo(waiting.queue.ref, { type: 'binding.frontMission', missionId: event.id, reqId: event.reqId });
+          enqueue.sendTo(waiting.queue.ref, { type: 'slot.frontMission', missionId: cmd.id, reqId: cmd.reqId });
+        else enqueue.sendTo(waiting.queue.ref, { type: 'binding.frontMission', missionId: cmd.id, reqId: cmd.reqId });
       }),
 
-      reportMoved: hallSetup.enqueueActions(({ event, enqueue }) => {
-        if (event.type !== 'slot.moved' && event.type !== 'binding.moved') return;
-        const { entry, from } = event;
+      reportMoved: hallAction(({ enqueue }, moved: EventOf<'slot.moved' | 'binding.moved'>) => {
+        const { entry, from } = moved;
         if (entry === undefined || from === undefined) {
-          if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { error: notWaiting(event.missionId) }));
+          if (moved.reqId !== undefined) enqueue.emit(reply(moved.reqId, { error: notWaiting(moved.missionId) }));
           return;
         }
-        const where = event.type === 'binding.moved' ? { binding: event.binding } : {};
+        const binding = moved.type === 'binding.moved' ? moved.binding : undefined;
         // Moving the head is no change: nothing to record, nothing to tell.
         if (from > 1) {
           enqueue.emit(store({ op: 'front', missionId: entry.id }));
-          enqueue.emit(bus({ type: 'raider.moved', mission_id: entry.id, slot: entry.name, ...where, position: 1, from }));
+          enqueue.emit(bus(movedEvent(entry, binding, from)));
         }
-        if (event.reqId !== undefined)
-          enqueue.emit(reply(event.reqId, { moved: 1, mission_id: entry.id, slot: entry.name, ...where, position: 1, from }));
+        if (moved.reqId !== undefined) enqueue.emit(reply(moved.reqId, movedReply(entry, binding, from)));
       }),
 
-      resetSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.sessionReset') return;
+      resetSession: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.sessionReset'>) => {
         const answer = (body: ReplyBody) => {
-          if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, body));
+          if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, body));
         };
-        const binding = event.binding;
+        const binding = cmd.binding;
         const old = own(context.sessions, binding);
         if (old === undefined) return answer({ error: `no session bound to ${binding}` });
         const { [binding]: _, ...sessions } = context.sessions;
@@ -539,48 +444,41 @@ export const hallMachine = hallSetup
         answer({ reset: 1, binding, session: old });
       }),
 
-      bindSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.bindSession') return;
-        if (own(context.sessions, event.binding) !== event.session) {
-          enqueue.assign({ sessions: { ...context.sessions, [event.binding]: event.session } });
-          enqueue.emit(store({ op: 'bind', binding: event.binding, session: event.session }));
-          enqueue.emit(bus({ type: 'session.bound', binding: event.binding, session: event.session }));
+      bindSession: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.bindSession'>) => {
+        if (own(context.sessions, cmd.binding) !== cmd.session) {
+          enqueue.assign({ sessions: { ...context.sessions, [cmd.binding]: cmd.session } });
+          enqueue.emit(store({ op: 'bind', binding: cmd.binding, session: cmd.session }));
+          enqueue.emit(bus({ type: 'session.bound', binding: cmd.binding, session: cmd.session }));
         }
-        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { bound: 1, binding: event.binding, session: event.session }));
+        if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, { bound: 1, binding: cmd.binding, session: cmd.session }));
       }),
 
-      unbindSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.unbindSession') return;
-        const old = own(context.sessions, event.binding);
+      unbindSession: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.unbindSession'>) => {
+        const old = own(context.sessions, cmd.binding);
         if (old !== undefined) {
-          const { [event.binding]: _, ...sessions } = context.sessions;
+          const { [cmd.binding]: _, ...sessions } = context.sessions;
           enqueue.assign({ sessions });
-          enqueue.emit(store({ op: 'unbind', binding: event.binding }));
+          enqueue.emit(store({ op: 'unbind', binding: cmd.binding }));
         }
-        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { unbound: old === undefined ? 0 : 1, binding: event.binding }));
+        if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, { unbound: old === undefined ? 0 : 1, binding: cmd.binding }));
       }),
 
-      dropQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.dropQueued') return;
-        const ref = own(context.bindings, event.binding);
+      dropQueued: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.dropQueued'>) => {
+        const ref = own(context.bindings, cmd.binding);
         if (ref) enqueue.sendTo(ref, { type: 'binding.drop' });
-        for (const slotRef of Object.values(context.slots)) enqueue.sendTo(slotRef, { type: 'slot.drop', binding: event.binding });
-        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { dropped: 1, binding: event.binding }));
+        for (const slotRef of Object.values(context.slots)) enqueue.sendTo(slotRef, { type: 'slot.drop', binding: cmd.binding });
+        if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, { dropped: 1, binding: cmd.binding }));
       }),
 
-      boot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'hall.boot') return;
+      boot: hallAction(({ context, enqueue }, params: { at: number }) => {
         const slotsToDrain = new Set<string>();
         const bindingsToDrain = new Set<string>();
         for (const run of context.adopted) {
           const slot = slotOf(run.entry.name).slot;
-          const explicit = explicitBinding(run.entry);
+          const explicit = run.entry.binding;
           enqueue({ type: 'ensureSlot', params: { name: slot } });
           slotsToDrain.add(slot);
-          enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
-            type: 'slot.adopt',
-            ...run,
-          });
+          enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), { type: 'slot.adopt', ...run });
           if (explicit !== undefined) {
             enqueue({ type: 'ensureBinding', params: { binding: explicit } });
             bindingsToDrain.add(explicit);
@@ -600,10 +498,10 @@ export const hallMachine = hallSetup
         }
         // What a previous hall left waiting starts first: slots in name order, then bindings.
         for (const slot of [...slotsToDrain].sort()) {
-          enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), { type: 'slot.drain', at: event.at });
+          enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), { type: 'slot.drain', at: params.at });
         }
         for (const binding of [...bindingsToDrain].sort()) {
-          enqueue.sendTo(({ context: c }) => bindingRefOf(c, binding), { type: 'binding.drain', at: event.at });
+          enqueue.sendTo(({ context: c }) => bindingRefOf(c, binding), { type: 'binding.drain', at: params.at });
         }
         for (const run of context.ended) {
           enqueue.emit(bus(doneEvent(run)));
@@ -611,12 +509,12 @@ export const hallMachine = hallSetup
         }
         enqueue.emit(bus({ type: 'hall.started', root: context.root }));
       }),
-      beginStopping: hallSetup.enqueueActions(({ context, enqueue }) => {
+      beginStopping: hallAction(({ context, enqueue }) => {
         enqueue.emit(bus({ type: 'hall.stopping' }));
         for (const ref of Object.values(context.bindings)) enqueue.sendTo(ref, { type: 'binding.stop' });
         for (const ref of Object.values(context.slots)) enqueue.sendTo(ref, { type: 'slot.stop' });
       }),
-      forceKill: hallSetup.enqueueActions(({ context, enqueue }) => {
+      forceKill: hallAction(({ context, enqueue }) => {
         for (const ref of Object.values(context.slots)) enqueue.sendTo(ref, { type: 'slot.forceKill' });
       }),
     },
@@ -627,38 +525,44 @@ export const hallMachine = hallSetup
     initial: 'booting',
     on: {
       // Reports from the actor tree are handled in every state: nothing a run says is lost.
-      'slot.runCreated': { actions: 'noteRunCreated' },
-      'run.spawned': { actions: 'reportSpawned' },
-      'slot.runEnded': { actions: 'reportRunEnded' },
-      'slot.queued': { actions: 'reportSlotQueued' },
-      'binding.queued': { actions: 'reportBindingQueued' },
-      'slot.dropped': { actions: 'reportDropped' },
-      'binding.dropped': { actions: 'reportDropped' },
-      'cmd.kill': { actions: 'signalRun' },
-      'cmd.cancel': { actions: 'signalRun' },
-      'cmd.queueFront': { actions: 'moveToFront' },
-      'slot.moved': { actions: 'reportMoved' },
-      'binding.moved': { actions: 'reportMoved' },
-      'cmd.sessionReset': { actions: 'resetSession' },
-      'cmd.dropQueued': { actions: 'dropQueued' },
-      'cmd.bindSession': { actions: 'bindSession' },
-      'cmd.unbindSession': { actions: 'unbindSession' },
+      'slot.runCreated': { actions: { type: 'noteRunCreated', params: ({ event }) => event } },
+      'run.prepared': { actions: { type: 'recordRun', params: ({ event }) => event } },
+      'run.spawned': { actions: { type: 'reportSpawned', params: ({ event }) => event } },
+      'slot.runEnded': { actions: { type: 'reportRunEnded', params: ({ event }) => event.output } },
+      'slot.queued': { actions: { type: 'reportSlotQueued', params: ({ event }) => event } },
+      'binding.queued': { actions: { type: 'reportBindingQueued', params: ({ event }) => event } },
+      'slot.dropped': { actions: { type: 'reportDropped', params: ({ event }) => event } },
+      'binding.dropped': { actions: { type: 'reportDropped', params: ({ event }) => event } },
+      'cmd.kill': { actions: { type: 'signalRun', params: ({ event }) => event } },
+      'cmd.cancel': { actions: { type: 'signalRun', params: ({ event }) => event } },
+      'cmd.queueFront': { actions: { type: 'moveToFront', params: ({ event }) => event } },
+      'slot.moved': { actions: { type: 'reportMoved', params: ({ event }) => event } },
+      'binding.moved': { actions: { type: 'reportMoved', params: ({ event }) => event } },
+      'cmd.sessionReset': { actions: { type: 'resetSession', params: ({ event }) => event } },
+      'cmd.dropQueued': { actions: { type: 'dropQueued', params: ({ event }) => event } },
+      'cmd.bindSession': { actions: { type: 'bindSession', params: ({ event }) => event } },
+      'cmd.unbindSession': { actions: { type: 'unbindSession', params: ({ event }) => event } },
     },
     states: {
       booting: {
         on: {
-          'hall.boot': { target: 'running', actions: 'boot' },
+          'hall.boot': { target: 'running', actions: { type: 'boot', params: ({ event }) => event } },
           'hall.stop': 'stopping',
           // Before the boot nothing may overtake the missions a previous hall left waiting.
-          'cmd.spawn': { actions: 'refuseWhileBooting' },
+          'cmd.spawn': {
+            actions: {
+              type: 'refuseSpawn',
+              params: ({ event }) => ({ reqId: event.reqId, error: 'the hall is starting; try again in a moment' }),
+            },
+          },
         },
       },
       running: {
         on: {
-          'cmd.spawn': { actions: 'acceptSpawn' },
-          'binding.pass': { actions: 'passToSlot' },
-          'slot.offer': { actions: 'answerOffer' },
-          'binding.offerAccepted': { actions: 'acceptBindingOffer' },
+          'cmd.spawn': { actions: { type: 'acceptSpawn', params: ({ event }) => event } },
+          'binding.pass': { actions: { type: 'passToSlot', params: ({ event }) => event } },
+          'slot.offer': { actions: { type: 'answerOffer', params: ({ event }) => event } },
+          'binding.offerAccepted': { actions: { type: 'acceptBindingOffer', params: ({ event }) => event } },
           'hall.stop': 'stopping',
         },
       },
@@ -670,7 +574,12 @@ export const hallMachine = hallSetup
           lastResort: { target: 'stopped' },
         },
         on: {
-          'cmd.spawn': { actions: 'refuseWhileStopping' },
+          'cmd.spawn': {
+            actions: {
+              type: 'refuseSpawn',
+              params: ({ event }) => ({ reqId: event.reqId, error: 'the hall is stopping; the mission was not accepted' }),
+            },
+          },
         },
       },
       stopped: {

@@ -12,7 +12,7 @@ import type { DoneActorEvent } from 'xstate';
 import { splitQueue, toFront, type Mission } from '../domain/mission.js';
 import { effectiveBinding } from '../domain/names.js';
 import { nextRunId, type RunIdCursor } from '../domain/run-id.js';
-import { runMachine, type RunInput, type RunOutput, type RunSpawnedReport } from './run.machine.js';
+import { runMachine, type RunInput, type RunOutput, type RunPreparedReport, type RunSpawnedReport } from './run.machine.js';
 import { runHostLogic, type RunHostCommand } from './run-host.js';
 
 /** Why waiting missions leave a queue without a run: a cancel, or their binding went away. */
@@ -63,6 +63,7 @@ export type SlotEvent =
   | { type: 'slot.stop' }
   | { type: 'slot.forceKill' }
   | ({ type: 'slot.adopt' } & AdoptedRun)
+  | RunPreparedReport
   | RunSpawnedReport
   | DoneActorEvent<RunOutput>;
 
@@ -73,9 +74,13 @@ export type SlotReport =
   | { type: 'slot.offer'; slot: string; entry: Mission; at: number }
   | { type: 'slot.runEnded'; slot: string; output: RunOutput }
   | { type: 'slot.dropped'; slot: string; entries: Mission[]; reason: DropReason }
+  | RunPreparedReport
   /** `from`: the mission's place before the move (1 first); absent when it no longer waited. */
   | { type: 'slot.moved'; slot: string; missionId: string; entry?: Mission; from?: number; reqId?: string }
   | RunSpawnedReport;
+
+/** The event of one type: what an action with typed params is given. */
+type EventOf<T extends SlotEvent['type']> = Extract<SlotEvent, { type: T }>;
 
 interface StartRequest {
   entry: Mission;
@@ -149,8 +154,7 @@ export const slotMachine = setup({
         ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
       } satisfies SlotReport);
     }),
-    enqueue: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.submit') return;
+    enqueue: enqueueActions(({ context, enqueue }, event: EventOf<'slot.submit'>) => {
       const queue = [...context.queue, event.entry];
       enqueue.assign({ queue, now: event.at });
       enqueue.sendParent({
@@ -169,9 +173,9 @@ export const slotMachine = setup({
         at: context.now,
       }),
     ),
-    forwardToHall: sendParent(({ event }) => event as RunSpawnedReport),
-    endRun: enqueueActions(({ context, enqueue, event }) => {
-      if (!('output' in event) || !('actorId' in event)) return;
+    /** What a run tells the hall passes through its slot unchanged. */
+    forwardToHall: sendParent((_, report: RunPreparedReport | RunSpawnedReport) => report),
+    endRun: enqueueActions(({ context, enqueue }, event: DoneActorEvent<RunOutput>) => {
       const runId = runIdOf(event.actorId);
       enqueue.assign({
         active: context.active.filter((id) => id !== runId),
@@ -179,15 +183,13 @@ export const slotMachine = setup({
       });
       enqueue.sendParent({ type: 'slot.runEnded', slot: context.slot, output: event.output } satisfies SlotReport);
     }),
-    dropBinding: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.drop') return;
+    dropBinding: enqueueActions(({ context, enqueue }, event: EventOf<'slot.drop'>) => {
       const dropped = context.queue.filter((m) => m.binding === event.binding);
       if (dropped.length === 0) return;
       enqueue.assign({ queue: context.queue.filter((m) => m.binding !== event.binding) });
       enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped, reason: 'binding_closed' } satisfies SlotReport);
     }),
-    frontMission: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.frontMission') return;
+    frontMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.frontMission'>) => {
       const { queue, entry, from } = toFront(context.queue, event.missionId);
       if (entry !== undefined) enqueue.assign({ queue });
       enqueue.sendParent({
@@ -198,8 +200,7 @@ export const slotMachine = setup({
         ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
       } satisfies SlotReport);
     }),
-    dropMission: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.dropMission') return;
+    dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
       enqueue.assign({ queue: kept });
@@ -212,8 +213,7 @@ export const slotMachine = setup({
     forceKillRuns: enqueueActions(({ context, enqueue }) => {
       enqueue.sendTo('runs', { type: 'runs.send', runIds: context.active, event: { type: 'run.forceKill' } } satisfies RunHostCommand);
     }),
-    adoptRun: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.adopt') return;
+    adoptRun: enqueueActions(({ context, enqueue }, event: EventOf<'slot.adopt'>) => {
       enqueue.assign({ active: [...context.active, event.runId] });
       const input: RunInput = {
         runId: event.runId,
@@ -237,12 +237,13 @@ export const slotMachine = setup({
   invoke: { id: 'runs', src: 'runHost' },
   initial: 'choosing',
   on: {
-    'run.spawned': { actions: 'forwardToHall' },
+    'run.prepared': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
+    'run.spawned': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
     'slot.stop': { actions: 'stopRuns' },
     'slot.forceKill': { actions: 'forceKillRuns' },
-    'slot.drop': { actions: 'dropBinding' },
-    'slot.dropMission': { actions: 'dropMission' },
-    'slot.frontMission': { actions: 'frontMission' },
+    'slot.drop': { actions: { type: 'dropBinding', params: ({ event }) => event } },
+    'slot.dropMission': { actions: { type: 'dropMission', params: ({ event }) => event } },
+    'slot.frontMission': { actions: { type: 'frontMission', params: ({ event }) => event } },
   },
   states: {
     choosing: {
@@ -257,8 +258,8 @@ export const slotMachine = setup({
             params: submitted,
           },
         },
-        'slot.adopt': { actions: 'adoptRun' },
-        'xstate.done.actor.*': { actions: 'endRun' },
+        'slot.adopt': { actions: { type: 'adoptRun', params: ({ event }) => event } },
+        'xstate.done.actor.*': { actions: { type: 'endRun', params: ({ event }) => event } },
       },
     },
     idle: {
@@ -271,13 +272,16 @@ export const slotMachine = setup({
           },
         },
         'slot.drain': { target: 'draining', actions: assign({ now: ({ event }) => event.at }) },
-        'slot.adopt': { target: 'busy', actions: 'adoptRun' },
+        'slot.adopt': { target: 'busy', actions: { type: 'adoptRun', params: ({ event }) => event } },
       },
     },
     busy: {
       on: {
-        'slot.submit': { actions: 'enqueue' },
-        'xstate.done.actor.*': [{ guard: 'idleAfterRunEnds', target: 'draining', actions: 'endRun' }, { actions: 'endRun' }],
+        'slot.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'xstate.done.actor.*': [
+          { guard: 'idleAfterRunEnds', target: 'draining', actions: { type: 'endRun', params: ({ event }) => event } },
+          { actions: { type: 'endRun', params: ({ event }) => event } },
+        ],
       },
     },
     draining: {
@@ -288,7 +292,7 @@ export const slotMachine = setup({
     },
     offering: {
       on: {
-        'slot.submit': { actions: 'enqueue' },
+        'slot.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
         'slot.offerAccepted': [
           {
             guard: 'isOfferedHead',

@@ -108,6 +108,12 @@ export const RaiderDone = event(
     status: z.string().describe('completed, failed, cancelled, interrupted, ...'),
     response: z.unknown().optional().describe('What the raider answered.'),
     error: error.optional(),
+    hall_stop: z
+      .string()
+      .optional()
+      .describe(
+        'Set when the hall had to escalate to stop the run: who asked and the signals sent, e.g. "cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)".',
+      ),
     session: session.optional(),
     binding: binding.optional(),
     mission_id: missionId,

@@ -10,8 +10,7 @@ import { readDocumentOrNull } from '../../adapters/storage/events-file.js';
 import { eventsPath, hallPaths } from '../../adapters/storage/hall-paths.js';
 import { raiderSaid, runLog } from '../../adapters/storage/slot-logs.js';
 import { resultOf } from '../../domain/log-lines.js';
-import { SAFE_RAIDER_NAME } from '../../domain/names.js';
-import { parseRunId } from '../../domain/run-id.js';
+import { isSafeRunId } from '../../domain/run-id.js';
 import type { BusEnvelope } from '../../protocol/hall-client.js';
 import type { Answer } from '../../protocol/replies.js';
 import { followFile, lineSplitter } from './follow.js';
@@ -117,8 +116,7 @@ export async function attachRunning(
 
 /** Replays a run that has ended from its files; null when there is no such run on disk. */
 export async function replayEnded(root: string, id: string, json: boolean): Promise<number | null> {
-  const parsed = parseRunId(id);
-  if (parsed === null || !SAFE_RAIDER_NAME.test(parsed.slot)) return null;
+  if (!isSafeRunId(id)) return null;
   const end = await recordedEnd(root, id);
   if (end === null) return null;
   let events: Buffer | null = null;
