@@ -8,15 +8,28 @@
  * TypeScript loader.
  *
  * Protocol (one JSON object per line):
- *   stdin   {"id", "command", "args", "env", "cwd", "stdout", "stderr"}
+ *   stdin   {"id", "command", "args", "env", "cwd", "stdout", "stderr", "stderrPrefix"?}
  *   stdout  {"id", "pid"}            the process started
  *           {"id", "error"}          it could not be started
- *           {"id", "code", "signal"} it exited (its process group is killed first)
- * It ends when its stdin ends (the hall is gone); the raiders it started keep
- * running in their own process groups, for the next hall to adopt.
+ *           {"id", "code", "signal"} it exited (its process group is killed first,
+ *                                    and what it wrote on stderr is in the log)
+ * With `stderrPrefix` the raider's stderr is a pipe to this process, which
+ * appends it to the `stderr` file one line at a time, each line starting with
+ * the prefix (the run id: parallel runs share one slot log). Without it, the
+ * file itself is the raider's stderr.
+ *
+ * It ends when its stdin ends (the hall is gone) and every raider it started
+ * has ended: until then it still carries their stderr into the log, so a
+ * raider the next hall adopts keeps a stderr that works. The raiders run in
+ * their own process groups, for the next hall to adopt.
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
+
+// Once the hall is gone, its end of stdout (and maybe stderr) is closed: a
+// report it can no longer read is dropped, this process goes on.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
 
 // Ctrl-C in a terminal, or a service manager's SIGTERM, is for the hall: it
 // still needs this process to hear how its raiders end while it shuts down.
@@ -39,8 +52,110 @@ function killGroup(pgid) {
   }
 }
 
+/** Raiders started and not yet reported as ended. */
+let running = 0;
+let stdinEnded = false;
+
+function exitWhenIdle() {
+  if (stdinEnded && running === 0) process.exit(0);
+}
+
+/** The bytes of one stderr line kept in the log: a longer line is cut (its rest is skipped), so no raider grows this process. */
+const LINE_CAP = 16 * 1024;
+/**
+ * How long an exit report waits for the raider's stderr to end, after its
+ * group was killed: only a process that left the group can hold it open so long.
+ */
+const STDERR_DRAIN_MS = 2000;
+const NEWLINE = Buffer.from('\n');
+
+/** Where a cut text ends without the bytes of a UTF-8 character it cut in two (a cut line must not end in a broken character). */
+function wholeCharactersEnd(bytes) {
+  let lead = bytes.length - 1;
+  while (lead > 0 && bytes.length - lead < 4 && (bytes[lead] & 0xc0) === 0x80) lead--;
+  if (lead < 0) return bytes.length;
+  const b = bytes[lead];
+  const size = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+  return lead + size > bytes.length ? lead : bytes.length;
+}
+
+/**
+ * Appends a stream (a raider's stderr) to a file descriptor, each line with
+ * `prefix` in front: one write per chunk read, of whole lines only, so lines
+ * of parallel runs never mix within a line (the file is opened for append).
+ * Bytes go through as they are (invalid UTF-8 too); a line longer than
+ * LINE_CAP keeps its head, cut at a character boundary, with a note.
+ */
+function linePrefixer(fd, prefix) {
+  const head = Buffer.from(prefix);
+  /** The line being read: at most LINE_CAP bytes of it. */
+  let pending = [];
+  let pendingBytes = 0;
+  /** Bytes of the current line beyond LINE_CAP, skipped. */
+  let skipped = 0;
+
+  function take(piece) {
+    const room = LINE_CAP - pendingBytes;
+    if (piece.length > room) {
+      skipped += piece.length - Math.max(room, 0);
+      piece = piece.subarray(0, Math.max(room, 0));
+    }
+    if (piece.length === 0) return;
+    // A copy: a piece kept past its chunk must not hold the whole chunk.
+    pending.push(Buffer.from(piece));
+    pendingBytes += piece.length;
+  }
+
+  function line() {
+    let body = Buffer.concat(pending, pendingBytes);
+    const parts = [head];
+    if (skipped > 0) {
+      const end = wholeCharactersEnd(body);
+      const cut = skipped + body.length - end;
+      body = body.subarray(0, end);
+      parts.push(body, Buffer.from(` [... ${cut} more bytes of this line cut]`), NEWLINE);
+    } else parts.push(body, NEWLINE);
+    pending = [];
+    pendingBytes = 0;
+    skipped = 0;
+    return parts;
+  }
+
+  function write(parts) {
+    if (parts.length === 0) return;
+    try {
+      fs.writeSync(fd, Buffer.concat(parts));
+    } catch {
+      // A full disk or a removed log: these lines are lost, the run goes on.
+    }
+  }
+
+  return {
+    push(chunk) {
+      const out = [];
+      let start = 0;
+      for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
+        // A whole line within this chunk (the usual case) goes out as a view of it, uncopied.
+        if (pendingBytes === 0 && skipped === 0 && nl - start <= LINE_CAP) out.push(head, chunk.subarray(start, nl + 1));
+        else {
+          take(chunk.subarray(start, nl));
+          out.push(...line());
+        }
+        start = nl + 1;
+      }
+      take(chunk.subarray(start));
+      write(out);
+    },
+    /** The stream ended: a last line without its newline is written with one. */
+    end() {
+      if (pendingBytes > 0 || skipped > 0) write(line());
+    },
+  };
+}
+
 function start(request) {
   const { id } = request;
+  const prefixed = typeof request.stderrPrefix === 'string';
   let out;
   let err;
   let child;
@@ -50,26 +165,62 @@ function start(request) {
     child = spawn(request.command, request.args, {
       cwd: request.cwd,
       env: request.env,
-      stdio: ['ignore', out, err],
+      stdio: ['ignore', out, prefixed ? 'pipe' : err],
       detached: true,
     });
   } catch (e) {
+    if (err !== undefined) fs.closeSync(err);
     report({ id, error: e.message });
     return;
   } finally {
     if (out !== undefined) fs.closeSync(out);
-    if (err !== undefined) fs.closeSync(err);
+    if (!prefixed && err !== undefined) {
+      fs.closeSync(err);
+      err = undefined;
+    }
   }
   const pid = child.pid;
   if (pid === undefined) {
+    if (err !== undefined) fs.closeSync(err);
     child.once('error', (e) => report({ id, error: e.message }));
     return;
+  }
+  running++;
+  let exit = null;
+  let stderrOpen = prefixed;
+  let reported = false;
+  const finish = () => {
+    if (reported || exit === null || stderrOpen) return;
+    reported = true;
+    report({ id, code: exit.code, signal: exit.signal });
+    running--;
+    exitWhenIdle();
+  };
+  if (prefixed) {
+    const lines = linePrefixer(err, request.stderrPrefix);
+    const fd = err;
+    child.stderr.on('data', (chunk) => lines.push(chunk));
+    child.stderr.on('error', () => {});
+    child.stderr.once('close', () => {
+      lines.end();
+      fs.closeSync(fd);
+      stderrOpen = false;
+      finish();
+    });
   }
   child.on('error', () => {});
   child.once('exit', (code, signal) => {
     // What the raider left behind in its group dies before its run counts as over.
     killGroup(pid);
-    report({ id, code, signal });
+    exit = { code, signal };
+    if (stderrOpen) {
+      // Its last lines are still in the pipe: the run ends once they are in the log.
+      setTimeout(() => {
+        stderrOpen = false;
+        finish();
+      }, STDERR_DRAIN_MS).unref();
+    }
+    finish();
   });
   report({ id, pid });
 }
@@ -112,4 +263,7 @@ process.stdin.on('data', (chunk) => {
     buffer = '';
   }
 });
-process.stdin.on('end', () => process.exit(0));
+process.stdin.on('end', () => {
+  stdinEnded = true;
+  exitWhenIdle();
+});

@@ -1,17 +1,19 @@
 /**
- * Bundles the `raider hall ...` command into one CommonJS file,
- * `dist/cli/hall.bundle.cjs`, run by `bin/raider` (part of `npm run build`,
- * after `tsc`).
+ * Bundles the two short-lived commands into one CommonJS file each (part of
+ * `npm run build`, after `tsc`), run by `bin/raider`:
  *
- * Why: a client command (`status`, `ps`, `spawn`, ...) is a short process
- * whose time is mostly Node loading modules. From dist/ it loads a dozen ESM
- * files through the ESM loader plus commander's six CommonJS files; as one
- * CommonJS file it skips the ESM loader and the package lookups
+ *   dist/cli/hall.bundle.cjs       `raider hall ...` (hallCommand)
+ *   dist/raider/raider.bundle.cjs  the built-in raider, `raider -- MISSION` (runRaiderCli)
+ *
+ * Why: a client command (`status`, `ps`, `spawn`, ...) and a run of the
+ * built-in raider are short processes whose time is mostly Node loading
+ * modules. From dist/ they load dozens of ESM files through the ESM loader;
+ * as one CommonJS file they skip the ESM loader and the package lookups
  * (`bench/cli-status.ts` has the figures).
  *
  * What stays outside: every `import()` of our own modules (the daemon, config
- * edits, inspect, MCP) is left as a runtime import of its dist/ file, so the
- * bundle holds only what every `raider hall` call needs.
+ * edits, inspect, MCP, the AI SDK engines) is left as a runtime import of its
+ * dist/ file, so a bundle holds only what every call needs.
  *
  *   node --import tsx scripts/bundle-cli.ts
  */
@@ -21,40 +23,72 @@ import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const ENTRY = path.join(REPO, 'dist', 'cli', 'hall', 'hall-command.js');
-export const HALL_BUNDLE = path.join(REPO, 'dist', 'cli', 'hall.bundle.cjs');
+const DIST = path.join(REPO, 'dist');
 
-const hallCliPlugin: Plugin = {
-  name: 'raider-hall-cli',
-  setup(b) {
-    // Lazy parts stay lazy: a dynamic import of our own module is kept, relative to the bundle.
-    b.onResolve({ filter: /^\.\.?\// }, (args) => {
-      if (args.kind !== 'dynamic-import') return undefined;
-      const target = path.resolve(args.resolveDir, args.path);
-      let relative = path.relative(path.dirname(HALL_BUNDLE), target).split(path.sep).join('/');
-      if (!relative.startsWith('.')) relative = `./${relative}`;
-      return { path: relative, external: true };
-    });
-    // commonjs-libraries reaches CommonJS packages through createRequire so that
-    // the ESM loader does not lex them; in a CommonJS bundle plain requires do,
-    // and esbuild can follow them into the bundle.
-    b.onLoad({ filter: /[\\/]dist[\\/]cli[\\/]commonjs-libraries\.js$/ }, () => ({
-      loader: 'js',
-      resolveDir: path.dirname(ENTRY),
-      contents: [
-        "const commander = require('commander');",
-        'export const { Command, CommanderError, Option } = commander;',
-        "export function stableStringify() { return require('safe-stable-stringify'); }",
-        "export function picocolors() { return require('picocolors'); }",
-      ].join('\n'),
-    }));
-  },
+interface BundleSpec {
+  entry: string;
+  outfile: string;
+}
+
+export const HALL_BUNDLE: BundleSpec = {
+  entry: path.join(DIST, 'cli', 'hall', 'hall-command.js'),
+  outfile: path.join(DIST, 'cli', 'hall.bundle.cjs'),
+};
+export const RAIDER_BUNDLE: BundleSpec = {
+  entry: path.join(DIST, 'raider', 'cli.js'),
+  outfile: path.join(DIST, 'raider', 'raider.bundle.cjs'),
 };
 
-export async function bundleHallCli(): Promise<void> {
+function relativeToBundle(outfile: string, target: string): string {
+  const relative = path.relative(path.dirname(outfile), target).split(path.sep).join('/');
+  return relative.startsWith('.') ? relative : `./${relative}`;
+}
+
+function cliPlugin(outfile: string): Plugin {
+  return {
+    name: 'raider-cli',
+    setup(b) {
+      // Lazy parts stay lazy: a dynamic import of our own module is kept, relative to the bundle.
+      b.onResolve({ filter: /^\.\.?\// }, (args) => {
+        if (args.kind !== 'dynamic-import') return undefined;
+        return { path: relativeToBundle(outfile, path.resolve(args.resolveDir, args.path)), external: true };
+      });
+      // commonjs-libraries reaches CommonJS packages through createRequire so that
+      // the ESM loader does not lex them; in a CommonJS bundle plain requires do,
+      // and esbuild can follow them into the bundle.
+      b.onLoad({ filter: /[\\/]dist[\\/]cli[\\/]commonjs-libraries\.js$/ }, (args) => ({
+        loader: 'js',
+        resolveDir: path.dirname(args.path),
+        contents: [
+          "const commander = require('commander');",
+          'export const { Command, CommanderError, Option } = commander;',
+          "export function stableStringify() { return require('safe-stable-stringify'); }",
+          "export function picocolors() { return require('picocolors'); }",
+        ].join('\n'),
+      }));
+      // import.meta.url becomes the bundle's own URL (see `define` below), which is
+      // right only for a module that sits in the bundle's directory.
+      b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
+        const contents = fs.readFileSync(args.path, 'utf8');
+        if (contents.includes('import.meta') && path.dirname(args.path) !== path.dirname(outfile)) {
+          return {
+            errors: [
+              {
+                text: `${path.relative(REPO, args.path)} reads import.meta but is not in the directory of ${path.relative(REPO, outfile)}`,
+              },
+            ],
+          };
+        }
+        return undefined;
+      });
+    },
+  };
+}
+
+async function bundle(spec: BundleSpec): Promise<void> {
   const result = await build({
-    entryPoints: [ENTRY],
-    outfile: HALL_BUNDLE,
+    entryPoints: [spec.entry],
+    outfile: spec.outfile,
     write: false,
     metafile: true,
     bundle: true,
@@ -62,25 +96,31 @@ export async function bundleHallCli(): Promise<void> {
     format: 'cjs',
     target: 'node20',
     sourcemap: 'linked',
-    plugins: [hallCliPlugin],
+    plugins: [cliPlugin(spec.outfile)],
+    banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__bundleUrl' },
     logLevel: 'warning',
-    // import.meta is empty in CommonJS: a module of the bundle that reads it would break at run time.
+    // Any other use of import.meta would be empty in CommonJS and break at run time.
     logOverride: { 'empty-import-meta': 'error' },
   });
   // Our modules in the bundle, for bin/raider to see that a `tsc` alone left it behind.
   const inputs = Object.keys(result.metafile.inputs)
     .map((input) => path.resolve(input))
-    .filter((file) => file.startsWith(path.join(REPO, 'dist') + path.sep))
-    .map((file) => path.relative(path.dirname(HALL_BUNDLE), file).split(path.sep).join('/'));
+    .filter((file) => file.startsWith(DIST + path.sep))
+    .map((file) => relativeToBundle(spec.outfile, file));
   for (const file of result.outputFiles) {
     const text =
-      file.path === HALL_BUNDLE
+      file.path === spec.outfile
         ? file.text.replace(/^\/\/# sourceMappingURL=/m, `module.exports.bundleInputs = ${JSON.stringify(inputs)};\n$&`)
         : file.text;
     fs.writeFileSync(file.path, text);
   }
 }
 
+export async function bundleCli(): Promise<void> {
+  await Promise.all([bundle(HALL_BUNDLE), bundle(RAIDER_BUNDLE)]);
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await bundleHallCli();
+  await bundleCli();
 }

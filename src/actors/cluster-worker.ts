@@ -14,7 +14,8 @@ import type { BusEvent } from '../machines/hall-effects.js';
 import type { LostRun, SharedQueue } from '../adapters/storage/shared-queue.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
-import { doneEvent, type EndedRun, type hallMachine } from '../machines/hall.machine.js';
+import type { hallMachine } from '../machines/hall.machine.js';
+import { doneEvent, type EndedRun } from '../machines/hall-payloads.js';
 
 /** How often a hall looks for work and for lost halls without a doorbell (a notification can be lost). */
 const POLL_MS = 500;
@@ -230,7 +231,6 @@ export class ClusterWorker {
   }
 }
 
-/** A lost hall's run as this hall reports it: failed, naming the hall, never run again. */
 /** A lost hall's run as the cluster reports it: `raider.done`, failed, naming the hall; never run again. */
 export function lostRunDone(lost: LostRun): BusEvent {
   return { ...doneEvent(lostRunEnded(lost)), hall: lost.hall };

@@ -10,6 +10,7 @@ import type { CommandHandlers } from '../protocol/command-service.js';
 import type { HallAdapter } from '../ports/hall-services.js';
 import type { SharedQueue } from '../adapters/storage/shared-queue.js';
 import type { BusEvent } from '../machines/hall-effects.js';
+import { cancelledWaitingReply, droppedEvent, movedEvent, movedReply } from '../machines/hall-payloads.js';
 import type { ReplyTo } from '../protocol/replies.js';
 import type { HallGateway } from './hall-gateway.js';
 
@@ -33,12 +34,16 @@ export function hallCommands(
     status: () => queries.status(),
     attach: (p) => queries.attach(p.id),
     queue: (p) => queries.queue(p.slot),
+    queue_front: (p) => gateway.request({ type: 'cmd.queueFront', id: p.id }),
     sessions: () => queries.sessions(),
     logs: (p) => queries.logs(p.id),
     kill: (p) => gateway.request({ type: 'cmd.kill', id: p.id }),
     cancel: (p) => gateway.request({ type: 'cmd.cancel', id: p.id }),
     session_reset: (p) => gateway.request({ type: 'cmd.sessionReset', binding: p.binding }),
     telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
+    answer: () => ({
+      error: 'no permission question is open here: set dashboard.questions: true in .raider-hall.yml for runs no ACP client watches to ask',
+    }),
   };
   if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared, publish ?? (() => undefined)));
   return commands;
@@ -54,10 +59,8 @@ function clusterCommands(local: CommandHandlers, shared: SharedQueue, publish: (
     const remote = await shared.signal(id, 'cancel');
     if (remote.kind === 'run') return { cancelled: 1, id };
     if (remote.kind === 'unknown') return { error: 'raider not found' };
-    const { entry } = remote;
-    const binding = entry.binding !== undefined ? { binding: entry.binding } : {};
-    publish({ type: 'raider.dropped', mission_id: entry.id, slot: entry.name, ...binding, reason: 'cancelled' });
-    return { dropped: 1, mission_id: entry.id, slot: entry.name, ...binding };
+    publish(droppedEvent(remote.entry, 'cancelled'));
+    return cancelledWaitingReply(remote.entry);
   };
   const killElsewhere = async (id: string): Promise<ReplyTo<'kill'>> =>
     (await shared.signal(id, 'kill')).kind === 'run' ? { killed: 1, id } : { error: 'raider not found' };
@@ -80,6 +83,14 @@ function clusterCommands(local: CommandHandlers, shared: SharedQueue, publish: (
         a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
       );
       return { raiders };
+    },
+    // Missions wait in the cluster's queue, not in this hall's: they move there.
+    queue_front: async (p) => {
+      const moved = await shared.front(p.id);
+      if (moved === null) return local.queue_front(p);
+      const { entry, binding, from } = moved;
+      if (from > 1) publish(movedEvent(entry, binding, from));
+      return movedReply(entry, binding, from);
     },
     cancel: async (p) => {
       const answer = await local.cancel(p);

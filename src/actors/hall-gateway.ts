@@ -9,20 +9,24 @@ import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
 import { missionOf, type HallCommand, type hallMachine, type SpawnCommand } from '../machines/hall.machine.js';
 import type { BusEvent, ReplyBody } from '../machines/hall-effects.js';
+import { missionQueuedEvent, missionQueuedReply } from '../machines/hall-payloads.js';
 import { checkCommand } from '../protocol/frames.js';
 import type { HallRequest, HallRequestReply } from '../ports/hall-services.js';
+import type { SpawnQueuedReply, SpawnStartedReply } from '../protocol/replies.js';
 
 /** A reply the hall owes for longer than this means a bug; the client still gets an answer. */
 const REPLY_TIMEOUT_MS = 120_000;
 
 export class HallGateway {
-  private readonly pending = new Map<string, { resolve: (body: ReplyBody) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<string, { resolve: (body: ReplyBody) => void; timer: NodeJS.Timeout; notice: string | undefined }>();
   private counter = 0;
 
   constructor(
     private readonly hall: Actor<typeof hallMachine>,
     /** Only what a reply waits on: whether a mission can be recorded, and its commit; and the shared cluster's queue, if any. */
     private readonly store: Pick<HallStateStore, 'accepting' | 'lastError' | 'commit' | 'shared'>,
+    /** What the reply to a spawn of this name should tell the client besides (a name without a config entry). */
+    private readonly spawnNotice: (name: string) => string | undefined = () => undefined,
     /** Publishes on the event bus what the gateway does itself (a mission queued in a shared cluster). */
     private readonly publish: (event: BusEvent) => void = () => undefined,
   ) {
@@ -42,13 +46,14 @@ export class HallGateway {
       if (this.store.shared) return this.submitShared(command);
     }
     const reqId = `req-${++this.counter}`;
+    const notice = command.type === 'cmd.spawn' ? this.spawnNotice(command.name) : undefined;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(reqId);
         resolve({ error: 'the hall did not answer in time' });
       }, REPLY_TIMEOUT_MS);
       timer.unref();
-      this.pending.set(reqId, { resolve, timer });
+      this.pending.set(reqId, { resolve, timer, notice });
       this.hall.send({ ...command, reqId } as HallCommand);
     });
   }
@@ -64,9 +69,9 @@ export class HallGateway {
     const entry = missionOf(command);
     try {
       const { depth } = await shared.submit(entry);
-      const binding = entry.binding !== undefined ? { binding: entry.binding } : {};
-      this.publish({ type: 'raider.queued', slot: entry.name, ...binding, queue_depth: depth, mission_id: entry.id });
-      return { queued: 1, slot: entry.name, ...binding, queue_depth: depth, mission_id: entry.id };
+      this.publish(missionQueuedEvent(entry, depth, entry.binding));
+      const notice = this.spawnNotice(entry.name);
+      return { ...missionQueuedReply(entry, depth, entry.binding), ...(notice !== undefined ? { notice } : {}) };
     } catch (err) {
       return { error: `mission not accepted: the cluster's queue cannot record it: ${errorMessage(err)}` };
     }
@@ -77,9 +82,15 @@ export class HallGateway {
     if (!waiter) return;
     this.pending.delete(reqId);
     clearTimeout(waiter.timer);
+    const answer = waiter.notice !== undefined && isTakenSpawn(body) ? { ...body, notice: waiter.notice } : body;
     this.store.commit().then(
-      () => waiter.resolve(body),
+      () => waiter.resolve(answer),
       (err: Error) => waiter.resolve({ error: err.message }),
     );
   }
+}
+
+/** A spawn reply whose mission was taken (started or queued): one that may carry a notice. */
+function isTakenSpawn(body: ReplyBody): body is SpawnStartedReply | SpawnQueuedReply {
+  return 'mission_id' in body && !('error' in body) && !('status' in body);
 }

@@ -41,9 +41,12 @@ import { HallShutdown, removePidFile } from './hall-shutdown.js';
 import { PermissionChannels } from './permission-channels.js';
 import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
+import { recordWrittenLogic } from './record-written.actor.js';
 import { reapRunLogic } from './reap-run.actor.js';
 import { resolveRaiderCommand } from './raider-command.js';
 import { errorMessage } from '../domain/error-message.js';
+import { noEntryNotice, slotOf } from '../domain/names.js';
+import { ownEntry } from '../domain/own-entry.js';
 
 export { SHUTDOWN_GRACE_MS } from './hall-recovery.js';
 export { HallStartError };
@@ -129,7 +132,6 @@ async function startLocked(
     prepareRun: prepareRunLogic({
       paths,
       config,
-      store,
       raider: resolveRaiderCommand(env),
       baseEnv: env,
       libTarget: path.resolve(paths.root, config.preferred_lib_target ?? '.raider/lib'),
@@ -138,6 +140,7 @@ async function startLocked(
       permissionChannels,
       warn: log,
     }),
+    recordWritten: recordWrittenLogic(store),
     raiderProcess: raiderProcessLogic(forkServer),
     reapRun: reapRunLogic,
   });
@@ -152,7 +155,8 @@ async function startLocked(
     const envelope = bus.publish(event);
     onEvent?.(envelope);
   };
-  const gateway = new HallGateway(actor, store, publish);
+  const spawnNotice = (name: string) => (ownEntry(config.raiders, slotOf(name).baseName) === undefined ? noEntryNotice(name) : undefined);
+  const gateway = new HallGateway(actor, store, spawnNotice, publish);
   const cluster = store.shared ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log) : null;
   if (store.shared) bus.nameHall(store.shared.hallId);
   const queries = new HallQueries(paths, registry, store);

@@ -9,10 +9,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import stringify from 'safe-stable-stringify';
-import { parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
+import { type AnsweredElsewhere, parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
 import { onLines } from '../adapters/os/unix-socket.js';
 import { listenUnix, type UnixListener } from '../adapters/os/socket-path.js';
-import type { PermissionHandler, PermissionRegistry } from '../ports/permission-registry.js';
+import type { FaceAnswer, PermissionHandler, PermissionRegistry, QuestionContext } from '../ports/permission-registry.js';
 import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 import { errorMessage } from '../domain/error-message.js';
 
@@ -24,6 +24,7 @@ interface OpenChannel {
 
 export class PermissionChannels implements PermissionRegistry {
   private readonly handlers = new Map<string, PermissionHandler>();
+  private fallback: PermissionHandler | null = null;
   private readonly channels = new Map<string, OpenChannel>();
 
   constructor(
@@ -39,9 +40,18 @@ export class PermissionChannels implements PermissionRegistry {
     this.handlers.delete(binding);
   }
 
+  setDefault(handler: PermissionHandler | null): void {
+    this.fallback = handler;
+  }
+
+  /** Who answers for a binding now: whoever registered for it, else the default. */
+  private handlerFor(binding: string | undefined): PermissionHandler | undefined {
+    return (binding !== undefined ? this.handlers.get(binding) : undefined) ?? this.fallback ?? undefined;
+  }
+
   /** Opens a channel for the run when someone can answer for its binding; returns its path or null. */
   async open(runId: string, binding: string | undefined): Promise<string | null> {
-    if (binding === undefined || !this.handlers.has(binding)) return null;
+    if (this.handlerFor(binding) === undefined) return null;
     await fs.promises.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const abort = new AbortController();
     const server = net.createServer((socket) => this.serve(socket, runId, binding, abort.signal));
@@ -65,7 +75,7 @@ export class PermissionChannels implements PermissionRegistry {
     for (const runId of [...this.channels.keys()]) this.close(runId);
   }
 
-  private serve(socket: net.Socket, runId: string, binding: string, runSignal: AbortSignal): void {
+  private serve(socket: net.Socket, runId: string, binding: string | undefined, runSignal: AbortSignal): void {
     const connection = new AbortController();
     const onRunEnd = () => connection.abort();
     runSignal.addEventListener('abort', onRunEnd, { once: true });
@@ -101,10 +111,11 @@ export class PermissionChannels implements PermissionRegistry {
     socket: net.Socket,
     question: PermissionQuestion,
     runId: string,
-    binding: string,
+    binding: string | undefined,
     signal: AbortSignal,
   ): Promise<void> {
-    const handler = this.handlers.get(binding);
+    const handler = this.handlerFor(binding);
+    const own = binding !== undefined ? this.handlers.get(binding) : undefined;
     let answer: PermissionAnswer;
     if (!handler) {
       answer = refusal(question.id, 'nobody can answer for this session any more');
@@ -115,11 +126,45 @@ export class PermissionChannels implements PermissionRegistry {
           if (signal.aborted) settle();
           else signal.addEventListener('abort', settle, { once: true });
         });
-        answer = await Promise.race([handler(question, { runId, binding, signal }), moot]);
+        const context = { runId, ...(binding !== undefined ? { binding } : {}), signal };
+        answer = await Promise.race([
+          own !== undefined && this.fallback !== null ? this.firstOf(question, context, own, this.fallback) : handler(question, context),
+          moot,
+        ]);
       } catch (err) {
         answer = refusal(question.id, `the question could not be asked: ${errorMessage(err)}`);
       }
     }
-    if (!socket.destroyed) socket.write(`${stringify({ ...answer, id: question.id, type: 'answer' })}\n`);
+    if (!socket.destroyed)
+      socket.write(`${stringify({ type: 'answer', id: question.id, answer: answer.answer, reason: answer.reason })}\n`);
+  }
+
+  /**
+   * A run an ACP client watches, with the dashboard's questions on: both are
+   * asked, the first answer wins, and the other face's question is withdrawn
+   * with an AnsweredElsewhere reason that says who answered.
+   */
+  private async firstOf(
+    question: PermissionQuestion,
+    context: QuestionContext,
+    own: PermissionHandler,
+    fallback: PermissionHandler,
+  ): Promise<PermissionAnswer> {
+    const decided = new AbortController();
+    const signal = AbortSignal.any([context.signal, decided.signal]);
+    const asked: Array<Promise<FaceAnswer>> = [
+      own(question, { ...context, signal }).then((a) => ({ ...a, face: 'acp' as const })),
+      fallback(question, { ...context, signal }),
+    ];
+    let first: FaceAnswer;
+    try {
+      first = await Promise.race(asked);
+    } catch (err) {
+      decided.abort(err);
+      throw err;
+    }
+    const elsewhere: AnsweredElsewhere = { type: 'answered_elsewhere', answer: first.answer, face: first.face ?? 'acp' };
+    decided.abort(elsewhere);
+    return first;
   }
 }

@@ -1,9 +1,9 @@
 /**
  * Preparing a run before its process starts: refuse the raider entry if the
  * hall must, rotate the slot log, reserve the events file, write the start
- * line, get the binding's session, and record the run in the ledger. The run
- * starts only once that record is in the log, so a crash of the hall can never
- * run a mission twice or lose it.
+ * line, get the binding's session and build the raider's command. Recording
+ * the run in the ledger is the hall's (run.machine.ts: `recording`), through
+ * the same store channel as every other durable write.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,7 +26,7 @@ export function prepareRunLogic(env: RunEnvironment) {
   // A plain copy: reading process.env goes through a native getter for every variable, on every run.
   const baseEnv = { ...env.baseEnv };
 
-  return fromPromise<PrepareOutput, RunInput>(async ({ input, signal }) => {
+  return fromPromise<PrepareOutput, RunInput>(async ({ input }) => {
     const { paths, config } = env;
     const entry = ownEntry(config.raiders, input.baseName) ?? { packs: [], ignoredKeys: [] };
     const logPath = slotLogPath(paths, input.slot);
@@ -65,7 +65,9 @@ export function prepareRunLogic(env: RunEnvironment) {
       }
 
       const cwd = runDirectory(paths.root, input.entry.cwd);
-      const channel = session !== undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
+      // A run of a plain slot has no binding (and no session) but may still ask (dashboard.questions).
+      const channel =
+        session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
       const args = raiderArgv({
         entry,
         libTarget: env.libTarget,
@@ -75,32 +77,13 @@ export function prepareRunLogic(env: RunEnvironment) {
         ...(channel !== null ? { permissionChannel: channel } : {}),
         mission: input.entry.mission,
       });
-      const startedAt = Date.now();
-      env.store.apply({
-        op: 'run',
-        run: {
-          id: input.runId,
-          slot: input.slot,
-          base_name: input.baseName,
-          entry: input.entry,
-          ...(input.binding !== undefined && session !== undefined ? { binding: input.binding, session } : {}),
-          started_at: startedAt,
-          events_path: events,
-          log_path: logPath,
-        },
-      });
-      // In the log before the raider starts: a crash of the hall from here on cannot run
-      // the mission again. (Replies wait for the fdatasync; the start need not.) When the
-      // log cannot be written (a full disk), the run waits until it can: the mission is not
-      // lost, and a crash meanwhile finds it still waiting in its queue.
-      if (!env.store.written()) await untilWritten(env.store, signal);
       return {
         kind: 'ready',
         eventsPath: events,
         logPath,
         ...(session !== undefined ? { session, sessionCreated } : {}),
         ...(sessionError !== undefined ? { sessionError } : {}),
-        startedAt,
+        startedAt: Date.now(),
         spawn: {
           command: env.raider.command,
           args: [...env.raider.prefixArgs, ...args],
@@ -138,29 +121,6 @@ function reserveEventsFile(file: string): void {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     create();
   }
-}
-
-const WRITE_RETRY_MS = 250;
-
-function untilWritten(store: RunEnvironment['store'], signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!store.written()) return;
-      clearInterval(timer);
-      resolve();
-    };
-    const timer = setInterval(check, WRITE_RETRY_MS);
-    // A store that writes only by committing (PostgreSQL) is written when its commit is: no poll to wait for.
-    store.commit().then(check, () => undefined);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearInterval(timer);
-        reject(new Error(store.lastError() ?? 'the run could not be recorded'));
-      },
-      { once: true },
-    );
-  });
 }
 
 /** A run works in the hall root, or in a directory inside it that its mission asked for. */

@@ -1,6 +1,7 @@
 /**
  * One raider OS process, as an actor: started in a process group of its own
- * with stdout into its events file and stderr appended to the slot log; told
+ * with stdout into its events file and stderr appended to the slot log (each
+ * line prefixed with the run id by the fork server); told
  * SIGINT or SIGTERM (the raider cleans up its tools) or SIGKILL (the whole
  * group). A run is over only when the process has exited, and whatever it
  * left behind in its group is killed then. Stopping the actor kills the group.
@@ -15,6 +16,7 @@ import { holdEventsFile, releaseEventsFile } from '../adapters/storage/events-fi
 import type { ProcessExit } from '../domain/outcome.js';
 import type { ProcessCommand, ProcessInput, RunEvent, RunSignal } from '../machines/run.machine.js';
 import { errorMessage } from '../domain/error-message.js';
+import { raiderLinePrefix } from '../domain/log-lines.js';
 
 /** How often a process adopted from a previous hall (or a lost fork server) is checked: it is not our child. */
 const ADOPTED_POLL_MS = 250;
@@ -41,7 +43,15 @@ export function raiderProcessLogic(forkServer: ForkServer) {
       // The reap reads the result through this, even if the file is deleted meanwhile.
       holdEventsFile(input.eventsPath);
       const stop = forkServer.spawn(
-        { command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd, stdoutPath: input.eventsPath, stderrPath: input.logPath },
+        {
+          command: spec.command,
+          args: spec.args,
+          env: spec.env,
+          cwd: spec.cwd,
+          stdoutPath: input.eventsPath,
+          stderrPath: input.logPath,
+          stderrPrefix: raiderLinePrefix(input.runId),
+        },
         {
           spawned: (p) => {
             pid = p;

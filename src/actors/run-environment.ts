@@ -1,7 +1,6 @@
 /** What the run actors need from the hall around them, passed in once at start-up. */
 import type { HallConfig } from '../adapters/config/hall-config.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
 import type { ProviderStoreView } from '../domain/refusal.js';
 import type { PermissionChannels } from './permission-channels.js';
 
@@ -14,7 +13,6 @@ export interface RaiderCommand {
 export interface RunEnvironment {
   paths: HallPaths;
   config: HallConfig;
-  store: HallStateStore;
   raider: RaiderCommand;
   /** The hall's own environment, the base of every raider's. */
   baseEnv: Readonly<Record<string, string | undefined>>;

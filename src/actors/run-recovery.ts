@@ -10,7 +10,7 @@ import type { LedgerRun } from '../adapters/storage/durable-state.js';
 import { appendToLog } from '../adapters/storage/slot-logs.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
 import { adoptedOutcome } from '../domain/outcome.js';
-import type { EndedRun } from '../machines/hall.machine.js';
+import type { EndedRun } from '../machines/hall-payloads.js';
 import type { AdoptedRun } from '../machines/slot.machine.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 

@@ -5,6 +5,7 @@
  */
 
 import type { SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
+import { isRecord } from './records.js';
 
 /** One `session/update`, as the ACP SDK types it. */
 export type AcpUpdate = SessionUpdate;
@@ -49,10 +50,6 @@ function asToolKind(kind: string): ToolKind {
   return isToolKind(kind) ? kind : 'other';
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A short title for a tool call: the command for bash, the path for file tools. */
 export function toolTitle(name: string, args: unknown): string {
   if (isRecord(args)) {
@@ -87,8 +84,11 @@ export function toolCallId(runId: string, call: string): string {
   return `${runId}:${call}`;
 }
 
+/** The tool calls a client has been shown, by tool call id, with the title it was shown under. */
+export type AnnouncedCalls = Map<string, string>;
+
 /** The updates one stream-json event of a run becomes; `announced` holds the tool calls already shown. */
-export function updatesForEvent(runId: string, event: Record<string, unknown>, announced: Set<string>): AcpUpdate[] {
+export function updatesForEvent(runId: string, event: Record<string, unknown>, announced: AnnouncedCalls): AcpUpdate[] {
   switch (event.type) {
     case 'message': {
       const text = typeof event.content === 'string' ? event.content : '';
@@ -99,12 +99,13 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
       const name = String(event.name ?? 'tool');
       const id = toolCallId(runId, String(event.call ?? '?'));
       if (announced.has(id)) return [{ sessionUpdate: 'tool_call_update', toolCallId: id, status: 'in_progress' }];
-      announced.add(id);
+      const title = toolTitle(name, event.arguments);
+      announced.set(id, title);
       return [
         {
           sessionUpdate: 'tool_call',
           toolCallId: id,
-          title: toolTitle(name, event.arguments),
+          title,
           kind: toolKind(name),
           status: 'in_progress',
           rawInput: isRecord(event.arguments) ? event.arguments : {},
@@ -115,10 +116,13 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
       const id = toolCallId(runId, String(event.call ?? '?'));
       const ok = event.status === 'succeeded' && event.ok !== false;
       const text = typeof event.content === 'string' ? event.content : '';
+      // The result names its tool as its call was shown (the tool's name when the call was not),
+      // so a client that shows results on their own (a terminal) says which tool answered.
       return [
         {
           sessionUpdate: 'tool_call_update',
           toolCallId: id,
+          title: announced.get(id) ?? String(event.name ?? 'tool'),
           status: ok ? 'completed' : 'failed',
           content: textContent(event.truncated ? `${text}\n…` : text),
         },
@@ -152,6 +156,8 @@ export interface RunEnd {
   signaled: number;
   response?: unknown;
   error?: string;
+  /** The raider's last stderr lines, for a run that ended without a result: why it did (e.g. "no engine configured"). */
+  said?: readonly string[];
 }
 
 export type PromptAnswer = { stopReason: 'end_turn' | 'cancelled' } | { error: string };
@@ -165,7 +171,10 @@ export function promptAnswer(end: RunEnd, cancelRequested: boolean): PromptAnswe
   if (cancelRequested) return { stopReason: 'cancelled' };
   if (end.status === 'completed' && !end.signaled) return { stopReason: 'end_turn' };
   if (end.status === 'cancelled' || end.status === 'interrupted') return { stopReason: 'cancelled' };
-  return { error: `raider run failed: ${end.error ?? 'the run ended without a result'}` };
+  const error = end.error ?? 'the run ended without a result';
+  // What the raider said first: it is the reason, the hall's own words only say how it ended.
+  if (end.said !== undefined && end.said.length > 0) return { error: `raider run failed: ${end.said.join('\n')}\n(${error})` };
+  return { error: `raider run failed: ${error}` };
 }
 
 /** The final answer as one chunk, when the run streamed no message of its own. */
@@ -179,6 +188,8 @@ export function finalChunk(end: RunEnd, streamedText: boolean): AcpUpdate | null
 /** A journal replayed as updates, for session/load. */
 export function replayUpdates(records: readonly Record<string, unknown>[]): AcpUpdate[] {
   const out: AcpUpdate[] = [];
+  // One for the whole journal: a result is shown under the title of its call.
+  const announced: AnnouncedCalls = new Map();
   for (const r of records) {
     const run = typeof r.run === 'string' ? r.run : 'r0';
     if (r.type === 'message' && typeof r.content === 'string') {
@@ -187,7 +198,7 @@ export function replayUpdates(records: readonly Record<string, unknown>[]): AcpU
         content: { type: 'text', text: r.content },
       });
     } else if (r.type === 'tool.call' || r.type === 'tool.result') {
-      out.push(...updatesForEvent(run, r, new Set()));
+      out.push(...updatesForEvent(run, r, announced));
     }
   }
   return out;

@@ -3,6 +3,7 @@
  * one key per job id), and how a job's last outcome follows its run. Times
  * are ISO strings so the file reads well.
  */
+import { isRecord } from './records.js';
 
 export type CronResult =
   /** A run started at once. */
@@ -50,10 +51,6 @@ export interface CronJobRecord {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const validTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
 

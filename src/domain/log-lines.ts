@@ -1,4 +1,10 @@
-/** The `[hall]` lines the hall writes into a slot log, and how they are read back. */
+/**
+ * The lines of a slot log: the `[hall]` lines the hall writes, the raiders'
+ * stderr lines (each prefixed with its run id by the fork server), and how
+ * they are read back.
+ */
+
+import { parseRunId } from './run-id.js';
 
 /** The result line's text: the answer, or why the run ended (never empty). */
 export { outcomeText as resultText } from './outcome.js';
@@ -28,6 +34,49 @@ export function foldResultText(text: unknown): string {
   }
 }
 
+/**
+ * What starts each stderr line of a run in its slot log: `[ID] `. Parallel
+ * runs of a plain slot share the log; the prefix tells their lines apart.
+ */
+export function raiderLinePrefix(runId: string): string {
+  return `[${runId}] `;
+}
+
+/** A stderr line of the run without its prefix; null when the line is not the run's. */
+export function raiderLineText(line: string, runId: string): string | null {
+  const prefix = raiderLinePrefix(runId);
+  return line.startsWith(prefix) ? line.slice(prefix.length) : null;
+}
+
+/**
+ * True when a line of the run's part of its slot log is the run's own: a
+ * `[hall] raider ID ...` line, a note of the hall about the slot's raider
+ * entry (`[hall] raider NAME: ...`), a stderr line with its prefix, or a line
+ * with no run's prefix at all (written before the hall prefixed them). Lines
+ * of other runs of the slot, and the hall's lines about them or about other
+ * missions (a refusal), are not.
+ */
+export function isRunLine(line: string, runId: string): boolean {
+  if (line.startsWith('[hall] ')) return line.startsWith(`[hall] raider ${runId} `) || /^\[hall\] raider [^\s:]+: /.test(line);
+  if (line.startsWith(raiderLinePrefix(runId))) return true;
+  const other = /^\[([^\]\s]+)\] /.exec(line)?.[1];
+  return other === undefined || !isSameSlotRunId(other, runId);
+}
+
+/** True for a run id of the same slot as `runId` (a line prefix of a parallel run). */
+function isSameSlotRunId(candidate: string, runId: string): boolean {
+  const slot = parseRunId(runId)?.slot;
+  return slot !== undefined && parseRunId(candidate)?.slot === slot;
+}
+
+/** Only the run's own lines of a text (see isRunLine); a last line without its newline stays so. */
+export function runLinesOnly(text: string, runId: string): string {
+  return text
+    .split(/(?<=\n)/)
+    .filter((line) => isRunLine(line, runId))
+    .join('');
+}
+
 export function refusedLine(name: string, error: string): string {
   return `[hall] raider ${name} refused: ${foldResultText(error)}; mission not run\n`;
 }
@@ -42,8 +91,10 @@ function escapeRegExp(text: string): string {
 
 /**
  * The part of a slot log that belongs to one run: from its start line to its
- * result line (or the end of the log while it runs). `found` is false when the
- * log has no start line for the run.
+ * result line (or the end of the log while it runs), without the lines of
+ * other runs in between (parallel runs of a plain slot share the log).
+ * `found` is false when the log has no start line for the run: `text` is
+ * then the whole log.
  */
 export function runSection(log: string, runId: string): { text: string; found: boolean; hasResult: boolean } {
   const id = escapeRegExp(runId);
@@ -54,10 +105,10 @@ export function runSection(log: string, runId: string): { text: string; found: b
   }
   const rest = log.slice(start.index);
   const result = resultRe.exec(rest);
-  if (!result) return { text: rest, found: true, hasResult: false };
+  if (!result) return { text: runLinesOnly(rest, runId), found: true, hasResult: false };
   const end = result.index + result[0].length;
   const withNewline = rest[end] === '\n' ? end + 1 : end;
-  return { text: rest.slice(0, withNewline), found: true, hasResult: true };
+  return { text: runLinesOnly(rest.slice(0, withNewline), runId), found: true, hasResult: true };
 }
 
 /** True when the log holds a result line for the run. */

@@ -74,3 +74,14 @@ export function splitQueue(queue: readonly Mission[], leaves: (m: Mission) => bo
   for (const m of queue) (leaves(m) ? left : kept).push(m);
   return { kept, left };
 }
+
+/**
+ * The queue with the mission of this id first; `from` is its place before
+ * (1 first). No entry when the mission does not wait in this queue.
+ */
+export function toFront(queue: readonly Mission[], missionId: string): { queue: Mission[]; entry?: Mission; from?: number } {
+  const i = queue.findIndex((m) => m.id === missionId);
+  const entry = queue[i];
+  if (entry === undefined) return { queue: [...queue] };
+  return { queue: [entry, ...queue.slice(0, i), ...queue.slice(i + 1)], entry, from: i + 1 };
+}

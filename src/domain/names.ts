@@ -54,3 +54,13 @@ export function effectiveBinding(slot: string, explicit: string | undefined): st
   if (explicit !== undefined) return explicit;
   return NUMBERED_SLOT.test(slot) ? slotBinding(slot) : undefined;
 }
+
+/**
+ * What a client is told when a name has no entry in `.raider-hall.yml`: the
+ * hall runs it all the same (the seed allows it), with the raider's own
+ * defaults, which is rarely what a typo meant.
+ */
+export function noEntryNotice(name: string): string {
+  const { baseName } = slotOf(name);
+  return `${baseName} has no entry in .raider-hall.yml; it runs with the raider's defaults`;
+}

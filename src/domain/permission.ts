@@ -3,6 +3,11 @@
  * asks about a tool call its policy cannot decide; a person answers through
  * whatever surface registered for the run's binding (ACP today).
  */
+import { isRecord } from './records.js';
+
+/** How freely a raider acts without asking: its flag, its config and the hall's raider entries all take these. */
+export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'auto', 'bypassPermissions'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
 export type PermissionAnswerValue = 'once' | 'session' | 'no';
 
@@ -30,10 +35,6 @@ export interface PermissionAnswer {
   reason: string;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Reads one `ask` line; null for anything else (which gets no answer but a log line). */
 export function parseQuestion(value: unknown): PermissionQuestion | null {
   if (!isRecord(value) || value.type !== 'ask' || typeof value.id !== 'string' || value.id === '') return null;
@@ -54,4 +55,22 @@ export function parseQuestion(value: unknown): PermissionQuestion | null {
 
 export function refusal(id: string, reason: string): PermissionAnswer {
   return { type: 'answer', id, answer: 'no', reason };
+}
+
+/** A face that answers permission questions: an ACP client, the dashboard, the control socket. */
+export type AnswerFace = 'acp' | 'dashboard' | 'socket';
+
+/**
+ * The abort reason of a question's signal when another face answered it
+ * first (a run an ACP client watches, with dashboard.questions on): the
+ * losing face withdraws its question and can say who answered.
+ */
+export interface AnsweredElsewhere {
+  type: 'answered_elsewhere';
+  answer: PermissionAnswerValue;
+  face: AnswerFace;
+}
+
+export function isAnsweredElsewhere(value: unknown): value is AnsweredElsewhere {
+  return isRecord(value) && value.type === 'answered_elsewhere';
 }

@@ -3,6 +3,7 @@
  * started in the same second. The last id of each slot is remembered so ids
  * never repeat, even when the clock steps back.
  */
+import { SAFE_RAIDER_NAME } from './names.js';
 
 export interface RunIdCursor {
   /** Whole seconds of the last id. */
@@ -28,6 +29,12 @@ export function parseRunId(id: string): { slot: string; cursor: RunIdCursor } | 
   if (!m || slot === undefined) return null;
   if (slot.includes('/') || slot.startsWith('.')) return null;
   return { slot, cursor: { sec: Number(m[2]), n: m[3] === undefined ? 1 : Number(m[3]) } };
+}
+
+/** A run id that may name a file: `SLOT-TIME[.N]` whose slot is a safe raider name. */
+export function isSafeRunId(id: string): boolean {
+  const parsed = parseRunId(id);
+  return parsed !== null && SAFE_RAIDER_NAME.test(parsed.slot);
 }
 
 export function laterCursor(a: RunIdCursor | undefined, b: RunIdCursor): RunIdCursor {

@@ -6,6 +6,7 @@
  * `message_thread_id` too, and sending to it fails with "message thread not
  * found".
  */
+import { isRecord } from './records.js';
 
 export interface TelegramMessage {
   /** As Telegram sent it (a number); compared as a string. */
@@ -25,10 +26,6 @@ export type ReadUpdate =
   | { kind: 'message'; updateId: number; message: TelegramMessage }
   | { kind: 'ignored'; updateId: number }
   | { kind: 'invalid'; updateId: number | null; error: string };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const isId = (v: unknown): v is number | string =>
   (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,20}$/.test(v));

@@ -43,6 +43,8 @@ export type AcpSessionEvent =
   | { type: 'hall.done'; missionId: string; end: RunEnd; cancelRequested: boolean }
   | { type: 'hall.rejected'; missionId: string; error: string }
   | { type: 'question.asked'; questionId: string; runId: string; rule?: string }
+  /** Another face answered the question first: stop asking the client. */
+  | { type: 'question.withdraw'; questionId: string; reason: string }
   | DoneActorEvent<QuestionOutput>;
 
 export type AcpSessionEffect =
@@ -169,6 +171,13 @@ export const acpSessionMachine = setup({
                 timeoutMs: context.permissionTimeoutMs,
               },
             });
+          }),
+        },
+        'question.withdraw': {
+          actions: enqueueActions(({ event, enqueue, self }) => {
+            // Gone already (answered, timed out): nothing to withdraw.
+            const child = self.getSnapshot().children[`question:${event.questionId}`];
+            if (child) enqueue.sendTo(child, { type: 'question.cancel', reason: event.reason });
           }),
         },
         'xstate.done.actor.*': {

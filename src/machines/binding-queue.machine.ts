@@ -8,7 +8,7 @@
  *                              └──waiting (it queued in a busy slot)──▶ (next or free)
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import { splitQueue, type Mission } from '../domain/mission.js';
+import { splitQueue, toFront, type Mission } from '../domain/mission.js';
 import type { DropReason } from './slot.machine.js';
 
 export interface BindingQueueInput {
@@ -40,6 +40,8 @@ export type BindingQueueEvent =
   | { type: 'binding.drop' }
   /** Drops one waiting mission (a cancel by its id). */
   | { type: 'binding.dropMission'; missionId: string; reason: DropReason }
+  /** Moves one waiting mission to the head of the queue (an operator's `queue_front`). */
+  | { type: 'binding.frontMission'; missionId: string; reqId?: string }
   | { type: 'binding.stop' };
 
 /** What a binding queue tells the hall. */
@@ -48,7 +50,12 @@ export type BindingQueueReport =
   | { type: 'binding.pass'; binding: string; entry: Mission; at: number; reqId?: string; waited?: true }
   | { type: 'binding.queued'; binding: string; entry: Mission; depth: number; reqId?: string; fromSlot?: string }
   | { type: 'binding.offerAccepted'; binding: string; slot: string; missionId: string; at: number }
-  | { type: 'binding.dropped'; binding: string; entries: Mission[]; reason: DropReason };
+  | { type: 'binding.dropped'; binding: string; entries: Mission[]; reason: DropReason }
+  /** `from`: the mission's place before the move (1 first); absent when it no longer waited. */
+  | { type: 'binding.moved'; binding: string; missionId: string; entry?: Mission; from?: number; reqId?: string };
+
+/** The event of one type: what an action with typed params is given. */
+type EventOf<T extends BindingQueueEvent['type']> = Extract<BindingQueueEvent, { type: T }>;
 
 export const bindingQueueMachine = setup({
   types: {} as { context: BindingQueueContext; input: BindingQueueInput; events: BindingQueueEvent },
@@ -57,8 +64,7 @@ export const bindingQueueMachine = setup({
     isOwnRun: ({ context, event }) => event.type === 'binding.ended' && event.runId === context.runId,
   },
   actions: {
-    pass: sendParent(({ context, event }): BindingQueueReport => {
-      if (event.type !== 'binding.submit') throw new Error(`pass on ${event.type}`);
+    pass: sendParent(({ context }, event: EventOf<'binding.submit'>): BindingQueueReport => {
       return {
         type: 'binding.pass',
         binding: context.binding,
@@ -79,12 +85,10 @@ export const bindingQueueMachine = setup({
         waited: true,
       } satisfies BindingQueueReport);
     }),
-    acceptOffer: sendParent(({ context, event }): BindingQueueReport => {
-      if (event.type !== 'binding.offer') throw new Error(`acceptOffer on ${event.type}`);
+    acceptOffer: sendParent(({ context }, event: EventOf<'binding.offer'>): BindingQueueReport => {
       return { type: 'binding.offerAccepted', binding: context.binding, slot: event.slot, missionId: event.entry.id, at: event.at };
     }),
-    enqueue: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'binding.submit' && event.type !== 'binding.offer') return;
+    enqueue: enqueueActions(({ context, enqueue }, event: EventOf<'binding.submit' | 'binding.offer'>) => {
       const queue = [...context.queue, event.entry];
       enqueue.assign({ queue, now: Math.max(context.now, event.at) });
       enqueue.sendParent({
@@ -106,8 +110,18 @@ export const bindingQueueMachine = setup({
       } satisfies BindingQueueReport);
       enqueue.assign({ queue: [] });
     }),
-    dropMission: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'binding.dropMission') return;
+    frontMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.frontMission'>) => {
+      const { queue, entry, from } = toFront(context.queue, event.missionId);
+      if (entry !== undefined) enqueue.assign({ queue });
+      enqueue.sendParent({
+        type: 'binding.moved',
+        binding: context.binding,
+        missionId: event.missionId,
+        ...(entry !== undefined ? { entry, from } : {}),
+        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+      } satisfies BindingQueueReport);
+    }),
+    dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
       enqueue.assign({ queue: kept });
@@ -128,14 +142,15 @@ export const bindingQueueMachine = setup({
   initial: 'free',
   on: {
     'binding.drop': { actions: 'drop' },
-    'binding.dropMission': { actions: 'dropMission' },
+    'binding.dropMission': { actions: { type: 'dropMission', params: ({ event }) => event } },
+    'binding.frontMission': { actions: { type: 'frontMission', params: ({ event }) => event } },
     'binding.stop': { actions: assign({ stopping: true }) },
   },
   states: {
     free: {
       on: {
-        'binding.submit': { target: 'reserved', actions: ['noteTime', 'pass'] },
-        'binding.offer': { target: 'reserved', actions: ['noteTime', 'acceptOffer'] },
+        'binding.submit': { target: 'reserved', actions: ['noteTime', { type: 'pass', params: ({ event }) => event }] },
+        'binding.offer': { target: 'reserved', actions: ['noteTime', { type: 'acceptOffer', params: ({ event }) => event }] },
         'binding.drain': { target: 'next', actions: 'noteTime' },
         // A run of a previous hall that still lives holds the binding.
         'binding.started': { target: 'occupied', actions: assign({ runId: ({ event }) => event.runId }) },
@@ -143,16 +158,16 @@ export const bindingQueueMachine = setup({
     },
     reserved: {
       on: {
-        'binding.submit': { actions: 'enqueue' },
-        'binding.offer': { actions: 'enqueue' },
+        'binding.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'binding.offer': { actions: { type: 'enqueue', params: ({ event }) => event } },
         'binding.started': { target: 'occupied', actions: assign({ runId: ({ event }) => event.runId }) },
         'binding.waiting': { target: 'next', actions: 'noteTime' },
       },
     },
     occupied: {
       on: {
-        'binding.submit': { actions: 'enqueue' },
-        'binding.offer': { actions: 'enqueue' },
+        'binding.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'binding.offer': { actions: { type: 'enqueue', params: ({ event }) => event } },
         'binding.ended': { guard: 'isOwnRun', target: 'next', actions: ['noteTime', assign({ runId: undefined })] },
       },
     },

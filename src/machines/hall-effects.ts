@@ -18,12 +18,31 @@ export type ReplyBody = HallReply;
 
 export type QueueRef = { kind: 'slot'; slot: string } | { kind: 'binding'; binding: string };
 
+/** A run recorded as started: it left its queue and its outcome is owed. */
+export interface LedgerRun {
+  id: string;
+  slot: string;
+  base_name: string;
+  entry: Mission;
+  binding?: string;
+  session?: string;
+  pid?: number;
+  /** Epoch milliseconds. */
+  started_at: number;
+  events_path: string;
+  log_path: string;
+}
+
 /** A change to the durable state (queues, ledger, bindings). */
 export type StoreOp =
   /** The mission waits at the tail of `queue`; if it waited elsewhere it moves. */
   | { op: 'queue'; queue: QueueRef; entry: Mission }
   /** The mission will not run (dropped or refused). */
   | { op: 'remove'; missionId: string }
+  /** The run is about to start: the mission leaves its queue for the ledger, before its raider exists. */
+  | { op: 'run'; run: LedgerRun }
+  /** An operator moved the waiting mission to the head of the queue it waits in. */
+  | { op: 'front'; missionId: string }
   | { op: 'pid'; runId: string; pid: number }
   /** The run's end was reported: it leaves the run ledger. */
   | { op: 'end'; runId: string }

@@ -2,20 +2,31 @@
  * The hall's actor tree with the OS-facing actors bound: the daemon binds the
  * real ones, tests bind fakes. Everything else in the tree is pure.
  */
-import type { AnyActorLogic } from 'xstate';
+import type { CallbackActorLogic, PromiseActorLogic } from 'xstate';
+import type { RunOutcome } from '../domain/outcome.js';
 import { hallMachine } from './hall.machine.js';
-import { runMachine } from './run.machine.js';
+import {
+  type PrepareOutput,
+  type ProcessCommand,
+  type ProcessInput,
+  type ReapInput,
+  type RecordInput,
+  type RunInput,
+  runMachine,
+} from './run.machine.js';
 import { runHostLogic } from './run-host.js';
 import { slotMachine } from './slot.machine.js';
 
 export interface RunActors {
-  prepareRun: AnyActorLogic;
-  raiderProcess: AnyActorLogic;
-  reapRun: AnyActorLogic;
+  prepareRun: PromiseActorLogic<PrepareOutput, RunInput>;
+  /** Resolves once the store has written the run's record (the hall applied it when it said run.recorded). */
+  recordWritten: PromiseActorLogic<void, RecordInput>;
+  raiderProcess: CallbackActorLogic<ProcessCommand, ProcessInput>;
+  reapRun: PromiseActorLogic<RunOutcome, ReapInput>;
 }
 
 export function hallWithRunActors(actors: RunActors): typeof hallMachine {
-  const run = runMachine.provide({ actors: actors as never });
+  const run = runMachine.provide({ actors });
   const slot = slotMachine.provide({ actors: { runHost: runHostLogic(run) } });
   return hallMachine.provide({ actors: { slot } });
 }

@@ -6,29 +6,41 @@
  * It decides; it never does I/O. What it decided leaves as emitted events
  * (see hall-effects.ts) that adapters carry out.
  */
-import { assign, emit, setup, type ActorRefFrom } from 'xstate';
+import { assign, emit, enqueueActions, setup, type ActorRefFrom, type ParameterizedObject } from 'xstate';
 import type { Mission, TelegramTarget } from '../domain/mission.js';
 import { effectiveBinding, slotBinding, slotOf } from '../domain/names.js';
-import type { RunOutcome } from '../domain/outcome.js';
+import { ownEntry as own } from '../domain/own-entry.js';
 import type { RunIdCursor } from '../domain/run-id.js';
 import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.machine.js';
-import type { HallBusEvent, RaiderDoneEvent } from '../protocol/events.js';
-import type { HallEmitted, ReplyBody, StoreOp } from './hall-effects.js';
-import type { RunOutput, RunSpawnedReport } from './run.machine.js';
+import type { HallEmitted, ReplyBody } from './hall-effects.js';
+import {
+  bindingQueuedEvent,
+  bindingQueuedReply,
+  busEffect as bus,
+  cancelledWaitingReply,
+  doneEvent,
+  droppedEvent,
+  type EndedRun,
+  liveRunOf,
+  missionQueuedEvent,
+  missionQueuedReply,
+  movedEvent,
+  movedReply,
+  refusedEvent,
+  refusedReply,
+  replyEffect as reply,
+  slotQueuedEvent,
+  slotQueuedReply,
+  spawnedEvent,
+  spawnedReply,
+  storeEffect as store,
+  unstartedReply,
+} from './hall-payloads.js';
+import type { RunOutput, RunPreparedReport, RunSpawnedReport } from './run.machine.js';
 import { runActorId } from './run-host.js';
 import { type AdoptedRun, type DropReason, slotMachine, type SlotReport } from './slot.machine.js';
-import { ownEntry as own } from '../domain/own-entry.js';
 
-/** A run of a previous hall found already gone at start-up: reported, never run again. */
-export interface EndedRun {
-  runId: string;
-  slot: string;
-  pid: number;
-  entry: Mission;
-  binding?: string;
-  session?: string;
-  outcome: RunOutcome;
-}
+export type { EndedRun };
 
 export interface HallInput {
   root: string;
@@ -97,6 +109,8 @@ export type HallCommand =
   | SpawnCommand
   | { type: 'cmd.kill'; reqId: string; id: string }
   | { type: 'cmd.cancel'; reqId: string; id: string }
+  /** Moves a waiting mission (by its id) to the front of its queue. */
+  | { type: 'cmd.queueFront'; reqId: string; id: string }
   | { type: 'cmd.sessionReset'; reqId?: string; binding: string }
   | { type: 'cmd.dropQueued'; reqId?: string; binding: string }
   /** Binds a binding to an existing session (ACP sessions are their raider session). */
@@ -108,7 +122,7 @@ export type HallEvent =
   | { type: 'hall.boot'; at: number }
   /**
    * A shared cluster's database gave this hall a mission to run (it claimed
-   * it), with the session its binding continues there.
+   * it), with the session its binding continues there and the run id it reserved.
    */
   | { type: 'cluster.claimed'; entry: Mission; session?: string; runId: string; at: number }
   /** This hall was taken for lost and replaced: these runs of it were reported by another hall; stop them, silently. */
@@ -117,33 +131,25 @@ export type HallEvent =
   | HallCommand
   | SlotReport
   | BindingQueueReport
+  | RunPreparedReport
   | RunSpawnedReport;
+
+/** The event of one type: what an action with typed params is given. */
+type EventOf<T extends HallEvent['type']> = Extract<HallEvent, { type: T }>;
 
 type SlotRef = ActorRefFrom<typeof slotMachine>;
 type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
 
-const bus = (event: HallBusEvent): HallEmitted => ({ type: 'bus', event });
-const store = (op: StoreOp): HallEmitted => ({ type: 'store', op });
-const reply = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
-
-/** The `raider.done` event of a run (docs/protocol.md). */
-export function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEvent {
-  const o = run.outcome;
+/** The mission a spawn command asks for, as its queues keep it (the gateway makes it too, for a shared cluster). */
+export function missionOf(cmd: Omit<SpawnCommand, 'type' | 'reqId'>): Mission {
   return {
-    type: 'raider.done',
-    id: run.runId,
-    slot: run.slot,
-    pid: run.pid,
-    exit_code: o.exit_code,
-    signaled: o.signaled,
-    status: o.status,
-    ...(o.response !== undefined ? { response: o.response } : {}),
-    ...(o.error !== undefined ? { error: o.error } : {}),
-    ...(o.hall_stop !== undefined ? { hall_stop: o.hall_stop } : {}),
-    ...(o.session !== undefined ? { session: o.session } : {}),
-    ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
-    mission_id: run.entry.id,
-    ...(run.cancelRequested ? { cancel_requested: true } : {}),
+    id: cmd.missionId,
+    name: cmd.name,
+    mission: cmd.mission,
+    ...(cmd.binding !== undefined ? { binding: cmd.binding } : {}),
+    ...(cmd.telegram !== undefined ? { telegram: cmd.telegram } : {}),
+    ...(cmd.permission_mode !== undefined ? { permission_mode: cmd.permission_mode } : {}),
+    ...(cmd.cwd !== undefined ? { cwd: cmd.cwd } : {}),
   };
 }
 
@@ -153,7 +159,7 @@ interface Waiting {
   queue: { kind: 'slot'; ref: SlotRef } | { kind: 'binding'; ref: BindingRef } | { kind: 'room' };
 }
 
-/** Finds a waiting mission by its id in the slot and binding queues (the queues live in the children). */
+/** Finds a waiting mission by its id in the wait for room and the slot and binding queues (these live in the children). */
 function findWaiting(context: HallContext, missionId: string): Waiting | undefined {
   const forRoom = context.roomQueue.find((w) => w.kind !== 'offer' && w.entry.id === missionId);
   if (forRoom) return { entry: forRoom.entry, queue: { kind: 'room' } };
@@ -168,7 +174,10 @@ function findWaiting(context: HallContext, missionId: string): Waiting | undefin
   return undefined;
 }
 
-/** The explicit binding of a mission, which has a queue machine of its own. */
+function notWaiting(missionId: string): string {
+  return `no waiting mission ${missionId}: it started, was dropped, or never was (\`raider hall queue\` lists the waiting ids)`;
+}
+
 /** The slot actor that `ensureSlot` made just before: a missing one is a bug in the hall, not an event to drop. */
 function slotRefOf(context: HallContext, slot: string): SlotRef {
   const ref = own(context.slots, slot);
@@ -183,8 +192,9 @@ function bindingRefOf(context: HallContext, binding: string): BindingRef {
   return ref;
 }
 
-function explicitBinding(entry: Mission): string | undefined {
-  return entry.binding;
+/** The queue actor of a mission's explicit binding, if it has one and the actor exists. */
+function bindingRefOfEntry(context: HallContext, entry: Mission): BindingRef | undefined {
+  return entry.binding !== undefined ? own(context.bindings, entry.binding) : undefined;
 }
 
 /** The mission a slot would start next, read where an answer to its offer is decided. */
@@ -197,17 +207,23 @@ function roomFull(context: HallContext): boolean {
   return context.maxRunning !== undefined && (context.tickets >= context.maxRunning || context.roomQueue.length > 0);
 }
 
-/** A mission from a spawn command. */
-export function missionOf(event: Omit<SpawnCommand, 'type' | 'reqId'>): Mission {
-  return {
-    id: event.missionId,
-    name: event.name,
-    mission: event.mission,
-    ...(event.binding !== undefined ? { binding: event.binding } : {}),
-    ...(event.telegram !== undefined ? { telegram: event.telegram } : {}),
-    ...(event.permission_mode !== undefined ? { permission_mode: event.permission_mode } : {}),
-    ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
-  };
+/**
+ * A mission waiting for room moved to the front of its slot's queue: before
+ * the first mission of its slot that waits for room, as its slot's queue is
+ * stored (a binding's mission passed on is its binding's head already).
+ * `from`: its place among them before (1: no change).
+ */
+function roomToFront(queue: readonly RoomWait[], missionId: string): { roomQueue: RoomWait[]; from: number } {
+  const i = queue.findIndex((w) => w.kind !== 'offer' && w.entry.id === missionId);
+  const wait = queue[i];
+  if (wait === undefined || wait.kind !== 'submit') return { roomQueue: [...queue], from: 1 };
+  const slot = slotOf(wait.entry.name).slot;
+  const sameQueue = (w: RoomWait) => w.kind === 'submit' && slotOf(w.entry.name).slot === slot;
+  const first = queue.findIndex(sameQueue);
+  const from = queue.slice(0, i + 1).filter(sameQueue).length;
+  const roomQueue = queue.filter((_, j) => j !== i);
+  roomQueue.splice(first, 0, wait);
+  return { roomQueue, from };
 }
 
 const hallSetup = setup({
@@ -257,8 +273,24 @@ const hallSetup = setup({
   },
 });
 
+/** The hall's own actions that its other actions enqueue by name. */
+type EnsureAction = { type: 'ensureSlot'; params: { name: string } } | { type: 'ensureBinding'; params: { binding: string } };
+
+/**
+ * An action of the hall that is given what it needs as typed params (bound
+ * where the transition names it), rather than reading and re-checking the
+ * event: setup's own enqueueActions takes no params.
+ */
+function hallAction<P extends ParameterizedObject['params'] | undefined>(
+  collect: Parameters<
+    typeof enqueueActions<HallContext, HallEvent, P, HallEvent, never, EnsureAction, never, 'shutdownGrace' | 'lastResort', HallEmitted>
+  >[0],
+) {
+  return enqueueActions(collect);
+}
+
 /** What an action of the hall may enqueue: the helpers below add to the action that calls them. */
-type HallEnqueue = Parameters<Parameters<typeof hallSetup.enqueueActions>[0]>[0]['enqueue'];
+type HallEnqueue = Parameters<Parameters<typeof hallAction<undefined>>[0]>[0]['enqueue'];
 
 /** Sends a mission that has room on its way: to its binding's queue, or to its slot. */
 function routeMission(enqueue: HallEnqueue, params: { entry: Mission; at: number; reqId?: string; queued?: boolean }): void {
@@ -316,7 +348,7 @@ function passMission(
 function acceptOffer(context: HallContext, enqueue: HallEnqueue, params: { slot: string; entry: Mission; at: number }): void {
   const slotRef = own(context.slots, params.slot);
   if (!slotRef) return;
-  const explicit = explicitBinding(params.entry);
+  const explicit = params.entry.binding;
   if (explicit !== undefined) {
     enqueue({ type: 'ensureBinding', params: { binding: explicit } });
     enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), {
@@ -353,15 +385,7 @@ function dropFromRoom(
       if (ref) enqueue.sendTo(ref, { type: 'binding.waiting', at: wait.at });
     }
     enqueue.emit(store({ op: 'remove', missionId: wait.entry.id }));
-    enqueue.emit(
-      bus({
-        type: 'raider.dropped',
-        mission_id: wait.entry.id,
-        slot: wait.entry.name,
-        ...(wait.entry.binding !== undefined ? { binding: wait.entry.binding } : {}),
-        reason: params.reason,
-      }),
-    );
+    enqueue.emit(bus(droppedEvent(wait.entry, params.reason)));
   }
 }
 
@@ -382,7 +406,7 @@ function makeRoom(
     const next = roomQueue.shift();
     if (next === undefined) break;
     if (next.kind === 'offer' && slotHead(context, next.slot) !== next.entry.id) {
-      // Its head was dropped meanwhile: the slot offers its next one (or rests), taking no room now.
+      // Its head was dropped or moved meanwhile: the slot offers its next one (or rests), taking no room now.
       const ref = own(context.slots, next.slot);
       if (ref) enqueue.sendTo(ref, { type: 'slot.offerAccepted', missionId: next.entry.id, at: next.at });
       continue;
@@ -398,76 +422,81 @@ function makeRoom(
   }
 }
 
+/** Tells what a move to the front did: recorded and announced only when its place changed. */
+function reportMove(
+  enqueue: HallEnqueue,
+  params: { entry: Mission; binding: string | undefined; from: number; reqId: string | undefined },
+): void {
+  const { entry, binding, from } = params;
+  // Moving the head is no change: nothing to record, nothing to tell.
+  if (from > 1) {
+    enqueue.emit(store({ op: 'front', missionId: entry.id }));
+    enqueue.emit(bus(movedEvent(entry, binding, from)));
+  }
+  if (params.reqId !== undefined) enqueue.emit(reply(params.reqId, movedReply(entry, binding, from)));
+}
+
 export const hallMachine = hallSetup
   .extend({
     actions: {
-      acceptSpawn: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.spawn') return;
-        const entry = missionOf(event);
+      acceptSpawn: hallAction(({ context, enqueue }, cmd: SpawnCommand) => {
+        const entry = missionOf(cmd);
         if (!roomFull(context)) {
           enqueue.assign({ tickets: context.tickets + 1 });
-          routeMission(enqueue, { entry, at: event.at, ...(event.reqId !== undefined ? { reqId: event.reqId } : {}) });
+          routeMission(enqueue, { entry, at: cmd.at, ...(cmd.reqId !== undefined ? { reqId: cmd.reqId } : {}) });
           return;
         }
         // Over max_running: it waits, recorded in its slot's queue, until a run ends.
         const { slot } = slotOf(entry.name);
-        const roomQueue = [...context.roomQueue, { kind: 'submit' as const, entry, at: event.at }];
+        const roomQueue = [...context.roomQueue, { kind: 'submit' as const, entry, at: cmd.at }];
         enqueue.assign({ roomQueue });
         enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot }, entry }));
-        enqueue.emit(bus({ type: 'raider.queued', slot: entry.name, queue_depth: roomQueue.length, mission_id: entry.id }));
-        if (event.reqId !== undefined) {
-          enqueue.emit(reply(event.reqId, { queued: 1, slot: entry.name, queue_depth: roomQueue.length, mission_id: entry.id }));
-        }
+        enqueue.emit(bus(missionQueuedEvent(entry, roomQueue.length, undefined)));
+        if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, missionQueuedReply(entry, roomQueue.length, undefined)));
       }),
 
-      acceptClaimed: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cluster.claimed') return;
-        const binding = effectiveBinding(slotOf(event.entry.name).slot, event.entry.binding);
+      acceptClaimed: hallAction(({ context, enqueue }, claimed: EventOf<'cluster.claimed'>) => {
+        const binding = effectiveBinding(slotOf(claimed.entry.name).slot, claimed.entry.binding);
         // The cluster's sessions table is the truth: another hall may have bound this binding since.
-        if (binding !== undefined && event.session !== undefined && own(context.sessions, binding) !== event.session) {
-          enqueue.assign({ sessions: { ...context.sessions, [binding]: event.session } });
+        if (binding !== undefined && claimed.session !== undefined && own(context.sessions, binding) !== claimed.session) {
+          enqueue.assign({ sessions: { ...context.sessions, [binding]: claimed.session } });
         }
-        enqueue.assign({ tickets: context.tickets + 1, reservedRunIds: { ...context.reservedRunIds, [event.entry.id]: event.runId } });
-        routeMission(enqueue, { entry: event.entry, at: event.at, queued: true });
+        enqueue.assign({
+          tickets: context.tickets + 1,
+          reservedRunIds: { ...context.reservedRunIds, [claimed.entry.id]: claimed.runId },
+        });
+        // Its run record goes through the store like any run's (run.prepared, then run.recorded), under the reserved id.
+        routeMission(enqueue, { entry: claimed.entry, at: claimed.at, queued: true });
       }),
 
-      refuseWhileStopping: hallSetup.enqueueActions(({ event, enqueue }) => {
-        if (event.type === 'cmd.spawn' && event.reqId !== undefined) {
-          enqueue.emit(reply(event.reqId, { error: 'the hall is stopping; the mission was not accepted' }));
-        }
+      /** Answers a spawn the hall cannot take in its current state. */
+      refuseSpawn: hallAction(({ enqueue }, params: { reqId: string | undefined; error: string }) => {
+        if (params.reqId !== undefined) enqueue.emit(reply(params.reqId, { error: params.error }));
       }),
 
-      refuseWhileBooting: hallSetup.enqueueActions(({ event, enqueue }) => {
-        if (event.type === 'cmd.spawn' && event.reqId !== undefined) {
-          enqueue.emit(reply(event.reqId, { error: 'the hall is starting; try again in a moment' }));
-        }
-      }),
-
-      passToSlot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'binding.pass') return;
+      passToSlot: hallAction(({ context, enqueue }, pass: EventOf<'binding.pass'>) => {
         const params = {
-          binding: event.binding,
-          entry: event.entry,
-          at: event.at,
-          ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+          binding: pass.binding,
+          entry: pass.entry,
+          at: pass.at,
+          ...(pass.reqId !== undefined ? { reqId: pass.reqId } : {}),
         };
         // A new mission brought its room along; one that waited in the binding's queue needs room now.
-        if (!event.waited) return passMission(context, enqueue, { ...params, waited: false });
+        if (!pass.waited) return passMission(context, enqueue, { ...params, waited: false });
         if (!roomFull(context)) {
           enqueue.assign({ tickets: context.tickets + 1 });
           return passMission(context, enqueue, { ...params, waited: true });
         }
-        enqueue.assign({ roomQueue: [...context.roomQueue, { kind: 'pass', binding: event.binding, entry: event.entry, at: event.at }] });
+        enqueue.assign({ roomQueue: [...context.roomQueue, { kind: 'pass', binding: pass.binding, entry: pass.entry, at: pass.at }] });
       }),
 
-      answerOffer: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'slot.offer') return;
-        const slotRef = own(context.slots, event.slot);
+      answerOffer: hallAction(({ context, enqueue }, offer: EventOf<'slot.offer'>) => {
+        const slotRef = own(context.slots, offer.slot);
         if (!slotRef) return;
-        const params = { slot: event.slot, entry: event.entry, at: event.at };
-        if (slotHead(context, event.slot) !== event.entry.id) {
-          // Dropped meanwhile: the slot offers its next head (or rests) without taking room.
-          enqueue.sendTo(slotRef, { type: 'slot.offerAccepted', missionId: event.entry.id, at: event.at });
+        const params = { slot: offer.slot, entry: offer.entry, at: offer.at };
+        if (slotHead(context, offer.slot) !== offer.entry.id) {
+          // Dropped or moved meanwhile: the slot offers its next head (or rests) without taking room.
+          enqueue.sendTo(slotRef, { type: 'slot.offerAccepted', missionId: offer.entry.id, at: offer.at });
           return;
         }
         if (roomFull(context)) {
@@ -478,114 +507,66 @@ export const hallMachine = hallSetup
         acceptOffer(context, enqueue, params);
       }),
 
-      acceptBindingOffer: hallSetup.enqueueActions(({ context, event, enqueue, self }) => {
-        if (event.type !== 'binding.offerAccepted') return;
-        const slotRef = own(context.slots, event.slot);
+      acceptBindingOffer: hallAction(({ context, enqueue, self }, accepted: EventOf<'binding.offerAccepted'>) => {
+        const slotRef = own(context.slots, accepted.slot);
         if (!slotRef) return;
         // The offered head was dropped on its way through the binding: the room it took is not used.
-        if (slotHead(context, event.slot) !== event.missionId)
+        if (slotHead(context, accepted.slot) !== accepted.missionId)
           makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
-        const session = own(context.sessions, event.binding);
+        const session = own(context.sessions, accepted.binding);
         enqueue.sendTo(slotRef, {
           type: 'slot.offerAccepted',
-          missionId: event.missionId,
-          at: event.at,
+          missionId: accepted.missionId,
+          at: accepted.at,
           ...(session !== undefined ? { session } : {}),
         });
       }),
 
-      noteRunCreated: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'slot.runCreated') return;
-        const explicit = explicitBinding(event.entry);
+      noteRunCreated: hallAction(({ context, enqueue }, created: EventOf<'slot.runCreated'>) => {
         enqueue.assign({ liveRuns: context.liveRuns + 1 });
-        if (own(context.reservedRunIds, event.entry.id) !== undefined) {
-          const { [event.entry.id]: _, ...reservedRunIds } = context.reservedRunIds;
+        if (own(context.reservedRunIds, created.entry.id) !== undefined) {
+          const { [created.entry.id]: _, ...reservedRunIds } = context.reservedRunIds;
           enqueue.assign({ reservedRunIds });
         }
-        const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
-        if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.started', runId: event.runId });
+        const bindingRef = bindingRefOfEntry(context, created.entry);
+        if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.started', runId: created.runId });
       }),
 
-      reportSpawned: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'run.spawned') return;
-        const { binding, session } = event;
-        const bound = binding !== undefined && session !== undefined ? { session, binding } : undefined;
-        if (bound && event.sessionCreated) {
-          enqueue.assign({ sessions: { ...context.sessions, [bound.binding]: bound.session } });
-          enqueue.emit(store({ op: 'bind', ...bound }));
-          enqueue.emit(bus({ type: 'session.bound', ...bound }));
-        }
-        const boundFields = bound ?? {};
-        enqueue.emit({
-          type: 'registry.runStarted',
-          run: {
-            id: event.runId,
-            slot: event.slot,
-            base_name: event.baseName,
-            pid: event.pid,
-            mission: event.entry.mission,
-            mission_id: event.entry.id,
-            ...boundFields,
-            events_path: event.eventsPath,
-            log_path: event.logPath,
-            started_at: event.startedAt,
-          },
-        });
-        if (event.adopted) return;
-        enqueue.emit(store({ op: 'pid', runId: event.runId, pid: event.pid }));
-        enqueue.emit(
-          bus({
-            type: 'raider.spawned',
-            id: event.runId,
-            pid: event.pid,
-            slot: event.slot,
-            base_name: event.baseName,
-            mission_id: event.entry.id,
-            ...boundFields,
-          }),
-        );
-        if (event.sessionError !== undefined && event.binding !== undefined) {
-          enqueue.emit(bus({ type: 'hall.session_error', binding: event.binding, error: event.sessionError, id: event.runId }));
-        }
-        if (event.reqId !== undefined) {
-          enqueue.emit(
-            reply(event.reqId, {
-              id: event.runId,
-              pid: event.pid,
-              slot: event.slot,
-              events_path: event.eventsPath,
-              mission_id: event.entry.id,
-              ...boundFields,
-            }),
-          );
-        }
+      /**
+       * A run is about to start: its record goes to the store like every other
+       * durable write, and only then does the run hear that it may start (the
+       * emitted store operation is carried out before the run gets this send).
+       */
+      recordRun: hallAction(({ enqueue, system }, prepared: RunPreparedReport) => {
+        enqueue.emit(store({ op: 'run', run: prepared.run }));
+        const run = system.get(runActorId(prepared.run.id));
+        if (run) enqueue.sendTo(run, { type: 'run.recorded' });
       }),
 
-      reportRunEnded: hallSetup.enqueueActions(({ context, event, enqueue, self }) => {
-        if (event.type !== 'slot.runEnded') return;
-        const out: RunOutput = event.output;
+      reportSpawned: hallAction(({ context, enqueue }, report: RunSpawnedReport) => {
+        const { binding, session } = report;
+        if (binding !== undefined && session !== undefined && report.sessionCreated) {
+          enqueue.assign({ sessions: { ...context.sessions, [binding]: session } });
+          enqueue.emit(store({ op: 'bind', session, binding }));
+          enqueue.emit(bus({ type: 'session.bound', session, binding }));
+        }
+        enqueue.emit({ type: 'registry.runStarted', run: liveRunOf(report) });
+        if (report.adopted) return;
+        enqueue.emit(store({ op: 'pid', runId: report.runId, pid: report.pid }));
+        enqueue.emit(bus(spawnedEvent(report)));
+        if (report.sessionError !== undefined && binding !== undefined) {
+          enqueue.emit(bus({ type: 'hall.session_error', binding, error: report.sessionError, id: report.runId }));
+        }
+        if (report.reqId !== undefined) enqueue.emit(reply(report.reqId, spawnedReply(report)));
+      }),
+
+      reportRunEnded: hallAction(({ context, enqueue, self }, out: RunOutput) => {
         enqueue.assign({ liveRuns: context.liveRuns - 1 });
-        const explicit = explicitBinding(out.entry);
         if (out.kind === 'refused') {
           enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
-          enqueue.emit(
-            bus({
-              type: 'raider.refused',
-              status: 'refused',
-              slot: out.slot,
-              name: out.entry.name,
-              ...(out.binding !== undefined ? { binding: out.binding } : {}),
-              reason: out.reason,
-              error: out.error,
-              queued: out.queued,
-              mission_id: out.entry.id,
-            }),
-          );
-          if (out.reqId !== undefined) {
-            enqueue.emit(reply(out.reqId, { status: 'refused', reason: out.reason, error: out.error }));
-          }
+          enqueue.emit(bus(refusedEvent(out)));
+          if (out.reqId !== undefined) enqueue.emit(reply(out.reqId, refusedReply(out)));
         } else {
-          const o = out.outcome;
           // A run another hall already reported (this hall had been taken for lost) ends silently.
           if (own(context.silenced, out.runId)) {
             const { [out.runId]: _, ...silenced } = context.silenced;
@@ -594,77 +575,47 @@ export const hallMachine = hallSetup
           enqueue.emit(store({ op: 'end', runId: out.runId }));
           if (out.unstarted) enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
           enqueue.emit({ type: 'registry.runEnded', runId: out.runId });
-          if (out.unstarted && out.reqId !== undefined) {
-            enqueue.emit(reply(out.reqId, { error: `command failed: ${o.error ?? 'the raider could not be started'}` }));
-          }
+          if (out.unstarted && out.reqId !== undefined) enqueue.emit(reply(out.reqId, unstartedReply(out.outcome)));
         }
-        const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
+        const bindingRef = bindingRefOfEntry(context, out.entry);
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.ended', runId: out.runId, at: out.endedAt });
         makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
-      reportSlotQueued: hallSetup.enqueueActions(({ context, event, enqueue, self }) => {
-        if (event.type !== 'slot.queued') return;
-        enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot: event.slot }, entry: event.entry }));
-        enqueue.emit(bus({ type: 'raider.queued', slot: event.slot, queue_depth: event.depth, mission_id: event.entry.id }));
-        if (event.reqId !== undefined) {
-          enqueue.emit(reply(event.reqId, { queued: 1, slot: event.slot, queue_depth: event.depth, mission_id: event.entry.id }));
-        }
+      reportSlotQueued: hallAction(({ context, enqueue, self }, queued: EventOf<'slot.queued'>) => {
+        enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot: queued.slot }, entry: queued.entry }));
+        enqueue.emit(bus(slotQueuedEvent(queued)));
+        if (queued.reqId !== undefined) enqueue.emit(reply(queued.reqId, slotQueuedReply(queued)));
         // The binding passed this mission on; it waits in the slot, so the binding is free again.
-        const explicit = explicitBinding(event.entry);
-        const bindingRef = explicit !== undefined ? own(context.bindings, explicit) : undefined;
+        const bindingRef = bindingRefOfEntry(context, queued.entry);
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.waiting', at: 0 });
         // It waits in its slot: the room it took goes to the next start.
         makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
-      reportBindingQueued: hallSetup.enqueueActions(({ context, event, enqueue, self }) => {
-        if (event.type !== 'binding.queued') return;
-        const name = event.entry.name;
-        enqueue.emit(store({ op: 'queue', queue: { kind: 'binding', binding: event.binding }, entry: event.entry }));
-        enqueue.emit(
-          bus({ type: 'raider.queued', slot: name, binding: event.binding, queue_depth: event.depth, mission_id: event.entry.id }),
-        );
-        if (event.reqId !== undefined) {
-          enqueue.emit(
-            reply(event.reqId, {
-              queued: 1,
-              slot: name,
-              binding: event.binding,
-              queue_depth: event.depth,
-              mission_id: event.entry.id,
-            }),
-          );
-        }
-        const fromSlot = event.fromSlot !== undefined ? own(context.slots, event.fromSlot) : undefined;
-        if (fromSlot) enqueue.sendTo(fromSlot, { type: 'slot.offerDeclined', missionId: event.entry.id, at: 0 });
+      reportBindingQueued: hallAction(({ context, enqueue, self }, queued: EventOf<'binding.queued'>) => {
+        enqueue.emit(store({ op: 'queue', queue: { kind: 'binding', binding: queued.binding }, entry: queued.entry }));
+        enqueue.emit(bus(bindingQueuedEvent(queued)));
+        if (queued.reqId !== undefined) enqueue.emit(reply(queued.reqId, bindingQueuedReply(queued)));
+        const fromSlot = queued.fromSlot !== undefined ? own(context.slots, queued.fromSlot) : undefined;
+        if (fromSlot) enqueue.sendTo(fromSlot, { type: 'slot.offerDeclined', missionId: queued.entry.id, at: 0 });
         makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
-      reportDropped: hallSetup.enqueueActions(({ event, enqueue }) => {
-        if (event.type !== 'slot.dropped' && event.type !== 'binding.dropped') return;
-        for (const entry of event.entries) {
+      reportDropped: hallAction(({ enqueue }, dropped: { entries: Mission[]; reason: DropReason }) => {
+        for (const entry of dropped.entries) {
           enqueue.emit(store({ op: 'remove', missionId: entry.id }));
-          enqueue.emit(
-            bus({
-              type: 'raider.dropped',
-              mission_id: entry.id,
-              slot: entry.name,
-              ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
-              reason: event.reason,
-            }),
-          );
+          enqueue.emit(bus(droppedEvent(entry, dropped.reason)));
         }
       }),
 
-      signalRun: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
-        if (event.type !== 'cmd.kill' && event.type !== 'cmd.cancel') return;
-        const id = event.id;
+      signalRun: hallAction(({ context, enqueue, system }, cmd: EventOf<'cmd.kill' | 'cmd.cancel'>) => {
+        const id = cmd.id;
         const ref = system.get(runActorId(id));
         if (!ref) {
-          const waiting = event.type === 'cmd.cancel' ? findWaiting(context, id) : undefined;
+          const waiting = cmd.type === 'cmd.cancel' ? findWaiting(context, id) : undefined;
           if (waiting === undefined) {
-            enqueue.emit(reply(event.reqId, { error: 'raider not found' }));
+            enqueue.emit(reply(cmd.reqId, { error: 'raider not found' }));
             return;
           }
           if (waiting.queue.kind === 'slot')
@@ -672,32 +623,52 @@ export const hallMachine = hallSetup
           else if (waiting.queue.kind === 'binding')
             enqueue.sendTo(waiting.queue.ref, { type: 'binding.dropMission', missionId: id, reason: 'cancelled' });
           else dropFromRoom(context, enqueue, { reason: 'cancelled', missionId: id });
-          const { entry } = waiting;
-          enqueue.emit(
-            reply(event.reqId, {
-              dropped: 1,
-              mission_id: entry.id,
-              slot: entry.name,
-              ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
-            }),
-          );
+          enqueue.emit(reply(cmd.reqId, cancelledWaitingReply(waiting.entry)));
           return;
         }
-        if (event.type === 'cmd.kill') {
+        if (cmd.type === 'cmd.kill') {
           enqueue.sendTo(ref, { type: 'run.kill' });
-          enqueue.emit(reply(event.reqId, { killed: 1, id }));
+          enqueue.emit(reply(cmd.reqId, { killed: 1, id }));
         } else {
           enqueue.sendTo(ref, { type: 'run.cancel' });
-          enqueue.emit(reply(event.reqId, { cancelled: 1, id }));
+          enqueue.emit(reply(cmd.reqId, { cancelled: 1, id }));
         }
       }),
 
-      resetSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.sessionReset') return;
+      moveToFront: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.queueFront'>) => {
+        const waiting = findWaiting(context, cmd.id);
+        if (waiting === undefined) {
+          enqueue.emit(reply(cmd.reqId, { error: notWaiting(cmd.id) }));
+          return;
+        }
+        // The queue that holds it moves it and reports (slot.moved / binding.moved): its order is its own.
+        if (waiting.queue.kind === 'slot')
+          enqueue.sendTo(waiting.queue.ref, { type: 'slot.frontMission', missionId: cmd.id, reqId: cmd.reqId });
+        else if (waiting.queue.kind === 'binding')
+          enqueue.sendTo(waiting.queue.ref, { type: 'binding.frontMission', missionId: cmd.id, reqId: cmd.reqId });
+        else {
+          // The wait for room is the hall's own: it moves it here.
+          const { roomQueue, from } = roomToFront(context.roomQueue, cmd.id);
+          enqueue.assign({ roomQueue });
+          reportMove(enqueue, { entry: waiting.entry, binding: undefined, from, reqId: cmd.reqId });
+        }
+      }),
+
+      reportMoved: hallAction(({ enqueue }, moved: EventOf<'slot.moved' | 'binding.moved'>) => {
+        const { entry, from } = moved;
+        if (entry === undefined || from === undefined) {
+          if (moved.reqId !== undefined) enqueue.emit(reply(moved.reqId, { error: notWaiting(moved.missionId) }));
+          return;
+        }
+        const binding = moved.type === 'binding.moved' ? moved.binding : undefined;
+        reportMove(enqueue, { entry, binding, from, reqId: moved.reqId });
+      }),
+
+      resetSession: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.sessionReset'>) => {
         const answer = (body: ReplyBody) => {
-          if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, body));
+          if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, body));
         };
-        const binding = event.binding;
+        const binding = cmd.binding;
         const old = own(context.sessions, binding);
         if (old === undefined) return answer({ error: `no session bound to ${binding}` });
         const { [binding]: _, ...sessions } = context.sessions;
@@ -707,40 +678,36 @@ export const hallMachine = hallSetup
         answer({ reset: 1, binding, session: old });
       }),
 
-      bindSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.bindSession') return;
-        if (own(context.sessions, event.binding) !== event.session) {
-          enqueue.assign({ sessions: { ...context.sessions, [event.binding]: event.session } });
-          enqueue.emit(store({ op: 'bind', binding: event.binding, session: event.session }));
-          enqueue.emit(bus({ type: 'session.bound', binding: event.binding, session: event.session }));
+      bindSession: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.bindSession'>) => {
+        if (own(context.sessions, cmd.binding) !== cmd.session) {
+          enqueue.assign({ sessions: { ...context.sessions, [cmd.binding]: cmd.session } });
+          enqueue.emit(store({ op: 'bind', binding: cmd.binding, session: cmd.session }));
+          enqueue.emit(bus({ type: 'session.bound', binding: cmd.binding, session: cmd.session }));
         }
-        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { bound: 1, binding: event.binding, session: event.session }));
+        if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, { bound: 1, binding: cmd.binding, session: cmd.session }));
       }),
 
-      unbindSession: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.unbindSession') return;
-        const old = own(context.sessions, event.binding);
+      unbindSession: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.unbindSession'>) => {
+        const old = own(context.sessions, cmd.binding);
         if (old !== undefined) {
-          const { [event.binding]: _, ...sessions } = context.sessions;
+          const { [cmd.binding]: _, ...sessions } = context.sessions;
           enqueue.assign({ sessions });
-          enqueue.emit(store({ op: 'unbind', binding: event.binding }));
+          enqueue.emit(store({ op: 'unbind', binding: cmd.binding }));
         }
-        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { unbound: old === undefined ? 0 : 1, binding: event.binding }));
+        if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, { unbound: old === undefined ? 0 : 1, binding: cmd.binding }));
       }),
 
-      dropQueued: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'cmd.dropQueued') return;
-        const ref = own(context.bindings, event.binding);
+      dropQueued: hallAction(({ context, enqueue }, cmd: EventOf<'cmd.dropQueued'>) => {
+        const ref = own(context.bindings, cmd.binding);
         if (ref) enqueue.sendTo(ref, { type: 'binding.drop' });
-        dropFromRoom(context, enqueue, { reason: 'binding_closed', binding: event.binding });
-        for (const slotRef of Object.values(context.slots)) enqueue.sendTo(slotRef, { type: 'slot.drop', binding: event.binding });
-        if (event.reqId !== undefined) enqueue.emit(reply(event.reqId, { dropped: 1, binding: event.binding }));
+        dropFromRoom(context, enqueue, { reason: 'binding_closed', binding: cmd.binding });
+        for (const slotRef of Object.values(context.slots)) enqueue.sendTo(slotRef, { type: 'slot.drop', binding: cmd.binding });
+        if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, { dropped: 1, binding: cmd.binding }));
       }),
 
-      stopReplacedRuns: hallSetup.enqueueActions(({ context, event, enqueue, system }) => {
-        if (event.type !== 'cluster.replaced') return;
+      stopReplacedRuns: hallAction(({ context, enqueue, system }, replaced: EventOf<'cluster.replaced'>) => {
         const silenced = { ...context.silenced };
-        for (const runId of event.runIds) {
+        for (const runId of replaced.runIds) {
           const ref = system.get(runActorId(runId));
           if (!ref) continue;
           silenced[runId] = true;
@@ -749,19 +716,15 @@ export const hallMachine = hallSetup
         enqueue.assign({ silenced });
       }),
 
-      boot: hallSetup.enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'hall.boot') return;
+      boot: hallAction(({ context, enqueue }, params: { at: number }) => {
         const slotsToDrain = new Set<string>();
         const bindingsToDrain = new Set<string>();
         for (const run of context.adopted) {
           const slot = slotOf(run.entry.name).slot;
-          const explicit = explicitBinding(run.entry);
+          const explicit = run.entry.binding;
           enqueue({ type: 'ensureSlot', params: { name: slot } });
           slotsToDrain.add(slot);
-          enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
-            type: 'slot.adopt',
-            ...run,
-          });
+          enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), { type: 'slot.adopt', ...run });
           if (explicit !== undefined) {
             enqueue({ type: 'ensureBinding', params: { binding: explicit } });
             bindingsToDrain.add(explicit);
@@ -774,7 +737,7 @@ export const hallMachine = hallSetup
         const slotQueues: Record<string, Mission[]> = {};
         for (const [slot, queue] of Object.entries(context.slotQueues)) {
           if (slotOf(slot).singleton) slotQueues[slot] = queue;
-          else for (const entry of queue) forRoom.push({ kind: 'submit', entry, at: event.at });
+          else for (const entry of queue) forRoom.push({ kind: 'submit', entry, at: params.at });
         }
         enqueue.assign({ slotQueues, roomQueue: [...context.roomQueue, ...forRoom] });
         for (const [slot, queue] of Object.entries(slotQueues)) {
@@ -789,10 +752,10 @@ export const hallMachine = hallSetup
         }
         // What a previous hall left waiting starts first: slots in name order, then bindings.
         for (const slot of [...slotsToDrain].sort()) {
-          enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), { type: 'slot.drain', at: event.at });
+          enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), { type: 'slot.drain', at: params.at });
         }
         for (const binding of [...bindingsToDrain].sort()) {
-          enqueue.sendTo(({ context: c }) => bindingRefOf(c, binding), { type: 'binding.drain', at: event.at });
+          enqueue.sendTo(({ context: c }) => bindingRefOf(c, binding), { type: 'binding.drain', at: params.at });
         }
         for (const run of context.ended) {
           enqueue.emit(bus(doneEvent(run)));
@@ -807,12 +770,12 @@ export const hallMachine = hallSetup
         }
         enqueue.emit(bus({ type: 'hall.started', root: context.root }));
       }),
-      beginStopping: hallSetup.enqueueActions(({ context, enqueue }) => {
+      beginStopping: hallAction(({ context, enqueue }) => {
         enqueue.emit(bus({ type: 'hall.stopping' }));
         for (const ref of Object.values(context.bindings)) enqueue.sendTo(ref, { type: 'binding.stop' });
         for (const ref of Object.values(context.slots)) enqueue.sendTo(ref, { type: 'slot.stop' });
       }),
-      forceKill: hallSetup.enqueueActions(({ context, enqueue }) => {
+      forceKill: hallAction(({ context, enqueue }) => {
         for (const ref of Object.values(context.slots)) enqueue.sendTo(ref, { type: 'slot.forceKill' });
       }),
     },
@@ -832,37 +795,46 @@ export const hallMachine = hallSetup
     initial: 'booting',
     on: {
       // Reports from the actor tree are handled in every state: nothing a run says is lost.
-      'slot.runCreated': { actions: 'noteRunCreated' },
-      'run.spawned': { actions: 'reportSpawned' },
-      'slot.runEnded': { actions: 'reportRunEnded' },
-      'slot.queued': { actions: 'reportSlotQueued' },
-      'binding.queued': { actions: 'reportBindingQueued' },
-      'slot.dropped': { actions: 'reportDropped' },
-      'binding.dropped': { actions: 'reportDropped' },
-      'cmd.kill': { actions: 'signalRun' },
-      'cmd.cancel': { actions: 'signalRun' },
-      'cmd.sessionReset': { actions: 'resetSession' },
-      'cmd.dropQueued': { actions: 'dropQueued' },
-      'cmd.bindSession': { actions: 'bindSession' },
-      'cmd.unbindSession': { actions: 'unbindSession' },
-      'cluster.replaced': { actions: 'stopReplacedRuns' },
+      'slot.runCreated': { actions: { type: 'noteRunCreated', params: ({ event }) => event } },
+      'run.prepared': { actions: { type: 'recordRun', params: ({ event }) => event } },
+      'run.spawned': { actions: { type: 'reportSpawned', params: ({ event }) => event } },
+      'slot.runEnded': { actions: { type: 'reportRunEnded', params: ({ event }) => event.output } },
+      'slot.queued': { actions: { type: 'reportSlotQueued', params: ({ event }) => event } },
+      'binding.queued': { actions: { type: 'reportBindingQueued', params: ({ event }) => event } },
+      'slot.dropped': { actions: { type: 'reportDropped', params: ({ event }) => event } },
+      'binding.dropped': { actions: { type: 'reportDropped', params: ({ event }) => event } },
+      'cmd.kill': { actions: { type: 'signalRun', params: ({ event }) => event } },
+      'cmd.cancel': { actions: { type: 'signalRun', params: ({ event }) => event } },
+      'cmd.queueFront': { actions: { type: 'moveToFront', params: ({ event }) => event } },
+      'slot.moved': { actions: { type: 'reportMoved', params: ({ event }) => event } },
+      'binding.moved': { actions: { type: 'reportMoved', params: ({ event }) => event } },
+      'cmd.sessionReset': { actions: { type: 'resetSession', params: ({ event }) => event } },
+      'cmd.dropQueued': { actions: { type: 'dropQueued', params: ({ event }) => event } },
+      'cmd.bindSession': { actions: { type: 'bindSession', params: ({ event }) => event } },
+      'cmd.unbindSession': { actions: { type: 'unbindSession', params: ({ event }) => event } },
+      'cluster.replaced': { actions: { type: 'stopReplacedRuns', params: ({ event }) => event } },
     },
     states: {
       booting: {
         on: {
-          'hall.boot': { target: 'running', actions: 'boot' },
+          'hall.boot': { target: 'running', actions: { type: 'boot', params: ({ event }) => event } },
           'hall.stop': 'stopping',
           // Before the boot nothing may overtake the missions a previous hall left waiting.
-          'cmd.spawn': { actions: 'refuseWhileBooting' },
+          'cmd.spawn': {
+            actions: {
+              type: 'refuseSpawn',
+              params: ({ event }) => ({ reqId: event.reqId, error: 'the hall is starting; try again in a moment' }),
+            },
+          },
         },
       },
       running: {
         on: {
-          'cmd.spawn': { actions: 'acceptSpawn' },
-          'cluster.claimed': { actions: 'acceptClaimed' },
-          'binding.pass': { actions: 'passToSlot' },
-          'slot.offer': { actions: 'answerOffer' },
-          'binding.offerAccepted': { actions: 'acceptBindingOffer' },
+          'cmd.spawn': { actions: { type: 'acceptSpawn', params: ({ event }) => event } },
+          'cluster.claimed': { actions: { type: 'acceptClaimed', params: ({ event }) => event } },
+          'binding.pass': { actions: { type: 'passToSlot', params: ({ event }) => event } },
+          'slot.offer': { actions: { type: 'answerOffer', params: ({ event }) => event } },
+          'binding.offerAccepted': { actions: { type: 'acceptBindingOffer', params: ({ event }) => event } },
           'hall.stop': 'stopping',
         },
       },
@@ -874,7 +846,12 @@ export const hallMachine = hallSetup
           lastResort: { target: 'stopped' },
         },
         on: {
-          'cmd.spawn': { actions: 'refuseWhileStopping' },
+          'cmd.spawn': {
+            actions: {
+              type: 'refuseSpawn',
+              params: ({ event }) => ({ reqId: event.reqId, error: 'the hall is stopping; the mission was not accepted' }),
+            },
+          },
         },
       },
       stopped: {

@@ -9,6 +9,7 @@
  */
 import { assign, fromPromise, setup } from 'xstate';
 import type { PermissionAnswerValue } from '../domain/permission.js';
+import { errorMessage } from '../domain/error-message.js';
 
 export interface QuestionInput {
   questionId: string;
@@ -108,7 +109,7 @@ export const permissionQuestionMachine = setup({
             output: ({ context, event }) => ({
               questionId: context.questionId,
               answer: 'no' as const,
-              reason: `the question could not be asked: ${event.error instanceof Error ? event.error.message : String(event.error)}`,
+              reason: `the question could not be asked: ${errorMessage(event.error)}`,
             }),
           }),
         },

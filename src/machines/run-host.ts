@@ -7,14 +7,14 @@
  * O(n) per run start and end (profiled: 1.8 ms of hall CPU per mission in a
  * burst of 1,000). The host keeps its runs in a Map instead; each run is an
  * actor of the same system, found by its system id `run:ID`, with the host
- * as its parent. What a run tells its parent (`run.spawned`, its done or
- * error event) goes on to the slot unchanged, in order.
+ * as its parent. What a run tells its parent (`run.prepared`, `run.spawned`,
+ * its done or error event) goes on to the slot unchanged, in order.
  *
  * Inspection (`raider hall inspect`) sees through the host: the runs in
  * `hosted` count as children of the slot.
  */
 import { createActor, type ActorLogic, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent, type Snapshot } from 'xstate';
-import type { RunEvent, RunInput, RunOutput, RunSpawnedReport, runMachine } from './run.machine.js';
+import type { RunEvent, RunInput, RunOutput, RunPreparedReport, RunSpawnedReport, runMachine } from './run.machine.js';
 
 /** What a slot asks of its run host. */
 export type RunHostCommand =
@@ -23,7 +23,7 @@ export type RunHostCommand =
   | { type: 'runs.send'; runIds: readonly string[]; event: RunEvent };
 
 /** What a run tells its parent, passed on to the slot. */
-export type RunReport = RunSpawnedReport | DoneActorEvent<RunOutput> | ErrorActorEvent;
+export type RunReport = RunPreparedReport | RunSpawnedReport | DoneActorEvent<RunOutput> | ErrorActorEvent;
 
 export type RunHostEvent = RunHostCommand | RunReport;
 

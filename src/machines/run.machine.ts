@@ -1,19 +1,27 @@
 /**
  * The life of one mission's run, from admission to its reported end:
  *
- *   queued → alive.spawning → alive.running → alive.cancelling (SIGINT sent)
- *          → alive.terminating (SIGTERM) → alive.killing (SIGKILL) → reaping → done
+ *   queued → recording → writing → alive.spawning → alive.running
+ *          → alive.cancelling (SIGINT sent) → alive.terminating (SIGTERM)
+ *          → alive.killing (SIGKILL) → reaping → done
  *
- * and `refused` when the hall refuses the raider entry. Timers are XState
- * delays, so tests drive escalation with a simulated clock. The run never
- * touches the OS itself: it invokes three named actors (prepareRun,
- * raiderProcess, reapRun) that the daemon provides.
+ * and `refused` when the hall refuses the raider entry. Before its raider
+ * starts, a run hands its ledger record to the hall (`run.prepared`), which
+ * emits it as a store operation like every other durable write and answers
+ * `run.recorded`; the run then waits until the store has written it, so a
+ * crash of the hall never runs the mission again and never forgets the run.
+ *
+ * Timers are XState delays, so tests drive escalation with a simulated
+ * clock. The run never touches the OS itself: it invokes four named actors
+ * (prepareRun, recordWritten, raiderProcess, reapRun) that the daemon provides.
  */
 import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } from 'xstate';
 import type { Mission } from '../domain/mission.js';
 import type { ProcessExit, RunOutcome } from '../domain/outcome.js';
 import { unstartedOutcome } from '../domain/outcome.js';
 import type { RefusalReason } from '../domain/refusal.js';
+import { errorMessage } from '../domain/error-message.js';
+import type { LedgerRun } from './hall-effects.js';
 
 export type RunSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL';
 
@@ -70,6 +78,12 @@ export interface ProcessInput {
   adoptedPid?: number;
 }
 
+/** What waiting for the run's record needs: the log to close if the run cannot start after all. */
+export interface RecordInput {
+  runId: string;
+  logPath: string;
+}
+
 export interface ReapInput {
   runId: string;
   slot: string;
@@ -92,9 +106,17 @@ export type RunEvent =
   /** The hall is stopping: SIGTERM, and the hall's own shutdown timer (not cancel_grace) decides on SIGKILL. */
   | { type: 'run.terminate' }
   | { type: 'run.forceKill' }
+  /** The hall took the run's record (run.prepared) into its store. */
+  | { type: 'run.recorded' }
   | { type: 'proc.spawned'; pid: number; at: number }
   | { type: 'proc.exited'; exit: ProcessExit | null; at: number }
   | { type: 'proc.failed'; error: string; at: number };
+
+/** A run is ready to start: its record, for the hall to store before the raider exists. */
+export interface RunPreparedReport {
+  type: 'run.prepared';
+  run: LedgerRun;
+}
 
 /** What a run tells its slot while it lives. */
 export interface RunSpawnedReport {
@@ -178,6 +200,28 @@ const notProvided = (name: string) => () => {
   throw new Error(`${name} is not provided: the daemon binds it with machine.provide()`);
 };
 
+/** The run's entry in the ledger, as the state store keeps it until its end is reported. */
+function ledgerRunOf(context: RunContext): LedgerRun {
+  return {
+    id: context.runId,
+    slot: context.slot,
+    base_name: context.baseName,
+    entry: context.entry,
+    ...(context.binding !== undefined && context.session !== undefined ? { binding: context.binding, session: context.session } : {}),
+    started_at: context.startedAt,
+    events_path: context.eventsPath,
+    log_path: context.logPath,
+  };
+}
+
+/** A stop asked for before the raider exists is kept and applied once it does (see alive.spawning). */
+const PENDING_STOPS = {
+  'run.cancel': { actions: 'holdCancel' },
+  'run.kill': { actions: 'holdKill' },
+  'run.terminate': { actions: 'holdTerminate' },
+  'run.forceKill': { actions: 'holdKill' },
+} as const;
+
 export const runMachine = setup({
   types: {} as {
     context: RunContext;
@@ -187,6 +231,7 @@ export const runMachine = setup({
   },
   actors: {
     prepareRun: fromPromise<PrepareOutput, RunInput>(notProvided('prepareRun')),
+    recordWritten: fromPromise<void, RecordInput>(notProvided('recordWritten')),
     raiderProcess: fromCallback<ProcessCommand, ProcessInput>(notProvided('raiderProcess')),
     reapRun: fromPromise<RunOutcome, ReapInput>(notProvided('reapRun')),
   },
@@ -207,6 +252,15 @@ export const runMachine = setup({
       enqueue.assign({ signals: [...context.signals, params.signal] });
     }),
     shutdownTakesOver: assign({ escalate: false }),
+    /** The raider never started: the run ends with an outcome that says why. */
+    notStarted: assign(({ context }, params: { error: string }) => ({
+      unstarted: true,
+      outcome: unstartedOutcome(context.runId, params.error),
+    })),
+    holdCancel: assign({ pending: 'cancel', cancelRequested: true }),
+    holdKill: assign({ pending: 'kill' }),
+    holdTerminate: assign({ pending: 'terminate' }),
+    reportPrepared: sendParent(({ context }): RunPreparedReport => ({ type: 'run.prepared', run: ledgerRunOf(context) })),
     reportSpawned: sendParent(
       ({ context }): RunSpawnedReport => ({
         type: 'run.spawned',
@@ -274,7 +328,7 @@ export const runMachine = setup({
             ),
           },
           {
-            target: 'alive',
+            target: 'recording',
             actions: assign(({ event }) => {
               const out = event.output;
               if (out.kind !== 'ready') return {};
@@ -290,20 +344,22 @@ export const runMachine = setup({
             }),
           },
         ],
-        onError: {
-          target: 'done',
-          actions: assign(({ context, event }) => ({
-            unstarted: true,
-            outcome: unstartedOutcome(context.runId, errorText(event.error)),
-          })),
-        },
+        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorMessage(event.error) }) } },
       },
-      on: {
-        'run.cancel': { actions: assign({ pending: 'cancel', cancelRequested: true }) },
-        'run.kill': { actions: assign({ pending: 'kill' }) },
-        'run.terminate': { actions: assign({ pending: 'terminate' }) },
-        'run.forceKill': { actions: assign({ pending: 'kill' }) },
+      on: PENDING_STOPS,
+    },
+    recording: {
+      entry: 'reportPrepared',
+      on: { ...PENDING_STOPS, 'run.recorded': 'writing' },
+    },
+    writing: {
+      invoke: {
+        src: 'recordWritten',
+        input: ({ context }) => ({ runId: context.runId, logPath: context.logPath }),
+        onDone: 'alive',
+        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorMessage(event.error) }) } },
       },
+      on: PENDING_STOPS,
     },
     alive: {
       invoke: {
@@ -345,16 +401,12 @@ export const runMachine = setup({
             ],
             'proc.failed': {
               target: '#run.done',
-              actions: assign(({ context, event }) => ({
-                unstarted: true,
-                endedAt: event.at,
-                outcome: unstartedOutcome(context.runId, event.error),
-              })),
+              actions: [
+                assign({ endedAt: ({ event }) => event.at }),
+                { type: 'notStarted', params: ({ event }) => ({ error: event.error }) },
+              ],
             },
-            'run.cancel': { actions: assign({ pending: 'cancel', cancelRequested: true }) },
-            'run.kill': { actions: assign({ pending: 'kill' }) },
-            'run.terminate': { actions: assign({ pending: 'terminate' }) },
-            'run.forceKill': { actions: assign({ pending: 'kill' }) },
+            ...PENDING_STOPS,
           },
         },
         running: {
@@ -410,7 +462,7 @@ export const runMachine = setup({
               status: 'failed',
               exit_code: context.exit?.code ?? 0,
               signaled: context.exit?.signal ? 1 : 0,
-              error: `raider ${context.runId}: its result could not be read: ${errorText(event.error)}`,
+              error: `raider ${context.runId}: its result could not be read: ${errorMessage(event.error)}`,
             } satisfies RunOutcome,
           })),
         },
@@ -449,7 +501,3 @@ export const runMachine = setup({
     };
   },
 });
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

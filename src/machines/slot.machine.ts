@@ -9,10 +9,10 @@
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { DoneActorEvent } from 'xstate';
-import { splitQueue, type Mission } from '../domain/mission.js';
+import { splitQueue, toFront, type Mission } from '../domain/mission.js';
 import { effectiveBinding } from '../domain/names.js';
 import { laterCursor, nextRunId, parseRunId, type RunIdCursor } from '../domain/run-id.js';
-import { runMachine, type RunInput, type RunOutput, type RunSpawnedReport } from './run.machine.js';
+import { runMachine, type RunInput, type RunOutput, type RunPreparedReport, type RunSpawnedReport } from './run.machine.js';
 import { runHostLogic, type RunHostCommand } from './run-host.js';
 
 /** Why waiting missions leave a queue without a run: a cancel, or their binding went away. */
@@ -58,9 +58,12 @@ export type SlotEvent =
   | { type: 'slot.drop'; binding: string }
   /** Drops one waiting mission (a cancel by its id). */
   | { type: 'slot.dropMission'; missionId: string; reason: DropReason }
+  /** Moves one waiting mission to the head of the queue (an operator's `queue_front`). */
+  | { type: 'slot.frontMission'; missionId: string; reqId?: string }
   | { type: 'slot.stop' }
   | { type: 'slot.forceKill' }
   | ({ type: 'slot.adopt' } & AdoptedRun)
+  | RunPreparedReport
   | RunSpawnedReport
   | DoneActorEvent<RunOutput>;
 
@@ -71,7 +74,13 @@ export type SlotReport =
   | { type: 'slot.offer'; slot: string; entry: Mission; at: number }
   | { type: 'slot.runEnded'; slot: string; output: RunOutput }
   | { type: 'slot.dropped'; slot: string; entries: Mission[]; reason: DropReason }
+  | RunPreparedReport
+  /** `from`: the mission's place before the move (1 first); absent when it no longer waited. */
+  | { type: 'slot.moved'; slot: string; missionId: string; entry?: Mission; from?: number; reqId?: string }
   | RunSpawnedReport;
+
+/** The event of one type: what an action with typed params is given. */
+type EventOf<T extends SlotEvent['type']> = Extract<SlotEvent, { type: T }>;
 
 interface StartRequest {
   entry: Mission;
@@ -88,6 +97,13 @@ function headOf(context: SlotContext): Mission {
   const head = context.queue[0];
   if (head === undefined) throw new Error(`slot ${context.slot}: no waiting mission to offer`);
   return head;
+}
+
+/** The waiting mission with this id; the guards check that it waits. */
+function waitingEntry(context: SlotContext, missionId: string): Mission {
+  const entry = context.queue.find((m) => m.id === missionId);
+  if (entry === undefined) throw new Error(`slot ${context.slot}: mission ${missionId} does not wait here`);
+  return entry;
 }
 
 /** A mission submitted to the slot, as a run to start now. */
@@ -108,8 +124,9 @@ export const slotMachine = setup({
   guards: {
     singleton: ({ context }) => context.singleton,
     holdsNoMore: ({ context }) => context.stopping || context.queue.length === 0,
+    // The offered mission may no longer be the head (an operator moved another to the front meanwhile): found by its id.
     isOfferedHead: ({ context, event }) =>
-      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') && context.queue[0]?.id === event.missionId,
+      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') && context.queue.some((m) => m.id === event.missionId),
     idleAfterRunEnds: ({ context, event }) =>
       'actorId' in event && context.active.length === 1 && context.active[0] === runIdOf(event.actorId),
   },
@@ -140,8 +157,7 @@ export const slotMachine = setup({
         ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
       } satisfies SlotReport);
     }),
-    enqueue: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.submit') return;
+    enqueue: enqueueActions(({ context, enqueue }, event: EventOf<'slot.submit'>) => {
       const queue = [...context.queue, event.entry];
       enqueue.assign({ queue, now: event.at });
       enqueue.sendParent({
@@ -160,9 +176,9 @@ export const slotMachine = setup({
         at: context.now,
       }),
     ),
-    forwardToHall: sendParent(({ event }) => event as RunSpawnedReport),
-    endRun: enqueueActions(({ context, enqueue, event }) => {
-      if (!('output' in event) || !('actorId' in event)) return;
+    /** What a run tells the hall passes through its slot unchanged. */
+    forwardToHall: sendParent((_, report: RunPreparedReport | RunSpawnedReport) => report),
+    endRun: enqueueActions(({ context, enqueue }, event: DoneActorEvent<RunOutput>) => {
       const runId = runIdOf(event.actorId);
       enqueue.assign({
         active: context.active.filter((id) => id !== runId),
@@ -170,15 +186,24 @@ export const slotMachine = setup({
       });
       enqueue.sendParent({ type: 'slot.runEnded', slot: context.slot, output: event.output } satisfies SlotReport);
     }),
-    dropBinding: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.drop') return;
+    dropBinding: enqueueActions(({ context, enqueue }, event: EventOf<'slot.drop'>) => {
       const dropped = context.queue.filter((m) => m.binding === event.binding);
       if (dropped.length === 0) return;
       enqueue.assign({ queue: context.queue.filter((m) => m.binding !== event.binding) });
       enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped, reason: 'binding_closed' } satisfies SlotReport);
     }),
-    dropMission: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.dropMission') return;
+    frontMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.frontMission'>) => {
+      const { queue, entry, from } = toFront(context.queue, event.missionId);
+      if (entry !== undefined) enqueue.assign({ queue });
+      enqueue.sendParent({
+        type: 'slot.moved',
+        slot: context.slot,
+        missionId: event.missionId,
+        ...(entry !== undefined ? { entry, from } : {}),
+        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+      } satisfies SlotReport);
+    }),
+    dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
       enqueue.assign({ queue: kept });
@@ -191,8 +216,7 @@ export const slotMachine = setup({
     forceKillRuns: enqueueActions(({ context, enqueue }) => {
       enqueue.sendTo('runs', { type: 'runs.send', runIds: context.active, event: { type: 'run.forceKill' } } satisfies RunHostCommand);
     }),
-    adoptRun: enqueueActions(({ context, enqueue, event }) => {
-      if (event.type !== 'slot.adopt') return;
+    adoptRun: enqueueActions(({ context, enqueue }, event: EventOf<'slot.adopt'>) => {
       enqueue.assign({ active: [...context.active, event.runId] });
       const input: RunInput = {
         runId: event.runId,
@@ -216,11 +240,13 @@ export const slotMachine = setup({
   invoke: { id: 'runs', src: 'runHost' },
   initial: 'choosing',
   on: {
-    'run.spawned': { actions: 'forwardToHall' },
+    'run.prepared': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
+    'run.spawned': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
     'slot.stop': { actions: 'stopRuns' },
     'slot.forceKill': { actions: 'forceKillRuns' },
-    'slot.drop': { actions: 'dropBinding' },
-    'slot.dropMission': { actions: 'dropMission' },
+    'slot.drop': { actions: { type: 'dropBinding', params: ({ event }) => event } },
+    'slot.dropMission': { actions: { type: 'dropMission', params: ({ event }) => event } },
+    'slot.frontMission': { actions: { type: 'frontMission', params: ({ event }) => event } },
   },
   states: {
     choosing: {
@@ -235,8 +261,8 @@ export const slotMachine = setup({
             params: submitted,
           },
         },
-        'slot.adopt': { actions: 'adoptRun' },
-        'xstate.done.actor.*': { actions: 'endRun' },
+        'slot.adopt': { actions: { type: 'adoptRun', params: ({ event }) => event } },
+        'xstate.done.actor.*': { actions: { type: 'endRun', params: ({ event }) => event } },
       },
     },
     idle: {
@@ -249,13 +275,16 @@ export const slotMachine = setup({
           },
         },
         'slot.drain': { target: 'draining', actions: assign({ now: ({ event }) => event.at }) },
-        'slot.adopt': { target: 'busy', actions: 'adoptRun' },
+        'slot.adopt': { target: 'busy', actions: { type: 'adoptRun', params: ({ event }) => event } },
       },
     },
     busy: {
       on: {
-        'slot.submit': { actions: 'enqueue' },
-        'xstate.done.actor.*': [{ guard: 'idleAfterRunEnds', target: 'draining', actions: 'endRun' }, { actions: 'endRun' }],
+        'slot.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'xstate.done.actor.*': [
+          { guard: 'idleAfterRunEnds', target: 'draining', actions: { type: 'endRun', params: ({ event }) => event } },
+          { actions: { type: 'endRun', params: ({ event }) => event } },
+        ],
       },
     },
     draining: {
@@ -266,7 +295,7 @@ export const slotMachine = setup({
     },
     offering: {
       on: {
-        'slot.submit': { actions: 'enqueue' },
+        'slot.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
         'slot.offerAccepted': [
           {
             guard: 'isOfferedHead',
@@ -275,13 +304,13 @@ export const slotMachine = setup({
               {
                 type: 'startRun',
                 params: ({ context, event }) => ({
-                  entry: headOf(context),
+                  entry: waitingEntry(context, event.missionId),
                   at: event.at,
                   ...(event.session !== undefined ? { session: event.session } : {}),
                   queued: true,
                 }),
               },
-              assign({ queue: ({ context }) => context.queue.slice(1) }),
+              assign({ queue: ({ context, event }) => context.queue.filter((m) => m.id !== event.missionId) }),
             ],
           },
           // The head was dropped meanwhile: offer the next one.
@@ -291,7 +320,10 @@ export const slotMachine = setup({
           {
             guard: 'isOfferedHead',
             target: 'draining',
-            actions: assign({ queue: ({ context }) => context.queue.slice(1), now: ({ event }) => event.at }),
+            actions: assign({
+              queue: ({ context, event }) => context.queue.filter((m) => m.id !== event.missionId),
+              now: ({ event }) => event.at,
+            }),
           },
           { target: 'draining' },
         ],

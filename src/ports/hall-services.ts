@@ -26,6 +26,7 @@ interface RequestReplies {
   'cmd.spawn': ReplyTo<'spawn'>;
   'cmd.kill': ReplyTo<'kill'>;
   'cmd.cancel': ReplyTo<'cancel'>;
+  'cmd.queueFront': ReplyTo<'queue_front'>;
   'cmd.sessionReset': ReplyTo<'session_reset'>;
   'cmd.dropQueued': DroppedReply | ErrorReply;
   'cmd.bindSession': BoundReply | ErrorReply;

@@ -3,18 +3,31 @@
  * binding, to answer raiders' permission questions. The hall's per-run
  * channels implement it; adapters see only this.
  */
-import type { PermissionAnswer, PermissionQuestion } from '../domain/permission.js';
+import type { AnswerFace, PermissionAnswer, PermissionQuestion } from '../domain/permission.js';
 
 export interface QuestionContext {
   runId: string;
-  binding: string;
-  /** Aborts when the question is moot: the run ended or its channel closed. */
+  /** Absent for a run of a plain slot (it continues no session). */
+  binding?: string;
+  /**
+   * Aborts when the question is moot: the run ended or its channel closed,
+   * or another face answered first (the reason is then an AnsweredElsewhere).
+   */
   signal: AbortSignal;
 }
 
 export type PermissionHandler = (question: PermissionQuestion, context: QuestionContext) => Promise<PermissionAnswer>;
 
+/** A handler's answer with the face that gave it (the dashboard's desk says which of its faces answered). */
+export type FaceAnswer = PermissionAnswer & { face?: AnswerFace };
+
 export interface PermissionRegistry {
   register(binding: string, handler: PermissionHandler): void;
   unregister(binding: string): void;
+  /**
+   * Who answers for the runs whose binding nobody registered for (or that
+   * have none): the dashboard's questions. It is asked beside a registered
+   * handler too, and the first answer wins. Null: such runs get no channel.
+   */
+  setDefault(handler: PermissionHandler | null): void;
 }

@@ -6,6 +6,7 @@
 import type { CommandName, CommandPayload } from './commands.js';
 import { checkCommand } from './frames.js';
 import type { ReplyTo } from './replies.js';
+import { errorMessage } from '../domain/error-message.js';
 
 export type CommandHandler<C extends CommandName> = (payload: CommandPayload<C>) => ReplyTo<C> | Promise<ReplyTo<C>>;
 export type CommandHandlers = { [C in CommandName]: CommandHandler<C> };
@@ -18,7 +19,7 @@ export async function runCommand<C extends CommandName>(handlers: CommandHandler
   try {
     return await handler(checked.payload);
   } catch (err) {
-    return { error: `command failed: ${err instanceof Error ? err.message : String(err)}` };
+    return { error: `command failed: ${errorMessage(err)}` };
   }
 }
 

@@ -42,7 +42,7 @@ export const AttachPayload = z
 
 export const LogsPayload = z
   .object({ cmd: z.literal('logs'), id: runId('logs') })
-  .describe("A run's section of its slot log, running or ended.");
+  .describe("A run's lines of its slot log (from its start line to its result line, without other runs' lines), running or ended.");
 
 export const KillPayload = z
   .object({ cmd: z.literal('kill'), id: runId('kill') })
@@ -67,6 +67,26 @@ export const QueuePayload = z
     ),
   })
   .describe('What waits: every slot queue and binding queue, in the order the missions will start.');
+
+export const QueueFrontPayload = z
+  .object({
+    cmd: z.literal('queue_front'),
+    id: requiredString('queue_front requires an id').describe('The mission id (m…) of a mission that waits in a slot or binding queue.'),
+  })
+  .describe('Moves a waiting mission to the front of the queue it waits in: it starts next (after a run of that queue already starting).');
+
+export const AnswerPayload = z
+  .object({
+    cmd: z.literal('answer'),
+    run: requiredString('answer requires a run').describe('The run id whose raider asked (as in `permission.asked`).'),
+    question: requiredString('answer requires a question').describe("The question's id within its run (as in `permission.asked`)."),
+    answer: z
+      .enum(['once', 'session', 'no'], { error: 'answer must be once, session or no' })
+      .describe('`once`: this call only; `session`: this call and the rule it names, for the rest of the run; `no`: refuse.'),
+  })
+  .describe(
+    'Answers a permission question (with `dashboard.questions: true`). The first answer wins, from whichever face (ACP client, dashboard, socket).',
+  );
 
 export const SessionsPayload = z
   .object({ cmd: z.literal('sessions') })
@@ -102,6 +122,8 @@ export const COMMAND_PAYLOADS = {
   kill: KillPayload,
   cancel: CancelPayload,
   queue: QueuePayload,
+  queue_front: QueueFrontPayload,
+  answer: AnswerPayload,
   sessions: SessionsPayload,
   session_reset: SessionResetPayload,
   telegram_reply: TelegramReplyPayload,

@@ -90,6 +90,17 @@ export const RaiderDropped = event(
   },
   'A waiting mission left its queue without a run; it will not run.',
 );
+export const RaiderMoved = event(
+  'raider.moved',
+  {
+    mission_id: missionId,
+    slot: z.string().describe('The raider name of the mission (its slot).'),
+    binding: binding.optional().describe('The binding queue it waits in, when it waits for its binding.'),
+    position: z.number().int().describe('Its place in its queue now: 1, the next to start.'),
+    from: z.number().int().describe('Its place before the move.'),
+  },
+  'An operator moved a waiting mission to the front of its queue (`queue_front`).',
+);
 export const RaiderDone = event(
   'raider.done',
   {
@@ -101,6 +112,12 @@ export const RaiderDone = event(
     status: z.string().describe('completed, failed, cancelled, interrupted, ...'),
     response: z.unknown().optional().describe('What the raider answered.'),
     error: error.optional(),
+    hall_stop: z
+      .string()
+      .optional()
+      .describe(
+        'Set when the hall had to escalate to stop the run: who asked and the signals sent, e.g. "cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)".',
+      ),
     session: session.optional(),
     binding: binding.optional(),
     mission_id: missionId,
@@ -189,6 +206,38 @@ export const AcpStarted = event(
   'The ACP face listens on TCP.',
 );
 
+const question = z.string().describe("The question's id within its run.");
+export const PermissionAsked = event(
+  'permission.asked',
+  {
+    id,
+    question,
+    title: z.string().describe('What the raider wants to do, in words.'),
+    tool: z.string().describe('The tool.'),
+    kind: z.string().describe('read, edit, delete, move, search, execute, think, fetch or other.'),
+    input: z.record(z.string(), z.unknown()).describe("The tool call's input."),
+    reason: z.string().describe('Why the raider asks.'),
+    rule: z.string().optional().describe('The rule a `session` answer allows for the rest of the run.'),
+    deadline: z.number().describe('Epoch ms: with no answer by then, the answer is `no`.'),
+  },
+  'A raider asks a permission question (with `dashboard.questions: true`; a run an ACP client watches asks that client too); `answer` answers it.',
+);
+export const PermissionAnswered = event(
+  'permission.answered',
+  {
+    id,
+    question,
+    answer: z.enum(['once', 'session', 'no']).describe('What the raider was told.'),
+    reason: z.string().describe('Why, in words.'),
+    by: z
+      .enum(['dashboard', 'socket', 'timeout', 'hall'])
+      .describe(
+        'Who answered: the dashboard, the socket (`answer`), no answer within permission_timeout, or the hall (the run ended first).',
+      ),
+  },
+  'A permission question got its answer; later answers are refused as already answered.',
+);
+
 const inspectedActor = {
   id: z.string().describe('The actor id.'),
   parent: z.string().nullable().describe('Its parent actor.'),
@@ -226,6 +275,7 @@ export const HALL_EVENTS = [
   RaiderQueued,
   RaiderRefused,
   RaiderDropped,
+  RaiderMoved,
   RaiderDone,
   SessionBound,
   SessionReset,
@@ -244,6 +294,8 @@ export const BUS_EVENTS = [
   TelegramSendError,
   TelegramConfigWarning,
   AcpStarted,
+  PermissionAsked,
+  PermissionAnswered,
   InspectSnapshot,
   InspectActor,
   InspectState,

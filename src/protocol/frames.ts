@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { COMMAND_PAYLOADS, isCommandName, type CommandName, type CommandPayload } from './commands.js';
 import { firstProblem } from './checks.js';
+import { errorMessage } from '../domain/error-message.js';
 
 const payload = z
   .record(z.string(), z.unknown(), { error: 'invalid frame: payload must be a JSON object' })
@@ -43,7 +44,7 @@ export function parseFrame(line: string): ParsedFrame {
   try {
     json = JSON.parse(line);
   } catch (err) {
-    return { kind: 'error', error: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
+    return { kind: 'error', error: `invalid JSON: ${errorMessage(err)}` };
   }
   const frame = Frame.safeParse(json);
   if (!frame.success) return { kind: 'error', error: firstProblem(frame.error) };

@@ -10,6 +10,7 @@ import { connectUnix } from '../adapters/os/socket-path.js';
 import type { CommandInput, CommandName } from './commands.js';
 import { describeLineFault, LineReader, MAX_MESSAGE_BYTES } from './line-reader.js';
 import type { Answer, ErrorReply, ReplyTo } from './replies.js';
+import { errorMessage } from '../domain/error-message.js';
 
 /** Why a command got no reply. */
 export type HallFailure =
@@ -119,7 +120,7 @@ function parseReply<C extends CommandName>(line: string): { reply: ReplyTo<C> } 
   try {
     value = JSON.parse(line);
   } catch (err) {
-    return { failure: { kind: 'invalid', detail: err instanceof Error ? err.message : String(err), line } };
+    return { failure: { kind: 'invalid', detail: errorMessage(err), line } };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return { failure: { kind: 'invalid', detail: line.slice(0, 200), line } };

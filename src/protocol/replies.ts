@@ -12,6 +12,11 @@ const pid = z.number().int().describe("The raider's process id (its process grou
 const missionId = z.string().describe('The id the hall gave the mission when it took it.');
 const binding = z.string().describe('The binding the run continues.');
 const session = z.string().describe('The raider session the run continues or started.');
+const notice = z
+  .string()
+  .describe(
+    'Something the client should tell its user although the mission was taken, e.g. "bjorn2 has no entry in .raider-hall.yml; it runs with the raider\'s defaults".',
+  );
 
 export const ErrorReply = z
   .object({ error: z.string().describe('What went wrong, in words a user can act on.') })
@@ -26,6 +31,7 @@ export const SpawnStartedReply = z
     mission_id: missionId,
     session: session.optional(),
     binding: binding.optional(),
+    notice: notice.optional(),
   })
   .describe('The mission started a run.');
 
@@ -36,6 +42,7 @@ export const SpawnQueuedReply = z
     binding: binding.optional().describe('The binding queue the mission waits in (when it waits for its binding, not its slot).'),
     queue_depth: z.number().int().describe('How many missions wait in that queue, this one included.'),
     mission_id: missionId,
+    notice: notice.optional(),
   })
   .describe('The mission waits in a queue; its run starts when the queue gets to it.');
 
@@ -108,7 +115,13 @@ export const AttachReply = z
   })
   .describe('Where a running raider writes.');
 
-export const LogsReply = z.object({ log: z.string().describe("The run's section of its slot log, with its result line once it ended.") });
+export const LogsReply = z.object({
+  log: z
+    .string()
+    .describe(
+      "The run's lines of its slot log: its `[hall]` lines and its stderr lines (`[ID] ` in front), with its result line once it ended.",
+    ),
+});
 
 export const KillReply = z.object({ killed: z.literal(1), id }).describe('SIGTERM was sent.');
 
@@ -148,6 +161,26 @@ export const QueueReply = z
   })
   .describe('What waits.');
 
+export const QueueFrontReply = z
+  .object({
+    moved: z.literal(1),
+    mission_id: missionId,
+    slot: z.string().describe('The raider name of the mission.'),
+    binding: binding.optional().describe('The binding queue it waits in, when it waits for its binding.'),
+    position: z.literal(1).describe('Its place in its queue now: 1, the next to start.'),
+    from: z.number().int().describe('Its place before the move (1 when it was already first).'),
+  })
+  .describe('The mission is first in its queue.');
+
+export const AnswerReply = z
+  .object({
+    answered: z.literal(1),
+    run: z.string().describe('The run id.'),
+    question: z.string().describe("The question's id."),
+    answer: z.enum(['once', 'session', 'no']).describe('The answer the raider gets.'),
+  })
+  .describe('The raider has its answer; any later answer to the question is refused as already answered.');
+
 export const SessionsReply = z
   .object({
     sessions: z
@@ -183,12 +216,18 @@ export const COMMAND_REPLIES = {
   kill: KillReply,
   cancel: CancelReply,
   queue: QueueReply,
+  queue_front: QueueFrontReply,
+  answer: AnswerReply,
   sessions: SessionsReply,
   session_reset: SessionResetReply,
   telegram_reply: TelegramReplyReply,
 } as const satisfies Record<CommandName, z.ZodType>;
 
 export type ErrorReply = z.infer<typeof ErrorReply>;
+export type SpawnStartedReply = z.infer<typeof SpawnStartedReply>;
+export type SpawnQueuedReply = z.infer<typeof SpawnQueuedReply>;
+export type CancelQueuedReply = z.infer<typeof CancelQueuedReply>;
+export type QueueFrontReply = z.infer<typeof QueueFrontReply>;
 /** A command's own reply. */
 export type Answer<C extends CommandName> = z.infer<(typeof COMMAND_REPLIES)[C]>;
 /** What a command is answered: its own reply or an error. */
@@ -202,4 +241,4 @@ export type UnboundReply = { unbound: 0 | 1; binding: string };
 export type DroppedReply = { dropped: 1; binding: string };
 
 /** Everything the hall actor answers a command with. */
-export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;
+export type HallReply = ReplyTo<'spawn' | 'kill' | 'cancel' | 'queue_front' | 'session_reset'> | BoundReply | UnboundReply | DroppedReply;

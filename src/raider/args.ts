@@ -8,10 +8,8 @@
  * that every problem becomes a UsageError with our own wording.
  */
 import { parseArgs } from 'node:util';
+import { PERMISSION_MODES, type PermissionMode } from '../domain/permission.js';
 import { UsageError } from './errors.js';
-
-export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'auto', 'bypassPermissions'] as const;
-export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
 export type MachineFormat = 'json' | 'stream-json';
 export type OptionValue = string | number | boolean;

@@ -3,7 +3,7 @@
  * refusals work, then the packs in order (persona last, as the hall
  * passes it). Built fresh for every run, never replayed from a journal.
  */
-import type { PermissionMode } from './args.js';
+import type { PermissionMode } from '../domain/permission.js';
 import type { Pack } from './packs/resolve.js';
 
 export interface PromptInput {

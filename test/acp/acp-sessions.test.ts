@@ -149,6 +149,7 @@ describe('ACP sessions', () => {
       {
         sessionUpdate: 'tool_call_update',
         toolCallId: 'r1:c1',
+        title: 'list_dir .',
         status: 'completed',
         content: [{ type: 'content', content: { type: 'text', text: 'a.txt' } }],
       },

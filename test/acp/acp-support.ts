@@ -8,8 +8,8 @@ import { startTestHall, type Json, type TestHall } from '../support/test-hall.js
 export interface AcpTestClient {
   conn: ClientConnection;
   updates: Json[];
-  /** Answers each session/request_permission; defaults to the first option. */
-  onPermission: (params: Json) => Promise<Json> | Json;
+  /** Answers each session/request_permission; defaults to the first option. `signal` aborts when the agent withdraws it. */
+  onPermission: (params: Json, signal: AbortSignal) => Promise<Json> | Json;
   permissions: Json[];
   socket: net.Socket;
   close(): void;
@@ -44,9 +44,9 @@ export async function connectAcp(target: { port: number } | { path: string }): P
     .onNotification(methods.client.session.update, ({ params }) => {
       updates.push(params as Json);
     })
-    .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+    .onRequest(methods.client.session.requestPermission, async ({ params, signal }) => {
       permissions.push(params as Json);
-      return (await state.onPermission(params as Json)) as never;
+      return (await state.onPermission(params as Json, signal)) as never;
     });
   state.conn = app.connect(
     ndJsonStream(Writable.toWeb(socket) as WritableStream<Uint8Array>, Readable.toWeb(socket) as ReadableStream<Uint8Array>),

@@ -1,9 +1,9 @@
 /**
- * bin/raider runs `raider hall ...` from the CommonJS bundle only while the
- * bundle is current: a missing bundle, one that fails to load, or one older
- * than a module in it (a `tsc` without `npm run build`) falls back to
- * dist/cli/main.js, which runs every command. Checked on a copy of bin/ with
- * a stand-in dist/ whose bundle and main say which one ran.
+ * bin/raider runs `raider hall ...` and the built-in raider from their
+ * CommonJS bundles only while a bundle is current: a missing bundle, one that
+ * fails to load, or one older than a module in it (a `tsc` without `npm run
+ * build`) falls back to dist/cli/main.js, which runs every command. Checked on
+ * a copy of bin/ with a stand-in dist/ whose bundles and main say which one ran.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO, tempRoot } from '../support/test-hall.js';
 
-function install(bundle: string | null): { root: string; run: (...args: string[]) => string } {
+function install(bundle: string | null, raiderBundle: string | null = null): { root: string; run: (...args: string[]) => string } {
   const root = tempRoot('bin-routing-');
   fs.mkdirSync(path.join(root, 'bin'));
   for (const file of ['raider', 'package.json']) fs.copyFileSync(path.join(REPO, 'bin', file), path.join(root, 'bin', file));
@@ -21,6 +21,9 @@ function install(bundle: string | null): { root: string; run: (...args: string[]
   fs.writeFileSync(path.join(cli, 'main.js'), "export async function main(argv) { console.log('main', argv.join(' ')); return 0; }\n");
   fs.writeFileSync(path.join(cli, 'hall', 'render.js'), 'export {};\n');
   if (bundle !== null) fs.writeFileSync(path.join(cli, 'hall.bundle.cjs'), bundle);
+  fs.mkdirSync(path.join(root, 'dist', 'raider'));
+  fs.writeFileSync(path.join(root, 'dist', 'raider', 'run.js'), 'export {};\n');
+  if (raiderBundle !== null) fs.writeFileSync(path.join(root, 'dist', 'raider', 'raider.bundle.cjs'), raiderBundle);
   const run = (...args: string[]) => execFileSync(process.execPath, [path.join(root, 'bin', 'raider'), ...args], { encoding: 'utf8' });
   return { root, run };
 }
@@ -28,6 +31,11 @@ function install(bundle: string | null): { root: string; run: (...args: string[]
 const BUNDLE = [
   "exports.hallCommand = async (argv) => { console.log('bundle', argv.join(' ')); return 0; };",
   "exports.bundleInputs = ['hall/render.js'];",
+].join('\n');
+
+const RAIDER_BUNDLE = [
+  "exports.runRaiderCli = async (argv) => { console.log('raider bundle', argv.join(' ')); return 0; };",
+  "exports.bundleInputs = ['run.js'];",
 ].join('\n');
 
 function setMtime(file: string, seconds: number): void {
@@ -53,5 +61,25 @@ describe('bin/raider', () => {
   it('falls back to main when the bundle is missing or does not load', () => {
     expect(install(null).run('hall', 'ps')).toBe('main hall ps\n');
     expect(install("throw new Error('half written');\n").run('hall', 'ps')).toBe('main hall ps\n');
+  });
+
+  it('runs the built-in raider from its current bundle (help included), and the other commands from main', () => {
+    const { root, run } = install(null, RAIDER_BUNDLE);
+    setMtime(path.join(root, 'dist/raider/run.js'), 1_000_000);
+    setMtime(path.join(root, 'dist/raider/raider.bundle.cjs'), 2_000_000);
+    expect(run('--', 'fix', 'it')).toBe('raider bundle -- fix it\n');
+    expect(run('--version')).toBe('raider bundle --version\n');
+    expect(run('help')).toBe('raider bundle --help\n');
+    expect(run('acp', '--stdio')).toBe('main acp --stdio\n');
+    expect(run('provider', 'list')).toBe('main provider list\n');
+  });
+
+  it('runs the built-in raider from main when its bundle is stale, missing or broken', () => {
+    const stale = install(null, RAIDER_BUNDLE);
+    setMtime(path.join(stale.root, 'dist/raider/raider.bundle.cjs'), 1_000_000);
+    setMtime(path.join(stale.root, 'dist/raider/run.js'), 2_000_000);
+    expect(stale.run('--', 'fix')).toBe('main -- fix\n');
+    expect(install(null).run('--', 'fix')).toBe('main -- fix\n');
+    expect(install(null, "throw new Error('half written');\n").run('--', 'fix')).toBe('main -- fix\n');
   });
 });

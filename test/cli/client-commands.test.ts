@@ -170,6 +170,14 @@ describe.concurrent('spawn and attach', () => {
     await doneOf(s.tap(), run.id);
   });
 
+  step("spawn --json prints the hall's reply as JSON", async () => {
+    const r = await hall(['spawn', '--json', 'bjorn', 'answer', 'as json'], s.root);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const reply = JSON.parse(r.stdout) as { id: string; pid: number; slot: string };
+    expect(reply).toMatchObject({ id: expect.stringMatching(/^bjorn-/), pid: expect.any(Number), slot: 'bjorn' });
+    await doneOf(s.tap(), reply.id);
+  });
+
   step('spawn --attach --json prints exactly the events file', async () => {
     const r = await hall(['spawn', 'bjorn', 'answer', 'raw', '--attach', '--json'], s.root);
     expect(r.code).toBe(0);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ConfigResult, type HallConfig, defaultHallConfig, parseHallConfig } from '../../src/adapters/config/hall-config.js';
-import { HALL_CONFIG_FILE, loadHallConfig } from '../../src/adapters/config/load-hall-config.js';
+import { HALL_CONFIG_FILE, loadHallConfig, noConfigWarning } from '../../src/adapters/config/load-hall-config.js';
 
 const FILE = '/x/.raider-hall.yml';
 
@@ -193,6 +193,10 @@ describe('bad values: file + key path + expectation', () => {
     ['raiders: { bjorn: { persona: [a] } }', 'raiders.bjorn.persona: expected a pack name, got a list'],
     ['raiders: { bjorn: { engine: "" } }', 'raiders.bjorn.engine: expected an engine name, got ""'],
     [
+      'raiders: { bjorn: { engine: nosuch } }',
+      'raiders.bjorn.engine: expected an engine: one of anthropic, openai, scripted, got "nosuch"',
+    ],
+    [
       'raiders: { bjorn: { permission_mode: yolo } }',
       'raiders.bjorn.permission_mode: expected one of default, acceptEdits, plan, auto, bypassPermissions, got "yolo"',
     ],
@@ -373,8 +377,10 @@ describe('loadHallConfig', () => {
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  it('a missing file is the default config', () => {
-    expect(loadHallConfig(root)).toEqual({ ok: true, config: defaultHallConfig(), warnings: [] });
+  it('a missing file is the default config, with a warning that names the root and the init command', () => {
+    expect(loadHallConfig(root)).toEqual({ ok: true, config: defaultHallConfig(), warnings: [noConfigWarning(root)] });
+    expect(noConfigWarning(root)).toContain(`no .raider-hall.yml in ${root}: the hall runs with no raiders configured`);
+    expect(noConfigWarning(root)).toContain('raider hall init --name NAME');
   });
 
   it('reads ROOT/.raider-hall.yml and names it in messages', () => {

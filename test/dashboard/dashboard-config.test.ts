@@ -27,6 +27,7 @@ describe('dashboard in .raider-hall.yml', () => {
         allow_remote: false,
         read_only: false,
         hosts: [],
+        questions: false,
       });
     }
   });

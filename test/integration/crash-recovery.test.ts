@@ -58,8 +58,7 @@ describe('crash recovery', () => {
       }),
     );
     await crash(first);
-    // The hall's fork server follows it (its stdin ends); the raiders it started live on.
-    await eventually(() => expect(processAlive(forkServer)).toBe(false));
+    // The raiders live on, and so does the hall's fork server, while it carries their stderr into the slot log.
     expect(processAlive(long.pid)).toBe(true);
     // The quick one ends while no hall runs.
     await eventually(() => expect(fs.readFileSync(short.events_path, 'utf8')).toContain('run.finished'));
@@ -73,6 +72,8 @@ describe('crash recovery', () => {
     fs.writeFileSync(release, '');
     const adopted = await tap.waitFor((e) => e.type === 'raider.done' && e.id === long.id);
     expect(adopted).toMatchObject({ status: 'completed', response: `saw ${release}` });
+    // Its last raider gone, the old fork server follows its hall.
+    await eventually(() => expect(processAlive(forkServer)).toBe(false));
     // The run that ended while the hall was down was reported at start: its result line is in the log.
     expect((await request(socket, { cmd: 'logs', id: short.id })).log).toContain(`[hall] raider ${short.id} completed: quick`);
     // The waiting mission ran once, after the hall came back.

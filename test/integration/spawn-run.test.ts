@@ -91,7 +91,7 @@ describe('spawning a raider', () => {
     const events = readJsonLines(reply.events_path);
     expect(events.map((e) => e.type)).toEqual(['run.started', 'run.state', 'message', 'run.state', 'run.finished']);
     const log = fs.readFileSync(path.join(hall.root, '.raider-hall/logs/plain.log'), 'utf8');
-    expect(log).toBe(`[hall] raider ${reply.id} started\nto the log\n[hall] raider ${reply.id} completed: to the log\n`);
+    expect(log).toBe(`[hall] raider ${reply.id} started\n[${reply.id}] to the log\n[hall] raider ${reply.id} completed: to the log\n`);
     expect(done).toMatchObject({
       id: reply.id,
       slot: 'plain',

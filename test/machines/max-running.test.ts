@@ -69,6 +69,27 @@ describe('max_running (hall machine, simulated time)', () => {
     expect(h.errors).toEqual([]);
   });
 
+  it('a mission waiting for room moves to the front of its slot: it starts before the others of its slot, in their place', async () => {
+    const h = startHall({ maxRunning: 1 });
+    h.boot();
+    h.spawn('bjorn', 'a');
+    h.spawn('bjorn', 'b');
+    h.spawn('ulf', 'c');
+    h.spawn('bjorn', 'd');
+    await h.settle();
+    h.hall.send({ type: 'cmd.queueFront', reqId: 'f1', id: 'm4' });
+    await h.settle();
+    // Its place among the missions of its slot that wait for room, as the slot's stored queue holds them.
+    expect(h.reply('f1')?.body).toEqual({ moved: 1, mission_id: 'm4', slot: 'bjorn', position: 1, from: 2 });
+    expect(h.bus('raider.moved')).toEqual([{ type: 'raider.moved', mission_id: 'm4', slot: 'bjorn', position: 1, from: 2 }]);
+    expect(h.storeOps().filter((op) => op.op === 'front')).toEqual([{ op: 'front', missionId: 'm4' }]);
+    // It takes the place of the first of its slot (b), which came before c.
+    for (const m of ['a', 'd', 'b', 'c']) await h.complete(m);
+    expect(h.started()).toEqual(['a', 'd', 'b', 'c']);
+    expect(h.hall.getSnapshot().context.tickets).toBe(0);
+    expect(h.errors).toEqual([]);
+  });
+
   it('missions a previous hall left waiting for room wait for it again, in order', async () => {
     const h = startHall({
       maxRunning: 1,

@@ -72,6 +72,26 @@ describe('a hall with its state in PostgreSQL', () => {
     await eventually(async () => expect(await rows(url, 'SELECT id FROM raider_hall_runs')).toEqual([]));
   });
 
+  it('moves a waiting mission to the front (queue_front) in the database, and a restarted hall runs it first', async () => {
+    const url = await server.freshDatabase();
+    const root = tempRoot();
+    const record = path.join(root, 'record.txt');
+    fs.writeFileSync(record, '');
+    hall = await startOn(url, root, { FAKE_RAIDER_RECORD: record });
+    await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `until ${path.join(root, 'never')}` });
+    const ids: string[] = [];
+    for (const label of ['m1', 'm2', 'm3'])
+      ids.push((await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `record ${label}` })).mission_id);
+    expect(await hall.request({ cmd: 'queue_front', id: ids[2] })).toMatchObject({ moved: 1, position: 1, from: 3 });
+    // Replied, so committed.
+    const waiting =
+      "SELECT entry->>'mission' AS mission FROM raider_hall_missions WHERE cluster = 'team-a' AND queue_key = '1bjorn' ORDER BY seq";
+    expect((await rows(url, waiting)).map((r) => r.mission)).toEqual(['record m3', 'record m1', 'record m2']);
+    await hall.stop();
+    hall = await startOn(url, root, { FAKE_RAIDER_RECORD: record });
+    await eventually(() => expect(fs.readFileSync(record, 'utf8')).toBe('m3\nm1\nm2\n'), 20_000);
+  });
+
   it('keeps a numbered slot on one session across runs and restarts, in the sessions table', async () => {
     const url = await server.freshDatabase();
     const root = tempRoot();
@@ -196,7 +216,10 @@ describe('a hall with its state in PostgreSQL', () => {
     await rows(url, "INSERT INTO raider_hall_schema (version, name) VALUES (3, '003_future.sql')");
     const newer = await runCli(['hall', 'start', root, '--quiet'], { env: { PGPW: server.password } });
     expect(newer).toMatchObject({ code: 3, stderr: expect.stringMatching(/has schema version 3, newer than this hall knows \(2\)/) });
-    const nobody = await runCli(['hall', 'start', tempRoot(), '--quiet'], {
+    // A root with a config of its own, so stderr holds the database's error only.
+    const configured = tempRoot();
+    fs.writeFileSync(path.join(configured, '.raider-hall.yml'), 'raiders: {}\n');
+    const nobody = await runCli(['hall', 'start', configured, '--quiet'], {
       env: { RAIDER_HALL_DATABASE_URL: 'postgres://hall:secret@127.0.0.1:1/raiders' },
     });
     expect(nobody.code).toBe(1);

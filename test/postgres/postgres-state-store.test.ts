@@ -130,6 +130,33 @@ describe('PostgresStateStore', () => {
     expect((await query(url, 'SELECT count(*)::int AS n FROM raider_hall_missions')).rows[0].n).toBe(400);
   });
 
+  it('moves a waiting mission to the front of its own queue (queue_front), idempotently, across reopenings', async () => {
+    const url = await server.freshDatabase();
+    const store = await openStore(settings(url));
+    for (const id of ['a', 'b', 'c']) store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission(id) });
+    for (const id of ['x', 'y']) store.apply({ op: 'queue', queue: { kind: 'binding', binding: 'cron:n' }, entry: mission(id, 'bjorn') });
+    await store.commit();
+    store.apply({ op: 'front', missionId: 'c' });
+    store.apply({ op: 'front', missionId: 'y' });
+    // Sent again (a batch retried after an unanswered COMMIT) it changes nothing; a mission gone is no change.
+    store.apply({ op: 'front', missionId: 'c' });
+    store.apply({ op: 'front', missionId: 'gone' });
+    await store.commit();
+    const expected = { '1bjorn': ['c', 'a', 'b'] };
+    expect(snapshot(store.state).slots).toEqual(expected);
+    await store.close();
+    const again = await openStore(settings(url));
+    expect(snapshot(again.state).slots).toEqual(expected);
+    expect(snapshot(again.state).bindings).toEqual({ 'cron:n': ['y', 'x'] });
+    // A mission queued later goes behind the moved one.
+    again.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: mission('d') });
+    again.apply({ op: 'front', missionId: 'b' });
+    await again.commit();
+    await again.close();
+    const third = await openStore(settings(url));
+    expect(snapshot(third.state).slots).toEqual({ '1bjorn': ['b', 'c', 'a', 'd'] });
+  });
+
   it('commits the operations of one burst in one transaction', async () => {
     const url = await server.freshDatabase();
     const store = await openStore(settings(url));

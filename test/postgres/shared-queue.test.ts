@@ -62,6 +62,32 @@ describe('the shared queue', () => {
     expect(rows.rows).toEqual([{ n: 0 }]);
   });
 
+  it('claims a mission moved to the front first, but not while the claimed head of its numbered slot starts', async () => {
+    const url = await server.freshDatabase();
+    const a = await openShared(url, 'a');
+    const b = await openShared(url, 'b');
+    for (const entry of [
+      m('s0', '1bjorn'),
+      m('s1', '1bjorn'),
+      m('s2', '1bjorn'),
+      m('b0', 'ulf', 'telegram:x:1'),
+      m('b1', 'ulf', 'telegram:x:1'),
+    ])
+      await a.queue.submit(entry);
+    expect((await a.queue.claim(10)).map((x) => x.entry.id)).toEqual(['s0', 'b0']);
+    // s2 goes below s0, which is claimed and not yet recorded as a run: s0 still holds 1bjorn.
+    expect(await b.queue.front('s2')).toEqual({ entry: m('s2', '1bjorn'), from: 3 });
+    expect(await b.queue.front('b1')).toEqual({ entry: m('b1', 'ulf', 'telegram:x:1'), binding: 'telegram:x:1', from: 2 });
+    expect(await b.queue.claim(10)).toEqual([]);
+    await query(url, "DELETE FROM raider_hall_missions WHERE id IN ('s0', 'b0')");
+    expect((await b.queue.claim(10)).map((x) => x.entry.id)).toEqual(['s2', 'b1']);
+    // Claimed: no longer waiting, so not moved.
+    expect(await a.queue.front('s2')).toBeNull();
+    await query(url, "DELETE FROM raider_hall_missions WHERE id IN ('s2', 'b1')");
+    expect(await a.queue.front('s1')).toEqual({ entry: m('s1', '1bjorn'), from: 1 });
+    expect((await a.queue.claim(10)).map((x) => x.entry.id)).toEqual(['s1']);
+  });
+
   it("gives a lost hall's claimed missions back to the heads of their queues, and its runs to one rescuer", async () => {
     const url = await server.freshDatabase();
     const a = await openShared(url, 'lost', 60_000);

@@ -83,6 +83,8 @@ describe('commandService', () => {
     attach: unused,
     cancel: unused,
     queue: unused,
+    queue_front: unused,
+    answer: unused,
     sessions: unused,
     session_reset: unused,
     telegram_reply: unused,

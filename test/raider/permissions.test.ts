@@ -3,7 +3,7 @@
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { PermissionMode } from '../../src/raider/args.js';
+import type { PermissionMode } from '../../src/domain/permission.js';
 import { ConfigError } from '../../src/raider/errors.js';
 import type { Asker, PermissionQuestion } from '../../src/raider/permissions/channel.js';
 import { splitCommand } from '../../src/raider/permissions/command-split.js';

@@ -1,10 +1,19 @@
 /**
  * Fake actor logic for machine tests: a process the test ends by hand, a
- * prepare step that admits or refuses, and a reap step that computes the
- * outcome as the real one does, without files.
+ * prepare step that admits or refuses, a record step that notes when the run
+ * waited for its record, and a reap step that computes the outcome as the
+ * real one does, without files.
  */
 import { fromCallback, fromPromise } from 'xstate';
-import type { PrepareOutput, ProcessCommand, ProcessInput, ReapInput, RunInput, RunSignal } from '../../src/machines/run.machine.js';
+import type {
+  PrepareOutput,
+  ProcessCommand,
+  ProcessInput,
+  ReapInput,
+  RecordInput,
+  RunInput,
+  RunSignal,
+} from '../../src/machines/run.machine.js';
 import { runOutcome, type RunDocument } from '../../src/domain/outcome.js';
 
 export interface FakeProcess {
@@ -24,6 +33,8 @@ export interface FakeWorld {
   documents: Map<string, RunDocument | null>;
   refuse: Map<string, { reason: 'provider_not_stored'; error: string }>;
   failPrepare: Set<string>;
+  /** What happened to runs, in order: `written RUN` when a run's record step ran, `spawned RUN` when its process started. */
+  timeline: string[];
   nextPid: number;
   now: () => number;
 }
@@ -37,6 +48,7 @@ export function createFakeWorld(now: () => number = () => 0): FakeWorld {
     documents: new Map(),
     refuse: new Map(),
     failPrepare: new Set(),
+    timeline: [],
     nextPid: 1000,
     now,
   };
@@ -59,6 +71,10 @@ export function fakeActors(world: FakeWorld) {
     };
   });
 
+  const recordWritten = fromPromise<void, RecordInput>(async ({ input }) => {
+    world.timeline.push(`written ${input.runId}`);
+  });
+
   const raiderProcess = fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
     const pid = input.adoptedPid ?? world.nextPid++;
     const proc: FakeProcess = {
@@ -77,6 +93,7 @@ export function fakeActors(world: FakeWorld) {
       },
     };
     world.processes.set(input.runId, proc);
+    world.timeline.push(`spawned ${input.runId}`);
     receive((cmd) => {
       proc.signals.push(cmd.signal);
       proc.signalTimes.push(world.now());
@@ -97,7 +114,7 @@ export function fakeActors(world: FakeWorld) {
     }),
   );
 
-  return { prepareRun, raiderProcess, reapRun };
+  return { prepareRun, recordWritten, raiderProcess, reapRun };
 }
 
 /** Lets promise-based actors (prepare, reap) settle. */

@@ -5,6 +5,8 @@
 import { h, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
+import { QuestionsRegion } from './questions.js';
+import { WaitingList } from './waiting.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
@@ -212,6 +214,7 @@ function RunsPage({ readOnly }) {
       <tbody>${runs.runs.map((row) => html`<${RunRow} key=${row.id} row=${row} readOnly=${readOnly} />`)}</tbody>
     </table>
     <p class="note">${runs.total} runs</p>
+    <${WaitingList} readOnly=${readOnly} live=${live} />
   </main>`;
 }
 
@@ -314,7 +317,10 @@ function App() {
   }, []);
   if (status === null) return html`<p>Loading…</p>`;
   const readOnly = status.dashboard?.read_only === true;
+  // The hall counts open questions in status only when dashboard.questions is on.
+  const questionsOn = typeof status.dashboard?.questions === 'number';
   return html`<header><h1>Raider Hall</h1><span class="root">${text(status.root)}</span></header>
+    ${questionsOn ? html`<${QuestionsRegion} readOnly=${readOnly} live=${live} />` : null}
     ${route.page === 'run' ? html`<${RunPage} id=${route.id} readOnly=${readOnly} />` : html`<${RunsPage} readOnly=${readOnly} />`}`;
 }
 

@@ -7,11 +7,13 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { AcpUpdate, PromptAnswer, RunEnd } from '../../domain/acp-mapping.js';
-import type { PermissionAnswer, PermissionQuestion } from '../../domain/permission.js';
+import { isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } from '../../domain/permission.js';
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
+import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath } from '../storage/hall-paths.js';
+import { raiderSaid } from '../storage/slot-logs.js';
 import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
 import { AcpRunStream, sendFinalAnswer } from './acp-run-stream.js';
 
@@ -86,7 +88,9 @@ export class AcpHub {
     await this.services.request({ type: 'cmd.bindSession', binding: binding(info.sessionId), session: info.sessionId });
     const handle = this.createHandle(info, link);
     this.sessions.set(info.sessionId, handle);
-    this.services.permissionChannels.register(binding(info.sessionId), (question, context) => this.ask(handle, question, context.runId));
+    this.services.permissionChannels.register(binding(info.sessionId), (question, context) =>
+      this.ask(handle, question, context.runId, context.signal),
+    );
   }
 
   /** Forgets a session: its running run is cancelled, its waiting prompts are dropped; the journal stays. */
@@ -260,11 +264,18 @@ export class AcpHub {
 
   private async endRun(handle: SessionHandle, missionId: string, event: Envelope): Promise<void> {
     const runId = String(event.id);
+    const status = String(event.status);
+    // A run that failed without a result document: the reason is what the raider wrote on stderr.
+    const said =
+      status === 'failed' && readDocumentOrNull(eventsPath(this.services.paths, runId)) === null
+        ? await raiderSaid(this.services.paths, runId)
+        : [];
     const end: RunEnd = {
-      status: String(event.status),
+      status,
       signaled: Number(event.signaled ?? 0),
       ...(event.response !== undefined ? { response: event.response } : {}),
       ...(typeof event.error === 'string' ? { error: event.error } : {}),
+      ...(said.length > 0 ? { said } : {}),
     };
     const stream = handle.runs.get(runId);
     handle.runs.delete(runId);
@@ -273,8 +284,18 @@ export class AcpHub {
     handle.actor.send({ type: 'hall.done', missionId, end, cancelRequested: event.cancel_requested === true });
   }
 
-  private ask(handle: SessionHandle, question: PermissionQuestion, runId: string): Promise<PermissionAnswer> {
+  private ask(handle: SessionHandle, question: PermissionQuestion, runId: string, signal: AbortSignal): Promise<PermissionAnswer> {
     const questionId = `${runId}:${question.id}:${++this.questionCounter}`;
+    // The dashboard or the socket answered first (dashboard.questions): the client's question is withdrawn.
+    signal.addEventListener(
+      'abort',
+      () => {
+        const reason: unknown = signal.reason;
+        if (isAnsweredElsewhere(reason))
+          handle.actor.send({ type: 'question.withdraw', questionId, reason: `answered ${reason.answer} from the ${reason.face}` });
+      },
+      { once: true },
+    );
     return new Promise((resolve) => {
       handle.questions.set(questionId, { question, runId, resolve });
       handle.actor.send({ type: 'question.asked', questionId, runId, ...(question.rule !== undefined ? { rule: question.rule } : {}) });

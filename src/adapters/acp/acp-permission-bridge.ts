@@ -4,7 +4,7 @@
  * then `session/request_permission` with the options the hall offers.
  */
 import type { PermissionOption, RequestPermissionRequest } from '@agentclientprotocol/sdk';
-import { permissionToolCall, type AcpUpdate } from '../../domain/acp-mapping.js';
+import { permissionToolCall, type AcpUpdate, type AnnouncedCalls } from '../../domain/acp-mapping.js';
 import type { PermissionQuestion } from '../../domain/permission.js';
 import type { ClientChoice } from '../../machines/permission-question.machine.js';
 
@@ -22,12 +22,12 @@ function isClientChoice(chosen: string): chosen is ClientChoice {
 
 export async function askClientPermission(
   client: PermissionClient,
-  target: { sessionId: string; runId: string; question: PermissionQuestion; announced?: Set<string> | undefined },
+  target: { sessionId: string; runId: string; question: PermissionQuestion; announced?: AnnouncedCalls | undefined },
   signal: AbortSignal,
 ): Promise<ClientChoice> {
   const { sessionId, runId, question } = target;
   const toolCall = permissionToolCall(runId, question);
-  target.announced?.add(toolCall.toolCallId);
+  target.announced?.set(toolCall.toolCallId, toolCall.title);
   await client.update(sessionId, toolCall);
   const always: PermissionOption[] =
     question.rule !== undefined

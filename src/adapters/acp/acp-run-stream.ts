@@ -3,13 +3,13 @@
  * is tailed and each event becomes `session/update`s; at the run's end the
  * final answer is sent as one chunk when the run streamed no text of its own.
  */
-import { finalChunk, updatesForEvent, type AcpUpdate, type RunEnd } from '../../domain/acp-mapping.js';
+import { finalChunk, updatesForEvent, type AcpUpdate, type AnnouncedCalls, type RunEnd } from '../../domain/acp-mapping.js';
 import { describeLineFault } from '../../protocol/line-reader.js';
 import { RunEventTail } from './run-event-tail.js';
 
 export class AcpRunStream {
   /** The tool calls the client has been shown, so a later event about one updates it. */
-  readonly announced = new Set<string>();
+  readonly announced: AnnouncedCalls = new Map();
   private streamedText = false;
   private readonly tail: RunEventTail;
 

@@ -9,13 +9,12 @@
  */
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { isKnownEngine, KNOWN_ENGINES } from '../../domain/engines.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { SAFE_RAIDER_NAME } from '../../domain/names.js';
+import { PERMISSION_MODES, type PermissionMode } from '../../domain/permission.js';
+import { isRecord } from '../../domain/records.js';
 
-export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'auto', 'bypassPermissions'] as const;
-export type PermissionMode = (typeof PERMISSION_MODES)[number];
-
-/** A raider (or bot) name becomes part of file names, so it is checked like one. */
-export const RAIDER_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
 
 export interface RaiderEntry {
@@ -93,6 +92,8 @@ export interface DashboardConfig {
   read_only: boolean;
   /** Names besides the loopback ones that the Host header may carry. */
   hosts: string[];
+  /** Runs that no ACP client watches ask their permission questions here (the page, the bus, the socket's `answer`). */
+  questions: boolean;
 }
 
 export interface StorageConfig {
@@ -138,7 +139,7 @@ export function keyPath(path: readonly PropertyKey[]): string {
 // ---------------------------------------------------------------- leaves
 
 const NAME_WHAT = '1-64 letters, digits, _ or -, not starting with _ or -';
-const name = (what: string) => z.string(expected(`${what} (${NAME_WHAT})`)).regex(RAIDER_NAME_RE, expected(`${what} (${NAME_WHAT})`));
+const name = (what: string) => z.string(expected(`${what} (${NAME_WHAT})`)).regex(SAFE_RAIDER_NAME, expected(`${what} (${NAME_WHAT})`));
 const text = (what: string) => z.string(expected(what)).min(1, expected(what));
 /** A number that passes `test`; any failure is the one message "expected WHAT". */
 const number = (what: string, test: (n: number) => boolean) => z.number(expected(what)).refine(test, expected(what));
@@ -194,6 +195,7 @@ const dashboard = z
       allow_remote: flag.default(false),
       read_only: flag.default(false),
       hosts: z.array(text('a host name'), expected('a list of host names')).default([]),
+      questions: flag.default(false),
     },
     expected('a mapping'),
   )
@@ -215,7 +217,10 @@ const dashboard = z
 const raiderEntry = z
   .object(
     {
-      engine: text('an engine name').optional(),
+      // Refused here, at load, rather than by every run of the raider ('' has its own message).
+      engine: text('an engine name')
+        .refine((v) => v === '' || isKnownEngine(v), expected(`an engine: one of ${KNOWN_ENGINES.join(', ')}`))
+        .optional(),
       provider: text('a provider alias').optional(),
       model: text('a model name').optional(),
       persona: text('a pack name').optional(),
@@ -361,8 +366,6 @@ function core(schema: z.ZodType): z.ZodType {
   }
 }
 
-const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Walks the data along the schema: warns about (and drops) keys no object
  * schema declares, and drops `key: ~` where the key does not take null, so
@@ -370,7 +373,7 @@ const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'ob
  */
 function prepare(schema: z.ZodType, value: unknown, path: PropertyKey[], warn: (w: string) => void): unknown {
   const s = core(schema);
-  if (s instanceof z.ZodObject && isMapping(value)) {
+  if (s instanceof z.ZodObject && isRecord(value)) {
     const shape = s.shape as Record<string, z.ZodType>;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
@@ -380,7 +383,7 @@ function prepare(schema: z.ZodType, value: unknown, path: PropertyKey[], warn: (
     }
     return out;
   }
-  if (s instanceof z.ZodRecord && isMapping(value)) {
+  if (s instanceof z.ZodRecord && isRecord(value)) {
     const vt = s.valueType as z.ZodType;
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, prepare(vt, v, [...path, k], warn)]));
   }
@@ -412,7 +415,7 @@ export function parseHallConfig(text: string, file: string): ConfigResult {
   } catch (err) {
     return { ok: false, errors: [`${file}: ${errorMessage(err)}`] };
   }
-  if (!isMapping(data)) {
+  if (!isRecord(data)) {
     return { ok: false, errors: [`${file}: expected a mapping of settings at the top level, got ${show(data)}`] };
   }
 

@@ -5,7 +5,19 @@ import { type ConfigResult, defaultHallConfig, parseHallConfig } from './hall-co
 
 export const HALL_CONFIG_FILE = '.raider-hall.yml';
 
-/** A missing file is an empty config (all defaults); an unreadable one is an error. */
+/**
+ * The hall's word when its root has no config: it runs all the same (with no
+ * raiders configured, as an empty file would), and the operator learns why
+ * nothing is set up and how to set it up.
+ */
+export function noConfigWarning(root: string): string {
+  return (
+    `no ${HALL_CONFIG_FILE} in ${root}: the hall runs with no raiders configured ` +
+    "(a spawn of any name runs with the raider's defaults); to configure one: raider hall init --name NAME"
+  );
+}
+
+/** A missing file is an empty config (all defaults), with a warning that says so; an unreadable one is an error. */
 export function loadHallConfig(root: string): ConfigResult {
   const file = join(root, HALL_CONFIG_FILE);
   let bytes: Buffer;
@@ -13,7 +25,7 @@ export function loadHallConfig(root: string): ConfigResult {
     bytes = readFileSync(file);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'ENOENT') return { ok: true, config: defaultHallConfig(), warnings: [] };
+    if (e.code === 'ENOENT') return { ok: true, config: defaultHallConfig(), warnings: [noConfigWarning(root)] };
     return { ok: false, errors: [`${file}: cannot read: ${e.message}`] };
   }
   // Decoding with replacement characters would turn a bad byte in a key into an unknown key, silently.

@@ -25,6 +25,8 @@ import {
 } from './http-guard.js';
 import { sendBody, sendJson } from './http-io.js';
 import { loadPageAssets, type PageAssets } from './page-assets.js';
+import { QuestionDesk } from './question-desk.js';
+import type { CommandHandlers } from '../../protocol/command-service.js';
 import { RunHistory } from './run-history.js';
 import { errorMessage } from '../../domain/error-message.js';
 
@@ -49,6 +51,8 @@ class DashboardAdapter implements HallAdapter {
   private hosts: ReadonlySet<string> = new Set();
   private cookie = '';
   private url: string | null = null;
+  /** With `dashboard.questions: true`, the socket's `answer` goes to the dashboard's questions. */
+  readonly commands?: Readonly<Partial<CommandHandlers>>;
 
   constructor(
     private readonly services: HallServices,
@@ -59,7 +63,9 @@ class DashboardAdapter implements HallAdapter {
     // From the start: the ring holds the hall's first events too.
     const ring = new EventRing(services.bus);
     services.bus.subscribe({ filter: 'raider.spawned', deliver: () => history.noteLiveMissions() });
-    this.deps = { services, history, ring, streams: new EventStreams(services.bus, ring) };
+    const questions = config.questions ? new QuestionDesk(services, services.config.permission_timeout * 1000) : null;
+    this.deps = { services, history, ring, streams: new EventStreams(services.bus, ring), questions };
+    if (questions) this.commands = { answer: (p) => questions.answer(p.run, p.question, p.answer, 'socket') };
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         services.log(`dashboard: ${req.method ?? ''} ${req.url ?? ''}: ${errorMessage(err)}`);
@@ -71,7 +77,15 @@ class DashboardAdapter implements HallAdapter {
   }
 
   status(): Record<string, unknown> {
-    return { dashboard: { url: this.url, read_only: this.config.read_only, streams: this.deps.streams.count } };
+    const { questions } = this.deps;
+    return {
+      dashboard: {
+        url: this.url,
+        read_only: this.config.read_only,
+        streams: this.deps.streams.count,
+        ...(questions ? { questions: questions.list().length } : {}),
+      },
+    };
   }
 
   async start(): Promise<void> {
@@ -90,9 +104,14 @@ class DashboardAdapter implements HallAdapter {
     this.cookie = cookieName(port);
     this.url = `http://${urlHost(this.config.host)}:${port}/`;
     writeDashboardFile(this.services.paths.root, { url: this.url, token: this.token, pid: process.pid });
+    if (this.deps.questions) this.services.permissionChannels.setDefault(this.deps.questions.ask);
   }
 
   async stop(): Promise<void> {
+    if (this.deps.questions) {
+      this.services.permissionChannels.setDefault(null);
+      this.deps.questions.closeAll();
+    }
     removeDashboardFile(this.services.paths.root, process.pid);
     this.deps.streams.closeAll();
     this.deps.ring.close();

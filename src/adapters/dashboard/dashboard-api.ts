@@ -9,6 +9,9 @@ import { z } from 'zod';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { EventRing, EventStreams } from './event-stream.js';
 import { readJsonBody, sendJson } from './http-io.js';
+import { serveQuestionChange, serveQuestionsRead } from './dashboard-questions-api.js';
+import { serveQueueChange, serveQueueRead } from './dashboard-queue-api.js';
+import type { QuestionDesk } from './question-desk.js';
 import { runFilterSchema, type RunHistory } from './run-history.js';
 
 const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
@@ -20,6 +23,8 @@ export interface DashboardApiDeps {
   history: RunHistory;
   ring: EventRing;
   streams: EventStreams;
+  /** Null unless `dashboard.questions: true`. */
+  questions: QuestionDesk | null;
 }
 
 function issues(error: z.ZodError): string {
@@ -44,6 +49,7 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
     deps.streams.serve(res, typeof last === 'string' ? last : undefined);
     return true;
   }
+  if (serveQueueRead(services, res, url) || serveQuestionsRead(deps.questions, res, url)) return true;
   const page = RUN_PAGE.exec(url.pathname);
   if (page) {
     const id = decodeURIComponent(page[1] ?? '');
@@ -59,7 +65,8 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
 export async function serveApiChange(deps: DashboardApiDeps, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const { services } = deps;
   const action = RUN_ACTION.exec(url.pathname);
-  if (url.pathname !== '/api/spawn' && !action) return false;
+  if (url.pathname !== '/api/spawn' && !action)
+    return (await serveQueueChange(services, req, res, url)) || serveQuestionChange(services, deps.questions, req, res, url);
   const body = await readJsonBody(req);
   if (!body.ok) {
     sendJson(res, 400, { error: body.error });

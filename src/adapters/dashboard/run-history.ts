@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { runOutcome, type RunDocument } from '../../domain/outcome.js';
-import { parseRunId } from '../../domain/run-id.js';
+import { isSafeRunId, parseRunId } from '../../domain/run-id.js';
 import type { HallQueries } from '../control/queries.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath, type HallPaths } from '../storage/hall-paths.js';
@@ -41,11 +41,6 @@ export type RunFilter = z.infer<typeof runFilterSchema>;
 
 const liveRunSchema = z.object({ id: z.string(), slot: z.string(), mission: z.string(), pid: z.number() });
 const liveAgeSchema = z.object({ id: z.string(), age: z.number() });
-
-/** A run id names a file: only `SLOT-SECONDS[.N]` with a slot made of name characters. */
-export function validRunId(id: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9_-]*-\d+(\.\d+)?$/.test(id) && parseRunId(id) !== null;
-}
 
 interface PastRun {
   mtimeMs: number;
@@ -111,7 +106,7 @@ export class RunHistory {
 
   /** A run's page: its row, its events (the newest part of the file) and its end; null when unknown. */
   detail(id: string): { run: RunRow; events: unknown[]; end: RunDocument | null; truncated: boolean } | null {
-    if (!validRunId(id)) return null;
+    if (!isSafeRunId(id)) return null;
     const liveRow = this.live().find((r) => r.id === id);
     const file = eventsPath(this.paths, id);
     const row = liveRow ?? this.pastRow(id, file);
@@ -132,7 +127,7 @@ export class RunHistory {
     for (const name of names) {
       if (!name.endsWith(SUFFIX)) continue;
       const id = name.slice(0, -SUFFIX.length);
-      if (liveIds.has(id) || !validRunId(id)) continue;
+      if (liveIds.has(id) || !isSafeRunId(id)) continue;
       seen.add(id);
       const row = this.pastRow(id, eventsPath(this.paths, id));
       if (row) rows.push(row);

@@ -38,8 +38,10 @@ export const HALL_TOOLS = {
     description:
       'Give a raider of the hall a mission. NAME is a raider name from .raider-hall.yml: a plain name (bjorn) runs every mission at once, ' +
       'a numbered name (1bjorn) is a singleton slot whose missions wait in a FIFO queue and continue one session. ' +
-      'Answers the spawn reply: a started run {id, pid, slot, events_path, mission_id, [session, binding]}; ' +
-      'a queued mission {queued: 1, slot, queue_depth, mission_id}; or a refused one (a tool error with status "refused", reason and error). ' +
+      'Answers the spawn reply: a started run {id, pid, slot, events_path, mission_id, [session, binding, notice]}; ' +
+      'a queued mission {queued: 1, slot, queue_depth, mission_id, [notice]}; a notice (a name with no entry in .raider-hall.yml ' +
+      "runs with the raider's defaults) is worth telling the user; " +
+      'or a refused one (a tool error with status "refused", reason and error). ' +
       'Use wait_for_raider with the id (or the mission_id of a queued mission) to get the outcome.',
     inputSchema: {
       name: z
@@ -89,7 +91,8 @@ export const HALL_TOOLS = {
   raider_logs: {
     title: 'Raider logs',
     description:
-      'The run\'s part of its slot log (raider stderr and the hall\'s [hall] lines), from "[hall] raider ID started" to its result line; ' +
+      "The run's lines of its slot log (its raider's stderr, each line starting with [ID], and the hall's [hall] lines about it), " +
+      'from "[hall] raider ID started" to its result line, without the lines of other runs of the slot; ' +
       'works for running and for ended runs.',
     inputSchema: { id: runId },
     annotations: { readOnlyHint: true, openWorldHint: false },

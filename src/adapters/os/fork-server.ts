@@ -27,6 +27,12 @@ export interface SpawnRequest {
   stdoutPath: string;
   /** Where its stderr is appended. */
   stderrPath: string;
+  /**
+   * When set, the fork server reads the raider's stderr through a pipe and
+   * appends it to `stderrPath` line by line, each line starting with this
+   * (the run id: parallel runs share one slot log); else the file is its stderr.
+   */
+  stderrPrefix?: string;
 }
 
 export interface SpawnWatcher {
@@ -81,6 +87,7 @@ export class ForkServer {
       cwd: request.cwd,
       stdout: request.stdoutPath,
       stderr: request.stderrPath,
+      ...(request.stderrPrefix !== undefined ? { stderrPrefix: request.stderrPrefix } : {}),
     };
     child.stdin.write(`${JSON.stringify(message)}\n`);
     return () => this.watches.delete(id);

@@ -7,22 +7,9 @@
  * can replay the whole write-ahead log over whatever snapshot files it finds.
  */
 import type { Mission } from '../../domain/mission.js';
-import type { QueueRef, StoreOp } from '../../machines/hall-effects.js';
+import type { LedgerRun, QueueRef, StoreOp } from '../../machines/hall-effects.js';
 
-/** A run recorded as started: it left its queue and its outcome is owed. */
-export interface LedgerRun {
-  id: string;
-  slot: string;
-  base_name: string;
-  entry: Mission;
-  binding?: string;
-  session?: string;
-  pid?: number;
-  /** Epoch milliseconds. */
-  started_at: number;
-  events_path: string;
-  log_path: string;
-}
+export type { LedgerRun };
 
 /**
  * Small facts adapters keep across restarts, each namespace in a file of its
@@ -31,7 +18,7 @@ export interface LedgerRun {
  */
 export type KeyValueOp = { op: 'set'; ns: string; key: string; value: unknown } | { op: 'unset'; ns: string; key: string };
 
-export type DurableOp = StoreOp | { op: 'run'; run: LedgerRun } | KeyValueOp;
+export type DurableOp = StoreOp | KeyValueOp;
 
 /** Namespaces are file names: lower-case words only. */
 export const KV_NAMESPACE = /^[a-z][a-z0-9_]{0,31}$/;
@@ -88,6 +75,9 @@ export class DurableState {
       case 'remove':
         this.remove(op.missionId, dirty);
         return;
+      case 'front':
+        this.toFront(op.missionId, dirty);
+        return;
       case 'run':
         this.remove(op.run.entry.id, dirty);
         this.runs.set(op.run.id, op.run);
@@ -139,6 +129,18 @@ export class DurableState {
       map.set(key, queue);
     }
     return queue;
+  }
+
+  /** Idempotent: a mission already first stays so, one that no longer waits is no change. */
+  private toFront(missionId: string, dirty: DirtyFiles): void {
+    const at = this.where.get(missionId);
+    if (!at) return;
+    const queue = this.queue(at);
+    const i = queue.findIndex((m) => m.id === missionId);
+    if (i <= 0) return;
+    const [entry] = queue.splice(i, 1);
+    if (entry) queue.unshift(entry);
+    markQueue(dirty, at);
   }
 
   private remove(missionId: string, dirty: DirtyFiles): void {

@@ -149,7 +149,7 @@ export class FileStateStore implements HallStateStore {
     try {
       await this.files.write();
     } catch (err) {
-      this.report('files', `cannot write state files in ${this.dir}: ${messageOf(err)}`);
+      this.report('files', `cannot write state files in ${this.dir}: ${errorMessage(err)}`);
       this.files.schedule(RETRY_DELAY_MS);
       return;
     }
@@ -198,8 +198,8 @@ export class FileStateStore implements HallStateStore {
       if (failure) throw failure;
       await this.log.sync();
     } catch (err) {
-      this.report('wal', `cannot write ${this.log.file}: ${messageOf(err)}`);
-      throw new Error(`the hall could not record this on disk: ${messageOf(err)}`);
+      this.report('wal', `cannot write ${this.log.file}: ${errorMessage(err)}`);
+      throw new Error(`the hall could not record this on disk: ${errorMessage(err)}`);
     }
     this.recovered('wal');
   }
@@ -226,8 +226,4 @@ export class FileStateStore implements HallStateStore {
     this.failures[kind] = null;
     if (this.failures.wal === null && this.failures.files === null) this.options.warn(`state written again in ${this.dir}`);
   }
-}
-
-function messageOf(err: unknown): string {
-  return errorMessage(err);
 }

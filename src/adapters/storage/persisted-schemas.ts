@@ -61,6 +61,7 @@ const queueRef = z.discriminatedUnion('kind', [
 export const durableOpSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('queue'), queue: queueRef, entry: missionSchema }),
   z.object({ op: z.literal('remove'), missionId: z.string() }),
+  z.object({ op: z.literal('front'), missionId: z.string() }),
   z.object({ op: z.literal('pid'), runId: z.string(), pid: z.number().int() }),
   z.object({ op: z.literal('end'), runId: z.string() }),
   z.object({ op: z.literal('bind'), binding: z.string(), session: z.string() }),

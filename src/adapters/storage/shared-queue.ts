@@ -65,6 +65,12 @@ export interface SharedQueue {
   remoteRuns(): Promise<RemoteRun[]>;
   /** Sends a cancel or kill to the hall that runs `id`, or drops the waiting mission `id` (a cancel). */
   signal(id: string, signal: 'cancel' | 'kill'): Promise<RemoteSignal>;
+  /**
+   * Moves the mission `id` waiting in the cluster's queue to the front of its
+   * queue; `binding`: the binding queue it waits in, if it waits for its
+   * binding; `from`: its place before (1: no change). Null when it does not wait there.
+   */
+  front(id: string): Promise<{ entry: Mission; binding?: string; from: number } | null>;
   /** Takes the cancels and kills other halls sent for this hall's runs. */
   takeSignals(): Promise<Array<{ runId: string; signal: 'cancel' | 'kill' }>>;
   /** Called when another hall may have freed a slot or binding, queued a mission or written events. */

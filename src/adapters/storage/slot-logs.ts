@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { hasResultLine, resultLine, resultText, runSection } from '../../domain/log-lines.js';
+import { hasResultLine, raiderLineText, resultLine, resultText, runSection } from '../../domain/log-lines.js';
 import { runOutcome } from '../../domain/outcome.js';
 import { parseRunId } from '../../domain/run-id.js';
 import { eventsPath, slotLogPath, type HallPaths } from './hall-paths.js';
@@ -82,4 +82,21 @@ export async function runLog(paths: HallPaths, id: unknown, liveSlot: string | u
   const outcome = runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } });
   const sep = text === '' || text.endsWith('\n') ? '' : '\n';
   return { log: `${text}${sep}${resultLine(id, outcome.status, resultText(outcome))}` };
+}
+
+const SAID_LINES = 20;
+
+/**
+ * The last lines a raider wrote on stderr (its lines of the slot log without
+ * the hall's, without their run id): why a raider that ended without a
+ * result did, e.g. "no engine configured". Empty when the log has none.
+ */
+export async function raiderSaid(paths: HallPaths, id: string): Promise<string[]> {
+  const log = await runLog(paths, id, undefined);
+  if (!('log' in log)) return [];
+  return log.log
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('[hall] '))
+    .map((line) => raiderLineText(line, id) ?? line)
+    .slice(-SAID_LINES);
 }

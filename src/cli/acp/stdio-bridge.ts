@@ -12,6 +12,7 @@ import readline from 'node:readline';
 import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { initializeResult } from '../../adapters/acp/acp-agent.js';
 import { hallNotRunning } from './hall-down.js';
+import { isRecord } from '../../domain/records.js';
 
 type Id = string | number;
 type Message = Record<string, unknown> & { id?: Id | null; method?: string };
@@ -214,8 +215,4 @@ class AcpBridge {
     // After stdin's end the bridge let go of the hall itself: nothing was lost, nothing to say.
     if (!this.closed) this.options.log(`lost the hall at ${this.socketPath}; requests fail until it is back`);
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

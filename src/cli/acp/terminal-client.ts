@@ -139,7 +139,8 @@ function render(params: SessionNotification, style: ReturnType<typeof styleFor>)
     case 'tool_call_update':
       if (u.status === 'completed' || u.status === 'failed') {
         const mark = u.status === 'completed' ? style.green('←') : style.red('←');
-        process.stdout.write(`${mark} ${String(u.toolCallId)} ${String(u.status)}\n`);
+        const tool = typeof u.title === 'string' && u.title !== '' ? u.title : String(u.toolCallId);
+        process.stdout.write(`${mark} ${tool} ${String(u.status)}\n`);
       }
       return;
     case 'current_mode_update':

@@ -8,10 +8,9 @@
 import fs from 'node:fs';
 import { readDocumentOrNull } from '../../adapters/storage/events-file.js';
 import { eventsPath, hallPaths } from '../../adapters/storage/hall-paths.js';
-import { runLog } from '../../adapters/storage/slot-logs.js';
+import { raiderSaid, runLog } from '../../adapters/storage/slot-logs.js';
 import { resultOf } from '../../domain/log-lines.js';
-import { SAFE_RAIDER_NAME } from '../../domain/names.js';
-import { parseRunId } from '../../domain/run-id.js';
+import { isSafeRunId } from '../../domain/run-id.js';
 import type { BusEnvelope } from '../../protocol/hall-client.js';
 import type { Answer } from '../../protocol/replies.js';
 import { followFile, lineSplitter } from './follow.js';
@@ -57,22 +56,6 @@ async function recordedEnd(root: string, id: string): Promise<RunEnd | null> {
   const result = 'log' in log ? resultOf(log.log, id) : null;
   if (result === null) return null;
   return result.status === 'completed' || result.text === '' ? { status: result.status } : { status: result.status, error: result.text };
-}
-
-const SAID_LINES = 20;
-
-/**
- * The last lines a raider wrote on stderr (its slot log section without the
- * hall's lines): why a raider that ended without a result did, e.g. "no
- * engine configured".
- */
-async function raiderSaid(root: string, id: string): Promise<string[]> {
-  const log = await runLog(hallPaths(root), id, undefined);
-  if (!('log' in log)) return [];
-  return log.log
-    .split('\n')
-    .filter((line) => line.trim() !== '' && !line.startsWith('[hall] '))
-    .slice(-SAID_LINES);
 }
 
 /** Prints each events-file line: as it is with --json, rendered for a person otherwise. */
@@ -126,15 +109,14 @@ export async function attachRunning(
   printer.flush();
   const end = done !== null ? endOfDone(done) : await recordedEnd(root, id);
   if (end?.status === 'failed' && readDocumentOrNull(reply.events_path) === null) {
-    for (const line of await raiderSaid(root, id)) process.stderr.write(`raider ${id}: ${line}\n`);
+    for (const line of await raiderSaid(hallPaths(root), id)) process.stderr.write(`raider ${id}: ${line}\n`);
   }
   return finish(id, end, false);
 }
 
 /** Replays a run that has ended from its files; null when there is no such run on disk. */
 export async function replayEnded(root: string, id: string, json: boolean): Promise<number | null> {
-  const parsed = parseRunId(id);
-  if (parsed === null || !SAFE_RAIDER_NAME.test(parsed.slot)) return null;
+  if (!isSafeRunId(id)) return null;
   const end = await recordedEnd(root, id);
   if (end === null) return null;
   let events: Buffer | null = null;

@@ -1,6 +1,7 @@
 /** `raider hall init` and `add-raider`: writing `.raider-hall.yml`, keeping what is already in it. */
 import fs from 'node:fs';
 import YAML from 'yaml';
+import { isKnownEngine, unknownEngineText } from '../../domain/engines.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { UsageError } from './dir-args.js';
 
@@ -17,7 +18,14 @@ function checkName(name: string): void {
   }
 }
 
+/** A value the hall would refuse at load (exit 3, as a bad `.raider-hall.yml` is): refused before it is written. */
+export class ConfigValueError extends Error {
+  readonly exitCode = 3;
+}
+
 function entryOf(fields: RaiderFields): Record<string, unknown> {
+  if (fields.engine !== undefined && !isKnownEngine(fields.engine))
+    throw new ConfigValueError(`--engine: ${unknownEngineText(fields.engine)}`);
   return {
     ...(fields.engine ? { engine: fields.engine } : {}),
     persona: fields.persona || 'caveman',

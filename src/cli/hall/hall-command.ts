@@ -6,16 +6,18 @@
 import path from 'node:path';
 import { Command, CommanderError, Option } from '../commonjs-libraries.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
+import { registerAnswerCommand } from './answer-command.js';
 import { registerDashboardCommand } from './dashboard-command.js';
 import { dirThen, exitCodeOf, onlyDir, UsageError } from './dir-args.js';
 import { followFile, lineSplitter } from './follow.js';
-import { hallRequest } from '../../protocol/hall-client.js';
+import { HallClientError, hallRequest } from '../../protocol/hall-client.js';
 import { ask, HallAnswer, pretty, socketOf } from './hall-ask.js';
 import { registerQueueCommand } from './queue-command.js';
 import { registerSessionList } from './session-list-command.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-pipe.js';
 import { renderPs, renderStatus, styleFor } from './render.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { isRunLine } from '../../domain/log-lines.js';
 
 /** One line from stdin after a prompt; what was typed before end of input counts, nothing is ''. */
 async function askLine(prompt: string): Promise<string> {
@@ -34,8 +36,8 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 /**
- * `logs --follow` of a running run: the slot log from the run's start line,
- * as it grows, up to and including its result line.
+ * `logs --follow` of a running run: its lines of the slot log from its start
+ * line, as the log grows, up to and including its result line.
  */
 async function followRunLog(socketPath: string, id: string, logPath: string): Promise<void> {
   const fs = await import('node:fs');
@@ -44,12 +46,33 @@ async function followRunLog(socketPath: string, id: string, logPath: string): Pr
   const resultPrefix = `[hall] raider ${id} `;
   let done = false;
   const lines = lineSplitter((line) => {
-    if (done) return;
+    if (done || !isRunLine(line, id)) return;
     process.stdout.write(`${line}\n`);
     if (line.startsWith(resultPrefix) && /^[A-Za-z_]+: /.test(line.slice(resultPrefix.length))) done = true;
   });
   await followFile({ socketPath, runId: id, file: logPath, offset: Math.max(0, at), onChunk: (chunk) => lines.push(chunk) });
   lines.flush();
+}
+
+/**
+ * The `logs` answer of the hall, or, when no hall answers, the same read from
+ * the files under `.raider-hall/` (the run's slot comes from its id).
+ */
+async function runLogText(dir: string, id: string): Promise<string> {
+  let unreachable: HallClientError;
+  try {
+    return (await ask(dir, 'logs', { id })).log;
+  } catch (err) {
+    if (!(err instanceof HallClientError)) throw err;
+    unreachable = err;
+  }
+  const [{ runLog }, { hallPaths }] = await Promise.all([
+    import('../../adapters/storage/slot-logs.js'),
+    import('../../adapters/storage/hall-paths.js'),
+  ]);
+  const onDisk = await runLog(hallPaths(dir), id, undefined);
+  if ('log' in onDisk) return onDisk.log;
+  throw new Error(`raider ${id} not found in ${dir}/.raider-hall/logs (${unreachable.message})`);
 }
 
 function buildProgram(setCode: (code: number) => void): Command {
@@ -165,7 +188,7 @@ function buildProgram(setCode: (code: number) => void): Command {
     .description('give a raider a mission: spawn [DIR] NAME MISSION...')
     .argument('[args...]')
     .option('--attach', 'follow the run until it ends')
-    .option('--json', 'with --attach: print the raw event stream')
+    .option('--json', "print the hall's reply as JSON; with --attach, the raw event stream")
     .option('--binding <key>', 'run in the session of this binding')
     .action(async (args: string[], opts: { attach?: boolean; json?: boolean; binding?: string }) => {
       const { dir, rest } = dirThen(args, 2);
@@ -178,6 +201,12 @@ function buildProgram(setCode: (code: number) => void): Command {
       });
       // A refused mission's reply carries its error too.
       if ('error' in reply) throw new Error(`Hall error: ${reply.error}`);
+      // On stderr: stdout stays the Spawned / queued line that scripts read.
+      if (reply.notice !== undefined) process.stderr.write(`Note: ${reply.notice}.\n`);
+      if (opts.json === true && opts.attach !== true) {
+        process.stdout.write(pretty(reply));
+        return;
+      }
       if ('queued' in reply) {
         const where = reply.binding !== undefined ? `${reply.slot} (waiting for binding ${reply.binding})` : reply.slot;
         process.stdout.write(`Mission ${reply.mission_id} queued for ${where}, position ${reply.queue_depth}.\n`);
@@ -249,15 +278,15 @@ function buildProgram(setCode: (code: number) => void): Command {
       const [id] = rest;
       if (rest.length !== 1 || id === undefined) throw new UsageError('Usage: raider hall logs ID [--follow]');
       if (opts.follow) {
-        const live = await hallRequest(socketOf(dir), 'attach', { id });
-        if (!('error' in live)) {
+        // No hall: nothing runs, the run's lines are all on disk already.
+        const live = await hallRequest(socketOf(dir), 'attach', { id }).catch(() => null);
+        if (live !== null && !('error' in live)) {
           await followRunLog(socketOf(dir), id, live.log_path);
           return;
         }
       }
-      // Not followed, or already ended: the run's part of the log as the hall has it.
-      const reply = await ask(dir, 'logs', { id });
-      process.stdout.write(reply.log);
+      // Not followed, or already ended: the run's lines of its log as the hall has them.
+      process.stdout.write(await runLogText(dir, id));
     });
 
   program
@@ -321,6 +350,7 @@ function buildProgram(setCode: (code: number) => void): Command {
 
   registerDashboardCommand(program);
   registerQueueCommand(program);
+  registerAnswerCommand(program);
 
   const session = program.command('session').description('session bindings');
   registerSessionList(session);

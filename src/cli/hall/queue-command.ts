@@ -1,7 +1,8 @@
 /**
  * `raider hall queue [DIR] [SLOT] [--json]`: what waits, per numbered slot
  * and binding queue, in the order it will start, with each mission's id (for
- * `cancel ID`), position, age and text.
+ * `cancel ID`), position, age and text. `queue [DIR] --front MISSION_ID`
+ * moves a waiting mission to the front of its queue.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -51,10 +52,25 @@ function dirAndSlot(args: string[]): { dir: string; slot?: string } {
 export function registerQueueCommand(program: Command): void {
   program
     .command('queue')
-    .description('what waits, in order, per slot and binding queue (cancel ID drops one): queue [DIR] [SLOT]')
+    .description(
+      'what waits, in order, per slot and binding queue (cancel ID drops one): queue [DIR] [SLOT]; queue [DIR] --front MISSION_ID moves one first',
+    )
     .argument('[args...]')
-    .option('--json', 'print the queue reply as JSON')
-    .action(async (args: string[], opts: { json?: boolean }) => {
+    .option('--json', 'print the reply as JSON')
+    .option('--front <mission_id>', 'move this waiting mission to the front of its queue')
+    .action(async (args: string[], opts: { json?: boolean; front?: string }) => {
+      if (opts.front !== undefined) {
+        const reply = await ask(onlyDir(args), 'queue_front', { id: opts.front });
+        const where = reply.binding ?? reply.slot;
+        process.stdout.write(
+          opts.json
+            ? pretty(reply)
+            : reply.from === 1
+              ? `Mission ${reply.mission_id} is already first in ${where}.\n`
+              : `Moved mission ${reply.mission_id} to the front of ${where} (it was at position ${reply.from}).\n`,
+        );
+        return;
+      }
       const { dir, slot } = dirAndSlot(args);
       const reply = await ask(dir, 'queue', slot !== undefined ? { slot } : {});
       process.stdout.write(opts.json ? pretty(reply) : renderQueue(reply, process.stdout.columns ?? 100));

@@ -22,8 +22,10 @@ import type { Engine } from './engine.js';
 import type { ModelEngineConfig } from './model-engine.js';
 import { loadScript, scriptPath } from './script-file.js';
 import { ScriptedEngine } from './scripted.js';
+import { KNOWN_ENGINES } from '../../domain/engines.js';
 
-export const KNOWN_ENGINES = ['anthropic', 'openai', 'scripted'] as const;
+export { KNOWN_ENGINES };
+
 type ModelEngine = 'anthropic' | 'openai';
 
 interface EngineDefaults {

@@ -8,7 +8,7 @@
  */
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { PermissionMode } from '../args.js';
+import type { PermissionMode } from '../../domain/permission.js';
 import type { ToolCallEntry } from '../engines/engine.js';
 import type { Tool } from '../tools/tool.js';
 import type { Asker, AnswerWord } from './channel.js';

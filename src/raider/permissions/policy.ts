@@ -21,7 +21,7 @@
  * hall raider with nobody to ask wants; `bypassPermissions` also skips ask
  * rules. "Ask" becomes a refusal where there is nobody to ask.
  */
-import type { PermissionMode } from '../args.js';
+import type { PermissionMode } from '../../domain/permission.js';
 import type { AccessCategory } from '../tools/tool.js';
 import { ruleMatches, type CallFacts, type MatchContext, type Rule } from './rules.js';
 

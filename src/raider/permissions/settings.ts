@@ -17,7 +17,7 @@
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PERMISSION_MODES, type PermissionMode } from '../args.js';
+import { PERMISSION_MODES, type PermissionMode } from '../../domain/permission.js';
 import { checkConfig, readConfigDocument } from '../config/yaml-file.js';
 import type { RuleSet } from './policy.js';
 import { parseRule, type Rule } from './rules.js';

@@ -40,6 +40,13 @@ ON CONFLICT (cluster, id) DO UPDATE
 SET queue_kind = EXCLUDED.queue_kind, queue_key = EXCLUDED.queue_key, seq = EXCLUDED.seq, entry = EXCLUDED.entry
 WHERE (raider_hall_missions.queue_kind, raider_hall_missions.queue_key) IS DISTINCT FROM (EXCLUDED.queue_kind, EXCLUDED.queue_key)`;
 const REMOVE = 'DELETE FROM raider_hall_missions WHERE cluster = $1 AND id = $2';
+// To the head of its own queue: one less than the queue's smallest seq (seqs may go below 1).
+// Only when it is not the head already, so sending it again changes nothing.
+const FRONT = `UPDATE raider_hall_missions AS m SET seq = q.head - 1
+FROM (SELECT min(o.seq) AS head FROM raider_hall_missions AS o JOIN raider_hall_missions AS me
+  ON me.cluster = o.cluster AND me.queue_kind = o.queue_kind AND me.queue_key = o.queue_key
+  WHERE me.cluster = $1 AND me.id = $2) AS q
+WHERE m.cluster = $1 AND m.id = $2 AND m.seq > q.head`;
 const RUN = `INSERT INTO raider_hall_runs (cluster, id, hall, slot, binding, mission_id, pid, record)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)
 ON CONFLICT (cluster, id) DO UPDATE SET hall = EXCLUDED.hall, pid = EXCLUDED.pid, record = EXCLUDED.record`;
@@ -64,6 +71,8 @@ export function opStatements(op: DurableOp, scope: StoreScope): Statement[] {
     }
     case 'remove':
       return [{ text: REMOVE, values: [cluster, op.missionId] }];
+    case 'front':
+      return [{ text: FRONT, values: [cluster, op.missionId] }];
     case 'run': {
       const run = op.run;
       return [

@@ -23,13 +23,18 @@ const EVENTS_KEEP = '10 minutes';
 /** At most this many events per read: a hall that fell behind catches up over a few reads. */
 const EVENTS_PAGE = 500;
 
-/** Only the head of a serial slot and of a binding, with no run of either alive, may be claimed. */
+/**
+ * Only the head of a serial slot and of a binding, with no run of either
+ * alive, may be claimed. A claimed mission holds its keys whatever its seq
+ * (one moved to the front with queue_front may go below it while it starts);
+ * equal seqs (two moves at once) are ordered by id.
+ */
 const CLAIM = `WITH picked AS (
   SELECT m.cluster, m.id FROM raider_hall_missions m
   WHERE m.cluster = $1 AND m.state = 'waiting'
     AND NOT EXISTS (
       SELECT 1 FROM raider_hall_missions e
-      WHERE e.cluster = m.cluster AND e.seq < m.seq
+      WHERE e.cluster = m.cluster AND e.id <> m.id AND ((e.seq, e.id) < (m.seq, m.id) OR e.state = 'claimed')
         AND ((m.serial_slot IS NOT NULL AND e.serial_slot = m.serial_slot) OR (m.binding IS NOT NULL AND e.binding = m.binding)))
     AND NOT EXISTS (
       SELECT 1 FROM raider_hall_runs r
@@ -53,7 +58,24 @@ const DEPTH = `SELECT count(*)::integer AS depth FROM raider_hall_missions e
 JOIN raider_hall_missions me ON me.cluster = e.cluster AND me.id = $2
 WHERE e.cluster = $1 AND e.seq <= me.seq AND (e.id = $2 OR e.serial_slot = $3 OR e.binding = $4)`;
 
+/**
+ * A waiting mission to the head of its queue (one less than the queue's
+ * smallest seq), as the store's `front` operation does; `place`: where it was.
+ */
+const FRONT = `WITH me AS (
+  SELECT id, queue_kind, queue_key, seq, entry FROM raider_hall_missions WHERE cluster = $1 AND id = $2 AND state = 'waiting' FOR UPDATE
+), q AS (
+  SELECT (count(*) FILTER (WHERE o.seq <= me.seq))::integer AS place, min(o.seq) AS head
+  FROM raider_hall_missions o JOIN me ON o.queue_kind = me.queue_kind AND o.queue_key = me.queue_key
+  WHERE o.cluster = $1
+), moved AS (
+  -- Carried out though nothing reads it, as every data-modifying WITH is.
+  UPDATE raider_hall_missions m SET seq = q.head - 1 FROM q WHERE m.cluster = $1 AND m.id = $2 AND m.seq > q.head RETURNING m.id
+)
+SELECT me.entry, me.queue_kind, me.queue_key, q.place FROM me, q`;
+
 const eventRow = z.object({ id: z.union([z.string(), z.number()]), hall: z.string(), event: z.looseObject({ type: z.string() }) });
+const frontRow = z.object({ entry: z.unknown(), queue_kind: z.string(), queue_key: z.string(), place: z.number() });
 const claimRow = z.object({ seq: z.union([z.string(), z.number()]), entry: z.unknown(), session: z.string().nullable() });
 const lostRow = z.object({ hall: z.string(), record: z.unknown() });
 
@@ -259,6 +281,15 @@ export class PostgresSharedQueue implements SharedQueue {
     );
     const entry = missionSchema.safeParse(dropped.rows[0]?.entry);
     return entry.success ? { kind: 'dropped', entry: entry.data } : { kind: 'unknown' };
+  }
+
+  async front(id: string): Promise<{ entry: Mission; binding?: string; from: number } | null> {
+    const result = await this.pool.query(FRONT, [this.cluster, id]);
+    if (result.rows.length === 0) return null;
+    const row = frontRow.parse(result.rows[0]);
+    const entry = missionSchema.safeParse(row.entry);
+    if (!entry.success) throw new Error(`the waiting mission ${id} in the database is not readable: ${z.prettifyError(entry.error)}`);
+    return { entry: entry.data, ...(row.queue_kind === 'binding' ? { binding: row.queue_key } : {}), from: row.place };
   }
 
   async takeSignals(): Promise<Array<{ runId: string; signal: 'cancel' | 'kill' }>> {

@@ -1,0 +1,202 @@
+/**
+ * What the hall says, as pure functions of what it heard: the event-bus
+ * events, replies and store operations its actions emit. Each field and its
+ * presence is a public contract (docs/protocol.md), so the shapes are built
+ * here, once, and tested directly; the hall machine only decides which to
+ * emit and when.
+ */
+import type { Mission } from '../domain/mission.js';
+import type { RunOutcome } from '../domain/outcome.js';
+import type { HallBusEvent, RaiderDoneEvent } from '../protocol/events.js';
+import type { CancelQueuedReply, QueueFrontReply } from '../protocol/replies.js';
+import type { BindingQueueReport } from './binding-queue.machine.js';
+import type { HallEmitted, LiveRun, ReplyBody, StoreOp } from './hall-effects.js';
+import type { RunOutput, RunSpawnedReport } from './run.machine.js';
+import type { DropReason, SlotReport } from './slot.machine.js';
+
+type BusEventOf<T extends HallBusEvent['type']> = Extract<HallBusEvent, { type: T }>;
+type RefusedRun = Extract<RunOutput, { kind: 'refused' }>;
+type SlotQueued = Extract<SlotReport, { type: 'slot.queued' }>;
+type BindingQueued = Extract<BindingQueueReport, { type: 'binding.queued' }>;
+
+/** A run of a previous hall found already gone at start-up: reported, never run again. */
+export interface EndedRun {
+  runId: string;
+  slot: string;
+  pid: number;
+  entry: Mission;
+  binding?: string;
+  session?: string;
+  outcome: RunOutcome;
+}
+
+export const busEffect = (event: HallBusEvent): HallEmitted => ({ type: 'bus', event });
+export const storeEffect = (op: StoreOp): HallEmitted => ({ type: 'store', op });
+export const replyEffect = (reqId: string, body: ReplyBody): HallEmitted => ({ type: 'reply', reqId, body });
+
+/** The binding and session a run continues, or nothing when it runs unbound. */
+function boundOf(run: { binding?: string; session?: string }): { session: string; binding: string } | undefined {
+  return run.binding !== undefined && run.session !== undefined ? { session: run.session, binding: run.binding } : undefined;
+}
+
+/** The `raider.done` event of a run, live or found ended at start-up. */
+export function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEvent {
+  const o = run.outcome;
+  return {
+    type: 'raider.done',
+    id: run.runId,
+    slot: run.slot,
+    pid: run.pid,
+    exit_code: o.exit_code,
+    signaled: o.signaled,
+    status: o.status,
+    ...(o.response !== undefined ? { response: o.response } : {}),
+    ...(o.error !== undefined ? { error: o.error } : {}),
+    ...(o.hall_stop !== undefined ? { hall_stop: o.hall_stop } : {}),
+    ...(o.session !== undefined ? { session: o.session } : {}),
+    ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
+    mission_id: run.entry.id,
+    ...(run.cancelRequested ? { cancel_requested: true } : {}),
+  };
+}
+
+/** A started run as `ps`, `status` and `attach` show it. */
+export function liveRunOf(report: RunSpawnedReport): LiveRun {
+  return {
+    id: report.runId,
+    slot: report.slot,
+    base_name: report.baseName,
+    pid: report.pid,
+    mission: report.entry.mission,
+    mission_id: report.entry.id,
+    ...boundOf(report),
+    events_path: report.eventsPath,
+    log_path: report.logPath,
+    started_at: report.startedAt,
+  };
+}
+
+export function spawnedEvent(report: RunSpawnedReport): BusEventOf<'raider.spawned'> {
+  return {
+    type: 'raider.spawned',
+    id: report.runId,
+    pid: report.pid,
+    slot: report.slot,
+    base_name: report.baseName,
+    mission_id: report.entry.id,
+    ...boundOf(report),
+  };
+}
+
+/** The answer to a spawn whose run started. */
+export function spawnedReply(report: RunSpawnedReport): ReplyBody {
+  return {
+    id: report.runId,
+    pid: report.pid,
+    slot: report.slot,
+    events_path: report.eventsPath,
+    mission_id: report.entry.id,
+    ...boundOf(report),
+  };
+}
+
+export function refusedEvent(out: RefusedRun): BusEventOf<'raider.refused'> {
+  return {
+    type: 'raider.refused',
+    status: 'refused',
+    slot: out.slot,
+    name: out.entry.name,
+    ...(out.binding !== undefined ? { binding: out.binding } : {}),
+    reason: out.reason,
+    error: out.error,
+    queued: out.queued,
+    mission_id: out.entry.id,
+  };
+}
+
+export function refusedReply(out: RefusedRun): ReplyBody {
+  return { status: 'refused', reason: out.reason, error: out.error };
+}
+
+/** The answer to a spawn whose raider could not be started at all. */
+export function unstartedReply(outcome: RunOutcome): ReplyBody {
+  return { error: `command failed: ${outcome.error ?? 'the raider could not be started'}` };
+}
+
+export function slotQueuedEvent(queued: SlotQueued): BusEventOf<'raider.queued'> {
+  return { type: 'raider.queued', slot: queued.slot, queue_depth: queued.depth, mission_id: queued.entry.id };
+}
+
+export function slotQueuedReply(queued: SlotQueued): ReplyBody {
+  return { queued: 1, slot: queued.slot, queue_depth: queued.depth, mission_id: queued.entry.id };
+}
+
+/**
+ * A mission that waits before any queue actor holds it: for room under
+ * `max_running` (no binding named), or in a shared cluster's queue (its binding, if any).
+ */
+export function missionQueuedEvent(entry: Mission, depth: number, binding: string | undefined): BusEventOf<'raider.queued'> {
+  return {
+    type: 'raider.queued',
+    slot: entry.name,
+    ...(binding !== undefined ? { binding } : {}),
+    queue_depth: depth,
+    mission_id: entry.id,
+  };
+}
+
+export function missionQueuedReply(entry: Mission, depth: number, binding: string | undefined): ReplyBody {
+  return { queued: 1, slot: entry.name, ...(binding !== undefined ? { binding } : {}), queue_depth: depth, mission_id: entry.id };
+}
+
+/** A mission waiting for its binding is reported under its raider name, with the binding. */
+export function bindingQueuedEvent(queued: BindingQueued): BusEventOf<'raider.queued'> {
+  return {
+    type: 'raider.queued',
+    slot: queued.entry.name,
+    binding: queued.binding,
+    queue_depth: queued.depth,
+    mission_id: queued.entry.id,
+  };
+}
+
+export function bindingQueuedReply(queued: BindingQueued): ReplyBody {
+  return { queued: 1, slot: queued.entry.name, binding: queued.binding, queue_depth: queued.depth, mission_id: queued.entry.id };
+}
+
+export function droppedEvent(entry: Mission, reason: DropReason): BusEventOf<'raider.dropped'> {
+  return {
+    type: 'raider.dropped',
+    mission_id: entry.id,
+    slot: entry.name,
+    ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
+    reason,
+  };
+}
+
+/** The answer to a cancel that took a waiting mission out of its queue. */
+export function cancelledWaitingReply(entry: Mission): CancelQueuedReply {
+  return {
+    dropped: 1,
+    mission_id: entry.id,
+    slot: entry.name,
+    ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
+  };
+}
+
+/** A waiting mission an operator moved to the front of its queue (binding: the binding queue it waits in). */
+export function movedEvent(entry: Mission, binding: string | undefined, from: number): BusEventOf<'raider.moved'> {
+  return {
+    type: 'raider.moved',
+    mission_id: entry.id,
+    slot: entry.name,
+    ...(binding !== undefined ? { binding } : {}),
+    position: 1,
+    from,
+  };
+}
+
+/** The answer to a queue_front that moved its mission. */
+export function movedReply(entry: Mission, binding: string | undefined, from: number): QueueFrontReply {
+  return { moved: 1, mission_id: entry.id, slot: entry.name, ...(binding !== undefined ? { binding } : {}), position: 1, from };
+}
