@@ -216,7 +216,10 @@ describe('a hall with its state in PostgreSQL', () => {
     await rows(url, "INSERT INTO raider_hall_schema (version, name) VALUES (2, '002_future.sql')");
     const newer = await runCli(['hall', 'start', root, '--quiet'], { env: { PGPW: server.password } });
     expect(newer).toMatchObject({ code: 3, stderr: expect.stringMatching(/has schema version 2, newer than this hall knows \(1\)/) });
-    const nobody = await runCli(['hall', 'start', tempRoot(), '--quiet'], {
+    // A root with a config of its own, so stderr holds the database's error only.
+    const configured = tempRoot();
+    fs.writeFileSync(path.join(configured, '.raider-hall.yml'), 'raiders: {}\n');
+    const nobody = await runCli(['hall', 'start', configured, '--quiet'], {
       env: { RAIDER_HALL_DATABASE_URL: 'postgres://hall:secret@127.0.0.1:1/raiders' },
     });
     expect(nobody.code).toBe(1);
