@@ -5,6 +5,7 @@
 import { h, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
+import { Timeline } from './timeline.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
@@ -232,14 +233,6 @@ function outputLine(event) {
   }
 }
 
-function timelineLine(event) {
-  if (event.type === 'dashboard.cancel') return 'cancel asked from the dashboard (SIGINT, then SIGTERM after the grace, then SIGKILL)';
-  if (event.type === 'dashboard.kill') return 'kill asked from the dashboard (SIGKILL)';
-  if (event.type === 'raider.done') return `ended: ${text(event.status)}${event.error ? ` (${text(event.error)})` : ''}`;
-  if (event.type === 'run.state') return `state: ${text(event.state)}`;
-  return text(event.type);
-}
-
 function RunPage({ id, readOnly }) {
   const [detail, setDetail] = useState(null);
   const [stamp, setStamp] = useState(0);
@@ -268,9 +261,6 @@ function RunPage({ id, readOnly }) {
   if (detail === null) return html`<main><p>Loading ${id}…</p></main>`;
   if (detail.error !== undefined) return html`<main><p role="alert">${text(detail.error)}</p><a href="#/">All runs</a></main>`;
   const output = detail.events.map(outputLine).filter((line) => line !== null);
-  const timeline = [...detail.events.filter((e) => e.type === 'run.started' || e.type === 'run.state'), ...detail.timeline]
-    .filter((e) => typeof e.time === 'number')
-    .sort((a, b) => a.time - b.time);
   const act = (verb) => () =>
     postJson(`/api/runs/${encodeURIComponent(id)}/${verb}`, {})
       .then(() => setStamp((n) => n + 1))
@@ -290,9 +280,7 @@ function RunPage({ id, readOnly }) {
         : null
     }
     <section aria-label="Output"><h3>Output</h3>${output.map((line) => html`<pre>${line}</pre>`)}</section>
-    <section aria-label="Timeline"><h3>Timeline</h3>
-      <ol>${timeline.map((e) => html`<li><time>${time(e.time * 1000)}</time> ${timelineLine(e)}</li>`)}</ol>
-    </section>
+    <${Timeline} detail=${detail} />
   </main>`;
 }
 

