@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runStarted, type Json, type TestHall } from '../support/test-hall.js';
 import { bearer, httpRequest, json, startBoardHall, type Board } from './dashboard-support.js';
+import { startScriptedHall } from './scripted-hall.js';
 
 const halls: TestHall[] = [];
 afterEach(async () => {
@@ -67,5 +68,44 @@ describe('a run page timeline', () => {
     } finally {
       events.close();
     }
+  });
+});
+
+async function scriptedHall(): Promise<{ hall: TestHall; board: Board }> {
+  const s = await startScriptedHall();
+  halls.push(s.hall);
+  return s;
+}
+
+describe('GET /api/sessions and /api/sessions/ID', () => {
+  it('lists bindings with their sessions and every journal; reads one journal: messages, tool calls, permission decisions', async () => {
+    const { hall, board } = await scriptedHall();
+    const events = await hall.events('raider.done');
+    let done: Json;
+    try {
+      const run = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'look around <b>here</b>' });
+      done = await events.waitFor((e) => e.id === run.id);
+    } finally {
+      events.close();
+    }
+    expect(done).toMatchObject({ status: 'completed', session: expect.any(String), binding: 'slot:1bjorn' });
+
+    const list = await get(board, '/api/sessions');
+    expect(list.bindings).toEqual([expect.objectContaining({ binding: 'slot:1bjorn', session: done.session })]);
+    expect(list.journals).toEqual([expect.objectContaining({ session: done.session, binding: 'slot:1bjorn', bytes: expect.any(Number) })]);
+
+    const journal = await get(board, `/api/sessions/${done.session}`);
+    expect(journal).toMatchObject({ status: 200, session: done.session, binding: 'slot:1bjorn', truncated: false });
+    const entries: Json[] = journal.entries;
+    expect(entries.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['session.created', 'run.started', 'message', 'tool.call', 'tool.result', 'permission']),
+    );
+    expect(entries.find((e) => e.type === 'message' && e.role === 'user')?.content).toBe('look around <b>here</b>');
+    expect(entries.find((e) => e.type === 'tool.call')).toMatchObject({ name: 'list_dir' });
+    expect(entries.find((e) => e.type === 'permission')).toMatchObject({ name: 'bash', decision: 'refused' });
+    expect(entries.find((e) => e.type === 'message' && e.role === 'assistant')?.content).toBe('I looked: look around <b>here</b>');
+
+    expect((await get(board, '/api/sessions/20990101-000000-abcd')).status).toBe(404);
+    expect((await get(board, `/api/sessions/${encodeURIComponent('../../etc/passwd')}`)).status).toBe(404);
   });
 });

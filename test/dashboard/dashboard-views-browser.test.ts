@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runStarted, type TestHall } from '../support/test-hall.js';
 import { launchBrowser, skipBrowserTests } from './browser.js';
 import { startBoardHall, type Board } from './dashboard-support.js';
+import { startScriptedHall } from './scripted-hall.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard view browser tests skipped: ${skipBrowserTests}`);
 
@@ -31,12 +32,12 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
     await hall?.stop();
   });
 
-  async function loggedIn(hash = ''): Promise<Page> {
+  async function loggedIn(hash = '', target: Board = board): Promise<Page> {
     const context = await browser.newContext();
     contexts.push(context);
     const page = await context.newPage();
     page.on('request', (req) => {
-      if (!req.url().startsWith(board.url)) problems.push(`foreign request ${req.url()}`);
+      if (!req.url().startsWith(target.url)) problems.push(`foreign request ${req.url()}`);
     });
     page.on('console', (message) => {
       if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
@@ -45,8 +46,8 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
       if (res.status() >= 400) problems.push(`${res.status()} ${res.url()}`);
     });
     page.on('pageerror', (err) => problems.push(err.message));
-    await page.goto(`${board.url}?token=${board.token}`);
-    if (hash !== '') await page.goto(`${board.url}${hash}`);
+    await page.goto(`${target.url}?token=${target.token}`);
+    if (hash !== '') await page.goto(`${target.url}${hash}`);
     return page;
   }
 
@@ -62,6 +63,38 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
     expect(signals.map((s) => /SIG\w+/.exec(s)?.[0])).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL']);
     expect(signals[1]).toMatch(/\(\+0\.[3-9]\d s\)|\(\+\d+\.\d\d s\)/);
     expect(steps.at(-1)).toMatch(/killed by signal 9.*escalated to SIGKILL/);
+  });
+
+  it('lists bindings with their sessions, and shows a journal as text: messages, tool calls, permission decisions', async () => {
+    const scripted = await startScriptedHall();
+    try {
+      const events = await scripted.hall.events('raider.done');
+      let session: string;
+      try {
+        const run = await scripted.hall.request({
+          cmd: 'spawn',
+          name: '1bjorn',
+          mission: 'look at <img src=x onerror="document.title=1">',
+        });
+        session = (await events.waitFor((e) => e.id === run.id)).session;
+      } finally {
+        events.close();
+      }
+      const page = await loggedIn('', scripted.board);
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Sessions' }).click();
+      const bindings = page.getByRole('table', { name: 'Bindings' });
+      const row = bindings.getByRole('row').filter({ hasText: 'slot:1bjorn' });
+      await row.getByRole('link', { name: session }).click();
+      const journal = page.getByRole('region', { name: 'Journal' });
+      await journal.getByText('user: look at <img src=x onerror="document.title=1">').waitFor();
+      await journal.getByText(/→ list_dir/).waitFor();
+      await journal.getByText(/permission refused: bash/).waitFor();
+      await journal.getByText(/assistant: I looked: look at <img/).waitFor();
+      expect(await page.locator('img').count()).toBe(0);
+      expect(await page.title()).toBe('Raider Hall');
+    } finally {
+      await scripted.hall.stop();
+    }
   });
 
   it('ran without script errors, CSP violations or requests outside its origin', () => {

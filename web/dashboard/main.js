@@ -5,93 +5,12 @@
 import { h, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
+import { connectEvents, getJson, live, postJson, reportFailure, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
+import { Nav, ViewPage, viewRoute } from './views.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
-
-/** A failed request leaves the view as it was; the console says why. */
-function reportFailure(err) {
-  console.warn(`dashboard: ${err}`);
-}
-
-async function getJson(path) {
-  const res = await fetch(path, { credentials: 'same-origin' });
-  return res.json();
-}
-
-async function postJson(path, body) {
-  const res = await fetch(path, {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return res.json();
-}
-
-// ------------------------------------------------------------ live events
-
-/** Events a frozen page holds at most; older ones are summed up as one `resync` (the views load anew). */
-const HELD_MAX = 5000;
-
-/**
- * Bus events, handed to listeners in one batch per animation frame. While
- * frozen they are held; `heldListeners` hear how many, once a frame.
- */
-const live = {
-  queue: [],
-  held: 0,
-  listeners: new Set(),
-  heldListeners: new Set(),
-  frozen: false,
-  scheduled: false,
-  push(event) {
-    this.queue.push(event);
-    if (this.frozen) this.held++;
-    if (this.queue.length > HELD_MAX) this.queue = [{ type: 'raider.resync' }, ...this.queue.slice(-HELD_MAX / 2)];
-    this.schedule();
-  },
-  schedule() {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    requestAnimationFrame(() => {
-      this.scheduled = false;
-      if (this.frozen) {
-        for (const tell of this.heldListeners) tell(this.held);
-        return;
-      }
-      const batch = this.queue;
-      this.queue = [];
-      if (batch.length > 0) for (const listen of this.listeners) listen(batch);
-    });
-  },
-  setFrozen(frozen) {
-    this.frozen = frozen;
-    this.held = 0;
-    this.schedule();
-  },
-};
-
-function connectEvents() {
-  const source = new EventSource('/api/events');
-  source.onmessage = (message) => {
-    try {
-      live.push(JSON.parse(message.data));
-    } catch {
-      /* not an event */
-    }
-  };
-  // The hall no longer has what we missed (or restarted): start from its present.
-  source.addEventListener('reload', () => location.reload());
-}
-
-function useLiveBatch(onBatch, deps) {
-  useEffect(() => {
-    live.listeners.add(onBatch);
-    return () => live.listeners.delete(onBatch);
-  }, deps);
-}
 
 // ------------------------------------------------------------ formatting
 
@@ -287,6 +206,8 @@ function RunPage({ id, readOnly }) {
 // ------------------------------------------------------------ shell
 
 function currentRoute() {
+  const view = viewRoute(location.hash);
+  if (view) return view;
   const m = /^#\/runs\/(.+)$/.exec(location.hash);
   return m ? { page: 'run', id: decodeURIComponent(m[1]) } : { page: 'runs' };
 }
@@ -302,8 +223,14 @@ function App() {
   }, []);
   if (status === null) return html`<p>Loading…</p>`;
   const readOnly = status.dashboard?.read_only === true;
-  return html`<header><h1>Raider Hall</h1><span class="root">${text(status.root)}</span></header>
-    ${route.page === 'run' ? html`<${RunPage} id=${route.id} readOnly=${readOnly} />` : html`<${RunsPage} readOnly=${readOnly} />`}`;
+  return html`<header><h1>Raider Hall</h1><${Nav} route=${route} /><span class="root">${text(status.root)}</span></header>
+    ${
+      route.page === 'run'
+        ? html`<${RunPage} id=${route.id} readOnly=${readOnly} />`
+        : route.page === 'runs'
+          ? html`<${RunsPage} readOnly=${readOnly} />`
+          : html`<${ViewPage} route=${route} readOnly=${readOnly} />`
+    }`;
 }
 
 connectEvents();

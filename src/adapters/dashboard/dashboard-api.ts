@@ -10,10 +10,12 @@ import type { HallServices } from '../../ports/hall-services.js';
 import type { EventRing, EventStreams } from './event-stream.js';
 import { readJsonBody, sendJson } from './http-io.js';
 import { runFilterSchema, type RunHistory } from './run-history.js';
+import { listSessions, readJournal } from './session-views.js';
 
 const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
 const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(cancel|kill)$/;
 const RUN_PAGE = /^\/api\/runs\/([^/]+)$/;
+const SESSION_PAGE = /^\/api\/sessions\/([^/]+)$/;
 
 export interface DashboardApiDeps {
   services: HallServices;
@@ -42,6 +44,17 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
   if (url.pathname === '/api/events') {
     const last = req.headers['last-event-id'];
     deps.streams.serve(res, typeof last === 'string' ? last : undefined);
+    return true;
+  }
+  if (url.pathname === '/api/sessions') {
+    sendJson(res, 200, listSessions(services.paths.root, services.queries));
+    return true;
+  }
+  const sessionPage = SESSION_PAGE.exec(url.pathname);
+  if (sessionPage) {
+    const journal = readJournal(services.paths.root, services.queries, decodeURIComponent(sessionPage[1] ?? ''));
+    if (!journal) sendJson(res, 404, { error: 'no such session: its journal is not under .raider/sessions/' });
+    else sendJson(res, 200, journal);
     return true;
   }
   const page = RUN_PAGE.exec(url.pathname);

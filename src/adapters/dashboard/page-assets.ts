@@ -68,6 +68,7 @@ export function loadPageAssets(): PageAssets {
     // Our own icon: a browser would otherwise ask for /favicon.ico.
     '<link rel="icon" href="/app/icon.svg" type="image/svg+xml">',
     '<link rel="stylesheet" href="/app/dashboard.css">',
+    '<link rel="stylesheet" href="/app/views.css">',
     `<script type="importmap">${IMPORT_MAP}</script>`,
     '<script type="module" src="/app/main.js"></script>',
     '</head>',
