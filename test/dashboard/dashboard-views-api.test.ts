@@ -4,8 +4,10 @@
  * timeline, sessions and journals, the live tree, the charts' figures.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { runStarted, type Json, type TestHall } from '../support/test-hall.js';
-import { bearer, httpRequest, json, startBoardHall, type Board } from './dashboard-support.js';
+import { defaultAdapters } from '../../src/actors/default-adapters.js';
+import { FakeBotApi } from '../telegram/fake-bot-api.js';
+import { eventually, runStarted, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { bearer, boardOf, httpRequest, json, startBoardHall, type Board } from './dashboard-support.js';
 import { startScriptedHall } from './scripted-hall.js';
 
 const halls: TestHall[] = [];
@@ -107,5 +109,60 @@ describe('GET /api/sessions and /api/sessions/ID', () => {
 
     expect((await get(board, '/api/sessions/20990101-000000-abcd')).status).toBe(404);
     expect((await get(board, `/api/sessions/${encodeURIComponent('../../etc/passwd')}`)).status).toBe(404);
+  });
+});
+
+describe('GET /api/tree', () => {
+  it('gives slots and binding queues with their running run and waiting missions in order, cron next times, bot health, ACP', async () => {
+    const api = await FakeBotApi.start(['12345:good']);
+    try {
+      const hall = await startTestHall({
+        config: [
+          'raiders: { bjorn: {} }',
+          'cron:',
+          "  - { id: newyear, name: bjorn, cron: '0 0 1 1 *', tz: UTC, mission: 'answer happy new year' }",
+          'telegram:',
+          `  api_root: ${api.url}`,
+          '  bots:',
+          "    ops: { token: '12345:good', allowlist: [42], routing: { '*': bjorn } }",
+          "    revoked: { token: '777:revoked', allowlist: [42], routing: { '*': bjorn } }",
+          'dashboard: { listen: "127.0.0.1:0" }',
+          '',
+        ].join('\n'),
+        adapters: defaultAdapters,
+      });
+      halls.push(hall);
+      const board = await boardOf(hall.root);
+      const running = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'wait 30' });
+      await runStarted(running.events_path);
+      await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer second' });
+      await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer <i>third</i>' });
+
+      const tree = await eventually(async () => {
+        const t = await get(board, '/api/tree');
+        // The revoked bot has failed its first poll.
+        expect(t.telegram.find((b: Json) => b.bot === 'revoked')?.failures).toBeGreaterThan(0);
+        return t;
+      });
+      expect(tree.hall).toMatchObject({ root: hall.root, pid: process.pid, running: 1 });
+      const slot = tree.queues.find((q: Json) => q.kind === 'slot' && q.name === '1bjorn');
+      expect(slot.runs).toEqual([expect.objectContaining({ id: running.id, pid: running.pid, mission: 'wait 30', questions: [] })]);
+      expect(slot.waiting.map((m: Json) => [m.position, m.mission])).toEqual([
+        [1, 'answer second'],
+        [2, 'answer <i>third</i>'],
+      ]);
+      const [job] = tree.cron;
+      expect(job).toMatchObject({ id: 'newyear', name: 'bjorn', cron: '0 0 1 1 *' });
+      expect(new Date(job.next).getUTCMonth()).toBe(0);
+      expect(Date.parse(job.next)).toBeGreaterThan(Date.now());
+      expect(tree.telegram.find((b: Json) => b.bot === 'ops')).toMatchObject({ failures: 0 });
+      expect(tree.telegram.find((b: Json) => b.bot === 'revoked')).toMatchObject({
+        state: 'retrying',
+        last_error: expect.objectContaining({ status: 401 }),
+      });
+      expect(tree.acp).toMatchObject({ sessions: 0 });
+    } finally {
+      await api.close();
+    }
   });
 });

@@ -13,7 +13,7 @@ import { startScriptedHall } from './scripted-hall.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard view browser tests skipped: ${skipBrowserTests}`);
 
-const CONFIG = 'cancel_grace: 0.3\ndashboard: { listen: "127.0.0.1:0" }\n';
+const CONFIG = 'cancel_grace: 0.3\nraiders: { ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
 describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { timeout: 60_000 }, () => {
   let browser: Browser;
@@ -95,6 +95,25 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
     } finally {
       await scripted.hall.stop();
     }
+  });
+
+  it('draws the live tree: a slot with its running run and its waiting missions in order, live as they change', async () => {
+    const page = await loggedIn('#/tree');
+    const tree = page.getByRole('region', { name: 'Live tree' });
+    await tree
+      .getByText(/Nothing runs or waits|slot /)
+      .first()
+      .waitFor();
+    const running = await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'wait 30' });
+    await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'answer <b>next</b>' });
+    const slot = tree.getByRole('list', { name: 'slot 1ivar' });
+    await slot.getByRole('link', { name: running.id }).waitFor();
+    await slot.getByText(/waiting #1 .*: answer <b>next<\/b>/).waitFor();
+    await tree.getByText('No cron jobs.').waitFor();
+    // The run ends: the waiting mission starts, and the tree follows without a reload.
+    await hall.request({ cmd: 'kill', id: running.id });
+    await expect.poll(() => slot.getByRole('link', { name: running.id }).count(), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => slot.getByText(/waiting #1/).count(), { timeout: 15_000 }).toBe(0);
   });
 
   it('ran without script errors, CSP violations or requests outside its origin', () => {

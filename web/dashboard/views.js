@@ -4,11 +4,13 @@
 import { h } from 'preact';
 import htm from 'htm';
 import { SessionPage, SessionsPage } from './sessions.js';
+import { TreePage } from './tree.js';
 
 const html = htm.bind(h);
 
 const PAGES = [
   { page: 'runs', hash: '#/', label: 'Runs' },
+  { page: 'tree', hash: '#/tree', label: 'Tree' },
   { page: 'sessions', hash: '#/sessions', label: 'Sessions' },
 ];
 
@@ -30,5 +32,6 @@ export function Nav({ route }) {
 export function ViewPage({ route }) {
   if (route.page === 'session') return html`<${SessionPage} id=${route.id} />`;
   if (route.page === 'sessions') return html`<${SessionsPage} />`;
+  if (route.page === 'tree') return html`<${TreePage} />`;
   return null;
 }

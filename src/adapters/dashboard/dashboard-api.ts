@@ -11,6 +11,7 @@ import type { EventRing, EventStreams } from './event-stream.js';
 import { readJsonBody, sendJson } from './http-io.js';
 import { runFilterSchema, type RunHistory } from './run-history.js';
 import { listSessions, readJournal } from './session-views.js';
+import { hallTree, type OpenQuestions } from './tree-view.js';
 
 const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
 const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(cancel|kill)$/;
@@ -22,6 +23,7 @@ export interface DashboardApiDeps {
   history: RunHistory;
   ring: EventRing;
   streams: EventStreams;
+  questions: OpenQuestions;
 }
 
 function issues(error: z.ZodError): string {
@@ -44,6 +46,10 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
   if (url.pathname === '/api/events') {
     const last = req.headers['last-event-id'];
     deps.streams.serve(res, typeof last === 'string' ? last : undefined);
+    return true;
+  }
+  if (url.pathname === '/api/tree') {
+    sendJson(res, 200, hallTree(services.queries, deps.questions));
     return true;
   }
   if (url.pathname === '/api/sessions') {
