@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultAdapters } from '../../src/actors/default-adapters.js';
+import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
 import { FakeBotApi } from '../telegram/fake-bot-api.js';
 import { eventually, runStarted, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 import { bearer, boardOf, httpRequest, json, startBoardHall, type Board } from './dashboard-support.js';
@@ -164,5 +165,58 @@ describe('GET /api/tree', () => {
     } finally {
       await api.close();
     }
+  });
+});
+
+describe('GET /api/charts', () => {
+  it('counts runs per minute by outcome, durations per raider and the queue depth, and keeps them across a restart', async () => {
+    const config = 'raiders: { bjorn: {}, ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
+    const { hall, board } = await started(config);
+    const events = await hall.events('raider.done');
+    const ids: string[] = [];
+    try {
+      // 1ivar runs one at a time: the second and third wait, so the queue depth goes 0 → 2 → 0.
+      const first = await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'wait 1' });
+      await runStarted(first.events_path);
+      await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'answer two' });
+      await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'fail three' });
+      ids.push(first.id);
+      for (const mission of ['answer a', 'answer b', 'fail c']) ids.push((await hall.request({ cmd: 'spawn', name: 'bjorn', mission })).id);
+      await eventually(() => expect(events.all.length).toBe(6), 20_000);
+    } finally {
+      events.close();
+    }
+    const check = async (b: Board) => {
+      const charts = await get(b, '/api/charts?minutes=60');
+      expect(charts).toMatchObject({ status: 200, minutes: 60 });
+      const sum = (outcome: string) => (charts.runs_per_minute[outcome] as number[]).reduce((a, n) => a + n, 0);
+      expect([sum('completed'), sum('failed'), sum('cancelled'), sum('interrupted')]).toEqual([4, 2, 0, 0]);
+      expect(charts.runs_per_minute.minute.every((m: number) => m % 60 === 0)).toBe(true);
+      const ivar = charts.durations.find((d: Json) => d.raider === 'ivar');
+      expect(charts.durations.map((d: Json) => [d.raider, d.runs])).toEqual([
+        ['bjorn', 3],
+        ['ivar', 3],
+      ]);
+      expect(ivar.p90).toBeGreaterThanOrEqual(ivar.median);
+      return charts;
+    };
+    await check(board);
+    // The samples come at most once a second: wait for the queue to be seen empty again.
+    const depths = await eventually(async () => {
+      const d: number[] = (await get(board, '/api/charts')).queue_depth.depth;
+      expect(d.at(-1)).toBe(0);
+      expect(Math.max(...d)).toBeGreaterThanOrEqual(1);
+      return d;
+    }, 10_000);
+    expect(depths[0]).toBe(0);
+
+    await hall.stop();
+    halls.splice(0);
+    const again = await startTestHall({ root: hall.root, adapters: [dashboardAdapter] });
+    halls.push(again);
+    const restarted = await boardOf(again.root);
+    const after = await check(restarted);
+    expect(after.queue_depth.depth.slice(0, depths.length)).toEqual(depths);
+    expect((await get(restarted, '/api/charts?minutes=0')).status).toBe(400);
   });
 });

@@ -6,7 +6,7 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runStarted, type TestHall } from '../support/test-hall.js';
+import { eventually, runStarted, type Json, type TestHall } from '../support/test-hall.js';
 import { launchBrowser, skipBrowserTests } from './browser.js';
 import { startBoardHall, type Board } from './dashboard-support.js';
 import { startScriptedHall } from './scripted-hall.js';
@@ -114,6 +114,76 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
     await hall.request({ cmd: 'kill', id: running.id });
     await expect.poll(() => slot.getByRole('link', { name: running.id }).count(), { timeout: 15_000 }).toBe(0);
     await expect.poll(() => slot.getByText(/waiting #1/).count(), { timeout: 15_000 }).toBe(0);
+  });
+
+  it('draws the charts with uPlot from the runs the hall keeps, with the durations as a table', async () => {
+    const events = await hall.events('raider.done');
+    try {
+      const runs: Json[] = [];
+      for (const mission of ['answer one', 'fail two', 'answer three'])
+        runs.push(await hall.request({ cmd: 'spawn', name: 'bjorn', mission }));
+      await eventually(() => expect(runs.every((r) => events.all.some((e) => e.id === r.id))).toBe(true));
+    } finally {
+      events.close();
+    }
+    const page = await loggedIn('#/charts');
+    const charts = page.getByRole('region', { name: 'Charts' });
+    for (const name of ['Runs per minute', 'Durations per raider', 'Queue depth'])
+      await charts.getByRole('figure', { name }).locator('canvas').first().waitFor();
+    const bjorn = charts.getByRole('table', { name: 'Durations' }).getByRole('row').filter({ hasText: 'bjorn' });
+    expect(Number(await bjorn.getByRole('cell').nth(1).textContent())).toBeGreaterThanOrEqual(3);
+    // uPlot's legend names the outcomes that occurred.
+    await charts.getByRole('figure', { name: 'Runs per minute' }).getByText('failed').first().waitFor();
+  });
+
+  it('stays responsive while the bus carries 500 events a second, and shows a run that ends during them', async () => {
+    const page = await loggedIn();
+    await page.getByRole('table', { name: 'Runs' }).waitFor();
+    // The longest time between two animation frames while the burst lasts.
+    // (A string: the tests are compiled without the DOM's types.)
+    await page.evaluate(`(() => {
+      window.frameGaps = [];
+      window.frameWatch = true;
+      let last = performance.now();
+      const tick = (t) => {
+        window.frameGaps.push(t - last);
+        last = t;
+        if (window.frameWatch) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    })()`);
+    const seconds = 3;
+    let sent = 0;
+    const done = new Promise<void>((resolve) => {
+      const started = Date.now();
+      const timer = setInterval(() => {
+        // 500 a second, in steps of 10 ms.
+        const due = Math.min(500 * seconds, Math.floor(((Date.now() - started) / 1000) * 500));
+        for (; sent < due; sent++)
+          hall.hall.bus.publish({ type: 'raider.queued', slot: 'load', queue_depth: sent, mission_id: `m-load-${sent}` });
+        if (sent >= 500 * seconds) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 10);
+    });
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer during the burst' });
+    await done;
+    const gaps = await page.evaluate<number[]>('window.frameWatch = false, window.frameGaps');
+    const row = page
+      .getByRole('table', { name: 'Runs' })
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: run.id }) });
+    await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
+    expect(sent).toBe(1500);
+    // Frames kept coming (a frozen page has none): many, most of them at once, and never a
+    // long wait between two (the bound leaves room for a machine that other work loads).
+    expect(gaps.length).toBeGreaterThan(30);
+    expect([...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)]).toBeLessThan(100);
+    expect(Math.max(...gaps)).toBeLessThan(1500);
+    const freeze = page.getByRole('button', { name: 'Freeze' });
+    await freeze.click();
+    expect(await freeze.getAttribute('aria-pressed')).toBe('true');
   });
 
   it('ran without script errors, CSP violations or requests outside its origin', () => {

@@ -5,12 +5,14 @@ import { h } from 'preact';
 import htm from 'htm';
 import { SessionPage, SessionsPage } from './sessions.js';
 import { TreePage } from './tree.js';
+import { ChartsPage } from './charts.js';
 
 const html = htm.bind(h);
 
 const PAGES = [
   { page: 'runs', hash: '#/', label: 'Runs' },
   { page: 'tree', hash: '#/tree', label: 'Tree' },
+  { page: 'charts', hash: '#/charts', label: 'Charts' },
   { page: 'sessions', hash: '#/sessions', label: 'Sessions' },
 ];
 
@@ -33,5 +35,6 @@ export function ViewPage({ route }) {
   if (route.page === 'session') return html`<${SessionPage} id=${route.id} />`;
   if (route.page === 'sessions') return html`<${SessionsPage} />`;
   if (route.page === 'tree') return html`<${TreePage} />`;
+  if (route.page === 'charts') return html`<${ChartsPage} />`;
   return null;
 }

@@ -27,6 +27,7 @@ import { sendBody, sendJson } from './http-io.js';
 import { loadPageAssets, type PageAssets } from './page-assets.js';
 import { RunHistory } from './run-history.js';
 import { OpenQuestions } from './tree-view.js';
+import { QueueDepthSamples } from './chart-data.js';
 import { errorMessage } from '../../domain/error-message.js';
 
 const NOT_LOGGED_IN = 'not logged in: open the URL that `raider hall dashboard` prints';
@@ -60,7 +61,14 @@ class DashboardAdapter implements HallAdapter {
     // From the start: the ring holds the hall's first events too.
     const ring = new EventRing(services.bus);
     services.bus.subscribe({ filter: 'raider.spawned', deliver: () => history.noteLiveMissions() });
-    this.deps = { services, history, ring, streams: new EventStreams(services.bus, ring), questions: new OpenQuestions(services.bus) };
+    this.deps = {
+      services,
+      history,
+      ring,
+      streams: new EventStreams(services.bus, ring),
+      questions: new OpenQuestions(services.bus),
+      samples: new QueueDepthSamples(services.paths.root, services.bus, services.queries, services.log),
+    };
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         services.log(`dashboard: ${req.method ?? ''} ${req.url ?? ''}: ${errorMessage(err)}`);
@@ -98,6 +106,7 @@ class DashboardAdapter implements HallAdapter {
     this.deps.streams.closeAll();
     this.deps.ring.close();
     this.deps.questions.close();
+    this.deps.samples.close();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;

@@ -12,6 +12,7 @@ import { readJsonBody, sendJson } from './http-io.js';
 import { runFilterSchema, type RunHistory } from './run-history.js';
 import { listSessions, readJournal } from './session-views.js';
 import { hallTree, type OpenQuestions } from './tree-view.js';
+import { chartData, chartQuerySchema, type QueueDepthSamples } from './chart-data.js';
 
 const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
 const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(cancel|kill)$/;
@@ -24,6 +25,7 @@ export interface DashboardApiDeps {
   ring: EventRing;
   streams: EventStreams;
   questions: OpenQuestions;
+  samples: QueueDepthSamples;
 }
 
 function issues(error: z.ZodError): string {
@@ -46,6 +48,12 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
   if (url.pathname === '/api/events') {
     const last = req.headers['last-event-id'];
     deps.streams.serve(res, typeof last === 'string' ? last : undefined);
+    return true;
+  }
+  if (url.pathname === '/api/charts') {
+    const query = chartQuerySchema.safeParse(Object.fromEntries(url.searchParams));
+    if (!query.success) sendJson(res, 400, { error: issues(query.error) });
+    else sendJson(res, 200, chartData(history, deps.samples, query.data.minutes));
     return true;
   }
   if (url.pathname === '/api/tree') {
