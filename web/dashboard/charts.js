@@ -53,6 +53,16 @@ function Chart({ label, make, data }) {
   return html`<figure aria-label=${label} class="chart"><figcaption>${label}</figcaption><div ref=${box}></div></figure>`;
 }
 
+/** The whole window on the x axis, however few points it has (uPlot would otherwise stretch one point over years). */
+function windowScale(data) {
+  const from = data.from / 1000;
+  const to = Math.max(from + 60, Date.now() / 1000 + 60);
+  return { time: true, range: () => [from, to] };
+}
+
+/** Counts and seconds start at 0, with some room above the highest value. */
+const fromZero = { range: (_u, _min, max) => [0, Math.max(1, max ?? 1) * 1.1] };
+
 function runsPerMinute(uPlot, data, width) {
   const r = data.runs_per_minute;
   const used = OUTCOMES.filter((o) => r[o].some((n) => n > 0));
@@ -61,10 +71,10 @@ function runsPerMinute(uPlot, data, width) {
     opts: {
       width,
       height: HEIGHT,
-      scales: { x: { time: true } },
+      scales: { x: windowScale(data), y: fromZero },
       series: [
         {},
-        ...shown.map((o) => ({ label: o, stroke: COLORS[o], fill: `${COLORS[o]}55`, paths: uPlot.paths.bars({ size: [0.8, 40] }) })),
+        ...shown.map((o) => ({ label: o, stroke: COLORS[o], fill: `${COLORS[o]}55`, paths: uPlot.paths.bars({ size: [0.8, 12, 3] }) })),
       ],
       axes: [{}, { label: 'runs' }],
     },
@@ -79,7 +89,10 @@ function durations(uPlot, data, width) {
     opts: {
       width,
       height: HEIGHT,
-      scales: { x: { time: false, range: [-0.5, Math.max(0.5, rows.length - 0.5)] } },
+      scales: {
+        x: { time: false, range: [-0.5, Math.max(0.5, rows.length - 0.5)] },
+        y: { range: (_u, _min, max) => [0, Math.max(0.1, max ?? 0.1) * 1.1] },
+      },
       series: [
         {},
         { label: 'median s', stroke: '#2f6b9f', fill: '#2f6b9f55', paths: uPlot.paths.bars({ size: [0.35, 60], align: -1 }) },
@@ -104,7 +117,7 @@ function queueDepth(uPlot, data, width) {
     opts: {
       width,
       height: HEIGHT,
-      scales: { x: { time: true } },
+      scales: { x: windowScale(data), y: fromZero },
       series: [{}, { label: 'waiting', stroke: '#7a3b12', fill: '#7a3b1233', paths: uPlot.paths.stepped({ align: 1 }) }],
       axes: [{}, { label: 'missions' }],
     },
