@@ -1,7 +1,7 @@
 // What every view of the dashboard shares: JSON requests to the hall's API,
 // and the bus as live events handed out once per animation frame, so a busy
 // bus costs one render a frame, not one per event.
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 
 /** A failed request leaves the view as it was; the console says why. */
 export function reportFailure(err) {
@@ -84,4 +84,37 @@ export function useLiveBatch(onBatch, deps) {
     live.listeners.add(onBatch);
     return () => live.listeners.delete(onBatch);
   }, deps);
+}
+
+/**
+ * A function that calls `fn` at once, then at most once every `ms`: calls in
+ * between are folded into one at the end of the wait. A page that asks the
+ * hall again on every change would, on a busy bus, ask once a frame.
+ */
+export function every(ms, fn) {
+  let last = 0;
+  let timer = null;
+  return () => {
+    if (timer !== null) return;
+    const wait = last + ms - Date.now();
+    if (wait <= 0) {
+      last = Date.now();
+      fn();
+      return;
+    }
+    timer = setTimeout(() => {
+      timer = null;
+      last = Date.now();
+      fn();
+    }, wait);
+  };
+}
+
+/** `every` for a component: one throttle for its whole life, calling the newest `fn`. */
+export function useEvery(ms, fn) {
+  const latest = useRef(fn);
+  latest.current = fn;
+  const throttled = useRef(null);
+  throttled.current ??= every(ms, () => latest.current());
+  return throttled.current;
 }

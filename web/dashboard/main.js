@@ -5,12 +5,14 @@
 import { h, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
-import { connectEvents, getJson, live, postJson, reportFailure, useLiveBatch } from './live.js';
+import { connectEvents, getJson, live, postJson, reportFailure, useEvery, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
+/** A busy bus asks the hall for the runs at most this often (the first change at once). */
+const RUNS_LOOK_AGAIN_MS = 100;
 
 // ------------------------------------------------------------ formatting
 
@@ -104,9 +106,9 @@ function RunsPage({ readOnly }) {
       current = false;
     };
   }, [query, stamp]);
+  const lookAgain = useEvery(RUNS_LOOK_AGAIN_MS, () => setStamp((n) => n + 1));
   useLiveBatch((batch) => {
-    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.'))))
-      setStamp((n) => n + 1);
+    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) lookAgain();
   }, []);
   const [held, setHeld] = useState(0);
   useEffect(() => {
