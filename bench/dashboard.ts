@@ -4,8 +4,9 @@
  * /usr/bin/chromium) driving real pages:
  *
  *   latency  -- a run spawned 10 times a second for LATENCY_S seconds: from
- *               its raider.spawned on the bus (the envelope's time) to its
- *               row in the page's Runs table (a MutationObserver's Date.now()).
+ *               the spawn request's sending (its raider.spawned comes after)
+ *               to its row in the page's Runs table (a MutationObserver's
+ *               Date.now(), the same clock).
  *               Targets: median <= 100 ms, p99 <= 250 ms.
  *   burst    -- BURST missions pipelined to a plain slot until the last
  *               raider.done, with no dashboard open, then with three; twice
@@ -53,17 +54,17 @@ const LATENCY_S = count(20, 5);
 const BURST = count(500, 100);
 const LOADS = count(15, 5);
 const MEMORY_RUNS = 100;
-/** Events files kept per slot: the latency side reads each of its runs back. */
-const config = (keep: number) => `raiders: { bjorn: {} }\nlogs: { keep_events: ${keep} }\ndashboard: { listen: "127.0.0.1:0" }\n`;
+/** 50 events files kept per slot: the Runs table lists past runs from them, as a hall that runs a while would. */
+const CONFIG = 'raiders: { bjorn: {} }\nlogs: { keep_events: 50 }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
 interface Board {
   url: string;
   token: string;
 }
 
-async function startBoardHall(label: string, keep = 50): Promise<{ hall: HallProcess; board: Board }> {
+async function startBoardHall(label: string): Promise<{ hall: HallProcess; board: Board }> {
   const root = tempRoot(label);
-  fs.writeFileSync(`${root}/.raider-hall.yml`, config(keep));
+  fs.writeFileSync(`${root}/.raider-hall.yml`, CONFIG);
   const { hall } = await startHall(root, writeMinimalRaider(root));
   const file = readDashboardFile(root);
   if ('error' in file) throw new Error(file.error);
@@ -110,7 +111,7 @@ async function burst(hall: HallProcess, n: number): Promise<number> {
 }
 
 async function latency(browser: Browser): Promise<number[]> {
-  const { hall, board } = await startBoardHall('latency', LATENCY_S * 10 + 10);
+  const { hall, board } = await startBoardHall('latency');
   try {
     const page = await openPage(browser, board);
     // When each run's link first shows in the Runs table, by the page's clock (the same system clock as the hall's).
@@ -124,30 +125,27 @@ async function latency(browser: Browser): Promise<number[]> {
     })()`);
     const sub = await Subscription.open(hall.socket);
     const client = await Client.connect(hall.socket);
-    const spawnedAt = new Map<string, number>();
+    // From the spawn request's sending: the run is on the bus after that, so this bounds the bus → page time from above.
+    // (The bus event's own time is no start line: the page may fetch the run for an earlier event before its raider.spawned.)
+    const sentAt = new Map<string, number>();
     const ids: string[] = [];
     const t0 = nowMs();
     for (let i = 0; i < LATENCY_S * 10; i++) {
       const due = t0 + i * 100;
       const wait = due - nowMs();
       if (wait > 0) await sleep(wait);
+      const sent = Date.now();
       const reply = await client.command({ cmd: 'spawn', name: 'bjorn', mission: 'go' });
       ids.push(String(reply.id));
+      sentAt.set(String(reply.id), sent);
     }
-    const dones = await Promise.all(ids.map((id) => sub.done(id, 60_000)));
-    for (const d of dones) spawnedAt.set(String(d.event.id), 0);
-    // The spawn's bus time: its raider.spawned envelope, read back from the ring the dashboard keeps.
-    for (const id of ids) {
-      const detail = JSON.parse((await get(board, `/api/runs/${id}`)).toString()) as Json;
-      const spawned = (detail.timeline as Json[]).find((e) => e.type === 'raider.spawned');
-      if (spawned) spawnedAt.set(id, Number(spawned.time) * 1000);
-    }
+    await Promise.all(ids.map((id) => sub.done(id, 60_000)));
     await page.waitForFunction(`${JSON.stringify(ids)}.every((id) => id in window.seenAt)`, undefined, { timeout: 30_000 });
     const seen = (await page.evaluate('window.seenAt')) as Record<string, number>;
     client.close();
     sub.close();
     return ids.flatMap((id) => {
-      const at = spawnedAt.get(id);
+      const at = sentAt.get(id);
       const shown = seen[id];
       return at && shown !== undefined ? [shown - at] : [];
     });
@@ -261,7 +259,7 @@ async function main(): Promise<void> {
     const rows: SummaryRow[] = [
       {
         bench: 'dashboard',
-        metric: `bus event → row in the page at 10 runs/s, median / p99 (ms), n=${lat.n}`,
+        metric: `spawn sent (so bus event) → row in the page at 10 runs/s, median / p99 (ms), n=${lat.n}`,
         value: `${fmt(lat.median, 1)} / ${fmt(lat.p99, 1)}`,
         target: '<= 100 / <= 250 ms',
         met: lat.median <= 100 && lat.p99 <= 250,
