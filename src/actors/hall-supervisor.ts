@@ -15,6 +15,8 @@ import { loadHallConfig } from '../adapters/config/load-hall-config.js';
 import { providerStorePath, readProviderStore } from '../adapters/config/provider-store.js';
 import { ControlSocket } from '../adapters/control/control-socket.js';
 import { EventBus, type Envelope } from '../adapters/control/event-bus.js';
+import type { BusEvent } from '../machines/hall-effects.js';
+import { parseRunId } from '../domain/run-id.js';
 import { HallQueries } from '../adapters/control/queries.js';
 import { createRunRegistry } from '../adapters/control/run-registry.js';
 import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
@@ -126,6 +128,11 @@ async function startLocked(
 
   const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log);
   const forkServer = new ForkServer(log);
+  const bus = new EventBus(log);
+  const publish = (event: BusEvent): void => {
+    const envelope = bus.publish(event);
+    onEvent?.(envelope);
+  };
   const logic = hallWithRunActors({
     prepareRun: prepareRunLogic({
       paths,
@@ -139,11 +146,12 @@ async function startLocked(
       warn: log,
     }),
     recordWritten: recordWrittenLogic(store),
-    raiderProcess: raiderProcessLogic(forkServer),
+    raiderProcess: raiderProcessLogic(forkServer, (id, pid, signal) =>
+      publish({ type: 'raider.signal', id, slot: parseRunId(id)?.slot ?? id, pid, signal }),
+    ),
     reapRun: reapRunLogic,
   });
   const actor = createActor(logic, { id: 'hall', input, ...(inspect ? { inspect } : {}) });
-  const bus = new EventBus(log);
   const inspection = new ActorInspection(bus);
   inspection.track(actor);
   const registry = createRunRegistry();
@@ -167,10 +175,7 @@ async function startLocked(
       queries,
       request: (command) => gateway.request(command),
       command: (cmd, payload) => runCommand(cmd, payload),
-      publish: (event) => {
-        const envelope = bus.publish(event);
-        onEvent?.(envelope);
-      },
+      publish,
       newMissionId: () => newMissionId(),
       permissionChannels,
       trackActor: (root) => inspection.track(root),
