@@ -15,6 +15,7 @@ import { loadHallConfig } from '../adapters/config/load-hall-config.js';
 import { providerStorePath, readProviderStore } from '../adapters/config/provider-store.js';
 import { ControlSocket } from '../adapters/control/control-socket.js';
 import { EventBus, type Envelope } from '../adapters/control/event-bus.js';
+import { parseRunId } from '../domain/run-id.js';
 import { HallQueries } from '../adapters/control/queries.js';
 import { createRunRegistry } from '../adapters/control/run-registry.js';
 import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
@@ -128,6 +129,13 @@ async function startLocked(
 
   const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log);
   const forkServer = new ForkServer(log);
+  const bus = new EventBus(log);
+  // On a shared cluster every event names its hall.
+  if (store.shared) bus.nameHall(store.shared.hallId);
+  const publish = (event: BusEvent): void => {
+    const envelope = bus.publish(event);
+    onEvent?.(envelope);
+  };
   const logic = hallWithRunActors({
     prepareRun: prepareRunLogic({
       paths,
@@ -141,24 +149,20 @@ async function startLocked(
       warn: log,
     }),
     recordWritten: recordWrittenLogic(store),
-    raiderProcess: raiderProcessLogic(forkServer),
+    raiderProcess: raiderProcessLogic(forkServer, (id, pid, signal) =>
+      publish({ type: 'raider.signal', id, slot: parseRunId(id)?.slot ?? id, pid, signal }),
+    ),
     reapRun: reapRunLogic,
   });
   const actor = createActor(logic, { id: 'hall', input, ...(inspect ? { inspect } : {}) });
-  const bus = new EventBus(log);
   const inspection = new ActorInspection(bus);
   inspection.track(actor);
   const registry = createRunRegistry();
   routeHallEffects(actor, { store, bus, registry, retention, permissionChannels, onEvent });
 
-  const publish = (event: BusEvent) => {
-    const envelope = bus.publish(event);
-    onEvent?.(envelope);
-  };
   const spawnNotice = (name: string) => (ownEntry(config.raiders, slotOf(name).baseName) === undefined ? noEntryNotice(name) : undefined);
   const gateway = new HallGateway(actor, store, spawnNotice, publish);
   const cluster = store.shared ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log) : null;
-  if (store.shared) bus.nameHall(store.shared.hallId);
   const queries = new HallQueries(paths, registry, store);
   const commands = hallCommands(gateway, queries, store.shared, publish);
   const runCommand = commandService(commands);

@@ -21,11 +21,18 @@ import { raiderLinePrefix } from '../domain/log-lines.js';
 /** How often a process adopted from a previous hall (or a lost fork server) is checked: it is not our child. */
 const ADOPTED_POLL_MS = 250;
 
+/** Told of each signal the hall sends a raider (the bus shows the steps of a cancel). */
+export type SignalSent = (runId: string, pid: number, signal: RunSignal) => void;
+
 /** Raider processes started through the hall's fork server. */
-export function raiderProcessLogic(forkServer: ForkServer) {
+export function raiderProcessLogic(forkServer: ForkServer, onSignal: SignalSent = () => {}) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
     const send = (event: RunEvent) => sendBack(event);
-    if (input.adoptedPid !== undefined) return watchAdopted(input.adoptedPid, send, receive);
+    const sendSignal = (p: number, sig: RunSignal) => {
+      onSignal(input.runId, p, sig);
+      signal(p, sig);
+    };
+    if (input.adoptedPid !== undefined) return watchAdopted(input.adoptedPid, send, receive, sendSignal);
     if (!input.spawn) {
       send({ type: 'proc.failed', error: 'nothing to start', at: Date.now() });
       return undefined;
@@ -64,7 +71,7 @@ export function raiderProcessLogic(forkServer: ForkServer) {
           },
           lost: (p) => {
             if (p === undefined) fail('the raider spawner ended before the raider started');
-            else stopWatching = watchAdopted(p, send, () => {});
+            else stopWatching = watchAdopted(p, send, () => {}, sendSignal);
           },
         },
       );
@@ -76,7 +83,7 @@ export function raiderProcessLogic(forkServer: ForkServer) {
 
     receive((command) => {
       if (pid === undefined || exited) return;
-      signal(pid, command.signal);
+      sendSignal(pid, command.signal);
     });
     return () => {
       stopWatching?.();
@@ -85,7 +92,12 @@ export function raiderProcessLogic(forkServer: ForkServer) {
   });
 }
 
-function watchAdopted(pid: number, send: (e: RunEvent) => void, receive: (fn: (c: ProcessCommand) => void) => void) {
+function watchAdopted(
+  pid: number,
+  send: (e: RunEvent) => void,
+  receive: (fn: (c: ProcessCommand) => void) => void,
+  sendSignal: (pid: number, sig: RunSignal) => void,
+) {
   let gone = false;
   const timer = setInterval(() => {
     if (processAlive(pid)) return;
@@ -95,7 +107,7 @@ function watchAdopted(pid: number, send: (e: RunEvent) => void, receive: (fn: (c
     send({ type: 'proc.exited', exit: null, at: Date.now() });
   }, ADOPTED_POLL_MS);
   receive((command) => {
-    if (!gone) signal(pid, command.signal);
+    if (!gone) sendSignal(pid, command.signal);
   });
   return () => clearInterval(timer);
 }

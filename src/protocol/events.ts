@@ -125,6 +125,18 @@ export const RaiderDone = event(
   },
   'A run ended (or was found ended when the hall started); it may come twice after a crash of the hall.',
 );
+export const RaiderSignal = event(
+  'raider.signal',
+  {
+    id,
+    slot,
+    pid,
+    signal: z
+      .enum(['SIGINT', 'SIGTERM', 'SIGKILL'])
+      .describe('SIGINT: a cancel. SIGTERM: a kill, a stopping hall, or a cancel after `cancel_grace`. SIGKILL: the whole process group.'),
+  },
+  'The hall signalled a running raider: each step of a cancel or kill (SIGINT, SIGTERM after `cancel_grace`, SIGKILL) is one event.',
+);
 export const SessionBound = event('session.bound', { binding, session }, 'A binding continues this session from now on.');
 export const SessionReset = event(
   'session.reset',
@@ -285,6 +297,7 @@ export const HALL_EVENTS = [
 /** Every event on the bus, the faces' included. */
 export const BUS_EVENTS = [
   ...HALL_EVENTS,
+  RaiderSignal,
   CronFired,
   CronCoalesced,
   TelegramIn,

@@ -85,10 +85,10 @@ describe('shutdown', () => {
     const t0 = Date.now();
     await hall.stop();
     hall = undefined;
-    // Well under the 5 s SIGTERM grace: the raider obeyed SIGTERM and was not waited out.
+    // Well under the 5 s SIGTERM grace: the raider obeyed SIGTERM (its raider.signal) and was not waited out.
     expect(Date.now() - t0).toBeLessThan(4500);
     const types = tap.all.map((e) => e.type);
-    expect(types.slice(types.indexOf('hall.stopping'))).toEqual(['hall.stopping', 'raider.done']);
+    expect(types.slice(types.indexOf('hall.stopping'))).toEqual(['hall.stopping', 'raider.signal', 'raider.done']);
     expect(tap.all.find((e) => e.type === 'raider.done')).toMatchObject({ id: a.id, status: 'interrupted' });
     expect(fs.existsSync(path.join(root, '.raider-hall.socket'))).toBe(false);
     expect(fs.existsSync(path.join(root, '.raider-hall.pid'))).toBe(false);

@@ -16,7 +16,8 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') failed++;
         else skipped++;
       }
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++;
+      // A file that failed outside its tests (an import, a beforeAll) has none failed, only skipped: count it.
+      if (mod.state() === 'failed' && ![...mod.children.allTests()].some((test) => test.result().state === 'failed')) failed++;
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }

@@ -7,92 +7,14 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 import { QuestionsRegion } from './questions.js';
 import { WaitingList } from './waiting.js';
+import { connectEvents, getJson, live, postJson, reportFailure, useEvery, useLiveBatch } from './live.js';
+import { Timeline } from './timeline.js';
+import { Nav, ViewPage, viewRoute } from './views.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
-
-/** A failed request leaves the view as it was; the console says why. */
-function reportFailure(err) {
-  console.warn(`dashboard: ${err}`);
-}
-
-async function getJson(path) {
-  const res = await fetch(path, { credentials: 'same-origin' });
-  return res.json();
-}
-
-async function postJson(path, body) {
-  const res = await fetch(path, {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return res.json();
-}
-
-// ------------------------------------------------------------ live events
-
-/** Events a frozen page holds at most; older ones are summed up as one `resync` (the views load anew). */
-const HELD_MAX = 5000;
-
-/**
- * Bus events, handed to listeners in one batch per animation frame. While
- * frozen they are held; `heldListeners` hear how many, once a frame.
- */
-const live = {
-  queue: [],
-  held: 0,
-  listeners: new Set(),
-  heldListeners: new Set(),
-  frozen: false,
-  scheduled: false,
-  push(event) {
-    this.queue.push(event);
-    if (this.frozen) this.held++;
-    if (this.queue.length > HELD_MAX) this.queue = [{ type: 'raider.resync' }, ...this.queue.slice(-HELD_MAX / 2)];
-    this.schedule();
-  },
-  schedule() {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    requestAnimationFrame(() => {
-      this.scheduled = false;
-      if (this.frozen) {
-        for (const tell of this.heldListeners) tell(this.held);
-        return;
-      }
-      const batch = this.queue;
-      this.queue = [];
-      if (batch.length > 0) for (const listen of this.listeners) listen(batch);
-    });
-  },
-  setFrozen(frozen) {
-    this.frozen = frozen;
-    this.held = 0;
-    this.schedule();
-  },
-};
-
-function connectEvents() {
-  const source = new EventSource('/api/events');
-  source.onmessage = (message) => {
-    try {
-      live.push(JSON.parse(message.data));
-    } catch {
-      /* not an event */
-    }
-  };
-  // The hall no longer has what we missed (or restarted): start from its present.
-  source.addEventListener('reload', () => location.reload());
-}
-
-function useLiveBatch(onBatch, deps) {
-  useEffect(() => {
-    live.listeners.add(onBatch);
-    return () => live.listeners.delete(onBatch);
-  }, deps);
-}
+/** A busy bus asks the hall for the runs at most this often (the first change at once). */
+const RUNS_LOOK_AGAIN_MS = 100;
 
 // ------------------------------------------------------------ formatting
 
@@ -186,9 +108,9 @@ function RunsPage({ readOnly }) {
       current = false;
     };
   }, [query, stamp]);
+  const lookAgain = useEvery(RUNS_LOOK_AGAIN_MS, () => setStamp((n) => n + 1));
   useLiveBatch((batch) => {
-    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.'))))
-      setStamp((n) => n + 1);
+    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) lookAgain();
   }, []);
   const [held, setHeld] = useState(0);
   useEffect(() => {
@@ -235,14 +157,6 @@ function outputLine(event) {
   }
 }
 
-function timelineLine(event) {
-  if (event.type === 'dashboard.cancel') return 'cancel asked from the dashboard (SIGINT, then SIGTERM after the grace, then SIGKILL)';
-  if (event.type === 'dashboard.kill') return 'kill asked from the dashboard (SIGKILL)';
-  if (event.type === 'raider.done') return `ended: ${text(event.status)}${event.error ? ` (${text(event.error)})` : ''}`;
-  if (event.type === 'run.state') return `state: ${text(event.state)}`;
-  return text(event.type);
-}
-
 function RunPage({ id, readOnly }) {
   const [detail, setDetail] = useState(null);
   const [stamp, setStamp] = useState(0);
@@ -271,9 +185,6 @@ function RunPage({ id, readOnly }) {
   if (detail === null) return html`<main><p>Loading ${id}…</p></main>`;
   if (detail.error !== undefined) return html`<main><p role="alert">${text(detail.error)}</p><a href="#/">All runs</a></main>`;
   const output = detail.events.map(outputLine).filter((line) => line !== null);
-  const timeline = [...detail.events.filter((e) => e.type === 'run.started' || e.type === 'run.state'), ...detail.timeline]
-    .filter((e) => typeof e.time === 'number')
-    .sort((a, b) => a.time - b.time);
   const act = (verb) => () =>
     postJson(`/api/runs/${encodeURIComponent(id)}/${verb}`, {})
       .then(() => setStamp((n) => n + 1))
@@ -293,15 +204,15 @@ function RunPage({ id, readOnly }) {
         : null
     }
     <section aria-label="Output"><h3>Output</h3>${output.map((line) => html`<pre>${line}</pre>`)}</section>
-    <section aria-label="Timeline"><h3>Timeline</h3>
-      <ol>${timeline.map((e) => html`<li><time>${time(e.time * 1000)}</time> ${timelineLine(e)}</li>`)}</ol>
-    </section>
+    <${Timeline} detail=${detail} />
   </main>`;
 }
 
 // ------------------------------------------------------------ shell
 
 function currentRoute() {
+  const view = viewRoute(location.hash);
+  if (view) return view;
   const m = /^#\/runs\/(.+)$/.exec(location.hash);
   return m ? { page: 'run', id: decodeURIComponent(m[1]) } : { page: 'runs' };
 }
@@ -319,9 +230,15 @@ function App() {
   const readOnly = status.dashboard?.read_only === true;
   // The hall counts open questions in status only when dashboard.questions is on.
   const questionsOn = typeof status.dashboard?.questions === 'number';
-  return html`<header><h1>Raider Hall</h1><span class="root">${text(status.root)}</span></header>
+  return html`<header><h1>Raider Hall</h1><${Nav} route=${route} /><span class="root">${text(status.root)}</span></header>
     ${questionsOn ? html`<${QuestionsRegion} readOnly=${readOnly} live=${live} />` : null}
-    ${route.page === 'run' ? html`<${RunPage} id=${route.id} readOnly=${readOnly} />` : html`<${RunsPage} readOnly=${readOnly} />`}`;
+    ${
+      route.page === 'run'
+        ? html`<${RunPage} id=${route.id} readOnly=${readOnly} />`
+        : route.page === 'runs'
+          ? html`<${RunsPage} readOnly=${readOnly} />`
+          : html`<${ViewPage} route=${route} readOnly=${readOnly} />`
+    }`;
 }
 
 connectEvents();

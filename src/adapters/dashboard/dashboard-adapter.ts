@@ -28,6 +28,8 @@ import { loadPageAssets, type PageAssets } from './page-assets.js';
 import { QuestionDesk } from './question-desk.js';
 import type { CommandHandlers } from '../../protocol/command-service.js';
 import { RunHistory } from './run-history.js';
+import { OpenQuestions } from './tree-view.js';
+import { QueueDepthSamples } from './chart-data.js';
 import { errorMessage } from '../../domain/error-message.js';
 
 const NOT_LOGGED_IN = 'not logged in: open the URL that `raider hall dashboard` prints';
@@ -64,7 +66,15 @@ class DashboardAdapter implements HallAdapter {
     const ring = new EventRing(services.bus);
     services.bus.subscribe({ filter: 'raider.spawned', deliver: () => history.noteLiveMissions() });
     const questions = config.questions ? new QuestionDesk(services, services.config.permission_timeout * 1000) : null;
-    this.deps = { services, history, ring, streams: new EventStreams(services.bus, ring), questions };
+    this.deps = {
+      services,
+      history,
+      ring,
+      streams: new EventStreams(services.bus, ring),
+      questions,
+      openQuestions: new OpenQuestions(services.bus),
+      samples: new QueueDepthSamples(services.paths.root, services.bus, services.queries, services.log),
+    };
     if (questions) this.commands = { answer: (p) => questions.answer(p.run, p.question, p.answer, 'socket') };
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
@@ -115,6 +125,8 @@ class DashboardAdapter implements HallAdapter {
     removeDashboardFile(this.services.paths.root, process.pid);
     this.deps.streams.closeAll();
     this.deps.ring.close();
+    this.deps.openQuestions.close();
+    this.deps.samples.close();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;

@@ -13,10 +13,14 @@ import { serveQuestionChange, serveQuestionsRead } from './dashboard-questions-a
 import { serveQueueChange, serveQueueRead } from './dashboard-queue-api.js';
 import type { QuestionDesk } from './question-desk.js';
 import { runFilterSchema, type RunHistory } from './run-history.js';
+import { listSessions, readJournal } from './session-views.js';
+import { hallTree, type OpenQuestions } from './tree-view.js';
+import { chartData, chartQuerySchema, type QueueDepthSamples } from './chart-data.js';
 
 const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
 const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(cancel|kill)$/;
 const RUN_PAGE = /^\/api\/runs\/([^/]+)$/;
+const SESSION_PAGE = /^\/api\/sessions\/([^/]+)$/;
 
 export interface DashboardApiDeps {
   services: HallServices;
@@ -25,6 +29,9 @@ export interface DashboardApiDeps {
   streams: EventStreams;
   /** Null unless `dashboard.questions: true`. */
   questions: QuestionDesk | null;
+  /** The open questions the live tree shows, from the bus. */
+  openQuestions: OpenQuestions;
+  samples: QueueDepthSamples;
 }
 
 function issues(error: z.ZodError): string {
@@ -50,6 +57,27 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
     return true;
   }
   if (serveQueueRead(services, res, url) || serveQuestionsRead(deps.questions, res, url)) return true;
+  if (url.pathname === '/api/charts') {
+    const query = chartQuerySchema.safeParse(Object.fromEntries(url.searchParams));
+    if (!query.success) sendJson(res, 400, { error: issues(query.error) });
+    else sendJson(res, 200, chartData(history, deps.samples, query.data.minutes));
+    return true;
+  }
+  if (url.pathname === '/api/tree') {
+    sendJson(res, 200, hallTree(services.queries, deps.openQuestions));
+    return true;
+  }
+  if (url.pathname === '/api/sessions') {
+    sendJson(res, 200, listSessions(services.paths.root, services.queries));
+    return true;
+  }
+  const sessionPage = SESSION_PAGE.exec(url.pathname);
+  if (sessionPage) {
+    const journal = readJournal(services.paths.root, services.queries, decodeURIComponent(sessionPage[1] ?? ''));
+    if (!journal) sendJson(res, 404, { error: 'no such session: its journal is not under .raider/sessions/' });
+    else sendJson(res, 200, journal);
+    return true;
+  }
   const page = RUN_PAGE.exec(url.pathname);
   if (page) {
     const id = decodeURIComponent(page[1] ?? '');

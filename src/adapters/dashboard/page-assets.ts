@@ -21,6 +21,9 @@ const VENDOR: Readonly<Record<string, string>> = {
   '/vendor/preact.mjs': 'preact',
   '/vendor/preact-hooks.mjs': 'preact/hooks',
   '/vendor/htm.mjs': 'htm',
+  // Its package's main is CommonJS: the ES module is named by its path.
+  '/vendor/uplot.mjs': 'uplot/dist/uPlot.esm.js',
+  '/vendor/uplot.css': 'uplot/dist/uPlot.min.css',
 };
 
 const TYPES: Readonly<Record<string, string>> = {
@@ -31,7 +34,7 @@ const TYPES: Readonly<Record<string, string>> = {
 };
 
 const IMPORT_MAP = JSON.stringify({
-  imports: { preact: '/vendor/preact.mjs', 'preact/hooks': '/vendor/preact-hooks.mjs', htm: '/vendor/htm.mjs' },
+  imports: { preact: '/vendor/preact.mjs', 'preact/hooks': '/vendor/preact-hooks.mjs', htm: '/vendor/htm.mjs', uplot: '/vendor/uplot.mjs' },
 });
 
 export interface PageAssets {
@@ -68,6 +71,8 @@ export function loadPageAssets(): PageAssets {
     // Our own icon: a browser would otherwise ask for /favicon.ico.
     '<link rel="icon" href="/app/icon.svg" type="image/svg+xml">',
     '<link rel="stylesheet" href="/app/dashboard.css">',
+    '<link rel="stylesheet" href="/app/views.css">',
+    '<link rel="stylesheet" href="/vendor/uplot.css">',
     `<script type="importmap">${IMPORT_MAP}</script>`,
     '<script type="module" src="/app/main.js"></script>',
     '</head>',

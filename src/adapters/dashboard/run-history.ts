@@ -10,6 +10,7 @@ import { isSafeRunId, parseRunId } from '../../domain/run-id.js';
 import type { HallQueries } from '../control/queries.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath, type HallPaths } from '../storage/hall-paths.js';
+import { readJsonLinesTail } from './json-lines-tail.js';
 
 const SUFFIX = '.events.jsonl';
 /** A run's page shows at most this much of its events file: the newest part. */
@@ -171,34 +172,10 @@ function matches(row: RunRow, filter: RunFilter): boolean {
   return true;
 }
 
-/** The JSON objects among the last lines of an events file; noise is skipped, as the hall skips it. */
+/** The JSON objects among the last lines of an events file (none when it cannot be read). */
 function readEventsTail(file: string): { events: unknown[]; truncated: boolean } {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return { events: [], truncated: false };
-  }
-  try {
-    const size = fs.fstatSync(fd).size;
-    const start = Math.max(0, size - DETAIL_TAIL_BYTES);
-    const buffer = Buffer.alloc(size - start);
-    const read = fs.readSync(fd, buffer, 0, buffer.length, start);
-    let lines = buffer.subarray(0, read).toString('utf8').split('\n');
-    if (start > 0) lines = lines.slice(1);
-    const events: unknown[] = [];
-    for (const line of lines) {
-      if (!line.startsWith('{')) continue;
-      try {
-        events.push(JSON.parse(line));
-      } catch {
-        /* a half line or noise */
-      }
-    }
-    return { events, truncated: start > 0 };
-  } finally {
-    fs.closeSync(fd);
-  }
+  const tail = readJsonLinesTail(file, DETAIL_TAIL_BYTES);
+  return tail === null ? { events: [], truncated: false } : { events: tail.lines, truncated: tail.truncated };
 }
 
 /** A field of a reply that may be an error (then: undefined, which the schemas read as nothing). */

@@ -1,0 +1,308 @@
+/**
+ * The dashboard, side by side in one run, on a `raider hall start` process
+ * with the minimal /bin/sh raider and Chromium (CHROMIUM_PATH or
+ * /usr/bin/chromium) driving real pages:
+ *
+ *   latency  -- a run spawned 10 times a second for LATENCY_S seconds: from
+ *               the spawn request's sending (its raider.spawned comes after)
+ *               to its row in the page's Runs table (a MutationObserver's
+ *               Date.now(), the same clock).
+ *               Targets: median <= 100 ms, p99 <= 250 ms.
+ *   burst    -- BURST missions pipelined to a plain slot until the last
+ *               raider.done, with no dashboard open, then with three; twice
+ *               each, alternating, so the machine's drift hits both sides.
+ *               Target: three / none <= 1.1.
+ *   memory   -- the hall's RSS after 100 runs with no page open, then with
+ *               five pages open after the same 100 runs. Target: <= 15 MiB more.
+ *   load     -- first page load: navigation start to the Runs table drawn,
+ *               with the login cookie, a new page each time. Target: <= 300 ms.
+ *   size     -- the page's scripts and styles, gzipped. Target: <= 150 KiB.
+ *
+ *   node --import tsx bench/dashboard.ts [--quick]
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { readDashboardFile } from '../src/adapters/dashboard/dashboard-file.js';
+import {
+  Client,
+  count,
+  fmt,
+  machine,
+  nowMs,
+  processCpuMs,
+  quantile,
+  rssMb,
+  runMain,
+  sleep,
+  startHall,
+  stats,
+  Subscription,
+  summary,
+  table,
+  tempRoot,
+  waitIdle,
+  writeMinimalRaider,
+  type HallProcess,
+  type Json,
+  type SummaryRow,
+} from './lib.js';
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].find((p) => p !== undefined && p !== '' && fs.existsSync(p));
+const LATENCY_S = count(20, 5);
+const BURST = count(500, 100);
+const LOADS = count(15, 5);
+const MEMORY_RUNS = 100;
+/** 50 events files kept per slot: the Runs table lists past runs from them, as a hall that runs a while would. */
+const CONFIG = 'raiders: { bjorn: {} }\nlogs: { keep_events: 50 }\ndashboard: { listen: "127.0.0.1:0" }\n';
+
+interface Board {
+  url: string;
+  token: string;
+}
+
+async function startBoardHall(label: string): Promise<{ hall: HallProcess; board: Board }> {
+  const root = tempRoot(label);
+  fs.writeFileSync(`${root}/.raider-hall.yml`, CONFIG);
+  const { hall } = await startHall(root, writeMinimalRaider(root));
+  const file = readDashboardFile(root);
+  if ('error' in file) throw new Error(file.error);
+  return { hall, board: { url: file.url, token: file.token } };
+}
+
+function get(board: Board, route: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(new URL(route, board.url), { headers: { Authorization: `Bearer ${board.token}` } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${route}: ${res.statusCode}`))));
+      })
+      .on('error', reject);
+  });
+}
+
+async function openPage(browser: Browser, board: Board): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${board.url}?token=${board.token}`);
+  await page.getByRole('table', { name: 'Runs' }).waitFor();
+  return page;
+}
+
+/** Spawns `n` missions pipelined on one connection each of 10, and waits for every raider.done. */
+async function burst(hall: HallProcess, n: number): Promise<number> {
+  const sub = await Subscription.open(hall.socket);
+  const clients = await Promise.all(Array.from({ length: 10 }, () => Client.connect(hall.socket)));
+  const t0 = nowMs();
+  // Mission k goes on connection k % 10.
+  const shares = clients.map((_c, i) => Math.floor(n / 10) + (i < n % 10 ? 1 : 0));
+  const replies = (
+    await Promise.all(
+      clients.map((c, i) => c.pipeline(Array.from({ length: shares[i] ?? 0 }, () => ({ cmd: 'spawn', name: 'bjorn', mission: 'go' })))),
+    )
+  ).flat();
+  await Promise.all(replies.map((r: Json) => sub.done(String(r.id), 120_000)));
+  const ms = nowMs() - t0;
+  for (const c of clients) c.close();
+  sub.close();
+  return ms;
+}
+
+async function latency(browser: Browser): Promise<number[]> {
+  const { hall, board } = await startBoardHall('latency');
+  try {
+    const page = await openPage(browser, board);
+    // When each run's link first shows in the Runs table, by the page's clock (the same system clock as the hall's).
+    await page.evaluate(`(() => {
+      window.seenAt = {};
+      const table = document.querySelector('table[aria-label="Runs"]');
+      new MutationObserver(() => {
+        const now = Date.now();
+        for (const a of table.querySelectorAll('tbody a')) if (!(a.textContent in window.seenAt)) window.seenAt[a.textContent] = now;
+      }).observe(table, { childList: true, subtree: true, characterData: true });
+    })()`);
+    const sub = await Subscription.open(hall.socket);
+    const client = await Client.connect(hall.socket);
+    // From the spawn request's sending: the run is on the bus after that, so this bounds the bus → page time from above.
+    // (The bus event's own time is no start line: the page may fetch the run for an earlier event before its raider.spawned.)
+    const sentAt = new Map<string, number>();
+    const ids: string[] = [];
+    const t0 = nowMs();
+    for (let i = 0; i < LATENCY_S * 10; i++) {
+      const due = t0 + i * 100;
+      const wait = due - nowMs();
+      if (wait > 0) await sleep(wait);
+      const sent = Date.now();
+      const reply = await client.command({ cmd: 'spawn', name: 'bjorn', mission: 'go' });
+      ids.push(String(reply.id));
+      sentAt.set(String(reply.id), sent);
+    }
+    await Promise.all(ids.map((id) => sub.done(id, 60_000)));
+    await page.waitForFunction(`${JSON.stringify(ids)}.every((id) => id in window.seenAt)`, undefined, { timeout: 30_000 });
+    const seen = (await page.evaluate('window.seenAt')) as Record<string, number>;
+    client.close();
+    sub.close();
+    return ids.flatMap((id) => {
+      const at = sentAt.get(id);
+      const shown = seen[id];
+      return at && shown !== undefined ? [shown - at] : [];
+    });
+  } finally {
+    await hall.stop();
+  }
+}
+
+async function burstSides(browser: Browser): Promise<{ none: number[]; three: number[]; cpuNone: number[]; cpuThree: number[] }> {
+  const { hall, board } = await startBoardHall('burst');
+  const none: number[] = [];
+  const three: number[] = [];
+  // The hall's own CPU per side: the pages' Chromium shares the machine's cores, the hall's CPU time does not count it.
+  const cpuNone: number[] = [];
+  const cpuThree: number[] = [];
+  try {
+    await burst(hall, Math.min(50, BURST)); // warm-up
+    for (const side of ['none', 'three', 'none', 'three'] as const) {
+      await waitIdle(hall.child.pid ?? 0);
+      const pages = side === 'three' ? await Promise.all([0, 1, 2].map(() => openPage(browser, board))) : [];
+      const cpu0 = processCpuMs(hall.child.pid ?? 0);
+      const ms = await burst(hall, BURST);
+      (side === 'three' ? three : none).push(ms);
+      (side === 'three' ? cpuThree : cpuNone).push(processCpuMs(hall.child.pid ?? 0) - cpu0);
+      for (const p of pages) await p.context().close();
+    }
+  } finally {
+    await hall.stop();
+  }
+  return { none, three, cpuNone, cpuThree };
+}
+
+async function memory(browser: Browser): Promise<{ none: number; five: number }> {
+  const measure = async (pagesOpen: number): Promise<number> => {
+    const { hall, board } = await startBoardHall(`memory-${pagesOpen}`);
+    try {
+      const pages = await Promise.all(Array.from({ length: pagesOpen }, () => openPage(browser, board)));
+      await burst(hall, MEMORY_RUNS);
+      await waitIdle(hall.child.pid ?? 0);
+      // What the pages asked for after the runs is answered: the pages show the last run.
+      for (const p of pages) await p.getByRole('cell', { name: 'completed', exact: true }).first().waitFor();
+      await sleep(500);
+      const rss = rssMb(hall.child.pid ?? 0);
+      for (const p of pages) await p.context().close();
+      return rss;
+    } finally {
+      await hall.stop();
+    }
+  };
+  const none = await measure(0);
+  const five = await measure(5);
+  return { none, five };
+}
+
+async function firstLoads(browser: Browser): Promise<{ loads: number[]; floor: number[]; gzipped: number }> {
+  const { hall, board } = await startBoardHall('load');
+  try {
+    const context = await browser.newContext();
+    const login = await context.newPage();
+    await login.goto(`${board.url}?token=${board.token}`);
+    await login.close();
+    const loads: number[] = [];
+    // The floor: a new page that loads one small file from the same server (the browser's own cost on this machine).
+    const floor: number[] = [];
+    for (let i = 0; i < LOADS; i++) {
+      const bare = await context.newPage();
+      await bare.goto(`${board.url}app/icon.svg`);
+      floor.push(Number(await bare.evaluate('performance.now()')));
+      await bare.close();
+      const page = await context.newPage();
+      await page.goto(board.url);
+      await page.getByRole('table', { name: 'Runs' }).waitFor();
+      loads.push(Number(await page.evaluate('performance.now()')));
+      await page.close();
+    }
+    const html = (await get(board, '/')).toString();
+    const routes = [...html.matchAll(/(?:href|src)="(\/[^"]+)"/g)].map((m) => m[1] ?? '');
+    const importMap = /<script type="importmap">(.*?)<\/script>/.exec(html)?.[1] ?? '{}';
+    routes.push(...Object.values((JSON.parse(importMap) as { imports: Record<string, string> }).imports));
+    // Our own modules that the page imports: every /app/ script.
+    for (const name of fs.readdirSync(new URL('../web/dashboard/', import.meta.url))) if (name.endsWith('.js')) routes.push(`/app/${name}`);
+    let gzipped = 0;
+    for (const route of new Set(routes)) if (!route.endsWith('.svg')) gzipped += gzipSync(await get(board, route)).length;
+    await context.close();
+    return { loads, floor, gzipped };
+  } finally {
+    await hall.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  if (CHROMIUM === undefined) throw new Error('no Chromium: install the chromium package or set CHROMIUM_PATH');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  try {
+    const latencies = await latency(browser);
+    const lat = {
+      ...stats(latencies),
+      p99: quantile(
+        [...latencies].sort((x, y) => x - y),
+        0.99,
+      ),
+    };
+    const b = await burstSides(browser);
+    const mem = await memory(browser);
+    const load = await firstLoads(browser);
+    const loadStats = stats(load.loads);
+    const floorStats = stats(load.floor);
+    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+    const ratio = mean(b.three) / mean(b.none);
+    const kib = load.gzipped / 1024;
+    const rows: SummaryRow[] = [
+      {
+        bench: 'dashboard',
+        metric: `spawn sent (so bus event) → row in the page at 10 runs/s, median / p99 (ms), n=${lat.n}`,
+        value: `${fmt(lat.median, 1)} / ${fmt(lat.p99, 1)}`,
+        target: '<= 100 / <= 250 ms',
+        met: lat.median <= 100 && lat.p99 <= 250,
+      },
+      {
+        bench: 'dashboard',
+        metric: `${BURST}-mission burst: none / three dashboards open (ms, mean of 2)`,
+        value: `${fmt(mean(b.none), 0)} / ${fmt(mean(b.three), 0)} = ${fmt(ratio, 2)}x`,
+        target: '<= 1.1x',
+        met: ratio <= 1.1,
+      },
+      {
+        bench: 'dashboard',
+        metric: `${BURST}-mission burst: hall CPU, none / three dashboards open (ms, mean of 2)`,
+        value: `${fmt(mean(b.cpuNone), 0)} / ${fmt(mean(b.cpuThree), 0)} = ${fmt(mean(b.cpuThree) / mean(b.cpuNone), 2)}x`,
+      },
+      {
+        bench: 'dashboard',
+        metric: `hall RSS after ${MEMORY_RUNS} runs: none / five dashboards open (MiB)`,
+        value: `${fmt(mem.none, 1)} / ${fmt(mem.five, 1)} (+${fmt(mem.five - mem.none, 1)})`,
+        target: '<= +15 MiB',
+        met: mem.five - mem.none <= 15,
+      },
+      {
+        bench: 'dashboard',
+        metric: `first page load to the Runs table, median / p90 (ms), n=${loadStats.n}; floor: a new page of one small file`,
+        value: `${fmt(loadStats.median, 0)} / ${fmt(loadStats.p90, 0)}; floor ${fmt(floorStats.median, 0)} / ${fmt(floorStats.p90, 0)}`,
+        target: '<= 300 ms',
+        met: loadStats.median <= 300,
+      },
+      { bench: 'dashboard', metric: 'page scripts and styles, gzipped (KiB)', value: fmt(kib, 1), target: '<= 150 KiB', met: kib <= 150 },
+    ];
+    process.stdout.write(`${machine()}\n\n`);
+    process.stdout.write(
+      `${table(
+        ['metric', 'value', 'target', 'met'],
+        rows.map((r) => [r.metric, r.value, r.target ?? '', r.met === undefined ? '' : r.met ? 'met' : 'MISSED']),
+      )}\n`,
+    );
+    summary(rows);
+  } finally {
+    await browser.close();
+  }
+}
+
+runMain(main);

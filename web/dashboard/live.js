@@ -1,0 +1,120 @@
+// What every view of the dashboard shares: JSON requests to the hall's API,
+// and the bus as live events handed out once per animation frame, so a busy
+// bus costs one render a frame, not one per event.
+import { useEffect, useRef } from 'preact/hooks';
+
+/** A failed request leaves the view as it was; the console says why. */
+export function reportFailure(err) {
+  console.warn(`dashboard: ${err}`);
+}
+
+export async function getJson(path) {
+  const res = await fetch(path, { credentials: 'same-origin' });
+  return res.json();
+}
+
+export async function postJson(path, body) {
+  const res = await fetch(path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return res.json();
+}
+
+// ------------------------------------------------------------ live events
+
+/** Events a frozen page holds at most; older ones are summed up as one `resync` (the views load anew). */
+const HELD_MAX = 5000;
+
+/**
+ * Bus events, handed to listeners in one batch per animation frame. While
+ * frozen they are held; `heldListeners` hear how many, once a frame.
+ */
+export const live = {
+  queue: [],
+  held: 0,
+  listeners: new Set(),
+  heldListeners: new Set(),
+  frozen: false,
+  scheduled: false,
+  push(event) {
+    this.queue.push(event);
+    if (this.frozen) this.held++;
+    if (this.queue.length > HELD_MAX) this.queue = [{ type: 'raider.resync' }, ...this.queue.slice(-HELD_MAX / 2)];
+    this.schedule();
+  },
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      if (this.frozen) {
+        for (const tell of this.heldListeners) tell(this.held);
+        return;
+      }
+      const batch = this.queue;
+      this.queue = [];
+      if (batch.length > 0) for (const listen of this.listeners) listen(batch);
+    });
+  },
+  setFrozen(frozen) {
+    this.frozen = frozen;
+    this.held = 0;
+    this.schedule();
+  },
+};
+
+export function connectEvents() {
+  const source = new EventSource('/api/events');
+  source.onmessage = (message) => {
+    try {
+      live.push(JSON.parse(message.data));
+    } catch {
+      /* not an event */
+    }
+  };
+  // The hall no longer has what we missed (or restarted): start from its present.
+  source.addEventListener('reload', () => location.reload());
+}
+
+export function useLiveBatch(onBatch, deps) {
+  useEffect(() => {
+    live.listeners.add(onBatch);
+    return () => live.listeners.delete(onBatch);
+  }, deps);
+}
+
+/**
+ * A function that calls `fn` at once, then at most once every `ms`: calls in
+ * between are folded into one at the end of the wait. A page that asks the
+ * hall again on every change would, on a busy bus, ask once a frame.
+ */
+export function every(ms, fn) {
+  let last = 0;
+  let timer = null;
+  return () => {
+    if (timer !== null) return;
+    const wait = last + ms - Date.now();
+    if (wait <= 0) {
+      last = Date.now();
+      fn();
+      return;
+    }
+    timer = setTimeout(() => {
+      timer = null;
+      last = Date.now();
+      fn();
+    }, wait);
+  };
+}
+
+/** `every` for a component: one throttle for its whole life, calling the newest `fn`. */
+export function useEvery(ms, fn) {
+  const latest = useRef(fn);
+  latest.current = fn;
+  const throttled = useRef(null);
+  throttled.current ??= every(ms, () => latest.current());
+  return throttled.current;
+}

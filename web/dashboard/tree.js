@@ -1,0 +1,107 @@
+// The live supervision tree: the hall → its slots and binding queues → the
+// running run and the waiting missions (in the order they will start) → the
+// run's open permission questions; beside them the cron jobs with their next
+// times, the Telegram bots with their poll health, and the ACP face.
+import { h } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import htm from 'htm';
+import { getJson, reportFailure, useLiveBatch } from './live.js';
+
+const html = htm.bind(h);
+/** Ages and next times move on without events: look again this often. */
+const REFRESH_MS = 5000;
+const LIVE_PREFIXES = ['raider.', 'permission.', 'cron.', 'telegram.', 'session.', 'acp.', 'dashboard.'];
+
+function text(value) {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function age(seconds) {
+  if (seconds === undefined) return '';
+  return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+}
+
+function Question({ q }) {
+  return html`<li class="question">question ${text(q.question ?? '')}: ${text(q.title ?? q.tool ?? '')}</li>`;
+}
+
+function Run({ run }) {
+  return html`<li>
+    <span class="status running">running</span> <a href=${`#/runs/${encodeURIComponent(run.id)}`}>${run.id}</a>
+    (pid ${run.pid}, ${age(run.age)}): <span class="mission">${run.mission}</span>
+    ${run.questions.length > 0 ? html`<ul aria-label=${`Questions of ${run.id}`}>${run.questions.map((q) => html`<${Question} q=${q} />`)}</ul>` : null}
+  </li>`;
+}
+
+function Queue({ queue }) {
+  return html`<li>
+    <strong>${queue.kind} ${queue.name}</strong>
+    <ul aria-label=${`${queue.kind} ${queue.name}`}>
+      ${queue.runs.map((run) => html`<${Run} key=${run.id} run=${run} />`)}
+      ${queue.waiting.map(
+        (m) =>
+          html`<li key=${m.mission_id}>waiting #${m.position} (${age(m.age)}, ${m.name}): <span class="mission">${m.mission}</span></li>`,
+      )}
+    </ul>
+  </li>`;
+}
+
+function Faces({ tree }) {
+  return html`
+    <h3>Cron jobs</h3>
+    ${
+      tree.cron.length === 0
+        ? html`<p class="note">No cron jobs.</p>`
+        : html`<ul aria-label="Cron jobs">${tree.cron.map(
+            (job) =>
+              html`<li key=${job.id}>${job.id} → ${text(job.name)} (${text(job.cron)}): ${text(job.state)}, next ${job.next ? new Date(job.next).toLocaleString() : 'none'}</li>`,
+          )}</ul>`
+    }
+    <h3>Telegram bots</h3>
+    ${
+      tree.telegram.length === 0
+        ? html`<p class="note">No Telegram bots.</p>`
+        : html`<ul aria-label="Telegram bots">${tree.telegram.map(
+            (bot) =>
+              html`<li key=${bot.bot}>${bot.bot}: ${text(bot.state)}${bot.failures ? `, ${bot.failures} failures in a row` : ''}${bot.last_ok ? `, last answer ${new Date(bot.last_ok).toLocaleTimeString()}` : ''}${bot.last_error ? `, last error: ${text(bot.last_error.error)}` : ''}</li>`,
+          )}</ul>`
+    }
+    <h3>ACP</h3>
+    ${tree.acp === null ? html`<p class="note">No ACP face.</p>` : html`<p>ACP: ${text(tree.acp.sessions)} sessions${tree.acp.port ? ` (TCP ${text(tree.acp.host)}:${text(tree.acp.port)})` : ''}</p>`}
+  `;
+}
+
+export function TreePage() {
+  const [tree, setTree] = useState(null);
+  const [stamp, setStamp] = useState(0);
+  useEffect(() => {
+    let current = true;
+    getJson('/api/tree')
+      .then((reply) => current && setTree(reply))
+      .catch(reportFailure);
+    return () => {
+      current = false;
+    };
+  }, [stamp]);
+  useEffect(() => {
+    const timer = setInterval(() => setStamp((n) => n + 1), REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+  useLiveBatch((batch) => {
+    if (batch.some((e) => typeof e.type === 'string' && LIVE_PREFIXES.some((p) => e.type.startsWith(p)))) setStamp((n) => n + 1);
+  }, []);
+  if (tree === null) return html`<main><p>Loading the tree…</p></main>`;
+  return html`<main>
+    <section aria-label="Live tree" class="tree">
+      <h2>Hall ${tree.hall.root}</h2>
+      <p>pid ${tree.hall.pid}, ${tree.hall.running} running${tree.hall.starting ? `, ${tree.hall.starting} starting` : ''}</p>
+      ${
+        tree.queues.length === 0
+          ? html`<p class="note">Nothing runs or waits.</p>`
+          : html`<ul aria-label="Slots and queues">${tree.queues.map((q) => html`<${Queue} key=${`${q.kind}:${q.name}`} queue=${q} />`)}</ul>`
+      }
+      <${Faces} tree=${tree} />
+    </section>
+  </main>`;
+}
