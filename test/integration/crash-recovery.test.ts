@@ -10,7 +10,10 @@ import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
 import { prng } from '../support/prng.js';
 import { parentOf } from '../support/processes.js';
-import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
+import { eventually, REPO, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
+
+/** A raider in sh that records its mission's label: hundreds of runs, each without a Node start-up. */
+const RECORD_RAIDER = path.join(REPO, 'test', 'fixtures', 'record-raider.sh');
 
 let halls: ChildProcess[] = [];
 /** Raiders that outlive their hall on purpose; whatever a failed test leaves of them goes. */
@@ -114,7 +117,7 @@ describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => 
     const record = path.join(root, 'record.txt');
     fs.writeFileSync(record, '');
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { a: {}, p: {} }\n');
-    const env = { ...(await backend.env()), FAKE_RAIDER_RECORD: record };
+    const env = { ...(await backend.env()), FAKE_RAIDER_RECORD: record, RAIDER_HALL_RAIDER_BIN: RECORD_RAIDER };
     const socket = path.join(root, '.raider-hall.socket');
     const random = prng(20261130).next;
     const targets = [
