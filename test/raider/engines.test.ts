@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toModelMessages } from '../../src/raider/engines/ai-sdk.js';
 import { startFakeLlm, type FakeDialect, type FakeLlm, type FakeReply } from './fake-llm.js';
 import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, startRaider, type StreamEvent } from './helpers.js';
@@ -13,8 +13,10 @@ import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, st
 beforeAll(ensureBuilt, 120_000);
 afterAll(cleanUp);
 
+// The tests run concurrently (each is a raider process waiting on its own fake
+// server): the fake servers close when the file is done, not after each test.
 const fakes: FakeLlm[] = [];
-afterEach(async () => {
+afterAll(async () => {
   await Promise.all(fakes.splice(0).map((f) => f.close()));
 });
 
@@ -40,7 +42,7 @@ async function closedPort(): Promise<number> {
 const KEYS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
 
 for (const dialect of ['openai', 'anthropic'] as const) {
-  describe(`the ${dialect} engine`, () => {
+  describe.concurrent(`the ${dialect} engine`, () => {
     it('runs a tool-call round and answers; the stream, the request and the journal show it', async () => {
       const llm = await fake(dialect, [
         { text: 'Let me read it.', tools: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
@@ -163,7 +165,7 @@ for (const dialect of ['openai', 'anthropic'] as const) {
   });
 }
 
-describe('SIGTERM during a model call', () => {
+describe.concurrent('SIGTERM during a model call', () => {
   it('ends the run interrupted with signal TERM', async () => {
     const llm = await fake('openai', [{ hang: true }]);
     const { child, done } = startRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', makeProject(), '--', 'think'], {
@@ -178,7 +180,7 @@ describe('SIGTERM during a model call', () => {
   });
 });
 
-describe('a model that edits', () => {
+describe.concurrent('a model that edits', () => {
   it('in acceptEdits mode writes and edits files, while bash is still refused', async () => {
     const llm = await fake('openai', [
       { tools: [{ name: 'write_file', arguments: { path: 'src/app.txt', content: 'colour = red\n' } }] },
@@ -213,7 +215,7 @@ describe('a model that edits', () => {
   });
 });
 
-describe('an unreachable server', () => {
+describe.concurrent('an unreachable server', () => {
   it('fails the run with exit 1, naming the URL', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/v1`;
     const r = await runRaider([
@@ -237,7 +239,7 @@ describe('an unreachable server', () => {
   });
 });
 
-describe('tool rounds and budgets', () => {
+describe.concurrent('tool rounds and budgets', () => {
   it('--max-iterations ends a model that keeps calling tools as failed', async () => {
     const loop: FakeReply = { tools: [{ name: 'list_dir', arguments: {} }] };
     const llm = await fake('openai', [loop, loop, loop, loop]);
@@ -298,7 +300,7 @@ describe('tool rounds and budgets', () => {
   });
 });
 
-describe('model slips', () => {
+describe.concurrent('model slips', () => {
   it('arguments that are not JSON fail that call with a message the model can act on', async () => {
     const llm = await fake('openai', [
       { tools: [{ name: 'read_file', arguments: {}, raw: '{"path": "a.txt"' }] },
@@ -328,7 +330,7 @@ describe('model slips', () => {
   });
 });
 
-describe('choosing the engine', () => {
+describe.concurrent('choosing the engine', () => {
   it('.raider.yml names engine, model and URL; an environment key is not sent to a URL from a project file', async () => {
     const llm = await fake('openai', [{ text: 'from the project config' }]);
     const root = makeProject(undefined, { '.raider.yml': `engine: openai\nmodel: qwen-local\nurl: ${llm.url}\n` });
@@ -377,7 +379,7 @@ describe('choosing the engine', () => {
   });
 });
 
-describe('--provider ALIAS', () => {
+describe.concurrent('--provider ALIAS', () => {
   function homeWith(config: string): string {
     const home = makeProject(undefined, { '.raider/config.yml': config });
     return home;
@@ -420,7 +422,7 @@ describe('--provider ALIAS', () => {
   });
 });
 
-describe('packs', () => {
+describe.concurrent('packs', () => {
   it('go into the system prompt in order (.raider.yml packs first, persona last): project file, home file, built-in', async () => {
     const llm = await fake('openai', [{ text: 'ok' }]);
     const home = makeProject(undefined, { '.raider/packs/mine.md': 'HOME PACK TEXT\n' });
@@ -480,7 +482,7 @@ describe('packs', () => {
   });
 });
 
-describe('the stdout of a real engine run', () => {
+describe.concurrent('the stdout of a real engine run', () => {
   it('holds nothing but events, even when the SDK warns', async () => {
     // An unknown anthropic model makes the SDK warn about max tokens.
     const llm = await fake('anthropic', [{ text: 'fine' }]);
