@@ -1,17 +1,23 @@
 /** acpx (a real, independent ACP client) drives `raider acp --stdio` end to end. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
 import { hallEnv, RAIDER_BIN, REPO, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 
 const ACPX = path.join(REPO, 'node_modules', 'acpx', 'dist', 'cli.js');
 
-let hall: TestHall | undefined;
-afterEach(async () => {
-  await hall?.stop();
-  hall = undefined;
+// The tests run concurrently (each mostly waits on acpx and its agent process): each has a hall of its own.
+const halls: TestHall[] = [];
+afterAll(async () => {
+  await Promise.all(halls.splice(0).map((h) => h.stop()));
 });
+
+async function ownHall(): Promise<TestHall> {
+  const hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: [acpAdapter] });
+  halls.push(hall);
+  return hall;
+}
 
 function acpx(root: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -32,9 +38,9 @@ function acpx(root: string, args: string[]): Promise<{ code: number | null; stdo
   });
 }
 
-describe('acpx against raider acp --stdio', () => {
+describe.concurrent('acpx against raider acp --stdio', () => {
   it('--approve-all: the permission is granted and the turn ends end_turn', async () => {
-    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: [acpAdapter] });
+    const hall = await ownHall();
     const run = await acpx(hall.root, ['--approve-all', 'exec', 'ask 1']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('["once"]');
@@ -42,7 +48,7 @@ describe('acpx against raider acp --stdio', () => {
   });
 
   it('--deny-all: the raider is told no, the run goes on, acpx reports the denial', async () => {
-    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: [acpAdapter] });
+    const hall = await ownHall();
     const run = await acpx(hall.root, ['--deny-all', 'exec', 'ask 1']);
     expect(run.stdout).toContain('["no"]');
     expect(run.stdout).toContain('[done] end_turn');
@@ -51,7 +57,7 @@ describe('acpx against raider acp --stdio', () => {
   });
 
   it('--format json shows a spec-conform exchange', async () => {
-    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: [acpAdapter] });
+    const hall = await ownHall();
     const run = await acpx(hall.root, ['--format', 'json', '--approve-all', 'exec', 'answer hi']);
     expect(run.code).toBe(0);
     const frames = run.stdout
