@@ -6,7 +6,8 @@ export default defineConfig({
     pool: 'forks',
     // One more worker than CI's two cores: a test file spends much of its time waiting on
     // real processes (raiders, halls, PostgreSQL, Chromium), so a third keeps both cores
-    // busy (measured on an idle 2-core machine: 2 workers ~330 s, 3 workers ~316 s).
+    // busy (on an idle 2-core machine the suite took 316 s with 3 workers, using 1.8 cores;
+    // with 2 it used 1.5).
     maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 30_000,
