@@ -6,44 +6,23 @@
  * raider; an answer that comes after another face's is shown as refused;
  * no buttons when read-only.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestHall } from '../support/test-hall.js';
-import { launchBrowser, skipBrowserTests } from './browser.js';
-import { startBoardHall, type Board } from './dashboard-support.js';
+import { useBrowserBoard } from './browser-board.js';
+import { skipBrowserTests } from './browser.js';
+import { startBoardHall } from './dashboard-support.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard browser tests skipped: ${skipBrowserTests}`);
 
 const CONFIG = 'dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 60\n';
 
 describe.skipIf(skipBrowserTests !== null)('the Questions region in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
+  const browserBoard = useBrowserBoard(CONFIG);
+  const { problems, loggedIn } = browserBoard;
   let hall: TestHall;
-  let board: Board;
-  const contexts: BrowserContext[] = [];
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    [browser, { hall, board }] = await Promise.all([launchBrowser(), startBoardHall(CONFIG)]);
-  }, 60_000);
-  afterAll(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await hall?.stop();
+  beforeAll(() => {
+    hall = browserBoard.hall;
   });
-
-  async function loggedIn(target: Board = board): Promise<Page> {
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(err.message));
-    page.on('console', (message) => {
-      // A stopped hall's event stream fails to reconnect; that is not the page's fault.
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
-    });
-    await page.goto(`${target.url}?token=${target.token}`);
-    return page;
-  }
 
   it('shows each open question with its details; Allow once reaches the raider; a late answer is refused', async () => {
     const page = await loggedIn();

@@ -5,42 +5,21 @@
  * text); Move to front and Drop; live as other faces queue; no buttons when
  * read-only.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runStarted, type TestHall } from '../support/test-hall.js';
-import { launchBrowser, skipBrowserTests } from './browser.js';
-import { startBoardHall, type Board } from './dashboard-support.js';
+import { useBrowserBoard } from './browser-board.js';
+import { skipBrowserTests } from './browser.js';
+import { startBoardHall } from './dashboard-support.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard browser tests skipped: ${skipBrowserTests}`);
 
 describe.skipIf(skipBrowserTests !== null)('the Waiting list in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
+  const browserBoard = useBrowserBoard();
+  const { problems, loggedIn } = browserBoard;
   let hall: TestHall;
-  let board: Board;
-  const contexts: BrowserContext[] = [];
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    [browser, { hall, board }] = await Promise.all([launchBrowser(), startBoardHall()]);
-  }, 60_000);
-  afterAll(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await hall?.stop();
+  beforeAll(() => {
+    hall = browserBoard.hall;
   });
-
-  async function loggedIn(target: Board = board): Promise<Page> {
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(err.message));
-    page.on('console', (message) => {
-      // A stopped hall's event stream fails to reconnect; that is not the page's fault.
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
-    });
-    await page.goto(`${target.url}?token=${target.token}`);
-    return page;
-  }
 
   it('shows each waiting mission live, in order, with its queue, position, age and text; Move to front and Drop act', async () => {
     const page = await loggedIn();

@@ -6,23 +6,9 @@
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
+import { getJson, postJson } from './live.js';
 
 const html = htm.bind(h);
-
-async function getJson(path) {
-  const res = await fetch(path, { credentials: 'same-origin' });
-  return res.json();
-}
-
-async function postJson(path, body) {
-  const res = await fetch(path, {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return res.json();
-}
 
 function inputText(input) {
   const command = input?.command;

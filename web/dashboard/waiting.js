@@ -4,26 +4,12 @@
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
+import { getJson, postJson } from './live.js';
 
 const html = htm.bind(h);
 
 /** Bus events after which what waits may have changed. */
 const QUEUE_EVENTS = /^(raider\.(queued|dropped|moved|spawned|refused|done|resync)|hall\.)/;
-
-async function getJson(path) {
-  const res = await fetch(path, { credentials: 'same-origin' });
-  return res.json();
-}
-
-async function postJson(path, body) {
-  const res = await fetch(path, {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return res.json();
-}
 
 function age(seconds) {
   if (seconds === undefined) return 'age unknown';

@@ -1,0 +1,76 @@
+/**
+ * One Chromium and one hall with a dashboard for a browser test file (or a
+ * describe block): started together before its tests, closed after them.
+ * `newPage` opens a page in a fresh browser context (its own cookies), closed
+ * with the rest; `problems` collects what a page reports (script errors, CSP
+ * violations) when opened with `loggedIn`.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import type { TestHall } from '../support/test-hall.js';
+import { launchBrowser } from './browser.js';
+import { startBoardHall, type Board } from './dashboard-support.js';
+
+export interface BrowserBoard {
+  readonly browser: Browser;
+  readonly hall: TestHall;
+  readonly board: Board;
+  /** Script errors and CSP violations of pages opened with loggedIn (Chromium reports both on the console). */
+  readonly problems: string[];
+  /** A page in a browser context of its own, closed when the file is done. */
+  newPage(): Promise<Page>;
+  /** A new page logged in to a dashboard (this one by default) with its token, reporting into `problems`. */
+  loggedIn(target?: Board): Promise<Page>;
+}
+
+export function useBrowserBoard(config?: string): BrowserBoard {
+  let browser: Browser | undefined;
+  let started: { hall: TestHall; board: Board } | undefined;
+  const contexts: BrowserContext[] = [];
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    [browser, started] = await Promise.all([launchBrowser(), startBoardHall(config)]);
+  }, 60_000);
+  afterAll(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    await started?.hall.stop();
+  });
+
+  const running = () => {
+    if (!browser || !started) throw new Error('the browser and the hall start in beforeAll: use them inside a test');
+    return { browser, ...started };
+  };
+
+  const newPage = async (): Promise<Page> => {
+    const context = await running().browser.newContext();
+    contexts.push(context);
+    return context.newPage();
+  };
+
+  return {
+    get browser() {
+      return running().browser;
+    },
+    get hall() {
+      return running().hall;
+    },
+    get board() {
+      return running().board;
+    },
+    problems,
+    newPage,
+    async loggedIn(target?: Board) {
+      const to = target ?? running().board;
+      const page = await newPage();
+      page.on('pageerror', (err) => problems.push(err.message));
+      page.on('console', (message) => {
+        // A stopped hall's event stream fails to reconnect; that is not the page's fault.
+        if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
+      });
+      await page.goto(`${to.url}?token=${to.token}`);
+      return page;
+    },
+  };
+}
