@@ -49,6 +49,12 @@ describe('dashboard.questions: true', () => {
     expect(listed).toMatchObject({ status: 200, enabled: true });
     expect(listed.questions).toEqual([expect.objectContaining({ key: `${run.id}:q1`, run: run.id, question: 'q1', rule: 'Bash(echo *)' })]);
     expect((await hall.request({ cmd: 'status' })).dashboard.questions).toBe(1);
+    // The live tree shows the open question under its run.
+    const tree = await get(board, '/api/tree');
+    const treeRun = tree.queues
+      .flatMap((q: { runs: Array<{ id: string; questions: unknown[] }> }) => q.runs)
+      .find((r: { id: string }) => r.id === run.id);
+    expect(treeRun.questions).toEqual([expect.objectContaining({ id: run.id, question: 'q1', title: 'echo 1' })]);
 
     const first = await post(board, `/api/questions/${encodeURIComponent(`${run.id}:q1`)}/answer`, { answer: 'once' });
     expect(first).toEqual({ status: 200, answered: 1, run: run.id, question: 'q1', answer: 'once' });
@@ -56,6 +62,11 @@ describe('dashboard.questions: true', () => {
     expect(late.error).toMatch(/already answered \(once, from the dashboard\)/);
     const answered = await tap.waitFor((e) => e.type === 'permission.answered' && e.question === 'q1');
     expect(answered).toMatchObject({ id: run.id, answer: 'once', by: 'dashboard' });
+    const treeAfter = await get(board, '/api/tree');
+    const answeredRun = treeAfter.queues
+      .flatMap((q: { runs: Array<{ id: string; questions: Array<{ question: string }> }> }) => q.runs)
+      .find((r: { id: string }) => r.id === run.id);
+    expect(answeredRun?.questions.some((q: { question: string }) => q.question === 'q1') ?? false).toBe(false);
     expect(tap.all.some((e) => e.type === 'dashboard.answer' && e.source === 'dashboard' && e.question === 'q1')).toBe(true);
 
     await tap.waitFor((e) => e.type === 'permission.asked' && e.question === 'q2');
