@@ -16,12 +16,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, startTestHall, tempRoot, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
+import { eventually, REPO, startTestHall, tempRoot, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
 import { RESERVE_FILE } from '../../src/adapters/storage/file-state-store.js';
-import { ODD_RAIDER } from './odd-raider-path.js';
 
 const CONFIG = 'raiders: { odd: {} }\n';
-const ENV = { RAIDER_HALL_RAIDER_BIN: ODD_RAIDER };
+// A raider in sh: these tests run dozens of missions one after the other on one numbered slot.
+const ENV = { RAIDER_HALL_RAIDER_BIN: path.join(REPO, 'test', 'fixtures', 'quick-raider.sh') };
 
 let hall: TestHall | undefined;
 const cleanups: Array<() => void> = [];
