@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startHall } from '../../src/actors/hall-supervisor.js';
 import { eventually, hallEnv, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 
@@ -20,13 +20,14 @@ cancel_grace: 0.3
 const MIB = 1024 * 1024;
 const NAME_HINT = "use 1 to 64 letters, digits, '_' or '-', starting with a letter or digit";
 
-let hall: TestHall | undefined;
+// Every test has a hall of its own, and most blocks run their tests concurrently:
+// halls and connections are closed when the file is done, not after each test.
+const halls: TestHall[] = [];
 const open: Conn[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const c of open.splice(0)) c.close();
   // A hall whose actor died never stops: do not wait for it forever.
-  if (hall) await Promise.race([hall.stop(), new Promise((r) => setTimeout(r, 2000))]);
-  hall = undefined;
+  await Promise.all(halls.splice(0).map((h) => Promise.race([h.stop(), new Promise((r) => setTimeout(r, 2000))])));
 });
 
 /** A raw client: what it writes goes out as given, every line it gets is kept as text. */
@@ -184,7 +185,8 @@ function expectCanonical(line: string): void {
 }
 
 async function started(config = CONFIG): Promise<TestHall> {
-  hall = await startTestHall({ config });
+  const hall = await startTestHall({ config });
+  halls.push(hall);
   return hall;
 }
 
@@ -200,7 +202,7 @@ async function expectStatus(h: TestHall, running = 0): Promise<void> {
   c.close();
 }
 
-describe('framing', () => {
+describe.concurrent('framing', () => {
   it('answers several frames of one write with as many replies, in order', async () => {
     const h = await started();
     const c = await connect(h);
@@ -312,7 +314,7 @@ describe('framing', () => {
   });
 });
 
-describe('error replies', () => {
+describe.concurrent('error replies', () => {
   it('answers lines that are not JSON with invalid JSON: and the parser message', async () => {
     const h = await started();
     const c = await connect(h);
@@ -552,7 +554,7 @@ describe('error replies', () => {
   });
 });
 
-describe('encoding', () => {
+describe.concurrent('encoding', () => {
   it('writes every reply as one compact line with sorted keys at every level', async () => {
     const h = await started();
     const c = await connect(h);
@@ -865,7 +867,7 @@ describe('event bus', () => {
   }, 30_000);
 });
 
-describe('names that are keys of Object.prototype', () => {
+describe.concurrent('names that are keys of Object.prototype', () => {
   it('answers attach with raider not found for them', async () => {
     const h = await started();
     const c = await connect(h);
