@@ -11,7 +11,7 @@
 import type { Actor } from 'xstate';
 import { INSPECT_PREFIX, type EventBus } from '../adapters/control/event-bus.js';
 import type { BusEvent } from '../machines/hall-effects.js';
-import type { LostRun, SharedQueue } from '../adapters/storage/shared-queue.js';
+import type { LostRun, SharedQueue } from '../adapters/storage/cluster-queue.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
 import type { hallMachine } from '../machines/hall.machine.js';

@@ -8,7 +8,7 @@ import type { HallQueries } from '../adapters/control/queries.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import type { CommandHandlers } from '../protocol/command-service.js';
 import type { HallAdapter } from '../ports/hall-services.js';
-import type { SharedQueue } from '../adapters/storage/shared-queue.js';
+import type { SharedQueue } from '../adapters/storage/cluster-queue.js';
 import type { BusEvent } from '../machines/hall-effects.js';
 import { cancelledWaitingReply, droppedEvent, movedEvent, movedReply } from '../machines/hall-payloads.js';
 import type { ReplyTo } from '../protocol/replies.js';

@@ -9,7 +9,8 @@ import { EventBus } from '../../src/adapters/control/event-bus.js';
 import { EventRing } from '../../src/adapters/dashboard/event-stream.js';
 import { runStarted, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
-import { bearer, boardOf, httpRequest, json, openEventStream, startBoardHall, type Board } from './dashboard-support.js';
+import { bearer, boardOf, httpRequest, openEventStream, startBoardHall, type Board } from './dashboard-support.js';
+import { apiGet as get, apiPost as post } from './dashboard-support.js';
 
 const halls: TestHall[] = [];
 afterEach(async () => {
@@ -20,16 +21,6 @@ async function started(): Promise<{ hall: TestHall; board: Board }> {
   const s = await startBoardHall();
   halls.push(s.hall);
   return s;
-}
-
-async function get(board: Board, route: string): Promise<Json> {
-  const reply = await httpRequest(board, route, { headers: bearer(board) });
-  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
-}
-
-async function post(board: Board, route: string, body: unknown): Promise<Json> {
-  const reply = await httpRequest(board, route, { method: 'POST', headers: { ...bearer(board), ...json }, body: JSON.stringify(body) });
-  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
 }
 
 /** Spawns through the dashboard and waits for the run's end on the bus. */

@@ -8,8 +8,9 @@
  * without the key.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, type Json, type TestHall } from '../support/test-hall.js';
-import { bearer, httpRequest, json, startBoardHall, type Board } from './dashboard-support.js';
+import { runCli, type TestHall } from '../support/test-hall.js';
+import { startBoardHall } from './dashboard-support.js';
+import { apiGet as get, apiPost as post } from './dashboard-support.js';
 
 const halls: TestHall[] = [];
 afterEach(async () => {
@@ -17,16 +18,6 @@ afterEach(async () => {
 });
 
 const QUESTIONS = 'dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 1\n';
-
-async function get(board: Board, route: string): Promise<Json> {
-  const reply = await httpRequest(board, route, { headers: bearer(board) });
-  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
-}
-
-async function post(board: Board, route: string, body: unknown): Promise<Json> {
-  const reply = await httpRequest(board, route, { method: 'POST', headers: { ...bearer(board), ...json }, body: JSON.stringify(body) });
-  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
-}
 
 describe('dashboard.questions: true', () => {
   it('puts each question on the bus and the API; the first answer wins, from the dashboard or the socket', async () => {

@@ -11,22 +11,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
 import { request, runCli, runStarted, spawnHallProcess, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
-import { bearer, boardOf, httpRequest, json, openEventStream, startBoardHall, type Board } from './dashboard-support.js';
+import { bearer, boardOf, httpRequest, json, openEventStream, startBoardHall } from './dashboard-support.js';
+import { apiGet as get, apiPost as post } from './dashboard-support.js';
 
 const halls: TestHall[] = [];
 afterEach(async () => {
   for (const hall of halls.splice(0)) await hall.stop();
 });
-
-async function get(board: Board, route: string): Promise<Json> {
-  const reply = await httpRequest(board, route, { headers: bearer(board) });
-  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
-}
-
-async function post(board: Board, route: string, body: unknown = {}): Promise<Json> {
-  const reply = await httpRequest(board, route, { method: 'POST', headers: { ...bearer(board), ...json }, body: JSON.stringify(body) });
-  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
-}
 
 const ids = (queue: Json): string[][] => queue.queues.map((q: Json) => q.missions.map((m: Json) => m.mission_id));
 

@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { readDashboardFile } from '../../src/adapters/dashboard/dashboard-file.js';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
-import { eventually, spawnHallProcess, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
+import { eventually, spawnHallProcess, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 
 export interface Board {
   url: string;
@@ -162,4 +162,16 @@ export function openEventStream(board: Board, headers: Record<string, string> = 
     );
     req.on('error', reject);
   });
+}
+
+/** A GET of the API with the bearer token: the reply's JSON with its HTTP status. */
+export async function apiGet(board: Board, route: string): Promise<Json> {
+  const reply = await httpRequest(board, route, { headers: bearer(board) });
+  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
+}
+
+/** A POST of a JSON body to the API with the bearer token: the reply's JSON with its HTTP status. */
+export async function apiPost(board: Board, route: string, body: unknown = {}): Promise<Json> {
+  const reply = await httpRequest(board, route, { method: 'POST', headers: { ...bearer(board), ...json }, body: JSON.stringify(body) });
+  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
 }

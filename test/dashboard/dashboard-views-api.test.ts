@@ -8,7 +8,8 @@ import { defaultAdapters } from '../../src/actors/default-adapters.js';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
 import { FakeBotApi } from '../telegram/fake-bot-api.js';
 import { eventually, runStarted, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
-import { bearer, boardOf, httpRequest, json, startBoardHall, type Board } from './dashboard-support.js';
+import { boardOf, startBoardHall, type Board } from './dashboard-support.js';
+import { apiGet as get, apiPost as post } from './dashboard-support.js';
 import { startScriptedHall } from './scripted-hall.js';
 
 const halls: TestHall[] = [];
@@ -20,16 +21,6 @@ async function started(config = 'dashboard: { listen: "127.0.0.1:0" }\n'): Promi
   const s = await startBoardHall(config);
   halls.push(s.hall);
   return s;
-}
-
-async function get(board: Board, route: string): Promise<Json> {
-  const reply = await httpRequest(board, route, { headers: bearer(board) });
-  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
-}
-
-async function post(board: Board, route: string, body: unknown): Promise<Json> {
-  const reply = await httpRequest(board, route, { method: 'POST', headers: { ...bearer(board), ...json }, body: JSON.stringify(body) });
-  return { status: reply.status, ...(JSON.parse(reply.body) as Json) };
 }
 
 describe('a run page timeline', () => {

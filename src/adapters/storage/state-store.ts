@@ -4,7 +4,7 @@
  * backend can replace it when one hall per host is not enough.
  */
 import type { DurableOp, DurableState } from './durable-state.js';
-import type { SharedQueue } from './shared-queue.js';
+import type { SharedQueue } from './cluster-queue.js';
 
 export interface HallStateStore {
   /** The current state, with every applied operation in it. */

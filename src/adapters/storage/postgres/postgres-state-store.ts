@@ -20,7 +20,7 @@ import type { DatabaseSettings } from './database-settings.js';
 import { loadClusterState } from './load-state.js';
 import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
 import { batchScript, type StoreScope } from './op-statements.js';
-import { PostgresSharedQueue } from './shared-queue.js';
+import { PostgresSharedQueue } from './cluster-queue.js';
 
 const RETRY_DELAY_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 5_000;

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
 import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
-import type { LostRun, SharedQueue } from '../../src/adapters/storage/shared-queue.js';
+import type { LostRun, SharedQueue } from '../../src/adapters/storage/cluster-queue.js';
 import type { Mission } from '../../src/domain/mission.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { BusEvent } from '../../../machines/hall-effects.js';
-import type { ClaimedMission, ClusterEvent, LostRun, RemoteRun, RemoteSignal, SharedQueue } from '../shared-queue.js';
+import type { ClaimedMission, ClusterEvent, LostRun, RemoteRun, RemoteSignal, SharedQueue } from '../cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import { missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
