@@ -6,6 +6,12 @@
 /** A raider name becomes part of file names, so it must be safe as one. */
 export const SAFE_RAIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
+/**
+ * A provider alias of `~/.raider/config.yml`: the same shape as a raider
+ * name, so a host, HOST:PORT or URL is never taken for one.
+ */
+export const PROVIDER_ALIAS = SAFE_RAIDER_NAME;
+
 /** A numbered (singleton) slot: digits, then a lower-case letter, then `[-a-z0-9]`. */
 export const NUMBERED_SLOT = /^(\d+)([a-z][-a-z0-9]*)$/;
 
@@ -57,7 +63,7 @@ export function effectiveBinding(slot: string, explicit: string | undefined): st
 
 /**
  * What a client is told when a name has no entry in `.raider-hall.yml`: the
- * hall runs it all the same (the seed allows it), with the raider's own
+ * hall runs it all the same (the control socket always allowed it), with the raider's own
  * defaults, which is rarely what a typo meant.
  */
 export function noEntryNotice(name: string): string {

@@ -1,8 +1,10 @@
 /**
- * Whether the hall refuses a raider entry before running it (seed: provider
- * on a raider entry). The hall runs unattended, so it only ever uses provider
- * aliases that somebody stored and accepted.
+ * Whether the hall refuses a raider entry before running it (a `provider:`
+ * on an entry, README "Configuration"). The hall runs unattended, so it only
+ * ever uses provider aliases that somebody stored and accepted.
  */
+
+import { PROVIDER_ALIAS } from './names.js';
 
 export type RefusalReason = 'provider_not_alias' | 'provider_with_engine' | 'provider_not_stored' | 'provider_config';
 
@@ -21,7 +23,7 @@ export type ProviderStoreView = { ok: true; aliases: ReadonlySet<string> } | { o
 
 /** A host, HOST:PORT or URL is not an alias. */
 export function isProviderAlias(provider: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(provider);
+  return PROVIDER_ALIAS.test(provider);
 }
 
 export function refusalOf(name: string, entry: ProviderEntryFields, store: () => ProviderStoreView): Refusal | null {

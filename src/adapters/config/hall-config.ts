@@ -24,7 +24,7 @@ export interface RaiderEntry {
   persona?: string;
   packs: string[];
   permission_mode?: PermissionMode;
-  /** 'isolated', 'mcp' present on the entry, in that order: accepted, ignored by the hall (seed: noted in the slot log). */
+  /** 'isolated', 'mcp' present on the entry, in that order: accepted, ignored by the hall (noted in the slot log). */
   ignoredKeys: string[];
 }
 

@@ -18,12 +18,13 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMap, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { PROVIDER_ALIAS } from '../../domain/names.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { checkConfig, readConfigDocument } from './yaml-file.js';
 
 export const PROVIDER_ENGINES = ['openai', 'anthropic'] as const;
 export type ProviderEngine = (typeof PROVIDER_ENGINES)[number];
-export const ALIAS_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const ALIAS_RE = PROVIDER_ALIAS;
 
 export interface ProviderBinding {
   alias: string;
