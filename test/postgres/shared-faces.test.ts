@@ -7,9 +7,20 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeBotApi } from '../telegram/fake-bot-api.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 import { defaultAdapters } from '../../src/actors/default-adapters.js';
-import { eventually, spawnHallProcess, startTestHall, tapEvents, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
+import {
+  eventually,
+  request,
+  spawnHallProcess,
+  startTestHall,
+  tapEvents,
+  tempRoot,
+  type EventTap,
+  type Json,
+  type TestHall,
+} from '../support/test-hall.js';
 
 const server = usePostgresServer();
 const LEASE_SECONDS = 2;
@@ -24,10 +35,13 @@ interface HallProcess {
 const halls: HallProcess[] = [];
 /** The hall that survives runs in this process (one Node start fewer on a busy machine). */
 const inProcess: TestHall[] = [];
+let api: FakeBotApi | undefined;
 const taps: EventTap[] = [];
 afterEach(async () => {
   for (const tap of taps.splice(0)) tap.close();
   await Promise.all([...halls.splice(0).map((h) => stopHall(h)), ...inProcess.splice(0).map((h) => h.stop())]);
+  await api?.close();
+  api = undefined;
 });
 
 async function stopHall(h: HallProcess): Promise<void> {
@@ -98,5 +112,56 @@ describe('cron on a shared cluster', () => {
     const spawned = events.all.filter((e) => e.type === 'raider.spawned' && e.binding === 'cron:tick').map((e) => e.mission_id);
     expect(spawned.length).toBeGreaterThanOrEqual(2);
     expect(duplicates(spawned)).toEqual([]);
+  });
+});
+
+const TOKEN = '12345:good-token';
+
+function message(text: string): Json {
+  return {
+    message: { message_id: 1, date: 0, from: { id: 42, is_bot: false, first_name: 'Ulf' }, chat: { id: 42, type: 'private' }, text },
+  };
+}
+
+async function pollState(socket: string): Promise<string> {
+  return (await request(socket, { cmd: 'status' })).telegram?.ops?.state;
+}
+
+describe('Telegram on a shared cluster', () => {
+  it('one hall polls a bot; when it is killed another takes over from the offset in the database and handles no update twice', async () => {
+    const url = await server.freshDatabase();
+    api = await FakeBotApi.start([TOKEN]);
+    const telegram = `telegram:\n  api_root: ${api.url}\n  bots:\n    ops: { token: '${TOKEN}', allowlist: [42], routing: { '*': bjorn } }\n`;
+    // Hall a first, so that it is the poller (the one this test can kill -9).
+    const a = await startHallOn(url, 'hall-a', telegram);
+    await eventually(async () => expect(await pollState(a.socket)).toBe('polling'), 10_000, 50);
+    const b = await startHallHere(url, 'hall-b', telegram);
+    await eventually(async () => expect(await pollState(b.socket)).toBe('standby'), 10_000, 50);
+    const events = await tap(b);
+    const doneFor = (text: string) => events.waitFor((e) => e.type === 'raider.done' && e.response === text, 15_000);
+
+    for (const text of ['one', 'two', 'three']) api.push(TOKEN, message(`answer ${text}`));
+    for (const text of ['one', 'two', 'three']) expect(await doneFor(text)).toMatchObject({ hall: expect.any(String) });
+    // Confirmed to Telegram by the poller's next getUpdates: its offset is past update 3.
+    await api.waitFor((r) => r.method === 'getUpdates' && r.body.offset === 4);
+
+    a.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    // As if Telegram had never had a confirmation: only the offset in the database keeps 1..3 from coming twice.
+    api.forgetConfirmations(TOKEN);
+    for (const text of ['four', 'five']) api.push(TOKEN, message(`answer ${text}`));
+    for (const text of ['four', 'five']) expect(await doneFor(text)).toMatchObject({ hall: 'hall-b' });
+    expect(Date.now() - killedAt).toBeLessThan((LEASE_SECONDS + 1) * 1000 + 5_000);
+    expect(await pollState(b.socket)).toBe('polling');
+
+    const handled = events.all.filter((e) => e.type === 'telegram.in').map((e) => e.update_id);
+    expect(duplicates(handled)).toEqual([]);
+    const spawned = events.all.filter((e) => e.type === 'raider.spawned' && e.binding === 'telegram:ops:42').map((e) => e.mission_id);
+    expect(spawned).toHaveLength(5);
+    expect(duplicates(spawned)).toEqual([]);
+    // Hall b's first poll asked from the offset hall a wrote; never two polls of the bot at once.
+    const afterKill = api.calls('getUpdates').filter((r) => r.at >= killedAt);
+    expect(afterKill[0]?.body.offset).toBe(4);
+    expect(api.maxConcurrentPolls).toBe(1);
   });
 });
