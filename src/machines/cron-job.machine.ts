@@ -2,9 +2,10 @@
  * One cron job. It owns its timer:
  *
  *   checking ──clock──▶ deciding ─┬─▶ sleeping ──after untilDue──▶ checking
- *                                 ├─▶ probing (coalesce) ─┬─▶ coalescing ─▶ checking
- *                                 │                       └─▶ firing ─────▶ checking
- *                                 ├─▶ firing ──fired/failed──▶ checking
+ *                                 ├─▶ claiming ─┬─▶ probing (coalesce) ─┬─▶ coalescing ─▶ checking
+ *                                 │             │                       └─▶ firing ─────▶ checking
+ *                                 │             ├─▶ firing ──fired/failed──▶ checking
+ *                                 │             └─ taken (another hall has it) ─▶ checking
  *                                 ├─▶ skipping ──recorded──▶ checking
  *                                 └─▶ exhausted (no occurrence left)
  *
@@ -14,6 +15,11 @@
  * clock, looking at the hall's queues, handing a mission over and recording a
  * handled slot are named actors the cron adapter provides, and they answer
  * with events (so a test's fakes can answer at once, under a manual clock).
+ *
+ * `claimSlot` decides whether this hall handles a due occurrence at all: a
+ * hall alone always does (the default answers `claimed` at once); on a shared
+ * cluster every hall computes the same occurrences and only the first to
+ * claim one in the database fires it, the others hear `taken` and move on.
  */
 import { assign, emit, fromCallback, setup, type EventObject } from 'xstate';
 import { occurrenceAction, planWake, sleepMs, type CatchUp, type WakePlan } from '../domain/cron-plan.js';
@@ -54,7 +60,11 @@ export type CronJobEvent =
   /** record: a slot handled without a run is on disk. */
   | { type: 'recorded' }
   /** fire or record could not finish; the slot counts as handled all the same (never twice). */
-  | { type: 'failed'; error: string };
+  | { type: 'failed'; error: string }
+  /** claimSlot: this hall handles the occurrence. */
+  | { type: 'claimed' }
+  /** claimSlot: another hall of the cluster handles it; this one moves past it. */
+  | { type: 'taken' };
 
 export type CronJobEmitted = { type: 'bus'; event: BusEvent };
 
@@ -65,6 +75,9 @@ export interface FireInput {
   slot: number;
   /** A missed occurrence run at start-up (catch_up: once). */
   late: boolean;
+}
+export interface ClaimInput {
+  slot: number;
 }
 export interface RecordInput {
   slot: number;
@@ -101,6 +114,8 @@ export const cronJobMachine = setup({
     probe: fromCallback<EventObject, ProbeInput>(notProvided('probe')),
     fire: fromCallback<EventObject, FireInput>(notProvided('fire')),
     record: fromCallback<EventObject, RecordInput>(notProvided('record')),
+    // A hall alone handles every occurrence.
+    claimSlot: fromCallback<EventObject, ClaimInput>(({ sendBack }) => sendBack({ type: 'claimed' })),
   },
   delays: {
     untilDue: ({ context }) => (context.plan?.kind === 'sleep' ? sleepMs(context.plan.until, context.now, context.maxSleepMs) : 0),
@@ -158,14 +173,23 @@ export const cronJobMachine = setup({
     deciding: {
       always: [
         { guard: { type: 'planIs', params: 'sleep' }, target: 'sleeping' },
-        { guard: 'mayCoalesce', target: 'probing' },
-        { guard: { type: 'planIs', params: 'fire' }, target: 'firing' },
+        { guard: { type: 'planIs', params: 'fire' }, target: 'claiming' },
         { guard: { type: 'planIs', params: 'skip' }, target: 'skipping' },
         { target: 'exhausted' },
       ],
     },
     sleeping: {
       after: { untilDue: 'checking' },
+    },
+    claiming: {
+      invoke: { src: 'claimSlot', input: ({ context }) => ({ slot: currentSlot(context) }) },
+      on: {
+        claimed: [{ guard: 'mayCoalesce', target: 'probing' }, { target: 'firing' }],
+        // Handled by another hall: planned past, never fired here.
+        taken: { target: 'checking', actions: 'advance' },
+        // The cluster cannot say: not fired here (at most once), as a failed fire.
+        failed: { target: 'checking', actions: 'advance' },
+      },
     },
     probing: {
       invoke: { src: 'probe', input: ({ context }) => ({ binding: cronBinding(context.id) }) },

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback } from 'xstate';
 import { MAX_TIMER_MS, ON_TIME_GRACE_MS, type CatchUp } from '../../src/domain/cron-plan.js';
 import type { CronOutcome, CronResult } from '../../src/domain/cron-record.js';
-import { cronJobMachine, nextFireAt, type FireInput, type ProbeInput, type RecordInput } from '../../src/machines/cron-job.machine.js';
+import {
+  cronJobMachine,
+  nextFireAt,
+  type ClaimInput,
+  type FireInput,
+  type ProbeInput,
+  type RecordInput,
+} from '../../src/machines/cron-job.machine.js';
 import type { BusEvent } from '../../src/machines/hall-effects.js';
 import { ManualClock } from '../support/manual-clock.js';
 
@@ -340,6 +347,54 @@ describe('cron job machine (simulated time)', () => {
     clock.advance(90 * 60_000);
     expect(fires).toBe(2);
     expect(actor.getSnapshot().value).toBe('sleeping');
+  });
+
+  it('on a shared cluster an occurrence another hall claimed is neither fired nor coalesced here, and the job plans past it', () => {
+    const clock = new ManualClock();
+    clock.advance(Date.parse('2026-05-04T09:59:00Z'));
+    const fired: number[] = [];
+    const probes: number[] = [];
+    const machine = cronJobMachine.provide({
+      actors: {
+        readClock: fromCallback(({ sendBack }) => sendBack({ type: 'clock', now: clock.now() })),
+        // This hall wins the odd hours' occurrences only.
+        claimSlot: fromCallback<{ type: string }, ClaimInput>(({ input, sendBack }) =>
+          sendBack({ type: new Date(input.slot).getUTCHours() % 2 === 1 ? 'claimed' : 'taken' }),
+        ),
+        probe: fromCallback<{ type: string }, ProbeInput>(({ sendBack }) => {
+          probes.push(clock.now());
+          sendBack({ type: 'probed', inFlight: false });
+        }),
+        fire: fromCallback<{ type: string }, FireInput>(({ input, sendBack }) => {
+          fired.push(input.slot);
+          sendBack({ type: 'fired', outcome: { slot: iso(input.slot), result: 'queued', at: iso(clock.now()) } });
+        }),
+        record: fromCallback(({ sendBack }) => sendBack({ type: 'recorded' })),
+      },
+    });
+    const bus: BusEvent[] = [];
+    const actor = createActor(machine, {
+      clock,
+      input: {
+        id: 'j',
+        name: 'bjorn',
+        spec: { cron: '0 * * * *', tz: 'UTC' },
+        coalesce: true,
+        catchUp: 'once',
+        after: clock.now(),
+        maxSleepMs: MAX_TIMER_MS,
+        graceMs: ON_TIME_GRACE_MS,
+      },
+    });
+    actor.on('bus', (e) => bus.push(e.event));
+    actor.start();
+    clock.advance(4 * 3600_000);
+    expect(fired.map(iso)).toEqual(['2026-05-04T11:00:00.000Z', '2026-05-04T13:00:00.000Z']);
+    // Only the occurrences this hall claimed were probed (coalesce) and announced.
+    expect(probes).toHaveLength(2);
+    expect(bus.map((e) => e.slot)).toEqual(['2026-05-04T11:00:00.000Z', '2026-05-04T13:00:00.000Z']);
+    expect(actor.getSnapshot().value).toBe('sleeping');
+    expect(actor.getSnapshot().context.after).toBe(Date.parse('2026-05-04T13:00:00Z'));
   });
 
   it('an expression with no occurrence left is exhausted and arms no timer', () => {

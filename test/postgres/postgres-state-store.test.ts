@@ -184,18 +184,25 @@ describe('PostgresStateStore', () => {
   it('records the schema version, and refuses a database migrated by a newer hall', async () => {
     const url = await server.freshDatabase();
     await (await openStore(settings(url))).close();
-    expect((await query(url, 'SELECT version, name FROM raider_hall_schema ORDER BY version')).rows).toEqual([
-      { version: 1, name: '001_init.sql' },
-      { version: 2, name: '002_shared_claims.sql' },
-    ]);
-    await query(url, "INSERT INTO raider_hall_schema (version, name) VALUES (3, '003_future.sql')");
+    const files = readMigrations();
+    expect((await query(url, 'SELECT version, name FROM raider_hall_schema ORDER BY version')).rows).toEqual(
+      files.map((m) => ({ version: m.version, name: m.name })),
+    );
+    // One more than this hall's newest file: a newer hall migrated the database.
+    const newest = files.length;
+    await query(url, `INSERT INTO raider_hall_schema (version, name) VALUES (${newest + 1}, 'future.sql')`);
     const refused = PostgresStateStore.open(settings(url), { root: '/test', warn: () => undefined });
     await expect(refused).rejects.toBeInstanceOf(SchemaTooNewError);
-    await expect(refused).rejects.toThrow('the database the test database has schema version 3, newer than this hall knows (2)');
+    await expect(refused).rejects.toThrow(
+      `the database the test database has schema version ${newest + 1}, newer than this hall knows (${newest})`,
+    );
   });
 
   it('says where it looked when the migrations are missing (a build that did not copy them)', () => {
-    expect(readMigrations().map((m) => m.name)).toEqual(['001_init.sql', '002_shared_claims.sql']);
+    // Numbered from 001 without gaps.
+    const names = readMigrations().map((m) => m.name);
+    expect(names.slice(0, 3)).toEqual(['001_init.sql', '002_shared_claims.sql', '003_cluster_faces.sql']);
+    expect(names.map((n) => Number(n.slice(0, 3)))).toEqual(names.map((_, i) => i + 1));
     const empty = tempRoot('migrations-');
     expect(() => readMigrations(empty)).toThrow(`no schema migrations in ${empty}: is the build complete? (npm run build)`);
     expect(() => readMigrations(path.join(empty, 'gone'))).toThrow(/^cannot read the schema migrations in .*gone \(ENOENT.*npm run build/);

@@ -73,14 +73,23 @@ class CronAdapter implements HallAdapter {
   async start(): Promise<void> {
     const now = this.now();
     this.records.forgetAllBut(new Set(this.jobs.map((j) => j.id)));
+    const faces = this.services.store.shared?.faces;
+    /** On a shared cluster: the newest occurrence each job had on any hall (the cluster fired it while this hall was away). */
+    const clusterSlots = new Map<string, number>();
     for (const job of this.jobs) {
       const found = this.records.get(job.id);
       // A job seen for the first time has missed nothing; from now on, a hall that is down misses its slots.
       let record = found ?? newCronRecord(now);
       if (record.pending) {
-        record = resolvePending(record, missionWhereabouts(this.services.store.state, record.pending.mission_id), now);
+        const mission = record.pending.mission_id;
+        let where = missionWhereabouts(this.services.store.state, mission);
+        // The mission may wait in the cluster's queue or run on another hall.
+        if (where === null && faces && (await faces.missionKnown(mission))) where = { where: 'queued' };
+        record = resolvePending(record, where, now);
       }
       if (record !== found) this.records.set(job.id, record);
+      const last = await faces?.lastCronSlot(job.id);
+      if (last !== undefined && last !== null) clusterSlots.set(job.id, last);
     }
     await this.services.store.commit();
     // Kept past stop(): the runs of a stopping hall still end, and their outcomes belong in the records.
@@ -95,7 +104,7 @@ class CronAdapter implements HallAdapter {
           spec: { cron: job.cron, ...(job.tz !== undefined ? { tz: job.tz } : {}) },
           coalesce: job.coalesce,
           catchUp: job.catch_up,
-          after: handledUpTo(record),
+          after: Math.max(handledUpTo(record), clusterSlots.get(job.id) ?? Number.NEGATIVE_INFINITY),
           maxSleepMs: this.options.maxSleepMs ?? DEFAULT_CRON_RECHECK_MS,
           graceMs: ON_TIME_GRACE_MS,
         },

@@ -22,6 +22,7 @@ import {
 import {
   cronBinding,
   cronJobMachine,
+  type ClaimInput,
   type CronJobEvent,
   type FireInput,
   type ProbeInput,
@@ -50,14 +51,50 @@ export function cronJobLogic(job: CronJobConfig, world: CronJobWorld) {
     if (!isStopped()) sendBack(failed);
   };
 
+  const faces = services.store.shared?.faces;
+
   return cronJobMachine.provide({
     actors: {
+      // On a shared cluster the first hall to claim an occurrence in the database fires it; a hall alone keeps the default.
+      ...(faces
+        ? {
+            claimSlot: fromCallback<EventObject, ClaimInput>(({ input, sendBack }) => {
+              let stopped = false;
+              faces
+                .claimCronSlot(job.id, input.slot)
+                .then((mine) => {
+                  if (!stopped) sendBack({ type: mine ? 'claimed' : 'taken' });
+                })
+                .catch((err: unknown) => fail(sendBack, () => stopped)(`cannot claim the occurrence in the cluster: ${errorMessage(err)}`));
+              return () => {
+                stopped = true;
+              };
+            }),
+          }
+        : {}),
+
       readClock: fromCallback<EventObject, void>(({ sendBack }) => {
         sendBack({ type: 'clock', now: now() });
       }),
 
       probe: fromCallback<EventObject, ProbeInput>(({ input, sendBack }) => {
-        sendBack({ type: 'probed', inFlight: bindingInFlight(input.binding, missionsInFlight(services.store.state)) });
+        if (!faces) {
+          sendBack({ type: 'probed', inFlight: bindingInFlight(input.binding, missionsInFlight(services.store.state)) });
+          return;
+        }
+        // The previous occurrence may wait in the cluster's queue or run on another hall.
+        let stopped = false;
+        faces
+          .bindingBusy(input.binding)
+          .then((inFlight) => {
+            if (!stopped) sendBack({ type: 'probed', inFlight });
+          })
+          .catch((err: unknown) =>
+            fail(sendBack, () => stopped)(`cannot ask the cluster about the previous occurrence: ${errorMessage(err)}`),
+          );
+        return () => {
+          stopped = true;
+        };
       }),
 
       fire: fromCallback<EventObject, FireInput>(({ input, sendBack }) => {

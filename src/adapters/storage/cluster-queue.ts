@@ -6,6 +6,7 @@
  */
 import type { Mission } from '../../domain/mission.js';
 import type { BusEvent } from '../../machines/hall-effects.js';
+import type { ClusterFaces } from './cluster-faces.js';
 import type { LedgerRun } from './durable-state.js';
 
 /** A mission this hall claimed, with the session its binding continues in the cluster. */
@@ -43,6 +44,8 @@ export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; en
 
 export interface SharedQueue {
   readonly hallId: string;
+  /** What the cron and Telegram faces ask the cluster (one fire per occurrence, one poller per bot). */
+  readonly faces: ClusterFaces;
   /** Records a mission as waiting for any hall (committed when this resolves); `depth`: its place in its queue. */
   submit(entry: Mission): Promise<{ depth: number }>;
   /** Claims up to `limit` missions that are the heads of their queues and whose slot and binding are free. */

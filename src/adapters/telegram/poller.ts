@@ -5,8 +5,15 @@
  * with (its mission durably taken by the hall), so a restart neither loses
  * nor repeats a message. Failures are published as `telegram.poll_error` and
  * waited out as pollRetryDelay says; the loop never spins and never gives up.
+ *
+ * On a shared cluster one hall at a time polls a bot: the one that holds the
+ * role `telegram:BOT` in the database (held while its lease lives). The
+ * others stand by and ask again every second; the one that takes over reads
+ * the offset the last poller wrote. A poller checks it still holds the role
+ * before it handles a batch, and writes the offset only while it does.
  */
 import type { HallServices } from '../../ports/hall-services.js';
+import type { ClusterFaces } from '../storage/cluster-faces.js';
 import { isBadToken, pollRetryDelay, type ApiFailure, type PollBackoff } from '../../domain/telegram-retry.js';
 import { BotApiError } from './bot-api.js';
 import { sleep } from './sender.js';
@@ -14,9 +21,12 @@ import type { BotParts, UpdateHandler } from './update-handler.js';
 import { errorMessage } from '../../domain/error-message.js';
 
 export const TELEGRAM_NS = 'telegram';
+/** How often a hall of a shared cluster that does not poll a bot asks whether its poller is still alive. */
+export const STANDBY_POLL_MS = 1_000;
 
 export interface PollHealth {
-  state: 'starting' | 'polling' | 'retrying' | 'stopped';
+  /** `standby`: another hall of the shared cluster polls this bot. */
+  state: 'starting' | 'polling' | 'retrying' | 'standby' | 'stopped';
   /** The last getUpdates that answered. */
   last_ok: string | null;
   last_error: { at: string; error: string; status?: number } | null;
@@ -34,6 +44,8 @@ interface StoredOffset {
 
 export class BotPoller {
   private offset: number | undefined;
+  /** On a shared cluster: whether this hall held the bot's poller role at the last look. */
+  private polling = false;
   private readonly health: PollHealth = { state: 'starting', last_ok: null, last_error: null, failures: 0, retry_at: null, offset: null };
 
   constructor(
@@ -49,10 +61,15 @@ export class BotPoller {
   }
 
   async run(): Promise<void> {
-    this.offset = this.storedOffset();
+    const faces = this.services.store.shared?.faces;
+    this.offset = faces ? undefined : this.storedOffset(this.services.store.state.get(TELEGRAM_NS, this.parts.bot.name));
     const { api } = this.parts;
     try {
       while (!this.signal.aborted) {
+        if (faces && !(await this.ownsBot(faces))) {
+          await sleep(STANDBY_POLL_MS, this.signal).catch(() => {});
+          continue;
+        }
         let updates: unknown;
         // "polling" only while no failure is unanswered: a 409 loop must not look healthy.
         this.health.state = this.health.failures === 0 ? 'polling' : 'retrying';
@@ -71,7 +88,10 @@ export class BotPoller {
         this.health.last_ok = new Date().toISOString();
         this.health.failures = 0;
         this.health.retry_at = null;
-        if (!(await this.handleAll(updates))) break;
+        // A hall that stalled through its long poll may have been replaced meanwhile: the new poller has these.
+        if (faces && updates.length > 0 && !(await this.ownsBot(faces))) continue;
+        const handled = await this.handleAll(updates, faces);
+        if (handled === 'stop') break;
       }
     } finally {
       this.health.state = 'stopped';
@@ -79,11 +99,35 @@ export class BotPoller {
     }
   }
 
-  /** Handles a batch in order; false when the loop must end (the hall stops). */
-  private async handleAll(updates: unknown[]): Promise<boolean> {
+  /** The role of this bot's poller in a shared cluster: taken or kept; on taking it, the offset is the cluster's. */
+  private async ownsBot(faces: ClusterFaces): Promise<boolean> {
+    let held: boolean;
+    try {
+      held = await faces.holdRole(this.role());
+      if (held && !this.polling) this.offset = this.storedOffset(await faces.readFact(TELEGRAM_NS, this.parts.bot.name));
+    } catch (err) {
+      this.services.log(`Telegram bot ${this.parts.bot.name}: cannot ask the cluster who polls it: ${errorMessage(err)}`);
+      held = false;
+    }
+    if (held !== this.polling)
+      this.services.log(`Telegram bot ${this.parts.bot.name}: ${held ? 'this hall polls it now' : 'another hall polls it'}`);
+    this.polling = held;
+    if (!held) {
+      this.health.state = 'standby';
+      this.health.retry_at = null;
+    }
+    return held;
+  }
+
+  private role(): string {
+    return `telegram:${this.parts.bot.name}`;
+  }
+
+  /** Handles a batch in order; `stop` when the loop must end (the hall stops), `lost` when another hall polls now. */
+  private async handleAll(updates: unknown[], faces: ClusterFaces | undefined): Promise<'ok' | 'stop' | 'lost'> {
     for (const update of updates) {
       // What is not handled now is not confirmed either: Telegram delivers it to the next hall.
-      if (this.signal.aborted) return false;
+      if (this.signal.aborted) return 'stop';
       let handled: 'done' | 'again';
       try {
         handled = await this.handler.handle(update);
@@ -96,14 +140,14 @@ export class BotPoller {
           error: errorMessage(err),
         });
       }
-      if (handled === 'again') return false;
+      if (handled === 'again') return 'stop';
       const id = updateIdOf(update);
       if (id !== null && (this.offset === undefined || id + 1 > this.offset)) {
         this.offset = id + 1;
-        await this.saveOffset();
+        if (!(await this.saveOffset(faces))) return 'lost';
       }
     }
-    return true;
+    return 'ok';
   }
 
   private async failed(err: unknown): Promise<void> {
@@ -130,23 +174,31 @@ export class BotPoller {
     await sleep(delay, this.signal).catch(() => {});
   }
 
-  private storedOffset(): number | undefined {
-    const stored = this.services.store.state.get(TELEGRAM_NS, this.parts.bot.name) as Partial<StoredOffset> | undefined;
+  private storedOffset(stored: unknown): number | undefined {
+    const offset = stored as Partial<StoredOffset> | undefined | null;
     // An offset of another token (the bot name now holds a different bot) would skip that bot's messages.
-    if (!stored || stored.bot_id !== this.parts.botId || typeof stored.offset !== 'number') return undefined;
-    return stored.offset;
+    if (!offset || offset.bot_id !== this.parts.botId || typeof offset.offset !== 'number') return undefined;
+    return offset.offset;
   }
 
-  private async saveOffset(): Promise<void> {
-    if (this.offset === undefined) return;
+  /** Records the offset; false when, on a shared cluster, another hall polls the bot now (nothing written). */
+  private async saveOffset(faces: ClusterFaces | undefined): Promise<boolean> {
+    if (this.offset === undefined) return true;
     const value: StoredOffset = { bot_id: this.parts.botId, offset: this.offset };
     try {
+      if (faces) {
+        if (await faces.writeFactHolding(this.role(), TELEGRAM_NS, this.parts.bot.name, value)) return true;
+        this.services.log(`Telegram bot ${this.parts.bot.name}: another hall polls it now; this one stops handling its updates`);
+        this.polling = false;
+        return false;
+      }
       this.services.store.apply({ op: 'set', ns: TELEGRAM_NS, key: this.parts.bot.name, value });
       await this.services.store.commit();
     } catch (err) {
       // Missions are recorded by their own ids: a repeat after a restart is recognised while it waits or runs.
       this.services.log(`Telegram bot ${this.parts.bot.name}: cannot record the update offset: ${errorMessage(err)}`);
     }
+    return true;
   }
 }
 

@@ -93,6 +93,10 @@ export class UpdateHandler {
     const missionId = telegramMissionId(bot, this.parts.botId, updateId);
     // Telegram delivers again what the hall did not confirm; a mission still waiting or running is not run twice.
     if (missionKnown(this.services.store.state, missionId)) return 'done';
+    // On a shared cluster it may wait in the cluster's queue or run on another hall (a poller that was replaced
+    // after handing it over, before it could write the offset).
+    const faces = this.services.store.shared?.faces;
+    if (faces && (await faces.missionKnown(missionId))) return 'done';
     if (this.stopping()) return 'again';
     const reply = await this.services.request({
       type: 'cmd.spawn',

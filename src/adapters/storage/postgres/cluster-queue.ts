@@ -16,6 +16,7 @@ import { ledgerRunSchema, missionSchema } from './load-state.js';
 import { missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
 import { slotOf } from '../../../domain/names.js';
+import { PostgresClusterFaces } from './cluster-faces.js';
 
 const LISTEN_RETRY_MS = 1_000;
 /** Events older than this leave the table (a hall relays what came since it started, read every half second). */
@@ -85,6 +86,7 @@ export class PostgresSharedQueue implements SharedQueue {
   private listener: pg.Client | null = null;
   private listenTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  readonly faces: PostgresClusterFaces;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -92,7 +94,9 @@ export class PostgresSharedQueue implements SharedQueue {
     private readonly cluster: string,
     readonly hallId: string,
     private readonly warn: (line: string) => void,
-  ) {}
+  ) {
+    this.faces = new PostgresClusterFaces(pool, cluster, hallId);
+  }
 
   /** The cluster's NOTIFY channel (a channel name is an identifier: quoted where it is used). */
   static channel(cluster: string): string {
@@ -241,13 +245,14 @@ export class PostgresSharedQueue implements SharedQueue {
     return { last, events };
   }
 
-  /** Drops the events every hall has had time to relay. */
+  /** Drops the events every hall has had time to relay, and other rows no hall needs any more. */
   async pruneEvents(): Promise<void> {
     await this.pool.query(`DELETE FROM raider_hall_events WHERE cluster = $1 AND at < now() - interval '${EVENTS_KEEP}'`, [this.cluster]);
     await this.pool.query('DELETE FROM raider_hall_run_ids WHERE cluster = $1 AND sec < $2', [
       this.cluster,
       Math.floor(Date.now() / 1000) - 86_400,
     ]);
+    await this.faces.prune();
   }
 
   async remoteRuns(): Promise<RemoteRun[]> {
