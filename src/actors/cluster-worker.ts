@@ -167,10 +167,21 @@ export class ClusterWorker {
         this.problem(`cannot claim missions from the cluster: ${errorMessage(err)}`);
         return;
       }
+      // The binding's last run may have been on another hall: its journal comes here before the run starts.
+      await Promise.all(claimed.map(({ session }) => (session === undefined ? undefined : this.pullJournal(session))));
       for (const { entry, session, runId, at } of claimed) {
         this.actor.send({ type: 'cluster.claimed', entry, runId, at, ...(session !== undefined ? { session } : {}) });
       }
       if (claimed.length < room) return;
+    }
+  }
+
+  /** A journal that cannot be brought here leaves the run to start the binding's session over (prepareRun does so). */
+  private async pullJournal(session: string): Promise<void> {
+    try {
+      await this.queue.journals.pull(session);
+    } catch (err) {
+      this.log(`cannot bring the journal of session ${session} from the cluster: ${errorMessage(err)}`);
     }
   }
 

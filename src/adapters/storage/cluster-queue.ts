@@ -41,8 +41,15 @@ export interface RemoteRun {
 /** What became of a cancel or kill sent for a run or mission this hall does not hold. */
 export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; entry: Mission } | { kind: 'unknown' };
 
+/** A binding's session journal, which the binding's next run may need on another hall. */
+export interface SessionJournals {
+  /** Brings this hall's copy of the session's journal up to the cluster's, before a run of the session starts here. */
+  pull(session: string): Promise<void>;
+}
+
 export interface SharedQueue {
   readonly hallId: string;
+  readonly journals: SessionJournals;
   /** Records a mission as waiting for any hall (committed when this resolves); `depth`: its place in its queue. */
   submit(entry: Mission): Promise<{ depth: number }>;
   /** Claims up to `limit` missions that are the heads of their queues and whose slot and binding are free. */

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { BusEvent } from '../../../machines/hall-effects.js';
-import type { ClaimedMission, ClusterEvent, LostRun, RemoteRun, RemoteSignal, SharedQueue } from '../cluster-queue.js';
+import type { ClaimedMission, ClusterEvent, LostRun, RemoteRun, RemoteSignal, SessionJournals, SharedQueue } from '../cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import { missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
@@ -91,6 +91,7 @@ export class PostgresSharedQueue implements SharedQueue {
     private readonly connection: pg.ClientConfig,
     private readonly cluster: string,
     readonly hallId: string,
+    readonly journals: SessionJournals,
     private readonly warn: (line: string) => void,
   ) {}
 

@@ -1,0 +1,112 @@
+// What a run leaves on its hall's host, seen from the other halls of a shared
+// cluster: real hall processes (bin/raider hall start) on separate roots
+// against one embedded PostgreSQL. A binding's session journal follows the
+// binding to whichever hall runs its next mission.
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { usePostgresServer } from '../support/postgres-server.js';
+import { request, spawnHallProcess, tapEvents, tempRoot, type EventTap, type Json } from '../support/test-hall.js';
+
+const server = usePostgresServer();
+
+interface HallProcess {
+  id: string;
+  root: string;
+  socket: string;
+  child: ChildProcess;
+}
+
+const halls: HallProcess[] = [];
+const taps: EventTap[] = [];
+afterEach(async () => {
+  for (const tap of taps.splice(0)) tap.close();
+  await Promise.all(halls.splice(0).map((h) => stopHall(h)));
+});
+
+async function stopHall(h: HallProcess): Promise<void> {
+  if (h.child.exitCode !== null || h.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => h.child.once('exit', resolve));
+  h.child.kill('SIGTERM');
+  await exited;
+}
+
+async function startHallOn(url: string, id: string, root = tempRoot()): Promise<HallProcess> {
+  fs.writeFileSync(
+    path.join(root, '.raider-hall.yml'),
+    `raiders: { bjorn: {}, ulf: {} }\nstorage: { postgres: "${url}" }\ncluster: team-a\ncluster_mode: shared\n` +
+      `hall_id: ${id}\nlease_seconds: 2\nmax_running: 2\n`,
+  );
+  const child = await spawnHallProcess(root);
+  const hall = { id, root, socket: path.join(root, '.raider-hall.socket'), child };
+  halls.push(hall);
+  return hall;
+}
+
+async function tap(h: HallProcess, filter = ''): Promise<EventTap> {
+  const t = await tapEvents(h.socket, filter);
+  taps.push(t);
+  return t;
+}
+
+async function query(url: string, text: string, values: unknown[] = []): Promise<Json[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Submits a mission to `h` and waits, on `h`'s bus, for its raider.done. */
+async function runOn(h: HallProcess, events: EventTap, payload: Json): Promise<Json> {
+  const reply = await request(h.socket, { cmd: 'spawn', ...payload });
+  expect(reply).toMatchObject({ queued: 1, mission_id: expect.any(String) });
+  return events.waitFor((e) => e.type === 'raider.done' && e.mission_id === reply.mission_id, 15_000);
+}
+
+describe('a binding on a shared cluster', () => {
+  it("continues its session on another hall: the journal there holds the first hall's turns", async () => {
+    const url = await server.freshDatabase();
+    const binding = 'telegram:ops:7';
+    const rootA = tempRoot();
+    let a = await startHallOn(url, 'hall-a', rootA);
+    const aEvents = await tap(a);
+    const first = await runOn(a, aEvents, { name: 'ulf', binding, mission: 'journal one' });
+    expect(first).toMatchObject({ status: 'completed', hall: 'hall-a', binding });
+    const session = first.session as string;
+    expect(JSON.parse(first.response)).toEqual([`one@${rootA}`]);
+
+    // Hall a leaves; the binding's next mission can only run on hall b.
+    await stopHall(a);
+    const b = await startHallOn(url, 'hall-b');
+    const bEvents = await tap(b);
+    const second = await runOn(b, bEvents, { name: 'ulf', binding, mission: 'journal two' });
+    expect(second).toMatchObject({ status: 'completed', hall: 'hall-b', session });
+    expect(JSON.parse(second.response)).toEqual([`one@${rootA}`, `two@${b.root}`]);
+
+    // And back on hall a, whose copy of the journal lacks hall b's turn until the run starts.
+    a = await startHallOn(url, 'hall-a', rootA);
+    const aAgain = await tap(a);
+    await stopHall(b);
+    const third = await runOn(a, aAgain, { name: 'ulf', binding, mission: 'journal three' });
+    expect(third).toMatchObject({ status: 'completed', hall: 'hall-a', session });
+    expect(JSON.parse(third.response)).toEqual([`one@${rootA}`, `two@${b.root}`, `three@${rootA}`]);
+
+    // One session all along: bound once (by the first run), as the sessions table says.
+    const bound = [...aEvents.all, ...bEvents.all, ...aAgain.all].filter((e) => e.type === 'session.bound');
+    expect(bound).toEqual([expect.objectContaining({ binding, session, hall: 'hall-a' })]);
+    expect(await query(url, 'SELECT binding, session FROM raider_hall_sessions')).toEqual([{ binding, session }]);
+    // Both halls' journals are the cluster's: b's copy is a's up to b's turn.
+    const journalA = fs.readFileSync(path.join(rootA, '.raider', 'sessions', `${session}.jsonl`));
+    const journalB = fs.readFileSync(path.join(b.root, '.raider', 'sessions', `${session}.jsonl`));
+    expect(journalA.subarray(0, journalB.length).equals(journalB)).toBe(true);
+    const [sized] = await query(url, 'SELECT sum(octet_length(data))::integer AS size FROM raider_hall_journal_chunks WHERE session = $1', [
+      session,
+    ]);
+    expect(sized?.size).toBe(journalA.length);
+  });
+});
