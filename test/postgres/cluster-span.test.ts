@@ -1,14 +1,26 @@
 // What a run leaves on its hall's host, seen from the other halls of a shared
 // cluster: real hall processes (bin/raider hall start) on separate roots
 // against one embedded PostgreSQL. A binding's session journal follows the
-// binding to whichever hall runs its next mission.
-import type { ChildProcess } from 'node:child_process';
+// binding to whichever hall runs its next mission; `status`, `attach` and
+// `logs` on one hall answer for a run on another.
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { request, spawnHallProcess, tapEvents, tempRoot, type EventTap, type Json } from '../support/test-hall.js';
+import {
+  eventually,
+  hallEnv,
+  RAIDER_BIN,
+  request,
+  runCli,
+  spawnHallProcess,
+  tapEvents,
+  tempRoot,
+  type EventTap,
+  type Json,
+} from '../support/test-hall.js';
 
 const server = usePostgresServer();
 
@@ -61,6 +73,28 @@ async function query(url: string, text: string, values: unknown[] = []): Promise
   }
 }
 
+/** `raider hall attach ROOT ID --json` as a process whose output the test can wait on as it comes. */
+function attachCli(
+  root: string,
+  id: string,
+): { printed(text: string): Promise<void>; exited: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, [RAIDER_BIN, 'hall', 'attach', root, id, '--json'], {
+    env: hallEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return {
+    printed: (text) => eventually(() => expect(stdout).toContain(text), 15_000),
+    exited,
+  };
+}
+
 /** Submits a mission to `h` and waits, on `h`'s bus, for its raider.done. */
 async function runOn(h: HallProcess, events: EventTap, payload: Json): Promise<Json> {
   const reply = await request(h.socket, { cmd: 'spawn', ...payload });
@@ -108,5 +142,56 @@ describe('a binding on a shared cluster', () => {
       session,
     ]);
     expect(sized?.size).toBe(journalA.length);
+  });
+});
+
+describe('a run on another hall of a shared cluster', () => {
+  it('shows in status, streams to attach up to its raider.done, and has its lines in logs, from the other hall', async () => {
+    const url = await server.freshDatabase();
+    const release = path.join(tempRoot(), 'release');
+    const a = await startHallOn(url, 'hall-a');
+    const aEvents = await tap(a, 'raider.');
+    const spawned = await request(a.socket, { cmd: 'spawn', name: 'bjorn', mission: `chatter ${release} L` });
+    const run = await aEvents.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === spawned.mission_id);
+    const id = run.id as string;
+    const b = await startHallOn(url, 'hall-b');
+
+    // status on b: the cluster's runs, each naming its hall.
+    const status = await request(b.socket, { cmd: 'status' });
+    expect(status).toMatchObject({ hall: 'hall-b', running: 1, slots: ['bjorn'] });
+    expect(status.runs).toEqual([{ id, slot: 'bjorn', pid: run.pid, age: expect.any(Number), hall: 'hall-a' }]);
+    expect((await request(a.socket, { cmd: 'status' })).runs).toEqual([expect.objectContaining({ id, hall: 'hall-a' })]);
+    const shown = await runCli(['hall', 'status', b.root]);
+    expect(shown.stdout).toMatch(/1 running in bjorn/);
+    expect(shown.stdout).toMatch(new RegExp(`HALL\\n${id.replace('.', '\\.')} +bjorn +${run.pid} +\\S+ +hall-a\\n`));
+
+    // logs on b: the run's stderr lines, shipped as the run goes.
+    await eventually(async () => expect((await request(b.socket, { cmd: 'logs', id })).log).toContain(`[${id}] L before\n`), 10_000);
+    // attach on b: b's copy of the run's events file, filled as the run goes.
+    const attached = await request(b.socket, { cmd: 'attach', id });
+    expect(attached).toMatchObject({ id, slot: 'bjorn', pid: run.pid, hall: 'hall-a' });
+    expect(fs.readFileSync(attached.events_path, 'utf8')).toContain('"type":"run.started"');
+    const bEvents = await tap(b, 'raider.done');
+    const following = attachCli(b.root, id);
+    // The CLI prints what the run wrote so far, then the rest as it comes.
+    await following.printed('"type":"run.state"');
+    fs.writeFileSync(release, '');
+
+    const done = await bEvents.waitFor((e) => e.type === 'raider.done' && e.id === id);
+    expect(done).toMatchObject({ hall: 'hall-a', status: 'completed', response: 'L done' });
+    const cli = await following.exited;
+    expect(cli).toMatchObject({ code: 0, stderr: '' });
+    const lines = cli.stdout.split('\n').filter(Boolean);
+    expect(lines.map((line) => JSON.parse(line).type)).toEqual(['run.started', 'run.state', 'message', 'run.state', 'run.finished']);
+    expect(JSON.parse(lines.at(-1) ?? '{}')).toMatchObject({ status: 'completed', response: 'L done' });
+
+    // Once it ended, logs on b holds all its lines, its result line last, through the socket and the CLI.
+    const log = (await request(b.socket, { cmd: 'logs', id })).log as string;
+    expect(log).toBe((await request(a.socket, { cmd: 'logs', id })).log);
+    expect(log).toContain(`[${id}] L after\n`);
+    expect(log.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^\\[hall\\] raider ${id.replace('.', '\\.')} completed`));
+    const printed = await runCli(['hall', 'logs', b.root, id]);
+    expect(printed).toMatchObject({ code: 0, stdout: log });
+    expect(await request(b.socket, { cmd: 'logs', id: 'bjorn-1' })).toEqual({ error: 'raider not found' });
   });
 });

@@ -22,6 +22,7 @@ import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
 import { batchScript, type StoreScope } from './op-statements.js';
 import { PostgresSharedQueue } from './cluster-queue.js';
 import { PostgresJournals } from './journal-sync.js';
+import { PostgresRunOutputs } from './run-outputs.js';
 
 const RETRY_DELAY_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -82,6 +83,7 @@ export class PostgresStateStore implements HallStateStore {
         settings.cluster,
         settings.hallId,
         this.journals,
+        new PostgresRunOutputs(pool, settings.cluster, settings.hallId),
         options.warn,
       );
     }
