@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs';
 import type { OutputPiece, RunOutputs } from '../adapters/storage/cluster-queue.js';
-import { eventsPath, type HallPaths } from '../adapters/storage/hall-paths.js';
-import { runLog } from '../adapters/storage/slot-logs.js';
+import { eventsPath, slotLogPath, type HallPaths } from '../adapters/storage/hall-paths.js';
+import { runSection } from '../domain/log-lines.js';
 import type { DurableState } from '../adapters/storage/durable-state.js';
 import { errorMessage } from '../domain/error-message.js';
 
@@ -68,6 +68,16 @@ export class RunOutputShipper {
   private async ship(ids: readonly string[], whole: boolean): Promise<void> {
     const pieces: OutputPiece[] = [];
     const moved: Array<() => void> = [];
+    // Each slot log is read once per shipment, and only when it changed since the last one.
+    const logs = new Map<string, { text: string; size: number } | null>();
+    const slotLog = (slot: string): string | null => {
+      if (!logs.has(slot)) logs.set(slot, this.readSlotLog(slot, whole));
+      return logs.get(slot)?.text ?? null;
+    };
+    // Sizes count as read once what was read from them is shipped (a failed shipment is read again).
+    const seen = () => {
+      for (const [slot, read] of logs) if (read !== null) this.logSizes.set(slot, read.size);
+    };
     for (const id of ids) {
       const run = this.runs.get(id);
       if (!run) continue;
@@ -76,8 +86,8 @@ export class RunOutputShipper {
         pieces.push({ runId: id, stream: 'events', start: run.events, data: events });
         moved.push(() => (run.events += events.length));
       }
-      const section = await runLog(this.paths, id, run.slot);
-      const log = 'log' in section ? Buffer.from(section.log) : Buffer.alloc(0);
+      const text = slotLog(run.slot);
+      const log = text === null ? Buffer.alloc(0) : Buffer.from(runSection(text, id).text);
       // A run's lines only grow while it runs (the slot log rotates before a run starts, never during one).
       if (log.length > run.log) {
         const start = run.log;
@@ -85,10 +95,26 @@ export class RunOutputShipper {
         moved.push(() => (run.log = log.length));
       }
     }
-    if (pieces.length === 0) return;
-    await this.outputs.ship(pieces);
+    if (pieces.length > 0) await this.outputs.ship(pieces);
     for (const move of moved) move();
+    seen();
     this.lastProblem = null;
+  }
+
+  /** Sizes of the slot logs at the last read: an unchanged log holds nothing new for any run. */
+  private readonly logSizes = new Map<string, number>();
+
+  /** The slot log's text; null when it did not change since the last read (`always`: read it anyway) or cannot be read. */
+  private readSlotLog(slot: string, always: boolean): { text: string; size: number } | null {
+    const file = slotLogPath(this.paths, slot);
+    const size = fs.statSync(file, { throwIfNoEntry: false })?.size;
+    if (size === undefined) return null;
+    if (!always && this.logSizes.get(slot) === size) return null;
+    try {
+      return { text: fs.readFileSync(file, 'utf8'), size };
+    } catch {
+      return null;
+    }
   }
 }
 
