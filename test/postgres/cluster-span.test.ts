@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { usePostgresServer } from '../support/postgres-server.js';
 import {
   eventually,
@@ -31,9 +31,10 @@ interface HallProcess {
   child: ChildProcess;
 }
 
+// The tests run side by side, each on a database of its own; what they leave running stops when the file ends.
 const halls: HallProcess[] = [];
 const taps: EventTap[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const tap of taps.splice(0)) tap.close();
   await Promise.all(halls.splice(0).map((h) => stopHall(h)));
 });
@@ -102,8 +103,8 @@ async function runOn(h: HallProcess, events: EventTap, payload: Json): Promise<J
   return events.waitFor((e) => e.type === 'raider.done' && e.mission_id === reply.mission_id, 15_000);
 }
 
-describe('a binding on a shared cluster', () => {
-  it("continues its session on another hall: the journal there holds the first hall's turns", async () => {
+describe.concurrent('a shared cluster', () => {
+  it("a binding continues its session on another hall: the journal there holds the first hall's turns", async () => {
     const url = await server.freshDatabase();
     const binding = 'telegram:ops:7';
     const rootA = tempRoot();
@@ -143,10 +144,8 @@ describe('a binding on a shared cluster', () => {
     ]);
     expect(sized?.size).toBe(journalA.length);
   });
-});
 
-describe('a run on another hall of a shared cluster', () => {
-  it('shows in status, streams to attach up to its raider.done, and has its lines in logs, from the other hall', async () => {
+  it('a run on another hall shows in status, streams to attach up to its raider.done, and has its lines in logs, from the other hall', async () => {
     const url = await server.freshDatabase();
     const release = path.join(tempRoot(), 'release');
     const a = await startHallOn(url, 'hall-a');
