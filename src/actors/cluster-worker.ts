@@ -16,6 +16,8 @@ import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
 import type { hallMachine } from '../machines/hall.machine.js';
 import { doneEvent, type EndedRun } from '../machines/hall-payloads.js';
+import type { RunOutputMirror } from './run-output-mirror.js';
+import type { RunOutputShipper } from './run-output-shipper.js';
 
 /** How often a hall looks for work and for lost halls without a doorbell (a notification can be lost). */
 const POLL_MS = 500;
@@ -47,6 +49,7 @@ export class ClusterWorker {
     private readonly maxRunning: number | null,
     private readonly bus: Pick<EventBus, 'publish' | 'subscribe'>,
     private readonly log: (line: string) => void,
+    private readonly output: { shipper: RunOutputShipper; mirror: RunOutputMirror },
   ) {}
 
   start(): void {
@@ -74,6 +77,7 @@ export class ClusterWorker {
       if (e.event.type === 'raider.done' || e.event.type === 'raider.refused') this.wake();
     });
     this.timer = setInterval(() => {
+      void this.output.shipper.beat();
       void this.rescue();
       this.wake();
       this.relay();
@@ -88,6 +92,7 @@ export class ClusterWorker {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.output.mirror.stop();
   }
 
   /** Writes what the outbox holds, one write at a time; events of one burst share it. */
@@ -97,8 +102,10 @@ export class ClusterWorker {
     setImmediate(() => {
       const batch = this.outbox;
       this.outbox = [];
-      void this.queue
-        .shareEvents(batch)
+      // A run's output is in the cluster before its end is: an attach on another hall shows it all.
+      const ended = batch.flatMap((e) => (e.type === 'raider.done' && typeof e.id === 'string' ? [e] : []));
+      void Promise.all(ended.map((e) => this.output.shipper.final(String(e.id), String(e.slot))))
+        .then(() => this.queue.shareEvents(batch))
         .catch((err: unknown) => this.problem(`cannot share ${batch.length} events with the cluster: ${errorMessage(err)}`))
         .finally(() => {
           this.sharing = false;
@@ -121,7 +128,12 @@ export class ClusterWorker {
           const more = this.lastEvent !== null && last > this.lastEvent && events.length > 0;
           this.lastEvent = last;
           // An event names the hall it happened on; a takeover's report names the lost hall, not its writer.
-          for (const { hall, event } of events) this.bus.publish({ hall, ...event });
+          for (const { hall, event } of events) {
+            // Whoever follows this hall's copy of the run's output gets all of it before the end.
+            if (event.type === 'raider.done' && typeof event.id === 'string' && this.output.mirror.has(event.id))
+              await this.output.mirror.finish(event.id);
+            this.bus.publish({ hall, ...event });
+          }
           if (!more) break;
         }
       } catch (err) {
@@ -167,10 +179,21 @@ export class ClusterWorker {
         this.problem(`cannot claim missions from the cluster: ${errorMessage(err)}`);
         return;
       }
+      // The binding's last run may have been on another hall: its journal comes here before the run starts.
+      await Promise.all(claimed.map(({ session }) => (session === undefined ? undefined : this.pullJournal(session))));
       for (const { entry, session, runId, at } of claimed) {
         this.actor.send({ type: 'cluster.claimed', entry, runId, at, ...(session !== undefined ? { session } : {}) });
       }
       if (claimed.length < room) return;
+    }
+  }
+
+  /** A journal that cannot be brought here leaves the run to start the binding's session over (prepareRun does so). */
+  private async pullJournal(session: string): Promise<void> {
+    try {
+      await this.queue.journals.pull(session);
+    } catch (err) {
+      this.log(`cannot bring the journal of session ${session} from the cluster: ${errorMessage(err)}`);
     }
   }
 

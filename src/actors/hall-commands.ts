@@ -13,11 +13,13 @@ import type { BusEvent } from '../machines/hall-effects.js';
 import { cancelledWaitingReply, droppedEvent, movedEvent, movedReply } from '../machines/hall-payloads.js';
 import type { ReplyTo } from '../protocol/replies.js';
 import type { HallGateway } from './hall-gateway.js';
+import { ageSeconds } from '../adapters/control/waiting-missions.js';
+import type { RunOutputMirror } from './run-output-mirror.js';
 
 export function hallCommands(
   gateway: HallGateway,
   queries: HallQueries,
-  shared?: SharedQueue,
+  shared?: { queue: SharedQueue; mirror: RunOutputMirror },
   publish?: (event: BusEvent) => void,
 ): CommandHandlers {
   const commands: CommandHandlers = {
@@ -45,16 +47,23 @@ export function hallCommands(
       error: 'no permission question is open here: set dashboard.questions: true in .raider-hall.yml for runs no ACP client watches to ask',
     }),
   };
-  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared, publish ?? (() => undefined)));
+  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, publish ?? (() => undefined)));
   return commands;
 }
 
 /**
- * In a shared cluster `ps` lists the runs of every hall (each naming its
- * hall), and `cancel` and `kill` reach a run on another hall through the
- * database: the hall that runs it signals it on its own host.
+ * In a shared cluster `ps` and `status` list the runs of every hall (each
+ * naming its hall); `cancel` and `kill` reach a run on another hall through
+ * the database: the hall that runs it signals it on its own host; `attach`
+ * and `logs` of a run on another hall read what that hall shipped to the
+ * cluster (see run-output-shipper.ts and run-output-mirror.ts).
  */
-function clusterCommands(local: CommandHandlers, shared: SharedQueue, publish: (event: BusEvent) => void): Partial<CommandHandlers> {
+function clusterCommands(
+  local: CommandHandlers,
+  shared: SharedQueue,
+  mirror: RunOutputMirror,
+  publish: (event: BusEvent) => void,
+): Partial<CommandHandlers> {
   const cancelElsewhere = async (id: string): Promise<ReplyTo<'cancel'>> => {
     const remote = await shared.signal(id, 'cancel');
     if (remote.kind === 'run') return { cancelled: 1, id };
@@ -83,6 +92,48 @@ function clusterCommands(local: CommandHandlers, shared: SharedQueue, publish: (
         a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
       );
       return { raiders };
+    },
+    status: async () => {
+      const mine = await local.status({ cmd: 'status' });
+      if ('error' in mine) return mine;
+      const now = Date.now();
+      const others = (await shared.remoteRuns()).map(({ hall, run }) => ({
+        id: run.id,
+        slot: run.slot,
+        pid: run.pid ?? 0,
+        age: ageSeconds(now, run.started_at),
+        ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
+        hall,
+      }));
+      const runs = [...mine.runs.map((r) => ({ ...r, hall: shared.hallId })), ...others].sort(
+        (a, b) => b.age - a.age || (a.id < b.id ? -1 : 1),
+      );
+      return { ...mine, hall: shared.hallId, running: runs.length, slots: [...new Set(runs.map((r) => r.slot))].sort(), runs };
+    },
+    attach: async (p) => {
+      const mine = await local.attach(p);
+      if (!('error' in mine)) return { ...mine, hall: shared.hallId };
+      if (mine.error !== 'raider not found') return mine;
+      const remote = await shared.remoteRun(p.id);
+      if (remote === null) return mine;
+      const { run, hall } = remote;
+      const copy = await mirror.open(run.id);
+      return {
+        id: run.id,
+        slot: run.slot,
+        pid: run.pid ?? 0,
+        ...(run.session !== undefined ? { session: run.session } : {}),
+        ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
+        log_path: copy.logPath,
+        events_path: copy.eventsPath,
+        hall,
+      };
+    },
+    logs: async (p) => {
+      const mine = await local.logs(p);
+      if (!('error' in mine) || mine.error !== 'raider not found') return mine;
+      const shipped = await shared.outputs.read(p.id, 'log', 0);
+      return shipped === null ? mine : { log: shipped.toString('utf8') };
     },
     // Missions wait in the cluster's queue, not in this hall's: they move there.
     queue_front: async (p) => {

@@ -44,6 +44,8 @@ import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
 import { recordWrittenLogic } from './record-written.actor.js';
 import { reapRunLogic } from './reap-run.actor.js';
+import { RunOutputMirror } from './run-output-mirror.js';
+import { RunOutputShipper } from './run-output-shipper.js';
 import { resolveRaiderCommand } from './raider-command.js';
 import { errorMessage } from '../domain/error-message.js';
 import { noEntryNotice, slotOf } from '../domain/names.js';
@@ -162,9 +164,20 @@ async function startLocked(
 
   const spawnNotice = (name: string) => (ownEntry(config.raiders, slotOf(name).baseName) === undefined ? noEntryNotice(name) : undefined);
   const gateway = new HallGateway(actor, store, spawnNotice, publish);
-  const cluster = store.shared ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log) : null;
+  const output = store.shared
+    ? {
+        shipper: new RunOutputShipper(store.shared.outputs, paths, store.state, log),
+        mirror: new RunOutputMirror(store.shared, path.join(paths.root, '.raider-hall', 'cluster'), log),
+      }
+    : null;
+  const cluster = store.shared && output ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log, output) : null;
   const queries = new HallQueries(paths, registry, store);
-  const commands = hallCommands(gateway, queries, store.shared, publish);
+  const commands = hallCommands(
+    gateway,
+    queries,
+    store.shared && output ? { queue: store.shared, mirror: output.mirror } : undefined,
+    publish,
+  );
   const runCommand = commandService(commands);
   const adapters: HallAdapter[] = [];
   for (const factory of options.adapters ?? []) {

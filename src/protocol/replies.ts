@@ -75,9 +75,10 @@ export const PsReply = z
 
 export const StatusReply = z
   .looseObject({
-    running: z.number().int().describe('How many raiders run.'),
+    running: z.number().int().describe('How many raiders run (in a shared cluster: on every hall of the cluster).'),
+    hall: z.string().optional().describe('In a shared cluster: the hall that answers (its `hall_id`).'),
     root: z.string().describe("The hall's directory."),
-    slots: z.array(z.string()).describe('The slots with a running raider, sorted.'),
+    slots: z.array(z.string()).describe('The slots with a running raider, sorted (in a shared cluster: on any hall).'),
     queues: z.record(z.string(), z.number().int()).describe('Missions waiting per slot.'),
     binding_queues: z.record(z.string(), z.number().int()).describe('Missions waiting per binding (bindings with none are left out).'),
     runs: z
@@ -88,6 +89,7 @@ export const StatusReply = z
           pid,
           age: z.number().describe('Seconds since the run started, to a tenth.'),
           binding: binding.optional(),
+          hall: z.string().optional().describe('In a shared cluster: the hall that runs it (`status` lists the runs of every hall).'),
         }),
       )
       .describe('The running raiders, oldest first.'),
@@ -110,8 +112,13 @@ export const StatusReply = z
 export const AttachReply = z
   .object({
     ...liveRun,
-    log_path: z.string().describe("The slot's log file."),
-    events_path: z.string().describe("The run's events file."),
+    log_path: z
+      .string()
+      .describe("The slot's log file (for a run on another hall of a shared cluster: this hall's copy of the run's lines)."),
+    events_path: z
+      .string()
+      .describe("The run's events file (for a run on another hall of a shared cluster: this hall's copy, filled as the run goes)."),
+    hall: z.string().optional().describe('In a shared cluster: the hall that runs it.'),
   })
   .describe('Where a running raider writes.');
 

@@ -201,7 +201,12 @@ describe('PostgresStateStore', () => {
   it('says where it looked when the migrations are missing (a build that did not copy them)', () => {
     // Numbered from 001 without gaps.
     const names = readMigrations().map((m) => m.name);
-    expect(names.slice(0, 3)).toEqual(['001_init.sql', '002_shared_claims.sql', '003_cluster_faces.sql']);
+    expect(names.slice(0, 4)).toEqual([
+      '001_init.sql',
+      '002_shared_claims.sql',
+      '003_cluster_faces.sql',
+      '004_cluster_journals_output.sql',
+    ]);
     expect(names.map((n) => Number(n.slice(0, 3)))).toEqual(names.map((_, i) => i + 1));
     const empty = tempRoot('migrations-');
     expect(() => readMigrations(empty)).toThrow(`no schema migrations in ${empty}: is the build complete? (npm run build)`);

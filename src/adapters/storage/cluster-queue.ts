@@ -42,10 +42,37 @@ export interface RemoteRun {
 /** What became of a cancel or kill sent for a run or mission this hall does not hold. */
 export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; entry: Mission } | { kind: 'unknown' };
 
+/** A binding's session journal, which the binding's next run may need on another hall. */
+export interface SessionJournals {
+  /** Brings this hall's copy of the session's journal up to the cluster's, before a run of the session starts here. */
+  pull(session: string): Promise<void>;
+}
+
+/** Which file of a run a piece of output comes from: its events file, or its lines of the slot log. */
+export type OutputStream = 'events' | 'log';
+
+/** A piece of a run's output: the bytes of `stream` from byte `start`. */
+export interface OutputPiece {
+  runId: string;
+  stream: OutputStream;
+  start: number;
+  data: Buffer;
+}
+
+/** What runs write on their hall's host, for `attach` and `logs` on the other halls. */
+export interface RunOutputs {
+  /** Writes pieces of this hall's runs' output. */
+  ship(pieces: readonly OutputPiece[]): Promise<void>;
+  /** The run's `stream` from byte `from` on, as far as it is contiguous; null when the cluster has none of the run's output. */
+  read(runId: string, stream: OutputStream, from: number): Promise<Buffer | null>;
+}
+
 export interface SharedQueue {
   readonly hallId: string;
   /** What the cron and Telegram faces ask the cluster (one fire per occurrence, one poller per bot). */
   readonly faces: ClusterFaces;
+  readonly journals: SessionJournals;
+  readonly outputs: RunOutputs;
   /** Records a mission as waiting for any hall (committed when this resolves); `depth`: its place in its queue. */
   submit(entry: Mission): Promise<{ depth: number }>;
   /** Claims up to `limit` missions that are the heads of their queues and whose slot and binding are free. */
@@ -66,6 +93,8 @@ export interface SharedQueue {
   pruneEvents(): Promise<void>;
   /** The runs with a raider on the other halls. */
   remoteRuns(): Promise<RemoteRun[]>;
+  /** The run `id` on another hall, while it has a raider there. */
+  remoteRun(id: string): Promise<RemoteRun | null>;
   /** Sends a cancel or kill to the hall that runs `id`, or drops the waiting mission `id` (a cancel). */
   signal(id: string, signal: 'cancel' | 'kill'): Promise<RemoteSignal>;
   /**

@@ -70,7 +70,7 @@ interface StatusReply {
   slots?: string[];
   queues?: Record<string, number>;
   binding_queues?: Record<string, number>;
-  runs?: Array<{ id: string; slot: string; pid: number; age: number; binding?: string }>;
+  runs?: Array<{ id: string; slot: string; pid: number; age: number; binding?: string; hall?: string }>;
   storage_error?: string;
   face_errors?: Record<string, string>;
   cron?: Record<
@@ -92,10 +92,12 @@ export function renderStatus(reply: StatusReply, style: Style): string {
   const runs = reply.runs ?? [];
   if (runs.length > 0) {
     out.push('');
+    // A shared cluster's status lists every hall's runs: say where each runs.
+    const halls = runs.some((r) => r.hall !== undefined);
     out.push(
       alignedTable(
-        ['ID', 'SLOT', 'PID', 'AGE', 'BINDING'],
-        runs.map((r) => [r.id, r.slot, String(r.pid), formatAge(r.age), r.binding ?? '']),
+        ['ID', 'SLOT', 'PID', 'AGE', 'BINDING', ...(halls ? ['HALL'] : [])],
+        runs.map((r) => [r.id, r.slot, String(r.pid), formatAge(r.age), r.binding ?? '', ...(halls ? [r.hall ?? ''] : [])]),
       ).trimEnd(),
     );
   }

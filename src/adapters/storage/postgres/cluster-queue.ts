@@ -11,8 +11,9 @@ import pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { BusEvent } from '../../../machines/hall-effects.js';
-import type { ClaimedMission, ClusterEvent, LostRun, RemoteRun, RemoteSignal, SharedQueue } from '../cluster-queue.js';
+import type { ClaimedMission, ClusterEvent, LostRun, RemoteRun, RemoteSignal, SessionJournals, SharedQueue } from '../cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
+import type { PostgresRunOutputs } from './run-outputs.js';
 import { missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
 import { slotOf } from '../../../domain/names.js';
@@ -93,6 +94,8 @@ export class PostgresSharedQueue implements SharedQueue {
     private readonly connection: pg.ClientConfig,
     private readonly cluster: string,
     readonly hallId: string,
+    readonly journals: SessionJournals,
+    readonly outputs: PostgresRunOutputs,
     private readonly warn: (line: string) => void,
   ) {
     this.faces = new PostgresClusterFaces(pool, cluster, hallId);
@@ -253,6 +256,7 @@ export class PostgresSharedQueue implements SharedQueue {
       Math.floor(Date.now() / 1000) - 86_400,
     ]);
     await this.faces.prune();
+    await this.outputs.prune();
   }
 
   async remoteRuns(): Promise<RemoteRun[]> {
@@ -265,6 +269,17 @@ export class PostgresSharedQueue implements SharedQueue {
       const run = ledgerRunSchema.safeParse(row.record);
       return run.success ? [{ hall: row.hall, run: run.data }] : [];
     });
+  }
+
+  async remoteRun(id: string): Promise<RemoteRun | null> {
+    const result = await this.pool.query(
+      'SELECT hall, record FROM raider_hall_runs WHERE cluster = $1 AND id = $2 AND hall <> $3 AND pid IS NOT NULL',
+      [this.cluster, id, this.hallId],
+    );
+    if (result.rows.length === 0) return null;
+    const row = lostRow.parse(result.rows[0]);
+    const run = ledgerRunSchema.safeParse(row.record);
+    return run.success ? { hall: row.hall, run: run.data } : null;
   }
 
   async signal(id: string, signal: 'cancel' | 'kill'): Promise<RemoteSignal> {

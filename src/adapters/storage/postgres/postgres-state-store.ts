@@ -21,6 +21,8 @@ import { loadClusterState } from './load-state.js';
 import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
 import { batchScript, type StoreScope } from './op-statements.js';
 import { PostgresSharedQueue } from './cluster-queue.js';
+import { PostgresJournals } from './journal-sync.js';
+import { PostgresRunOutputs } from './run-outputs.js';
 
 const RETRY_DELAY_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -47,6 +49,8 @@ interface Waiter {
 export class PostgresStateStore implements HallStateStore {
   readonly state = new DurableState();
   private pending: DurableOp[] = [];
+  /** The sessions whose runs end in `pending`: their journals go to the cluster before those ends commit. */
+  private journalPushes: Array<{ session: string; runId: string }> = [];
   private applied = 0;
   private durable = 0;
   private waiters: Waiter[] = [];
@@ -59,6 +63,7 @@ export class PostgresStateStore implements HallStateStore {
   private readonly scope: StoreScope;
   /** With `cluster_mode: shared`: the cluster's queue that every hall claims from. */
   readonly shared?: PostgresSharedQueue;
+  private readonly journals?: PostgresJournals;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -70,8 +75,18 @@ export class PostgresStateStore implements HallStateStore {
       hallId: settings.hallId,
       doorbell: settings.shared ? PostgresSharedQueue.channel(settings.cluster) : null,
     };
-    if (settings.shared)
-      this.shared = new PostgresSharedQueue(pool, connectionConfig(settings), settings.cluster, settings.hallId, options.warn);
+    if (settings.shared) {
+      this.journals = new PostgresJournals(pool, settings.cluster, settings.hallId, options.root, options.warn);
+      this.shared = new PostgresSharedQueue(
+        pool,
+        connectionConfig(settings),
+        settings.cluster,
+        settings.hallId,
+        this.journals,
+        new PostgresRunOutputs(pool, settings.cluster, settings.hallId),
+        options.warn,
+      );
+    }
   }
 
   /** Migrates the schema, joins the cluster and loads its state; throws what keeps the hall from starting. */
@@ -103,6 +118,11 @@ export class PostgresStateStore implements HallStateStore {
 
   apply(op: DurableOp): void {
     if (this.closed) throw new Error('state store is closed');
+    if (this.journals && op.op === 'end') {
+      // The binding's next run may start on another hall as soon as this end commits.
+      const session = this.state.runs.get(op.runId)?.session;
+      if (session !== undefined) this.journalPushes.push({ session, runId: op.runId });
+    }
     this.state.apply(op, noDirt());
     this.pending.push(op);
     this.applied++;
@@ -239,11 +259,14 @@ export class PostgresStateStore implements HallStateStore {
   /** Commits everything queued in one transaction; on failure keeps it for the next try. */
   private async flush(): Promise<void> {
     const batch = this.pending;
+    const pushes = this.journalPushes;
     const upTo = this.applied;
     this.pending = [];
+    this.journalPushes = [];
     let db: pg.PoolClient | null = null;
     try {
       db = await this.pool.connect();
+      for (const { session, runId } of pushes) await this.journals?.push(db, session, runId);
       await db.query(batchScript(batch, this.scope));
       db.release();
     } catch (err) {
@@ -253,6 +276,7 @@ export class PostgresStateStore implements HallStateStore {
         db.release(true);
       }
       this.pending = batch.concat(this.pending);
+      this.journalPushes = pushes.concat(this.journalPushes);
       this.fail(err, upTo);
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;
