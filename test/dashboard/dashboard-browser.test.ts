@@ -58,6 +58,9 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
     expect(page.url()).toBe(board.url);
     await page.getByRole('table', { name: 'Runs' }).waitFor();
     expect(await page.getByRole('form', { name: 'Spawn' }).count()).toBe(1);
+    // One hall, no cluster: no Halls table and no Hall column.
+    expect(await page.getByRole('table', { name: 'Halls' }).count()).toBe(0);
+    expect(await page.getByRole('table', { name: 'Runs' }).getByRole('columnheader').allTextContents()).not.toContain('Hall');
   });
 
   it('shows a run spawned elsewhere live, running, and Cancel ends it as cancelled', async () => {

@@ -10,6 +10,7 @@ import { WaitingList } from './waiting.js';
 import { connectEvents, getJson, live, postJson, reportFailure, useEvery, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
+import { HallsTable } from './cluster.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
@@ -74,11 +75,12 @@ function Filters({ filter, setFilter }) {
   </div>`;
 }
 
-function RunRow({ row, readOnly }) {
+function RunRow({ row, readOnly, shared }) {
   const act = (verb) => () => postJson(`/api/runs/${encodeURIComponent(row.id)}/${verb}`, {}).catch(reportFailure);
   return html`<tr>
     <td><a href=${`#/runs/${encodeURIComponent(row.id)}`}>${row.id}</a></td>
     <td>${row.slot}</td>
+    ${shared ? html`<td>${row.hall ?? ''}</td>` : null}
     <td class=${`status ${row.status}`}>${row.status}</td>
     <td>${time(row.started_at)}</td>
     <td>${duration(row)}</td>
@@ -93,7 +95,8 @@ function RunRow({ row, readOnly }) {
   </tr>`;
 }
 
-function RunsPage({ readOnly }) {
+function RunsPage({ readOnly, cluster }) {
+  const shared = cluster?.shared === true;
   const [filter, setFilter] = useState({ raider: '', status: '', text: '' });
   const [runs, setRuns] = useState({ runs: [], total: 0 });
   const [frozen, setFrozen] = useState(false);
@@ -124,6 +127,7 @@ function RunsPage({ readOnly }) {
   };
   return html`<main>
     ${readOnly ? html`<p class="note">Read-only dashboard.</p>` : html`<${SpawnForm} />`}
+    <${HallsTable} cluster=${cluster} />
     <div class="bar">
       <${Filters} filter=${filter} setFilter=${setFilter} />
       <span>
@@ -132,8 +136,8 @@ function RunsPage({ readOnly }) {
       </span>
     </div>
     <table aria-label="Runs">
-      <thead><tr><th>Run</th><th>Raider</th><th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
-      <tbody>${runs.runs.map((row) => html`<${RunRow} key=${row.id} row=${row} readOnly=${readOnly} />`)}</tbody>
+      <thead><tr><th>Run</th><th>Raider</th>${shared ? html`<th>Hall</th>` : null}<th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
+      <tbody>${runs.runs.map((row) => html`<${RunRow} key=${row.id} row=${row} readOnly=${readOnly} shared=${shared} />`)}</tbody>
     </table>
     <p class="note">${runs.total} runs</p>
     <${WaitingList} readOnly=${readOnly} live=${live} />
@@ -220,10 +224,12 @@ function currentRoute() {
 function App() {
   const [route, setRoute] = useState(currentRoute());
   const [status, setStatus] = useState(null);
+  const [cluster, setCluster] = useState(null);
   useEffect(() => {
     const onHash = () => setRoute(currentRoute());
     addEventListener('hashchange', onHash);
     getJson('/api/status').then(setStatus).catch(reportFailure);
+    getJson('/api/cluster').then(setCluster).catch(reportFailure);
     return () => removeEventListener('hashchange', onHash);
   }, []);
   if (status === null) return html`<p>Loading…</p>`;
@@ -236,8 +242,8 @@ function App() {
       route.page === 'run'
         ? html`<${RunPage} id=${route.id} readOnly=${readOnly} />`
         : route.page === 'runs'
-          ? html`<${RunsPage} readOnly=${readOnly} />`
-          : html`<${ViewPage} route=${route} readOnly=${readOnly} />`
+          ? html`<${RunsPage} readOnly=${readOnly} cluster=${cluster} />`
+          : html`<${ViewPage} route=${route} readOnly=${readOnly} cluster=${cluster} />`
     }`;
 }
 

@@ -143,7 +143,7 @@ class DashboardAdapter implements HallAdapter {
       return;
     }
     if (login) this.login(res, url.searchParams.get('token'));
-    else if (req.method === 'GET' || req.method === 'HEAD') this.read(req, res, url);
+    else if (req.method === 'GET' || req.method === 'HEAD') await this.read(req, res, url);
     else if (!(await serveApiChange(this.deps, req, res, url))) sendJson(res, 404, { error: `no such change: ${url.pathname}` });
   }
 
@@ -179,9 +179,9 @@ class DashboardAdapter implements HallAdapter {
     res.end();
   }
 
-  private read(req: IncomingMessage, res: ServerResponse, url: URL): void {
+  private async read(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const file = url.pathname === '/' ? this.assets.page : this.assets.files.get(url.pathname);
     if (file) sendBody(res, file.type, file.body);
-    else if (!serveApiRead(this.deps, req, res, url)) sendJson(res, 404, { error: `not found: ${url.pathname}` });
+    else if (!(await serveApiRead(this.deps, req, res, url))) sendJson(res, 404, { error: `not found: ${url.pathname}` });
   }
 }

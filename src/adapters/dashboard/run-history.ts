@@ -29,6 +29,14 @@ export interface RunRow {
   mission?: string;
   pid?: number;
   error?: string;
+  /** In a shared cluster: the hall that runs (or ran) it. */
+  hall?: string;
+}
+
+/** In a shared cluster: this hall's id, and the runs of the other halls. */
+export interface ClusterRuns {
+  hall: string;
+  remote: RunRow[];
 }
 
 export const runFilterSchema = z.object({
@@ -97,10 +105,14 @@ export class RunHistory {
     }));
   }
 
-  list(filter: RunFilter): { runs: RunRow[]; total: number; offset: number; limit: number } {
-    const live = this.live();
+  /** The page of runs `filter` asks for; with `cluster`, each row names its hall and the other halls' runs are in. */
+  list(filter: RunFilter, cluster?: ClusterRuns): { runs: RunRow[]; total: number; offset: number; limit: number } {
+    const own = (row: RunRow): RunRow => (cluster ? { ...row, hall: cluster.hall } : row);
+    const live = [...this.live().map(own), ...(cluster?.remote ?? [])];
     const liveIds = new Set(live.map((r) => r.id));
-    const past = this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
+    const past = this.pastRuns(liveIds)
+      .map(own)
+      .sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
     const all = [...live.sort((a, b) => b.started_at - a.started_at), ...past].filter((r) => matches(r, filter));
     return { runs: all.slice(filter.offset, filter.offset + filter.limit), total: all.length, offset: filter.offset, limit: filter.limit };
   }
@@ -167,7 +179,8 @@ function matches(row: RunRow, filter: RunFilter): boolean {
   if (filter.status && row.status !== filter.status) return false;
   if (filter.text) {
     const needle = filter.text.toLowerCase();
-    if (![row.id, row.slot, row.mission ?? '', row.error ?? ''].some((field) => field.toLowerCase().includes(needle))) return false;
+    if (![row.id, row.slot, row.mission ?? '', row.error ?? '', row.hall ?? ''].some((field) => field.toLowerCase().includes(needle)))
+      return false;
   }
   return true;
 }
