@@ -3,7 +3,7 @@
 // Live events are queued and applied once per animation frame, so a busy bus
 // costs one render a frame, not one per event.
 import { h, render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { QuestionsRegion } from './questions.js';
 import { WaitingList } from './waiting.js';
@@ -11,11 +11,14 @@ import { connectEvents, getJson, live, postJson, reportFailure, useEvery, useLiv
 import { Timeline } from './timeline.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
+import { applyRunEvents, followsEvents } from './runs-live.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
-/** A busy bus asks the hall for the runs at most this often (the first change at once). */
+/** With a Status or Text filter, a busy bus asks the hall for the runs at most this often (the first change at once). */
 const RUNS_LOOK_AGAIN_MS = 100;
+/** Without: the events keep the table; what they cannot place is asked for at most this often. */
+const FOLLOW_LOOK_AGAIN_MS = 1000;
 
 // ------------------------------------------------------------ formatting
 
@@ -98,23 +101,48 @@ function RunRow({ row, readOnly, shared }) {
 function RunsPage({ readOnly, cluster }) {
   const shared = cluster?.shared === true;
   const [filter, setFilter] = useState({ raider: '', status: '', text: '' });
-  const [runs, setRuns] = useState({ runs: [], total: 0 });
+  const [runs, setRunsState] = useState({ runs: [], total: 0, limit: 50 });
+  // The table as last drawn, for the event listener (which runs outside renders).
+  const shown = useRef(runs);
+  const setRuns = (next) => {
+    shown.current = next;
+    setRunsState(next);
+  };
+  // The events that came while a request for the runs was on its way: its answer may predate them.
+  const sinceAsked = useRef(null);
   const [frozen, setFrozen] = useState(false);
   const [stamp, setStamp] = useState(0);
   const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== '')).toString();
   useEffect(() => {
     let current = true;
+    const missed = [];
+    sinceAsked.current = missed;
     getJson(`/api/runs?${query}`)
-      .then((reply) => current && setRuns(reply))
+      .then((reply) => {
+        if (!current) return;
+        if (sinceAsked.current === missed) sinceAsked.current = null;
+        setRuns(followsEvents(filter) ? applyRunEvents(reply, missed, filter, cluster?.hall).runs : reply);
+      })
       .catch(reportFailure);
     return () => {
       current = false;
     };
   }, [query, stamp]);
   const lookAgain = useEvery(RUNS_LOOK_AGAIN_MS, () => setStamp((n) => n + 1));
-  useLiveBatch((batch) => {
-    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) lookAgain();
-  }, []);
+  const lookAgainLater = useEvery(FOLLOW_LOOK_AGAIN_MS, () => setStamp((n) => n + 1));
+  useLiveBatch(
+    (batch) => {
+      sinceAsked.current?.push(...batch);
+      if (!followsEvents(filter)) {
+        if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) lookAgain();
+        return;
+      }
+      const next = applyRunEvents(shown.current, batch, filter, cluster?.hall);
+      if (next.runs !== shown.current) setRuns(next.runs);
+      if (next.lookAgain) lookAgainLater();
+    },
+    [filter, cluster],
+  );
   const [held, setHeld] = useState(0);
   useEffect(() => {
     live.heldListeners.add(setHeld);

@@ -65,6 +65,14 @@ class DashboardAdapter implements HallAdapter {
     // From the start: the ring holds the hall's first events too.
     const ring = new EventRing(services.bus);
     services.bus.subscribe({ filter: 'raider.spawned', deliver: () => history.noteLiveMissions() });
+    // What changes the past-run list: a run that starts (its events file appears) or ends (it becomes past,
+    // and the kept events files are pruned).
+    services.bus.subscribe({
+      filter: 'raider.',
+      deliver: (_line, event) => {
+        if (event.type === 'raider.spawned' || event.type === 'raider.done') history.changed();
+      },
+    });
     const questions = config.questions ? new QuestionDesk(services, services.config.permission_timeout * 1000) : null;
     this.deps = {
       services,

@@ -61,12 +61,23 @@ export class RunHistory {
   private readonly missions = new Map<string, string>();
   /** Past runs read before, by id; an events file that did not change is not read again. */
   private readonly past = new Map<string, PastRun>();
+  /**
+   * The past runs as last listed, newest first; null once a run started or
+   * ended (`changed`), which are the only times the list changes: between
+   * them a request lists no directory and stats no file.
+   */
+  private pastList: RunRow[] | null = null;
 
   constructor(
     private readonly paths: HallPaths,
     private readonly queries: HallQueries,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** A run started or ended: the past runs are listed anew at the next request. */
+  changed(): void {
+    this.pastList = null;
+  }
 
   /** Remembers the missions of the runs going now, for when they have ended. */
   noteLiveMissions(): void {
@@ -110,9 +121,9 @@ export class RunHistory {
     const own = (row: RunRow): RunRow => (cluster ? { ...row, hall: cluster.hall } : row);
     const live = [...this.live().map(own), ...(cluster?.remote ?? [])];
     const liveIds = new Set(live.map((r) => r.id));
-    const past = this.pastRuns(liveIds)
-      .map(own)
-      .sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
+    this.pastList ??= this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
+    // A run that started since the list was made is live, not past (its raider.spawned cleared the list; this is for safety).
+    const past = this.pastList.filter((r) => !liveIds.has(r.id)).map(own);
     const all = [...live.sort((a, b) => b.started_at - a.started_at), ...past].filter((r) => matches(r, filter));
     return { runs: all.slice(filter.offset, filter.offset + filter.limit), total: all.length, offset: filter.offset, limit: filter.limit };
   }
