@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { QuestionsRegion } from './questions.js';
 import { WaitingList } from './waiting.js';
-import { connectEvents, getJson, live, postJson, reportFailure, useEvery, useLiveBatch } from './live.js';
+import { connectEvents, getJson, live, postJson, reportFailure, takeFirstData, useEvery, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
@@ -101,7 +101,14 @@ function RunRow({ row, readOnly, shared }) {
 function RunsPage({ readOnly, cluster }) {
   const shared = cluster?.shared === true;
   const [filter, setFilter] = useState({ raider: '', status: '', text: '' });
-  const [runs, setRunsState] = useState({ runs: [], total: 0, limit: 50 });
+  // The page's first Runs view comes with it; a later one (back from another page) asks.
+  const [first] = useState(() => {
+    const runs = firstData.runs;
+    firstData.runs = undefined;
+    return runs;
+  });
+  const [runs, setRunsState] = useState(first ?? { runs: [], total: 0, limit: 50 });
+  const answeredByPage = useRef(first !== undefined);
   // The table as last drawn, for the event listener (which runs outside renders).
   const shown = useRef(runs);
   const setRuns = (next) => {
@@ -114,6 +121,11 @@ function RunsPage({ readOnly, cluster }) {
   const [stamp, setStamp] = useState(0);
   const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== '')).toString();
   useEffect(() => {
+    // The first view needs no request: it came with the page.
+    if (answeredByPage.current) {
+      answeredByPage.current = false;
+      return undefined;
+    }
     let current = true;
     const missed = [];
     sinceAsked.current = missed;
@@ -251,13 +263,13 @@ function currentRoute() {
 
 function App() {
   const [route, setRoute] = useState(currentRoute());
-  const [status, setStatus] = useState(null);
-  const [cluster, setCluster] = useState(null);
+  const [status, setStatus] = useState(firstData.status ?? null);
+  const [cluster, setCluster] = useState(firstData.cluster ?? null);
   useEffect(() => {
     const onHash = () => setRoute(currentRoute());
     addEventListener('hashchange', onHash);
-    getJson('/api/status').then(setStatus).catch(reportFailure);
-    getJson('/api/cluster').then(setCluster).catch(reportFailure);
+    if (firstData.status === undefined) getJson('/api/status').then(setStatus).catch(reportFailure);
+    if (firstData.cluster === undefined) getJson('/api/cluster').then(setCluster).catch(reportFailure);
     return () => removeEventListener('hashchange', onHash);
   }, []);
   if (status === null) return html`<p>Loading…</p>`;
@@ -275,5 +287,6 @@ function App() {
     }`;
 }
 
-connectEvents();
+const firstData = takeFirstData();
+connectEvents(firstData.seq);
 render(html`<${App} />`, document.getElementById('app'));

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/hall-services.js';
 import type { DashboardConfig } from '../config/hall-config.js';
-import { serveApiChange, serveApiRead, type DashboardApiDeps } from './dashboard-api.js';
+import { firstData, serveApiChange, serveApiRead, type DashboardApiDeps } from './dashboard-api.js';
 import { removeDashboardFile, writeDashboardFile } from './dashboard-file.js';
 import { EventRing, EventStreams } from './event-stream.js';
 import {
@@ -188,7 +188,7 @@ class DashboardAdapter implements HallAdapter {
   }
 
   private async read(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const file = url.pathname === '/' ? this.assets.page : this.assets.files.get(url.pathname);
+    const file = url.pathname === '/' ? this.assets.page(await firstData(this.deps)) : this.assets.files.get(url.pathname);
     if (file) sendBody(res, file.type, file.body);
     else if (!(await serveApiRead(this.deps, req, res, url))) sendJson(res, 404, { error: `not found: ${url.pathname}` });
   }

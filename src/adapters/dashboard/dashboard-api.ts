@@ -45,6 +45,19 @@ export async function clusterRuns(services: HallServices): Promise<ClusterRuns |
   return shared ? { hall: shared.hallId, remote: await remoteRunRows(shared) } : undefined;
 }
 
+/**
+ * What the page needs to draw its first view, inlined in it: the answers of
+ * `/api/status`, `/api/cluster` and `/api/runs` (no filter), so a first load
+ * waits for no request after its scripts; `seq`: the newest bus event they
+ * include, where the page's event stream takes up (`/api/events?since=SEQ`).
+ */
+export async function firstData(deps: DashboardApiDeps): Promise<{ status: unknown; cluster: unknown; runs: unknown; seq: number }> {
+  const { services } = deps;
+  const [cluster, runs] = await Promise.all([clusterReply(services.store.shared), clusterRuns(services)]);
+  // Taken last, in the same turn as the lists: the page's event stream starts after it, so nothing falls between.
+  return { status: services.queries.status(), cluster, runs: deps.history.list(runFilterSchema.parse({}), runs), seq: deps.ring.latest };
+}
+
 /** Answers a GET under /api/; false when no route matches. */
 export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const { services, history } = deps;
@@ -63,7 +76,8 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
     return true;
   }
   if (url.pathname === '/api/events') {
-    const last = req.headers['last-event-id'];
+    // A reconnect says what it saw in Last-Event-ID; a page's first connection, with `since`, the seq of its inlined data.
+    const last = req.headers['last-event-id'] ?? url.searchParams.get('since') ?? undefined;
     deps.streams.serve(res, typeof last === 'string' ? last : undefined);
     return true;
   }
