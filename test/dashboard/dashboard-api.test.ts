@@ -137,13 +137,51 @@ describe('the page', () => {
       expect.arrayContaining(['/app/main.js', '/app/dashboard.css', '/vendor/preact.mjs', '/vendor/preact-hooks.mjs', '/vendor/htm.mjs']),
     );
     let gzipped = 0;
-    for (const route of routes) {
+    for (const route of new Set(routes)) {
       const reply = await httpRequest(board, route, { headers: bearer(board) });
       expect(reply.status, route).toBe(200);
       expect(reply.body).not.toMatch(/sourceMappingURL/);
       gzipped += gzipSync(reply.body).length;
     }
     expect(gzipped).toBeLessThan(150 * 1024);
+  });
+});
+
+describe('the page its first data', () => {
+  it('inlines status, cluster, runs and the bus seq as JSON that a mission cannot break out of, and preloads its modules', async () => {
+    const { hall, board } = await started();
+    const mission = 'answer </script><script>alert(1)</script><!--';
+    const done = await runToEnd(hall, board, mission);
+    const page = await httpRequest(board, '/', { headers: bearer(board) });
+    expect(page.status).toBe(200);
+    // One data block, and no other script than the import map and main.js: the mission stayed inside the JSON.
+    expect(page.body.match(/<script/g)).toHaveLength(3);
+    const block = /<script type="application\/json" id="initial">(.*?)<\/script>/s.exec(page.body)?.[1] ?? '';
+    expect(block).not.toContain('<');
+    const first = JSON.parse(block) as Json;
+    expect(first.status).toMatchObject({ root: hall.root });
+    expect(first.cluster).toEqual({ shared: false, hall: null, halls: [] });
+    expect(first.runs.runs.find((r: Json) => r.id === done.id)).toMatchObject({ mission, status: 'completed' });
+    expect(first.seq).toBeGreaterThanOrEqual(done.seq);
+    // Every module of the first page is asked for with the page; uPlot waits for the charts page.
+    const preloaded = [...page.body.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]);
+    expect(preloaded).toEqual(expect.arrayContaining(['/app/main.js', '/app/live.js', '/app/runs-live.js', '/vendor/preact.mjs']));
+    expect(preloaded).not.toContain('/vendor/uplot.mjs');
+  });
+
+  it('starts the event stream after the seq it is given, as a reconnect with Last-Event-ID would', async () => {
+    const { hall, board } = await started();
+    const first = await runToEnd(hall, board, 'answer one');
+    const second = await runToEnd(hall, board, 'answer two');
+    const stream = await openEventStream(board, {}, `/api/events?since=${first.seq}`);
+    try {
+      // Replayed from the hall's ring: the second run's end, and nothing of the first.
+      await stream.waitFor((m) => m.id === String(second.seq));
+      expect(stream.messages.length).toBeGreaterThan(1);
+      expect(stream.messages.every((m) => Number(m.id) > first.seq)).toBe(true);
+    } finally {
+      stream.close();
+    }
   });
 });
 

@@ -58,6 +58,9 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
     expect(page.url()).toBe(board.url);
     await page.getByRole('table', { name: 'Runs' }).waitFor();
     expect(await page.getByRole('form', { name: 'Spawn' }).count()).toBe(1);
+    // One hall, no cluster: no Halls table and no Hall column.
+    expect(await page.getByRole('table', { name: 'Halls' }).count()).toBe(0);
+    expect(await page.getByRole('table', { name: 'Runs' }).getByRole('columnheader').allTextContents()).not.toContain('Hall');
   });
 
   it('shows a run spawned elsewhere live, running, and Cancel ends it as cancelled', async () => {
@@ -72,6 +75,32 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
     await row.getByRole('button', { name: /^Cancel/ }).click();
     await row.getByRole('cell', { name: 'cancelled', exact: true }).waitFor();
     expect(await row.getByRole('button', { name: /^Cancel/ }).count()).toBe(0);
+  });
+
+  it('follows runs that start and end from the bus events, without asking the hall for the runs or the queue again', async () => {
+    const page = await loggedIn();
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await runs.waitFor();
+    // What this page asks for from here on.
+    const asked: string[] = [];
+    page.on('request', (req) => {
+      const { pathname } = new URL(req.url());
+      if (pathname === '/api/runs' || pathname === '/api/queue') asked.push(pathname);
+    });
+    const started = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => hall.request({ cmd: 'spawn', name: 'ulf', mission: `answer burst ${i}` })),
+    );
+    for (const run of started) {
+      const row = runs.getByRole('row').filter({ has: page.getByRole('link', { name: run.id, exact: true }) });
+      await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
+      expect(await row.getByRole('cell', { name: 'ulf', exact: true }).count()).toBe(1);
+    }
+    expect(asked).toEqual([]);
+    // A Status filter needs what the events do not carry: the page asks the hall, and shows its answer.
+    await page.getByLabel('Status filter').selectOption('completed');
+    await expect.poll(() => asked).toContain('/api/runs');
+    await runs.getByRole('link', { name: started[0]?.id, exact: true }).waitFor();
+    expect(await runs.getByRole('cell', { name: 'running', exact: true }).count()).toBe(0);
   });
 
   it('holds live updates while Freeze is pressed, and shows them when it is released', async () => {

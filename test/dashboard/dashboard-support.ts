@@ -106,12 +106,12 @@ export interface SseTap {
   close(): void;
 }
 
-export function openEventStream(board: Board, headers: Record<string, string> = {}): Promise<SseTap> {
+export function openEventStream(board: Board, headers: Record<string, string> = {}, route = '/api/events'): Promise<SseTap> {
   return new Promise((resolve, reject) => {
     const messages: SseMessage[] = [];
     const waiters: Array<{ predicate: (m: SseMessage) => boolean; resolve: (m: SseMessage) => void }> = [];
     const req = http.get(
-      { host: '127.0.0.1', port: board.port, path: '/api/events', headers: { Host: board.host, ...bearer(board), ...headers } },
+      { host: '127.0.0.1', port: board.port, path: route, headers: { Host: board.host, ...bearer(board), ...headers } },
       (res) => {
         if (res.statusCode !== 200) return reject(new Error(`event stream answered ${res.statusCode}`));
         let buffer = '';

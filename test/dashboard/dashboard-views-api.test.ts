@@ -139,6 +139,11 @@ describe('GET /api/tree', () => {
       expect(tree.hall).toMatchObject({ root: hall.root, pid: process.pid, running: 1 });
       const slot = tree.queues.find((q: Json) => q.kind === 'slot' && q.name === '1bjorn');
       expect(slot.runs).toEqual([expect.objectContaining({ id: running.id, pid: running.pid, mission: 'wait 30', questions: [] })]);
+      // One hall on files has no cluster: no hall ids anywhere, and /api/cluster says so.
+      expect(slot.runs[0]).not.toHaveProperty('hall');
+      expect(tree.hall).not.toHaveProperty('id');
+      expect(await get(board, '/api/cluster')).toEqual({ status: 200, shared: false, hall: null, halls: [] });
+      expect((await get(board, '/api/runs')).runs.find((r: Json) => r.id === running.id)).not.toHaveProperty('hall');
       expect(slot.waiting.map((m: Json) => [m.position, m.mission])).toEqual([
         [1, 'answer second'],
         [2, 'answer <i>third</i>'],

@@ -66,17 +66,39 @@ export const live = {
   },
 };
 
-export function connectEvents() {
-  const source = new EventSource('/api/events');
+/**
+ * `since`: the seq of the newest event in the data the page was drawn from;
+ * the stream starts after it. (Reconnects say what they saw in Last-Event-ID.)
+ */
+export function connectEvents(since) {
+  const source = new EventSource(Number.isInteger(since) ? `/api/events?since=${since}` : '/api/events');
+  let received = false;
   source.onmessage = (message) => {
+    received = true;
     try {
       live.push(JSON.parse(message.data));
     } catch {
       /* not an event */
     }
   };
-  // The hall no longer has what we missed (or restarted): start from its present.
-  source.addEventListener('reload', () => location.reload());
+  source.addEventListener('reload', () => {
+    // More happened since the page was drawn than the hall keeps: its views ask again (a reload would only meet the same).
+    if (!received) live.push({ type: 'raider.resync' });
+    // The hall no longer has what we missed (or restarted): start from its present.
+    else location.reload();
+  });
+}
+
+/** The data the hall drew the page from (a JSON block in it), once: later views ask for theirs. */
+export function takeFirstData() {
+  const block = document.getElementById('initial');
+  if (!block) return {};
+  block.remove();
+  try {
+    return JSON.parse(block.textContent) ?? {};
+  } catch {
+    return {};
+  }
 }
 
 export function useLiveBatch(onBatch, deps) {

@@ -3,18 +3,22 @@
 // Live events are queued and applied once per animation frame, so a busy bus
 // costs one render a frame, not one per event.
 import { h, render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { QuestionsRegion } from './questions.js';
 import { WaitingList } from './waiting.js';
-import { connectEvents, getJson, live, postJson, reportFailure, useEvery, useLiveBatch } from './live.js';
+import { connectEvents, getJson, live, postJson, reportFailure, takeFirstData, useEvery, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
+import { HallsTable } from './cluster.js';
+import { applyRunEvents, followsEvents } from './runs-live.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
-/** A busy bus asks the hall for the runs at most this often (the first change at once). */
+/** With a Status or Text filter, a busy bus asks the hall for the runs at most this often (the first change at once). */
 const RUNS_LOOK_AGAIN_MS = 100;
+/** Without: the events keep the table; what they cannot place is asked for at most this often. */
+const FOLLOW_LOOK_AGAIN_MS = 1000;
 
 // ------------------------------------------------------------ formatting
 
@@ -74,11 +78,12 @@ function Filters({ filter, setFilter }) {
   </div>`;
 }
 
-function RunRow({ row, readOnly }) {
+function RunRow({ row, readOnly, shared }) {
   const act = (verb) => () => postJson(`/api/runs/${encodeURIComponent(row.id)}/${verb}`, {}).catch(reportFailure);
   return html`<tr>
     <td><a href=${`#/runs/${encodeURIComponent(row.id)}`}>${row.id}</a></td>
     <td>${row.slot}</td>
+    ${shared ? html`<td>${row.hall ?? ''}</td>` : null}
     <td class=${`status ${row.status}`}>${row.status}</td>
     <td>${time(row.started_at)}</td>
     <td>${duration(row)}</td>
@@ -93,25 +98,63 @@ function RunRow({ row, readOnly }) {
   </tr>`;
 }
 
-function RunsPage({ readOnly }) {
+function RunsPage({ readOnly, cluster }) {
+  const shared = cluster?.shared === true;
   const [filter, setFilter] = useState({ raider: '', status: '', text: '' });
-  const [runs, setRuns] = useState({ runs: [], total: 0 });
+  // The page's first Runs view comes with it; a later one (back from another page) asks.
+  const [first] = useState(() => {
+    const runs = firstData.runs;
+    firstData.runs = undefined;
+    return runs;
+  });
+  const [runs, setRunsState] = useState(first ?? { runs: [], total: 0, limit: 50 });
+  const answeredByPage = useRef(first !== undefined);
+  // The table as last drawn, for the event listener (which runs outside renders).
+  const shown = useRef(runs);
+  const setRuns = (next) => {
+    shown.current = next;
+    setRunsState(next);
+  };
+  // The events that came while a request for the runs was on its way: its answer may predate them.
+  const sinceAsked = useRef(null);
   const [frozen, setFrozen] = useState(false);
   const [stamp, setStamp] = useState(0);
   const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== '')).toString();
   useEffect(() => {
+    // The first view needs no request: it came with the page.
+    if (answeredByPage.current) {
+      answeredByPage.current = false;
+      return undefined;
+    }
     let current = true;
+    const missed = [];
+    sinceAsked.current = missed;
     getJson(`/api/runs?${query}`)
-      .then((reply) => current && setRuns(reply))
+      .then((reply) => {
+        if (!current) return;
+        if (sinceAsked.current === missed) sinceAsked.current = null;
+        setRuns(followsEvents(filter) ? applyRunEvents(reply, missed, filter, cluster?.hall).runs : reply);
+      })
       .catch(reportFailure);
     return () => {
       current = false;
     };
   }, [query, stamp]);
   const lookAgain = useEvery(RUNS_LOOK_AGAIN_MS, () => setStamp((n) => n + 1));
-  useLiveBatch((batch) => {
-    if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) lookAgain();
-  }, []);
+  const lookAgainLater = useEvery(FOLLOW_LOOK_AGAIN_MS, () => setStamp((n) => n + 1));
+  useLiveBatch(
+    (batch) => {
+      sinceAsked.current?.push(...batch);
+      if (!followsEvents(filter)) {
+        if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) lookAgain();
+        return;
+      }
+      const next = applyRunEvents(shown.current, batch, filter, cluster?.hall);
+      if (next.runs !== shown.current) setRuns(next.runs);
+      if (next.lookAgain) lookAgainLater();
+    },
+    [filter, cluster],
+  );
   const [held, setHeld] = useState(0);
   useEffect(() => {
     live.heldListeners.add(setHeld);
@@ -124,6 +167,7 @@ function RunsPage({ readOnly }) {
   };
   return html`<main>
     ${readOnly ? html`<p class="note">Read-only dashboard.</p>` : html`<${SpawnForm} />`}
+    <${HallsTable} cluster=${cluster} />
     <div class="bar">
       <${Filters} filter=${filter} setFilter=${setFilter} />
       <span>
@@ -132,8 +176,8 @@ function RunsPage({ readOnly }) {
       </span>
     </div>
     <table aria-label="Runs">
-      <thead><tr><th>Run</th><th>Raider</th><th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
-      <tbody>${runs.runs.map((row) => html`<${RunRow} key=${row.id} row=${row} readOnly=${readOnly} />`)}</tbody>
+      <thead><tr><th>Run</th><th>Raider</th>${shared ? html`<th>Hall</th>` : null}<th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
+      <tbody>${runs.runs.map((row) => html`<${RunRow} key=${row.id} row=${row} readOnly=${readOnly} shared=${shared} />`)}</tbody>
     </table>
     <p class="note">${runs.total} runs</p>
     <${WaitingList} readOnly=${readOnly} live=${live} />
@@ -219,11 +263,13 @@ function currentRoute() {
 
 function App() {
   const [route, setRoute] = useState(currentRoute());
-  const [status, setStatus] = useState(null);
+  const [status, setStatus] = useState(firstData.status ?? null);
+  const [cluster, setCluster] = useState(firstData.cluster ?? null);
   useEffect(() => {
     const onHash = () => setRoute(currentRoute());
     addEventListener('hashchange', onHash);
-    getJson('/api/status').then(setStatus).catch(reportFailure);
+    if (firstData.status === undefined) getJson('/api/status').then(setStatus).catch(reportFailure);
+    if (firstData.cluster === undefined) getJson('/api/cluster').then(setCluster).catch(reportFailure);
     return () => removeEventListener('hashchange', onHash);
   }, []);
   if (status === null) return html`<p>Loading…</p>`;
@@ -236,10 +282,11 @@ function App() {
       route.page === 'run'
         ? html`<${RunPage} id=${route.id} readOnly=${readOnly} />`
         : route.page === 'runs'
-          ? html`<${RunsPage} readOnly=${readOnly} />`
-          : html`<${ViewPage} route=${route} readOnly=${readOnly} />`
+          ? html`<${RunsPage} readOnly=${readOnly} cluster=${cluster} />`
+          : html`<${ViewPage} route=${route} readOnly=${readOnly} cluster=${cluster} />`
     }`;
 }
 
-connectEvents();
+const firstData = takeFirstData();
+connectEvents(firstData.seq);
 render(html`<${App} />`, document.getElementById('app'));

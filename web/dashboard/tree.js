@@ -6,6 +6,7 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 import { getJson, reportFailure, useLiveBatch } from './live.js';
+import { HallsTable } from './cluster.js';
 
 const html = htm.bind(h);
 /** Ages and next times move on without events: look again this often. */
@@ -29,7 +30,7 @@ function Question({ q }) {
 function Run({ run }) {
   return html`<li>
     <span class="status running">running</span> <a href=${`#/runs/${encodeURIComponent(run.id)}`}>${run.id}</a>
-    (pid ${run.pid}, ${age(run.age)}): <span class="mission">${run.mission}</span>
+    (${run.hall !== undefined ? `on ${run.hall}, ` : ''}pid ${run.pid}, ${age(run.age)}): <span class="mission">${run.mission}</span>
     ${run.questions.length > 0 ? html`<ul aria-label=${`Questions of ${run.id}`}>${run.questions.map((q) => html`<${Question} q=${q} />`)}</ul>` : null}
   </li>`;
 }
@@ -72,7 +73,7 @@ function Faces({ tree }) {
   `;
 }
 
-export function TreePage() {
+export function TreePage({ cluster }) {
   const [tree, setTree] = useState(null);
   const [stamp, setStamp] = useState(0);
   useEffect(() => {
@@ -94,7 +95,8 @@ export function TreePage() {
   if (tree === null) return html`<main><p>Loading the tree…</p></main>`;
   return html`<main>
     <section aria-label="Live tree" class="tree">
-      <h2>Hall ${tree.hall.root}</h2>
+      <h2>Hall ${tree.hall.id !== undefined ? `${tree.hall.id} (${tree.hall.root})` : tree.hall.root}</h2>
+      <${HallsTable} cluster=${cluster} />
       <p>pid ${tree.hall.pid}, ${tree.hall.running} running${tree.hall.starting ? `, ${tree.hall.starting} starting` : ''}</p>
       ${
         tree.queues.length === 0

@@ -31,10 +31,10 @@ export function Nav({ route }) {
   </nav>`;
 }
 
-export function ViewPage({ route }) {
+export function ViewPage({ route, cluster }) {
   if (route.page === 'session') return html`<${SessionPage} id=${route.id} />`;
   if (route.page === 'sessions') return html`<${SessionsPage} />`;
-  if (route.page === 'tree') return html`<${TreePage} />`;
+  if (route.page === 'tree') return html`<${TreePage} cluster=${cluster} />`;
   if (route.page === 'charts') return html`<${ChartsPage} />`;
   return null;
 }

@@ -2,14 +2,18 @@
 // binding's queue, in the order it will start, with Drop and Move to front.
 // Missions are rendered as text by Preact (never as HTML).
 import { h } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
-import { getJson, postJson } from './live.js';
+import { getJson, postJson, useEvery } from './live.js';
 
 const html = htm.bind(h);
 
-/** Bus events after which what waits may have changed. */
-const QUEUE_EVENTS = /^(raider\.(queued|dropped|moved|spawned|refused|done|resync)|hall\.)/;
+/** Bus events after which what waits has changed. */
+const QUEUE_EVENTS = /^(raider\.(queued|dropped|moved|refused|resync)|hall\.)/;
+/** Runs that start and end change what waits only when something waits: a burst on a plain slot asks nothing. */
+const RUN_EVENTS = /^raider\.(spawned|done)$/;
+/** A busy bus asks the hall for the queues at most this often (the first change at once). */
+const LOOK_AGAIN_MS = 100;
 
 function age(seconds) {
   if (seconds === undefined) return 'age unknown';
@@ -40,18 +44,27 @@ export function WaitingList({ readOnly, live }) {
   const [stamp, setStamp] = useState(0);
   const [now, setNow] = useState(Date.now());
   const [problem, setProblem] = useState(null);
+  // While a request is on its way, or something waits, a run's start or end may change the list.
+  const watchRuns = useRef(true);
   useEffect(() => {
     let current = true;
+    watchRuns.current = true;
     getJson('/api/queue')
-      .then((r) => current && setReply({ ...r, at: Date.now() }))
+      .then((r) => {
+        if (!current) return;
+        watchRuns.current = flatten(r).length > 0;
+        setReply({ ...r, at: Date.now() });
+      })
       .catch((err) => current && setProblem(String(err)));
     return () => {
       current = false;
     };
   }, [stamp]);
+  const lookAgain = useEvery(LOOK_AGAIN_MS, () => setStamp((n) => n + 1));
   useEffect(() => {
     const listen = (batch) => {
-      if (batch.some((e) => typeof e.type === 'string' && QUEUE_EVENTS.test(e.type))) setStamp((n) => n + 1);
+      const changes = (e) => typeof e.type === 'string' && (QUEUE_EVENTS.test(e.type) || (watchRuns.current && RUN_EVENTS.test(e.type)));
+      if (batch.some(changes)) lookAgain();
     };
     live.listeners.add(listen);
     return () => live.listeners.delete(listen);

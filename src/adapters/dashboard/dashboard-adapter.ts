@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/hall-services.js';
 import type { DashboardConfig } from '../config/hall-config.js';
-import { serveApiChange, serveApiRead, type DashboardApiDeps } from './dashboard-api.js';
+import { firstData, serveApiChange, serveApiRead, type DashboardApiDeps } from './dashboard-api.js';
 import { removeDashboardFile, writeDashboardFile } from './dashboard-file.js';
 import { EventRing, EventStreams } from './event-stream.js';
 import {
@@ -65,6 +65,14 @@ class DashboardAdapter implements HallAdapter {
     // From the start: the ring holds the hall's first events too.
     const ring = new EventRing(services.bus);
     services.bus.subscribe({ filter: 'raider.spawned', deliver: () => history.noteLiveMissions() });
+    // What changes the past-run list: a run that starts (its events file appears) or ends (it becomes past,
+    // and the kept events files are pruned).
+    services.bus.subscribe({
+      filter: 'raider.',
+      deliver: (_line, event) => {
+        if (event.type === 'raider.spawned' || event.type === 'raider.done') history.changed();
+      },
+    });
     const questions = config.questions ? new QuestionDesk(services, services.config.permission_timeout * 1000) : null;
     this.deps = {
       services,
@@ -143,7 +151,7 @@ class DashboardAdapter implements HallAdapter {
       return;
     }
     if (login) this.login(res, url.searchParams.get('token'));
-    else if (req.method === 'GET' || req.method === 'HEAD') this.read(req, res, url);
+    else if (req.method === 'GET' || req.method === 'HEAD') await this.read(req, res, url);
     else if (!(await serveApiChange(this.deps, req, res, url))) sendJson(res, 404, { error: `no such change: ${url.pathname}` });
   }
 
@@ -179,9 +187,9 @@ class DashboardAdapter implements HallAdapter {
     res.end();
   }
 
-  private read(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    const file = url.pathname === '/' ? this.assets.page : this.assets.files.get(url.pathname);
+  private async read(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const file = url.pathname === '/' ? this.assets.page(await firstData(this.deps)) : this.assets.files.get(url.pathname);
     if (file) sendBody(res, file.type, file.body);
-    else if (!serveApiRead(this.deps, req, res, url)) sendJson(res, 404, { error: `not found: ${url.pathname}` });
+    else if (!(await serveApiRead(this.deps, req, res, url))) sendJson(res, 404, { error: `not found: ${url.pathname}` });
   }
 }

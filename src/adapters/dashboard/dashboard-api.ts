@@ -12,7 +12,8 @@ import { readJsonBody, sendJson } from './http-io.js';
 import { serveQuestionChange, serveQuestionsRead } from './dashboard-questions-api.js';
 import { serveQueueChange, serveQueueRead } from './dashboard-queue-api.js';
 import type { QuestionDesk } from './question-desk.js';
-import { runFilterSchema, type RunHistory } from './run-history.js';
+import { runFilterSchema, type ClusterRuns, type RunHistory } from './run-history.js';
+import { clusterReply, remoteRunRows } from './cluster-view.js';
 import { listSessions, readJournal } from './session-views.js';
 import { hallTree, type OpenQuestions } from './tree-view.js';
 import { chartData, chartQuerySchema, type QueueDepthSamples } from './chart-data.js';
@@ -38,8 +39,27 @@ function issues(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
 }
 
+/** In a shared cluster: this hall's id and the other halls' runs, for the Runs table (a query of the database). */
+export async function clusterRuns(services: HallServices): Promise<ClusterRuns | undefined> {
+  const shared = services.store.shared;
+  return shared ? { hall: shared.hallId, remote: await remoteRunRows(shared) } : undefined;
+}
+
+/**
+ * What the page needs to draw its first view, inlined in it: the answers of
+ * `/api/status`, `/api/cluster` and `/api/runs` (no filter), so a first load
+ * waits for no request after its scripts; `seq`: the newest bus event they
+ * include, where the page's event stream takes up (`/api/events?since=SEQ`).
+ */
+export async function firstData(deps: DashboardApiDeps): Promise<{ status: unknown; cluster: unknown; runs: unknown; seq: number }> {
+  const { services } = deps;
+  const [cluster, runs] = await Promise.all([clusterReply(services.store.shared), clusterRuns(services)]);
+  // Taken last, in the same turn as the lists: the page's event stream starts after it, so nothing falls between.
+  return { status: services.queries.status(), cluster, runs: deps.history.list(runFilterSchema.parse({}), runs), seq: deps.ring.latest };
+}
+
 /** Answers a GET under /api/; false when no route matches. */
-export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: ServerResponse, url: URL): boolean {
+export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const { services, history } = deps;
   if (url.pathname === '/api/status') {
     sendJson(res, 200, services.queries.status());
@@ -48,11 +68,16 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
   if (url.pathname === '/api/runs') {
     const filter = runFilterSchema.safeParse(Object.fromEntries(url.searchParams));
     if (!filter.success) sendJson(res, 400, { error: issues(filter.error) });
-    else sendJson(res, 200, history.list(filter.data));
+    else sendJson(res, 200, history.list(filter.data, await clusterRuns(services)));
+    return true;
+  }
+  if (url.pathname === '/api/cluster') {
+    sendJson(res, 200, await clusterReply(services.store.shared));
     return true;
   }
   if (url.pathname === '/api/events') {
-    const last = req.headers['last-event-id'];
+    // A reconnect says what it saw in Last-Event-ID; a page's first connection, with `since`, the seq of its inlined data.
+    const last = req.headers['last-event-id'] ?? url.searchParams.get('since') ?? undefined;
     deps.streams.serve(res, typeof last === 'string' ? last : undefined);
     return true;
   }
@@ -64,7 +89,7 @@ export function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage, res: 
     return true;
   }
   if (url.pathname === '/api/tree') {
-    sendJson(res, 200, hallTree(services.queries, deps.openQuestions));
+    sendJson(res, 200, hallTree(services.queries, deps.openQuestions, await clusterRuns(services)));
     return true;
   }
   if (url.pathname === '/api/sessions') {

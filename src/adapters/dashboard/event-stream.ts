@@ -48,6 +48,11 @@ export class EventRing {
     }
   }
 
+  /** The seq of the newest event (0 before the first): what a page drawn now has seen. */
+  get latest(): number {
+    return this.newest;
+  }
+
   /** The messages after `lastSeq`, or null when some of them are no longer kept (or it is not a seq of this hall). */
   since(lastSeq: number): string[] | null {
     if (lastSeq > this.newest || lastSeq < this.droppedThrough) return null;

@@ -38,7 +38,8 @@ const IMPORT_MAP = JSON.stringify({
 });
 
 export interface PageAssets {
-  page: Asset;
+  /** The page, with the first data its Runs view needs inlined (JSON the browser never runs). */
+  page(initial: unknown): Asset;
   /** By route: `/app/main.js`, `/vendor/preact.mjs`, ... */
   files: ReadonlyMap<string, Asset>;
   /** The base64 SHA-256 of the inline import map, for the CSP. */
@@ -47,6 +48,18 @@ export interface PageAssets {
 
 function typeOf(file: string): string {
   return TYPES[path.extname(file)] ?? 'application/octet-stream';
+}
+
+/** Modules the first page does not need: the charts page loads uPlot when it opens. */
+const NOT_PRELOADED: ReadonlySet<string> = new Set(['/vendor/uplot.mjs']);
+
+/**
+ * JSON inside `<script type="application/json">`: a `<` in a string could
+ * close the element (`</script>`) or open a comment, so every one is escaped;
+ * JSON.parse reads `\u003c` back as `<`.
+ */
+export function inlineJson(value: unknown): string {
+  return (JSON.stringify(value) ?? 'null').replace(/</g, '\\u003c');
 }
 
 export function loadPageAssets(): PageAssets {
@@ -61,7 +74,11 @@ export function loadPageAssets(): PageAssets {
     const text = fs.readFileSync(file, 'utf8').replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n');
     files.set(route, { type: typeOf(file), body: Buffer.from(text) });
   }
-  const html = [
+  // Every module of the first page, asked for with the page instead of one import level after another.
+  const preloads = [...files.keys()]
+    .filter((route) => /\.m?js$/.test(route) && !NOT_PRELOADED.has(route))
+    .map((route) => `<link rel="modulepreload" href="${route}">`);
+  const head = [
     '<!doctype html>',
     '<html lang="en">',
     '<head>',
@@ -74,14 +91,17 @@ export function loadPageAssets(): PageAssets {
     '<link rel="stylesheet" href="/app/views.css">',
     '<link rel="stylesheet" href="/vendor/uplot.css">',
     `<script type="importmap">${IMPORT_MAP}</script>`,
+    ...preloads,
     '<script type="module" src="/app/main.js"></script>',
     '</head>',
-    '<body><div id="app"></div></body>',
-    '</html>',
-    '',
+    '<body><div id="app"></div>',
   ].join('\n');
   return {
-    page: { type: 'text/html; charset=utf-8', body: Buffer.from(html) },
+    page: (initial) => ({
+      type: 'text/html; charset=utf-8',
+      // A data block: not a script the CSP would have to allow, and never run.
+      body: Buffer.from(`${head}\n<script type="application/json" id="initial">${inlineJson(initial)}</script>\n</body>\n</html>\n`),
+    }),
     files,
     scriptHashes: [createHash('sha256').update(IMPORT_MAP).digest('base64')],
   };

@@ -29,6 +29,14 @@ export interface RunRow {
   mission?: string;
   pid?: number;
   error?: string;
+  /** In a shared cluster: the hall that runs (or ran) it. */
+  hall?: string;
+}
+
+/** In a shared cluster: this hall's id, and the runs of the other halls. */
+export interface ClusterRuns {
+  hall: string;
+  remote: RunRow[];
 }
 
 export const runFilterSchema = z.object({
@@ -53,12 +61,23 @@ export class RunHistory {
   private readonly missions = new Map<string, string>();
   /** Past runs read before, by id; an events file that did not change is not read again. */
   private readonly past = new Map<string, PastRun>();
+  /**
+   * The past runs as last listed, newest first; null once a run started or
+   * ended (`changed`), which are the only times the list changes: between
+   * them a request lists no directory and stats no file.
+   */
+  private pastList: RunRow[] | null = null;
 
   constructor(
     private readonly paths: HallPaths,
     private readonly queries: HallQueries,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** A run started or ended: the past runs are listed anew at the next request. */
+  changed(): void {
+    this.pastList = null;
+  }
 
   /** Remembers the missions of the runs going now, for when they have ended. */
   noteLiveMissions(): void {
@@ -97,10 +116,14 @@ export class RunHistory {
     }));
   }
 
-  list(filter: RunFilter): { runs: RunRow[]; total: number; offset: number; limit: number } {
-    const live = this.live();
+  /** The page of runs `filter` asks for; with `cluster`, each row names its hall and the other halls' runs are in. */
+  list(filter: RunFilter, cluster?: ClusterRuns): { runs: RunRow[]; total: number; offset: number; limit: number } {
+    const own = (row: RunRow): RunRow => (cluster ? { ...row, hall: cluster.hall } : row);
+    const live = [...this.live().map(own), ...(cluster?.remote ?? [])];
     const liveIds = new Set(live.map((r) => r.id));
-    const past = this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
+    this.pastList ??= this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
+    // A run that started since the list was made is live, not past (its raider.spawned cleared the list; this is for safety).
+    const past = this.pastList.filter((r) => !liveIds.has(r.id)).map(own);
     const all = [...live.sort((a, b) => b.started_at - a.started_at), ...past].filter((r) => matches(r, filter));
     return { runs: all.slice(filter.offset, filter.offset + filter.limit), total: all.length, offset: filter.offset, limit: filter.limit };
   }
@@ -167,7 +190,8 @@ function matches(row: RunRow, filter: RunFilter): boolean {
   if (filter.status && row.status !== filter.status) return false;
   if (filter.text) {
     const needle = filter.text.toLowerCase();
-    if (![row.id, row.slot, row.mission ?? '', row.error ?? ''].some((field) => field.toLowerCase().includes(needle))) return false;
+    if (![row.id, row.slot, row.mission ?? '', row.error ?? '', row.hall ?? ''].some((field) => field.toLowerCase().includes(needle)))
+      return false;
   }
   return true;
 }

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import type { EventBus } from '../control/event-bus.js';
 import type { HallQueries } from '../control/queries.js';
+import type { ClusterRuns } from './run-history.js';
 
 export interface TreeRun {
   id: string;
@@ -17,6 +18,8 @@ export interface TreeRun {
   /** Seconds since it started. */
   age: number;
   binding?: string;
+  /** In a shared cluster: the hall that runs it. */
+  hall?: string;
   questions: OpenQuestion[];
 }
 
@@ -40,7 +43,8 @@ export interface TreeQueue {
 export type OpenQuestion = Record<string, unknown> & { id: string };
 
 export interface HallTree {
-  hall: { root: string; pid: number; running: number; starting: number };
+  /** `id`: this hall's id in a shared cluster. */
+  hall: { root: string; pid: number; running: number; starting: number; id?: string };
   queues: TreeQueue[];
   cron: Array<Record<string, unknown> & { id: string }>;
   telegram: Array<Record<string, unknown> & { bot: string }>;
@@ -97,7 +101,8 @@ export class OpenQuestions {
   }
 }
 
-export function hallTree(queries: HallQueries, questions: OpenQuestions): HallTree {
+/** The tree; with `cluster`, every run names its hall and the other halls' runs hang under their slots too. */
+export function hallTree(queries: HallQueries, questions: OpenQuestions, cluster?: ClusterRuns): HallTree {
   const status = queries.status();
   const runs = z.array(liveRun).catch([]).parse(field(queries.ps(), 'raiders'));
   const ages = new Map(
@@ -128,7 +133,17 @@ export function hallTree(queries: HallQueries, questions: OpenQuestions): HallTr
       mission: run.mission,
       age: ages.get(run.id) ?? 0,
       ...(run.binding !== undefined ? { binding: run.binding } : {}),
+      ...(cluster ? { hall: cluster.hall } : {}),
       questions: open.filter((q) => q.id === run.id),
+    });
+  for (const run of cluster?.remote ?? [])
+    queueOf('slot', run.slot).runs.push({
+      id: run.id,
+      pid: run.pid ?? 0,
+      mission: run.mission ?? '',
+      age: Math.max(0, (Date.now() - run.started_at) / 1000),
+      ...(run.hall !== undefined ? { hall: run.hall } : {}),
+      questions: [],
     });
   for (const queue of waiting) {
     const node = queue.binding !== undefined ? queueOf('binding', queue.binding) : queueOf('slot', queue.slot ?? '');
@@ -149,6 +164,7 @@ export function hallTree(queries: HallQueries, questions: OpenQuestions): HallTr
       pid: process.pid,
       running: number('running'),
       starting: number('starting'),
+      ...(cluster ? { id: cluster.hall } : {}),
     },
     queues: [...queues.values()].sort((a, b) => (a.kind === b.kind ? (a.name < b.name ? -1 : 1) : a.kind === 'slot' ? -1 : 1)),
     cron,

@@ -39,6 +39,24 @@ export interface RemoteRun {
   run: LedgerRun;
 }
 
+/** A hall of the cluster as its row says: what the dashboard shows of each. */
+export interface ClusterHall {
+  id: string;
+  host: string;
+  root: string;
+  pid: number;
+  /** When it joined the cluster (epoch ms). */
+  started_at: number;
+  /**
+   * Seconds until its lease expires, by the database's clock; below 0 it has
+   * expired and the hall waits to be taken over. (The row keeps the expiry,
+   * not the time of the last renewal.)
+   */
+  lease_left: number;
+  /** Its runs in the cluster's run ledger (started, or about to start). */
+  running: number;
+}
+
 /** What became of a cancel or kill sent for a run or mission this hall does not hold. */
 export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; entry: Mission } | { kind: 'unknown' };
 
@@ -91,6 +109,8 @@ export interface SharedQueue {
   eventsSince(afterId: number | null): Promise<{ last: number; events: ClusterEvent[] }>;
   /** Drops the events every hall has had time to relay. */
   pruneEvents(): Promise<void>;
+  /** Every hall of the cluster, this one included, by id. */
+  halls(): Promise<ClusterHall[]>;
   /** The runs with a raider on the other halls. */
   remoteRuns(): Promise<RemoteRun[]>;
   /** The run `id` on another hall, while it has a raider there. */

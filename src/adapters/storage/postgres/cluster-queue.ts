@@ -11,7 +11,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { BusEvent } from '../../../machines/hall-effects.js';
-import type { ClaimedMission, ClusterEvent, LostRun, RemoteRun, RemoteSignal, SessionJournals, SharedQueue } from '../cluster-queue.js';
+import type { ClaimedMission, ClusterEvent, ClusterHall, LostRun, RemoteRun, RemoteSignal, SessionJournals, SharedQueue } from '../cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import type { PostgresRunOutputs } from './run-outputs.js';
 import { missionKeys } from './op-statements.js';
@@ -76,6 +76,22 @@ const FRONT = `WITH me AS (
 )
 SELECT me.entry, me.queue_kind, me.queue_key, q.place FROM me, q`;
 
+/** Every hall of the cluster with its lease's time left and its runs (for the dashboard). */
+const HALLS = `SELECT h.id, h.host, h.root, h.pid,
+  (extract(epoch FROM h.started_at) * 1000)::float8 AS started_at,
+  extract(epoch FROM h.lease_until - now())::float8 AS lease_left,
+  (SELECT count(*) FROM raider_hall_runs r WHERE r.cluster = h.cluster AND r.hall = h.id)::integer AS running
+FROM raider_hall_halls h WHERE h.cluster = $1 ORDER BY h.id`;
+
+const hallRow = z.object({
+  id: z.string(),
+  host: z.string(),
+  root: z.string(),
+  pid: z.number(),
+  started_at: z.number(),
+  lease_left: z.number(),
+  running: z.number(),
+});
 const eventRow = z.object({ id: z.union([z.string(), z.number()]), hall: z.string(), event: z.looseObject({ type: z.string() }) });
 const frontRow = z.object({ entry: z.unknown(), queue_kind: z.string(), queue_key: z.string(), place: z.number() });
 const claimRow = z.object({ seq: z.union([z.string(), z.number()]), entry: z.unknown(), session: z.string().nullable() });
@@ -257,6 +273,14 @@ export class PostgresSharedQueue implements SharedQueue {
     ]);
     await this.faces.prune();
     await this.outputs.prune();
+  }
+
+  async halls(): Promise<ClusterHall[]> {
+    const result = await this.pool.query(HALLS, [this.cluster]);
+    return result.rows.map((raw) => {
+      const row = hallRow.parse(raw);
+      return { ...row, started_at: Math.round(row.started_at), lease_left: Math.round(row.lease_left * 10) / 10 };
+    });
   }
 
   async remoteRuns(): Promise<RemoteRun[]> {

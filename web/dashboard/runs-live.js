@@ -1,0 +1,86 @@
+// The Runs table kept up to date from the bus events the page already
+// receives, instead of asking the hall for the runs again on each change: a
+// burst of missions with pages open then costs the hall its events, not a
+// request per page every few frames (each request re-lists the live runs and
+// the kept events files). A `raider.spawned` adds a running row, a
+// `raider.done` ends it; what the events cannot say (a Status or Text
+// filter, which needs the run's end or mission; the hall's restart; a run
+// this page never listed that would show) makes the page ask again.
+
+/** Run ids are `SLOT-SECONDS[.N]`: when a run started, to the second. */
+function startedSecond(id) {
+  const m = /-(\d+)(?:\.\d+)?$/.exec(id);
+  return m ? Number(m[1]) : null;
+}
+
+/** The table's order, as the hall's: running runs first, then the others; newest first in each. */
+function order(a, b) {
+  const running = (b.status === 'running') - (a.status === 'running');
+  return running || b.started_at - a.started_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
+function raiderMatches(filter, slot) {
+  return !filter.raider || slot === filter.raider || slot.replace(/^\d+/, '') === filter.raider;
+}
+
+/** True when the events alone can keep the table right for this filter. */
+export function followsEvents(filter) {
+  return filter.status === '' && filter.text === '';
+}
+
+/**
+ * Applies one frame's events to the table `runs` (`{runs, total, limit}`, as
+ * /api/runs answered). Returns the new table (the same object when nothing
+ * changed) and whether to ask the hall again. `hall`: in a shared cluster,
+ * this hall's id, for events that do not name theirs.
+ */
+export function applyRunEvents(runs, batch, filter, hall) {
+  let rows = null;
+  let total = runs.total;
+  let lookAgain = false;
+  const edit = () => {
+    rows ??= [...runs.runs];
+    return rows;
+  };
+  for (const e of batch) {
+    if (typeof e.type !== 'string') continue;
+    if (e.type.startsWith('hall.') || e.type === 'raider.resync') {
+      lookAgain = true;
+    } else if (e.type === 'raider.spawned' && typeof e.id === 'string' && typeof e.slot === 'string') {
+      if (!raiderMatches(filter, e.slot) || (rows ?? runs.runs).some((r) => r.id === e.id)) continue;
+      const where = e.hall ?? hall;
+      edit().push({
+        id: e.id,
+        slot: e.slot,
+        status: 'running',
+        started_at: Math.round(Number(e.time) * 1000),
+        duration: null,
+        ...(typeof e.pid === 'number' ? { pid: e.pid } : {}),
+        ...(where ? { hall: where } : {}),
+      });
+      total++;
+    } else if (e.type === 'raider.done' && typeof e.id === 'string') {
+      const list = rows ?? runs.runs;
+      const at = list.findIndex((r) => r.id === e.id);
+      if (at >= 0) {
+        const row = list[at];
+        if (row.status !== 'running') continue;
+        const { pid: _pid, ...rest } = row;
+        edit()[at] = {
+          ...rest,
+          status: typeof e.status === 'string' ? e.status : 'failed',
+          duration: Math.max(0, (Number(e.time) * 1000 - row.started_at) / 1000),
+          ...(typeof e.error === 'string' ? { error: e.error } : {}),
+        };
+      } else if (typeof e.slot === 'string' && raiderMatches(filter, e.slot)) {
+        // A run this page does not list: it shows only when it is not older than every row shown.
+        const second = startedSecond(e.id);
+        const oldest = list.length > 0 ? Math.min(...list.map((r) => r.started_at)) : 0;
+        if (list.length < runs.limit || second === null || second * 1000 >= oldest - 1000) lookAgain = true;
+      }
+    }
+  }
+  if (rows === null) return { runs, lookAgain };
+  rows.sort(order);
+  return { runs: { ...runs, runs: rows.slice(0, runs.limit), total }, lookAgain };
+}
