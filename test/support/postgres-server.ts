@@ -39,34 +39,17 @@ export interface PostgresServer {
 
 /** Registers beforeAll/afterAll hooks that run one server for the calling test file (or describe block). */
 export function usePostgresServer(): PostgresServer {
-  let server: EmbeddedPostgres | null = null;
-  let dir = '';
-  let port = 0;
-  let databases = 0;
-  const logs: string[] = [];
+  let server: StartedPostgresServer | null = null;
 
   beforeAll(async () => {
-    const template = await templateDataDir(logs);
-    // The server runs as the postgres user: it must reach its data directory.
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'raider-hall-pg-'));
-    fs.chmodSync(dir, 0o755);
-    // -a keeps the owner (the postgres user, when we are root) and the modes postgres insists on.
-    execFileSync('cp', ['-a', template, path.join(dir, 'data')]);
-    port = await freePort();
-    server = embeddedServer(path.join(dir, 'data'), port, logs);
-    try {
-      await server.start();
-    } catch (err) {
-      throw new Error(`embedded PostgreSQL did not start: ${String(err)}\n${logs.slice(-20).join('')}`);
-    }
+    server = await startPostgresServer();
   }, 120_000);
 
   afterAll(async () => {
-    await server?.stop();
-    if (dir !== '') fs.rmSync(dir, { recursive: true, force: true });
+    await server?.close();
   }, 60_000);
 
-  const running = (): EmbeddedPostgres => {
+  const running = (): StartedPostgresServer => {
     if (!server)
       throw new Error('the PostgreSQL server is not started (call usePostgresServer() at the top of the test file or of a describe block)');
     return server;
@@ -74,8 +57,40 @@ export function usePostgresServer(): PostgresServer {
 
   return {
     get port() {
-      return port;
+      return running().port;
     },
+    password: PASSWORD,
+    freshDatabase: () => running().freshDatabase(),
+    stop: () => running().stop(),
+    start: () => running().start(),
+  };
+}
+
+export interface StartedPostgresServer extends PostgresServer {
+  /** Stops the server and removes its data directory. */
+  close(): Promise<void>;
+}
+
+/** Starts a server outside vitest's hooks (scripts such as the full chaos run); `close()` ends it. */
+export async function startPostgresServer(): Promise<StartedPostgresServer> {
+  const logs: string[] = [];
+  let databases = 0;
+  const template = await templateDataDir(logs);
+  // The server runs as the postgres user: it must reach its data directory.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'raider-hall-pg-'));
+  fs.chmodSync(dir, 0o755);
+  // -a keeps the owner (the postgres user, when we are root) and the modes postgres insists on.
+  execFileSync('cp', ['-a', template, path.join(dir, 'data')]);
+  const port = await freePort();
+  const server = embeddedServer(path.join(dir, 'data'), port, logs);
+  try {
+    await server.start();
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw new Error(`embedded PostgreSQL did not start: ${String(err)}\n${logs.slice(-20).join('')}`);
+  }
+  return {
+    port,
     password: PASSWORD,
     async freshDatabase() {
       const name = `hall_${process.pid}_${++databases}`;
@@ -88,11 +103,11 @@ export function usePostgresServer(): PostgresServer {
       }
       return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`;
     },
-    async stop() {
-      await running().stop();
-    },
-    async start() {
-      await running().start();
+    stop: () => server.stop(),
+    start: () => server.start(),
+    async close() {
+      await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
