@@ -68,7 +68,7 @@ export function missionTakenAt(id: string): number | undefined {
 }
 
 /** A queue split by a predicate: the missions it keeps and those it lets go, each in order. */
-export function splitQueue(queue: readonly Mission[], leaves: (m: Mission) => boolean): { kept: Mission[]; left: Mission[] } {
+export function splitQueue(queue: Iterable<Mission>, leaves: (m: Mission) => boolean): { kept: Mission[]; left: Mission[] } {
   const kept: Mission[] = [];
   const left: Mission[] = [];
   for (const m of queue) (leaves(m) ? left : kept).push(m);
