@@ -48,6 +48,8 @@ export const MISSION_MAX_BYTES = 100_000;
 /** Why a spawn's mission text is not accepted, or null when it is. */
 export function missionProblem(mission: string): string | null {
   if (mission.trim() === '') return 'spawn requires a mission: it is empty';
+  // A UTF-16 unit is at most 3 UTF-8 bytes: a short mission needs no encoding to be counted.
+  if (mission.length * 3 <= MISSION_MAX_BYTES) return null;
   const bytes = new TextEncoder().encode(mission).length;
   if (bytes > MISSION_MAX_BYTES) {
     return `the mission is ${bytes} bytes; the hall accepts at most ${MISSION_MAX_BYTES} (a raider gets it as one command-line argument): put the long part in a file and name the file in the mission`;
@@ -68,7 +70,7 @@ export function missionTakenAt(id: string): number | undefined {
 }
 
 /** A queue split by a predicate: the missions it keeps and those it lets go, each in order. */
-export function splitQueue(queue: readonly Mission[], leaves: (m: Mission) => boolean): { kept: Mission[]; left: Mission[] } {
+export function splitQueue(queue: Iterable<Mission>, leaves: (m: Mission) => boolean): { kept: Mission[]; left: Mission[] } {
   const kept: Mission[] = [];
   const left: Mission[] = [];
   for (const m of queue) (leaves(m) ? left : kept).push(m);

@@ -9,6 +9,7 @@
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import { splitQueue, toFront, type Mission } from '../domain/mission.js';
+import { MissionQueue } from '../domain/mission-queue.js';
 import type { DropReason } from './slot.machine.js';
 
 export interface BindingQueueInput {
@@ -17,7 +18,9 @@ export interface BindingQueueInput {
   queue: Mission[];
 }
 
-export interface BindingQueueContext extends BindingQueueInput {
+export interface BindingQueueContext extends Omit<BindingQueueInput, 'queue'> {
+  /** The waiting missions, oldest first (mission-queue.ts: O(1) push and shift). */
+  queue: MissionQueue;
   /** The run that holds the binding. */
   runId?: string;
   /** Time of the latest event, passed on with the next mission. */
@@ -74,9 +77,9 @@ export const bindingQueueMachine = setup({
       };
     }),
     passHead: enqueueActions(({ context, enqueue }) => {
-      const [head, ...rest] = context.queue;
+      const head = context.queue.head;
       if (!head) return;
-      enqueue.assign({ queue: rest });
+      enqueue.assign({ queue: context.queue.shift() });
       enqueue.sendParent({
         type: 'binding.pass',
         binding: context.binding,
@@ -89,7 +92,7 @@ export const bindingQueueMachine = setup({
       return { type: 'binding.offerAccepted', binding: context.binding, slot: event.slot, missionId: event.entry.id, at: event.at };
     }),
     enqueue: enqueueActions(({ context, enqueue }, event: EventOf<'binding.submit' | 'binding.offer'>) => {
-      const queue = [...context.queue, event.entry];
+      const queue = context.queue.push(event.entry);
       enqueue.assign({ queue, now: Math.max(context.now, event.at) });
       enqueue.sendParent({
         type: 'binding.queued',
@@ -105,14 +108,14 @@ export const bindingQueueMachine = setup({
       enqueue.sendParent({
         type: 'binding.dropped',
         binding: context.binding,
-        entries: context.queue,
+        entries: context.queue.toArray(),
         reason: 'binding_closed',
       } satisfies BindingQueueReport);
-      enqueue.assign({ queue: [] });
+      enqueue.assign({ queue: MissionQueue.empty });
     }),
     frontMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.frontMission'>) => {
-      const { queue, entry, from } = toFront(context.queue, event.missionId);
-      if (entry !== undefined) enqueue.assign({ queue });
+      const { queue, entry, from } = toFront(context.queue.toArray(), event.missionId);
+      if (entry !== undefined) enqueue.assign({ queue: MissionQueue.of(queue) });
       enqueue.sendParent({
         type: 'binding.moved',
         binding: context.binding,
@@ -124,7 +127,7 @@ export const bindingQueueMachine = setup({
     dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
-      enqueue.assign({ queue: kept });
+      enqueue.assign({ queue: MissionQueue.of(kept) });
       enqueue.sendParent({
         type: 'binding.dropped',
         binding: context.binding,
@@ -138,7 +141,7 @@ export const bindingQueueMachine = setup({
   },
 }).createMachine({
   id: 'bindingQueue',
-  context: ({ input }) => ({ ...input, now: 0, stopping: false }),
+  context: ({ input }) => ({ ...input, queue: MissionQueue.of(input.queue), now: 0, stopping: false }),
   initial: 'free',
   on: {
     'binding.drop': { actions: 'drop' },

@@ -164,11 +164,11 @@ function findWaiting(context: HallContext, missionId: string): Waiting | undefin
   const forRoom = context.roomQueue.find((w) => w.kind !== 'offer' && w.entry.id === missionId);
   if (forRoom) return { entry: forRoom.entry, queue: { kind: 'room' } };
   for (const ref of Object.values(context.slots)) {
-    const entry = ref.getSnapshot().context.queue.find((m) => m.id === missionId);
+    const entry = ref.getSnapshot().context.queue.find(missionId);
     if (entry) return { entry, queue: { kind: 'slot', ref } };
   }
   for (const ref of Object.values(context.bindings)) {
-    const entry = ref.getSnapshot().context.queue.find((m) => m.id === missionId);
+    const entry = ref.getSnapshot().context.queue.find(missionId);
     if (entry) return { entry, queue: { kind: 'binding', ref } };
   }
   return undefined;
@@ -199,7 +199,7 @@ function bindingRefOfEntry(context: HallContext, entry: Mission): BindingRef | u
 
 /** The mission a slot would start next, read where an answer to its offer is decided. */
 function slotHead(context: HallContext, slot: string): string | undefined {
-  return own(context.slots, slot)?.getSnapshot().context.queue[0]?.id;
+  return own(context.slots, slot)?.getSnapshot().context.queue.head?.id;
 }
 
 /** True when a new start must wait for room: none left, or others wait before it. */

@@ -10,6 +10,7 @@
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { DoneActorEvent } from 'xstate';
 import { splitQueue, toFront, type Mission } from '../domain/mission.js';
+import { MissionQueue } from '../domain/mission-queue.js';
 import { effectiveBinding } from '../domain/names.js';
 import { laterCursor, nextRunId, parseRunId, type RunIdCursor } from '../domain/run-id.js';
 import { runMachine, type RunInput, type RunOutput, type RunPreparedReport, type RunSpawnedReport } from './run.machine.js';
@@ -41,7 +42,9 @@ export interface SlotInput {
   graceMs: number;
 }
 
-export interface SlotContext extends SlotInput {
+export interface SlotContext extends Omit<SlotInput, 'queue'> {
+  /** The waiting missions, oldest first: a value whose push and shift cost O(1) (mission-queue.ts). */
+  queue: MissionQueue;
   /** Run ids of the live runs. */
   active: string[];
   /** Time of the latest event: new run ids are made from it. */
@@ -94,14 +97,14 @@ interface StartRequest {
 
 /** The mission at the head of the queue; offered and started only while there is one (the guards say so). */
 function headOf(context: SlotContext): Mission {
-  const head = context.queue[0];
+  const head = context.queue.head;
   if (head === undefined) throw new Error(`slot ${context.slot}: no waiting mission to offer`);
   return head;
 }
 
 /** The waiting mission with this id; the guards check that it waits. */
 function waitingEntry(context: SlotContext, missionId: string): Mission {
-  const entry = context.queue.find((m) => m.id === missionId);
+  const entry = context.queue.find(missionId);
   if (entry === undefined) throw new Error(`slot ${context.slot}: mission ${missionId} does not wait here`);
   return entry;
 }
@@ -126,7 +129,7 @@ export const slotMachine = setup({
     holdsNoMore: ({ context }) => context.stopping || context.queue.length === 0,
     // The offered mission may no longer be the head (an operator moved another to the front meanwhile): found by its id.
     isOfferedHead: ({ context, event }) =>
-      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') && context.queue.some((m) => m.id === event.missionId),
+      (event.type === 'slot.offerAccepted' || event.type === 'slot.offerDeclined') && context.queue.indexOf(event.missionId) >= 0,
     idleAfterRunEnds: ({ context, event }) =>
       'actorId' in event && context.active.length === 1 && context.active[0] === runIdOf(event.actorId),
   },
@@ -158,7 +161,7 @@ export const slotMachine = setup({
       } satisfies SlotReport);
     }),
     enqueue: enqueueActions(({ context, enqueue }, event: EventOf<'slot.submit'>) => {
-      const queue = [...context.queue, event.entry];
+      const queue = context.queue.push(event.entry);
       enqueue.assign({ queue, now: event.at });
       enqueue.sendParent({
         type: 'slot.queued',
@@ -187,14 +190,14 @@ export const slotMachine = setup({
       enqueue.sendParent({ type: 'slot.runEnded', slot: context.slot, output: event.output } satisfies SlotReport);
     }),
     dropBinding: enqueueActions(({ context, enqueue }, event: EventOf<'slot.drop'>) => {
-      const dropped = context.queue.filter((m) => m.binding === event.binding);
+      const { kept, left: dropped } = splitQueue(context.queue, (m) => m.binding === event.binding);
       if (dropped.length === 0) return;
-      enqueue.assign({ queue: context.queue.filter((m) => m.binding !== event.binding) });
+      enqueue.assign({ queue: MissionQueue.of(kept) });
       enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: dropped, reason: 'binding_closed' } satisfies SlotReport);
     }),
     frontMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.frontMission'>) => {
-      const { queue, entry, from } = toFront(context.queue, event.missionId);
-      if (entry !== undefined) enqueue.assign({ queue });
+      const { queue, entry, from } = toFront(context.queue.toArray(), event.missionId);
+      if (entry !== undefined) enqueue.assign({ queue: MissionQueue.of(queue) });
       enqueue.sendParent({
         type: 'slot.moved',
         slot: context.slot,
@@ -206,7 +209,7 @@ export const slotMachine = setup({
     dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.dropMission'>) => {
       const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
       if (left.length === 0) return;
-      enqueue.assign({ queue: kept });
+      enqueue.assign({ queue: MissionQueue.of(kept) });
       enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: left, reason: event.reason } satisfies SlotReport);
     }),
     stopRuns: enqueueActions(({ context, enqueue }) => {
@@ -235,7 +238,7 @@ export const slotMachine = setup({
   },
 }).createMachine({
   id: 'slot',
-  context: ({ input }) => ({ ...input, active: [], now: 0, stopping: false }),
+  context: ({ input }) => ({ ...input, queue: MissionQueue.of(input.queue), active: [], now: 0, stopping: false }),
   // The live runs: held by a host, not spawned as children (see run-host.ts).
   invoke: { id: 'runs', src: 'runHost' },
   initial: 'choosing',
@@ -310,7 +313,7 @@ export const slotMachine = setup({
                   queued: true,
                 }),
               },
-              assign({ queue: ({ context, event }) => context.queue.filter((m) => m.id !== event.missionId) }),
+              assign({ queue: ({ context, event }) => context.queue.without(event.missionId) }),
             ],
           },
           // The head was dropped meanwhile: offer the next one.
@@ -321,7 +324,7 @@ export const slotMachine = setup({
             guard: 'isOfferedHead',
             target: 'draining',
             actions: assign({
-              queue: ({ context, event }) => context.queue.filter((m) => m.id !== event.missionId),
+              queue: ({ context, event }) => context.queue.without(event.missionId),
               now: ({ event }) => event.at,
             }),
           },

@@ -1,7 +1,8 @@
 /** The fast renderers of the state files write exactly what the canonical JSON of the same data is. */
 import { describe, expect, it } from 'vitest';
 import { DurableState, noDirt, type LedgerRun } from '../../src/adapters/storage/durable-state.js';
-import { canonical, renderBindingQueues, renderRuns, renderSlotQueue } from '../../src/adapters/storage/state-files.js';
+import { canonical, renderBindingQueues, renderRuns, renderSlotQueue, walLine } from '../../src/adapters/storage/state-files.js';
+import type { DurableOp } from '../../src/adapters/storage/durable-state.js';
 
 const odd = 'quote " backslash \\ control \u0001 snowman \u2603 newline \n';
 
@@ -40,5 +41,18 @@ describe('state file renderers', () => {
     state.apply({ op: 'pid', runId: 'bjorn-1', pid: 7 }, noDirt());
     expect(renderRuns(state)).toBe(`${canonical(Object.fromEntries(state.runs))}\n`);
     expect(JSON.parse(renderRuns(state))['bjorn-1'].pid).toBe(7);
+  });
+
+  it('write a queued mission into the log as the canonical JSON of the operation', () => {
+    const ops: DurableOp[] = [
+      { op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: { id: 'm-1', name: '1bjorn', mission: odd } },
+      {
+        op: 'queue',
+        queue: { kind: 'binding', binding: 'telegram:ops:42' },
+        entry: { id: 'm-2', name: 'bjorn', mission: 'x', binding: 'telegram:ops:42', telegram: { bot: 'ops', chat_id: 42 }, cwd: 'sub' },
+      },
+      { op: 'remove', missionId: 'm-1' },
+    ];
+    for (const op of ops) expect(walLine(op)).toBe(canonical(op));
   });
 });

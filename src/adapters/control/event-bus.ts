@@ -85,7 +85,9 @@ export class EventBus {
     const time = ms / 1000;
     const hall = this.hall !== null && event.hall === undefined ? { hall: this.hall } : {};
     const envelope: Envelope = { ...event, ...hall, version: ENVELOPE_VERSION, seq: ++this.seq, time, ts: Math.floor(time) };
-    const line = `${stringify(envelope)}\n`;
+    if (this.subscribers.size === 0) return envelope;
+    // Rendered once, and only when someone takes it: a burst with nobody listening pays no JSON per event.
+    let line: string | null = null;
     // A copy: a subscriber added while delivering gets the next event, not this one.
     for (const sub of [...this.subscribers]) {
       if (!filterMatches(sub.filter, event.type)) continue;
@@ -97,6 +99,7 @@ export class EventBus {
         continue;
       }
       try {
+        line ??= `${stringify(envelope)}\n`;
         sub.deliver(line, envelope);
       } catch (err) {
         this.warn(`event subscriber failed on ${event.type}: ${errorMessage(err)}`);

@@ -7,6 +7,7 @@
  */
 import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
 import { missionTakenAt, type Mission } from '../../domain/mission.js';
+import { MissionQueue } from '../../domain/mission-queue.js';
 import type { EventBus } from '../control/event-bus.js';
 
 /** A mission waiting in a slot or binding queue, shown under its queue's actor. */
@@ -69,6 +70,12 @@ interface Snap {
   children?: Record<string, AnyActorRef | undefined>;
   /** A host of actors (a slot's runs, machines/run-host.ts): they count as its parent's children. */
   hosted?: Map<string, AnyActorRef>;
+}
+
+/** A queue actor's waiting missions (a slot's or binding's MissionQueue); none for other actors. */
+function waitingOf(queue: unknown): readonly unknown[] {
+  if (queue instanceof MissionQueue) return queue.toArray();
+  return Array.isArray(queue) ? queue : [];
 }
 
 function snapOf(actor: AnyActorRef): Snap {
@@ -198,7 +205,7 @@ export class ActorInspection {
     const state = stateText(snap.value);
     const status = snap.status ?? 'active';
     const changed = !previous || previous.state !== state || previous.status !== status;
-    const queue = snap.context?.queue;
+    const queue = waitingOf(snap.context?.queue);
     return {
       id,
       parent,
@@ -206,7 +213,7 @@ export class ActorInspection {
       state,
       status,
       since: !previous ? firstSince(state, snap, this.now()) : changed ? this.now() : previous.since,
-      ...(Array.isArray(queue) && queue.length > 0 ? { waiting: queue.length, missions: waitingMissions(queue) } : {}),
+      ...(queue.length > 0 ? { waiting: queue.length, missions: waitingMissions(queue) } : {}),
     };
   }
 

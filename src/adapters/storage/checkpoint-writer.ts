@@ -1,7 +1,8 @@
 /**
  * The checkpoint writer: which state files a change touched, when they are
- * written again (in the background, at most CHECKPOINT_DELAY_MS after the
- * first change since the last checkpoint), and writing them atomically.
+ * written again (in the background, CHECKPOINT_DELAY_MS after the first
+ * change since the last checkpoint, or longer when writing them takes long),
+ * and writing them atomically.
  */
 import path from 'node:path';
 import { writeFileAtomic } from './atomic-file.js';
@@ -24,11 +25,28 @@ import {
  * writing it takes the rest of the 100 ms the files may lag (docs/storage.md).
  */
 export const CHECKPOINT_DELAY_MS = 50;
+/**
+ * A background checkpoint waits at least this many times as long as the hall
+ * took to render the files of the last one. A checkpoint writes whole files,
+ * so a slot with 100,000 waiting missions renders megabytes each time:
+ * without this, a long queue would spend the hall's time rendering its file
+ * every 50 ms, a cost per change that grows with the queue. With it,
+ * rendering takes at most about a fifth of the hall's time, however long the
+ * queues; files of short queues render in well under a millisecond and keep
+ * the 50 ms.
+ */
+export const CHECKPOINT_COST_FACTOR = 4;
 
 export class CheckpointWriter {
   /** The files changed since they were last written; `DurableState.apply` marks them. */
   readonly dirty: DirtyFiles = noDirt();
   private timer: NodeJS.Timeout | null = null;
+  /**
+   * How long rendering the files of the last checkpoint took (ms), the hall's
+   * own time on it (the disk's time is not): the next background one waits
+   * CHECKPOINT_COST_FACTOR times that.
+   */
+  private lastRenderMs = 0;
 
   /** `due` is called when a checkpoint should be written (it writes it through `write`). */
   constructor(
@@ -42,7 +60,7 @@ export class CheckpointWriter {
   }
 
   /** Something may have changed: a checkpoint becomes due within `delayMs` unless one already is. */
-  schedule(delayMs = CHECKPOINT_DELAY_MS): void {
+  schedule(delayMs = Math.max(CHECKPOINT_DELAY_MS, CHECKPOINT_COST_FACTOR * this.lastRenderMs)): void {
     if (this.timer || this.clean) return;
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -61,8 +79,15 @@ export class CheckpointWriter {
   /** Writes every changed file; on failure all of them count as changed again and the error is thrown. */
   async write(): Promise<void> {
     const writes = this.takeDirty();
+    let renderMs = 0;
     try {
-      for (const [name, render] of writes) await writeFileAtomic(path.join(this.dir, name), render());
+      for (const [name, render] of writes) {
+        const started = performance.now();
+        const text = render();
+        renderMs += performance.now() - started;
+        await writeFileAtomic(path.join(this.dir, name), text);
+      }
+      this.lastRenderMs = renderMs;
     } catch (err) {
       // The log still holds these changes: write them all next time.
       this.markAll();

@@ -23,7 +23,7 @@ import { GroupCommit } from './group-commit.js';
 import { parseLog } from './log-replay.js';
 import { SerialQueue } from './serial-queue.js';
 import type { HallStateStore } from './state-store.js';
-import { WAL_FILE, canonical, loadStateFiles } from './state-files.js';
+import { WAL_FILE, loadStateFiles, walLine } from './state-files.js';
 import { WriteAheadLog } from './write-ahead-log.js';
 import { errorMessage } from '../../domain/error-message.js';
 
@@ -83,7 +83,7 @@ export class FileStateStore implements HallStateStore {
   apply(op: DurableOp): void {
     if (this.closed) throw new Error('state store is closed');
     this.state.apply(op, this.files.dirty);
-    this.unwritten.push(canonical(op));
+    this.unwritten.push(walLine(op));
     this.commits.note(SYNC_LATER.has(op.op));
     this.writeThrough();
     this.files.schedule();

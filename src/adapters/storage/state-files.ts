@@ -11,7 +11,7 @@ import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
 import type { Mission } from '../../domain/mission.js';
 import { NUMBERED_SLOT } from '../../domain/names.js';
-import { KV_NAMESPACE, type DurableState, type LedgerRun } from './durable-state.js';
+import { KV_NAMESPACE, type DurableOp, type DurableState, type LedgerRun } from './durable-state.js';
 import { newMissionId } from './mission-id.js';
 import { describeIssues, fileEntrySchema, ledgerRunSchema } from './persisted-schemas.js';
 import { errorCode } from './write-ahead-log.js';
@@ -46,6 +46,17 @@ function jsonOfMission(mission: Mission): string {
     missionJson.set(mission, json);
   }
   return json;
+}
+
+/**
+ * An operation as one line of the write-ahead log (without its newline): what
+ * `canonical` writes. A queued mission's JSON is made here once and kept for
+ * the checkpoints of its queue file.
+ */
+export function walLine(op: DurableOp): string {
+  if (op.op !== 'queue') return canonical(op);
+  // Sorted keys, as canonical would write them: entry, op, queue.
+  return `{"entry":${jsonOfMission(op.entry)},"op":"queue","queue":${canonical(op.queue)}}`;
 }
 
 function renderMissions(queue: readonly Mission[]): string {
