@@ -31,16 +31,35 @@ function currentHour(): number {
 
 describe('cron through a real hall', () => {
   it('fires a 6-field job: cron.fired names the run, the run is bound cron:ID, status shows next and the last outcome', async () => {
-    // Once a minute, two seconds from now: the run ends long before the next occurrence.
-    const second = (new Date().getUTCSeconds() + 2) % 60;
-    hall = await startTestHall({
-      adapters,
-      config: `raiders: { bjorn: {} }\ncron:\n  - { id: tick, name: bjorn, cron: '${second} * * * * *', mission: 'answer tick' }\n`,
-    });
-    const tap = await hall.events('');
-    const fired = await tap.waitFor((e) => e.type === 'cron.fired' && e.raider_id !== undefined);
+    // Once a minute, two seconds from now: the run ends long before the next occurrence. A hall
+    // whose start took longer than that (a loaded machine) waits a minute for it: start over then.
+    let second = 0;
+    let events: Json[] = [];
+    for (let attempt = 0; ; attempt++) {
+      second = (new Date().getUTCSeconds() + 2) % 60;
+      const seen: Json[] = [];
+      hall = await startTestHall({
+        adapters,
+        config: `raiders: { bjorn: {} }\ncron:\n  - { id: tick, name: bjorn, cron: '${second} * * * * *', mission: 'answer tick' }\n`,
+        // From the hall's first event: a tap subscribing after the start could miss the firing.
+        onEvent: (e) => seen.push(e),
+      });
+      events = seen;
+      const next = Date.parse((await hall.request({ cmd: 'status' })).cron.tick.next as string);
+      if (seen.some((e) => e.type === 'cron.fired') || next - Date.now() < 10_000 || attempt === 2) break;
+      await hall.stop();
+    }
+    const fired = await eventually(() => {
+      const e = events.find((e) => e.type === 'cron.fired' && e.raider_id !== undefined);
+      expect(e).toBeDefined();
+      return e as Json;
+    }, 15_000);
     expect(fired).toMatchObject({ id: 'tick', name: 'bjorn', slot: expect.stringMatching(/Z$/), mission_id: expect.any(String) });
-    const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === fired.raider_id);
+    const done = await eventually(() => {
+      const e = events.find((e) => e.type === 'raider.done' && e.id === fired.raider_id);
+      expect(e).toBeDefined();
+      return e as Json;
+    }, 15_000);
     expect(done).toMatchObject({ status: 'completed', response: 'tick', binding: 'cron:tick' });
     const status = await eventually(async () => {
       const s = await hall!.request({ cmd: 'status' });
@@ -52,7 +71,6 @@ describe('cron through a real hall', () => {
     expect(job).toMatchObject({ name: 'bjorn', cron: `${second} * * * * *`, coalesce: false, catch_up: 'once', state: 'sleeping' });
     expect(Date.parse(job.next as string) - Date.parse(fired.slot as string)).toBe(60_000);
     expect(job.last).toMatchObject({ result: 'started', raider_id: expect.any(String), mission_id: expect.any(String) });
-    tap.close();
   });
 
   it('coalesce: true drops an occurrence while the previous run goes; without it the occurrence waits in the binding queue', async () => {

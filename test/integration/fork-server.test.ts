@@ -97,6 +97,24 @@ describe('the fork server', () => {
     // Reaped by this process (its parent) once it exited: nothing left in /proc.
     await eventually(() => expect(fs.existsSync(`/proc/${server}`)).toBe(false), 5000);
   });
+
+  it('of a hall that stops before its first run is ended at once, without a word in the hall log', async () => {
+    const h = await startTestHall({ config: CONFIG });
+    hall = h;
+    // The hall starts its fork server at boot (maybe still loading now): this process's child.
+    const spawners = fs.readdirSync('/proc').filter((name) => {
+      try {
+        return /^\d+$/.test(name) && parentOf(Number(name)) === process.pid && commandLine(Number(name)).includes('raider-spawner.cjs');
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+    expect(spawners).toHaveLength(1);
+    await h.stop();
+    hall = undefined;
+    expect(fs.existsSync(`/proc/${spawners[0]}`)).toBe(false);
+    expect(h.logs.filter((line) => line.includes('spawner'))).toEqual([]);
+  });
 });
 
 describe('ForkServer', () => {

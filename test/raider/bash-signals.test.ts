@@ -2,10 +2,10 @@
 // the run cancelled and SIGTERM interrupted, and either way the command's
 // process group — here one that ignores SIGTERM — is gone within 2 s,
 // before the raider itself is.
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { groupAlive } from '../support/processes.js';
 import { cleanUp, ensureBuilt, makeProject, parseEvents, startRaider, waitForOutput } from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
@@ -18,14 +18,6 @@ replies:
         arguments: { command: "trap '' TERM; echo $$ > pid; sleep 60 & sleep 60 & wait" }
       - message: "never"
 `;
-
-function groupAlive(pgid: number): boolean {
-  const ps = spawnSync('ps', ['-eo', 'pgid=,stat=']).stdout.toString();
-  return ps.split('\n').some((line) => {
-    const [group, stat] = line.trim().split(/\s+/);
-    return Number(group) === pgid && stat !== undefined && !stat.startsWith('Z');
-  });
-}
 
 async function pidOf(root: string): Promise<number> {
   const file = join(root, 'pid');

@@ -1,6 +1,5 @@
 // The file and shell tools in-process: what they do, what they refuse, and
 // how `bash` ends its process group on a timeout and on a cancel.
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { editFileTool } from '../../src/raider/tools/edit-file.js';
 import { ProcessGroups } from '../../src/raider/tools/process-groups.js';
 import type { Tool, ToolContext, ToolResult } from '../../src/raider/tools/tool.js';
 import { writeFileTool } from '../../src/raider/tools/write-file.js';
+import { groupAlive } from '../support/processes.js';
 import { cleanUp, makeProject } from './helpers.js';
 
 afterAll(cleanUp);
@@ -27,14 +27,6 @@ async function run(tool: Tool, args: Record<string, unknown>, c: ToolContext): P
 }
 
 /** Living (not zombie) members of a process group, as ps sees them. */
-function groupAlive(pgid: number): boolean {
-  const ps = spawnSync('ps', ['-eo', 'pgid=,stat=']).stdout.toString();
-  return ps.split('\n').some((line) => {
-    const [group, stat] = line.trim().split(/\s+/);
-    return Number(group) === pgid && stat !== undefined && !stat.startsWith('Z');
-  });
-}
-
 async function waitForFile(path: string): Promise<string> {
   for (let i = 0; i < 200 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 25));
   for (let i = 0; i < 40; i++) {

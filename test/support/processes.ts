@@ -18,3 +18,20 @@ export function processGroupOf(pid: number): number {
 export function commandLine(pid: number): string {
   return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
 }
+
+/**
+ * Whether any process of group `pgid` is alive (a zombie is not), from /proc:
+ * tests poll this every few ms, and a `ps` each time would be a process start-up each.
+ */
+export function groupAlive(pgid: number): boolean {
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const [state, , group] = statFields(Number(name));
+      if (Number(group) === pgid && state !== 'Z') return true;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return false;
+}

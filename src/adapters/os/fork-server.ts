@@ -60,6 +60,8 @@ export class ForkServer {
   private nextId = 1;
   private readonly watches = new Map<number, Watch>();
   private closing = false;
+  /** Killed at close before it had any request: its end is no news. */
+  private dismissed = false;
 
   constructor(
     private readonly log: (line: string) => void,
@@ -99,7 +101,12 @@ export class ForkServer {
     const child = this.child;
     if (child === null || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.stdin.end();
+    // A fork server that never had a request has no raider's stderr to carry: it need not
+    // finish booting (a Node start-up of a few hundred ms) only to exit.
+    if (this.nextId === 1) {
+      this.dismissed = true;
+      child.kill('SIGKILL');
+    } else child.stdin.end();
     await exited;
   }
 
@@ -122,7 +129,7 @@ export class ForkServer {
     const ended = (why: string) => {
       if (this.child !== child) return;
       this.child = null;
-      if (this.closing && why === 'exit code 0') return;
+      if (this.closing && (why === 'exit code 0' || this.dismissed)) return;
       this.log(`raider spawner ended (${why}); a new one starts with the next run`);
       const watches = [...this.watches.values()];
       this.watches.clear();
