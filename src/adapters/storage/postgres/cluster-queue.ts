@@ -11,7 +11,16 @@ import pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { BusEvent } from '../../../machines/hall-effects.js';
-import type { ClaimedMission, ClusterEvent, ClusterHall, LostRun, RemoteRun, RemoteSignal, SessionJournals, SharedQueue } from '../cluster-queue.js';
+import type {
+  ClaimedMission,
+  ClusterEvent,
+  ClusterHall,
+  LostRun,
+  RemoteRun,
+  RemoteSignal,
+  SessionJournals,
+  SharedQueue,
+} from '../cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import type { PostgresRunOutputs } from './run-outputs.js';
 import { missionKeys } from './op-statements.js';
