@@ -14,6 +14,8 @@ import { errorMessage } from '../domain/error-message.js';
 
 /** At most this much of one file per beat: a chatty run does not hold up the others. */
 const MAX_PIECE = 1 << 20;
+/** A run out of the ledger this long without its raider.done (which ships its rest) will not have one here. */
+const FORGET_MS = 60_000;
 
 interface Shipped {
   eventsPath: string;
@@ -21,6 +23,8 @@ interface Shipped {
   /** Bytes of each stream the cluster has. */
   events: number;
   log: number;
+  /** When the run was last in this hall's ledger (epoch ms). */
+  seen: number;
 }
 
 export class RunOutputShipper {
@@ -39,9 +43,14 @@ export class RunOutputShipper {
   /** Ships what this hall's runs appended since the last beat. */
   beat(): Promise<void> {
     return this.enqueue(async () => {
+      const now = Date.now();
       for (const [id, run] of this.state.runs) {
-        if (!this.runs.has(id)) this.runs.set(id, { eventsPath: run.events_path, slot: run.slot, events: 0, log: 0 });
+        const shipped = this.runs.get(id);
+        if (shipped) shipped.seen = now;
+        else this.runs.set(id, { eventsPath: run.events_path, slot: run.slot, events: 0, log: 0, seen: now });
       }
+      // A run that left the ledger without a raider.done here (stopped after this hall was taken for lost) is forgotten.
+      for (const [id, run] of this.runs) if (now - run.seen > FORGET_MS) this.runs.delete(id);
       await this.ship([...this.runs.keys()], false);
     });
   }
@@ -49,7 +58,8 @@ export class RunOutputShipper {
   /** The run ended (its files are complete): ships the rest of its output and forgets it. */
   final(runId: string, slot: string): Promise<void> {
     return this.enqueue(async () => {
-      if (!this.runs.has(runId)) this.runs.set(runId, { eventsPath: eventsPath(this.paths, runId), slot, events: 0, log: 0 });
+      if (!this.runs.has(runId))
+        this.runs.set(runId, { eventsPath: eventsPath(this.paths, runId), slot, events: 0, log: 0, seen: Date.now() });
       await this.ship([runId], true);
       this.runs.delete(runId);
     });

@@ -7,7 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PostgresJournals } from '../../src/adapters/storage/postgres/journal-sync.js';
+import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 import {
   eventually,
@@ -31,10 +33,9 @@ interface HallProcess {
   child: ChildProcess;
 }
 
-// The tests run side by side, each on a database of its own; what they leave running stops when the file ends.
 const halls: HallProcess[] = [];
 const taps: EventTap[] = [];
-afterAll(async () => {
+afterEach(async () => {
   for (const tap of taps.splice(0)) tap.close();
   await Promise.all(halls.splice(0).map((h) => stopHall(h)));
 });
@@ -46,11 +47,11 @@ async function stopHall(h: HallProcess): Promise<void> {
   await exited;
 }
 
-async function startHallOn(url: string, id: string, root = tempRoot()): Promise<HallProcess> {
+async function startHallOn(url: string, id: string, root = tempRoot(), maxRunning = 2): Promise<HallProcess> {
   fs.writeFileSync(
     path.join(root, '.raider-hall.yml'),
     `raiders: { bjorn: {}, ulf: {} }\nstorage: { postgres: "${url}" }\ncluster: team-a\ncluster_mode: shared\n` +
-      `hall_id: ${id}\nlease_seconds: 2\nmax_running: 2\n`,
+      `hall_id: ${id}\nlease_seconds: 2\nmax_running: ${maxRunning}\n`,
   );
   const child = await spawnHallProcess(root);
   const hall = { id, root, socket: path.join(root, '.raider-hall.socket'), child };
@@ -103,46 +104,60 @@ async function runOn(h: HallProcess, events: EventTap, payload: Json): Promise<J
   return events.waitFor((e) => e.type === 'raider.done' && e.mission_id === reply.mission_id, 15_000);
 }
 
-describe.concurrent('a shared cluster', () => {
-  it("a binding continues its session on another hall: the journal there holds the first hall's turns", async () => {
+// One after the other: side by side, the halls' start-ups compete for the same cores (2 on CI).
+describe('a shared cluster', () => {
+  it("a binding continues its session on another hall: the journal there holds the other hall's turns", async () => {
     const url = await server.freshDatabase();
     const binding = 'telegram:ops:7';
-    const rootA = tempRoot();
-    let a = await startHallOn(url, 'hall-a', rootA);
-    const aEvents = await tap(a);
-    const first = await runOn(a, aEvents, { name: 'ulf', binding, mission: 'journal one' });
-    expect(first).toMatchObject({ status: 'completed', hall: 'hall-a', binding });
+    // One raider at a time per hall: a hall that holds a run leaves the binding's next mission to the other.
+    const [one, two] = await Promise.all([startHallOn(url, 'hall-1', tempRoot(), 1), startHallOn(url, 'hall-2', tempRoot(), 1)]);
+    if (!one || !two) throw new Error('no halls');
+    const byId = new Map([one, two].map((h) => [h.id, h]));
+    const events = await tap(one);
+    const dir = tempRoot();
+    /** Fills whichever hall has room with a run that waits for its file; resolves with that hall. */
+    const hold = async (label: string): Promise<HallProcess> => {
+      const held = await request(one.socket, { cmd: 'spawn', name: 'bjorn', mission: `until ${path.join(dir, label)}` });
+      const spawned = await events.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === held.mission_id);
+      const hall = byId.get(spawned.hall);
+      if (!hall) throw new Error(`spawned on ${spawned.hall}`);
+      return hall;
+    };
+    const release = (label: string) => fs.writeFileSync(path.join(dir, label), '');
+    const turn = (text: string) => runOn(one, events, { name: 'ulf', binding, mission: `journal ${text}` });
+
+    const x = await hold('h1');
+    const y = x === one ? two : one;
+    const first = await turn('one');
+    expect(first).toMatchObject({ status: 'completed', hall: y.id, binding });
     const session = first.session as string;
-    expect(JSON.parse(first.response)).toEqual([`one@${rootA}`]);
+    expect(JSON.parse(first.response)).toEqual([`one@${y.root}`]);
 
-    // Hall a leaves; the binding's next mission can only run on hall b.
-    await stopHall(a);
-    const b = await startHallOn(url, 'hall-b');
-    const bEvents = await tap(b);
-    const second = await runOn(b, bEvents, { name: 'ulf', binding, mission: 'journal two' });
-    expect(second).toMatchObject({ status: 'completed', hall: 'hall-b', session });
-    expect(JSON.parse(second.response)).toEqual([`one@${rootA}`, `two@${b.root}`]);
+    expect(await hold('h2')).toBe(y);
+    release('h1');
+    const second = await turn('two');
+    expect(second).toMatchObject({ status: 'completed', hall: x.id, session });
+    expect(JSON.parse(second.response)).toEqual([`one@${y.root}`, `two@${x.root}`]);
 
-    // And back on hall a, whose copy of the journal lacks hall b's turn until the run starts.
-    a = await startHallOn(url, 'hall-a', rootA);
-    const aAgain = await tap(a);
-    await stopHall(b);
-    const third = await runOn(a, aAgain, { name: 'ulf', binding, mission: 'journal three' });
-    expect(third).toMatchObject({ status: 'completed', hall: 'hall-a', session });
-    expect(JSON.parse(third.response)).toEqual([`one@${rootA}`, `two@${b.root}`, `three@${rootA}`]);
+    // Back on the first hall, whose copy of the journal lacks the other's turn until the run starts.
+    expect(await hold('h3')).toBe(x);
+    release('h2');
+    const third = await turn('three');
+    expect(third).toMatchObject({ status: 'completed', hall: y.id, session });
+    expect(JSON.parse(third.response)).toEqual([`one@${y.root}`, `two@${x.root}`, `three@${y.root}`]);
+    release('h3');
 
     // One session all along: bound once (by the first run), as the sessions table says.
-    const bound = [...aEvents.all, ...bEvents.all, ...aAgain.all].filter((e) => e.type === 'session.bound');
-    expect(bound).toEqual([expect.objectContaining({ binding, session, hall: 'hall-a' })]);
+    expect(events.all.filter((e) => e.type === 'session.bound')).toEqual([expect.objectContaining({ binding, session, hall: y.id })]);
     expect(await query(url, 'SELECT binding, session FROM raider_hall_sessions')).toEqual([{ binding, session }]);
-    // Both halls' journals are the cluster's: b's copy is a's up to b's turn.
-    const journalA = fs.readFileSync(path.join(rootA, '.raider', 'sessions', `${session}.jsonl`));
-    const journalB = fs.readFileSync(path.join(b.root, '.raider', 'sessions', `${session}.jsonl`));
-    expect(journalA.subarray(0, journalB.length).equals(journalB)).toBe(true);
+    // Both copies are the cluster's: x's is y's up to x's turn, and the cluster has all of y's.
+    const journalX = fs.readFileSync(path.join(x.root, '.raider', 'sessions', `${session}.jsonl`));
+    const journalY = fs.readFileSync(path.join(y.root, '.raider', 'sessions', `${session}.jsonl`));
+    expect(journalY.subarray(0, journalX.length).equals(journalX)).toBe(true);
     const [sized] = await query(url, 'SELECT sum(octet_length(data))::integer AS size FROM raider_hall_journal_chunks WHERE session = $1', [
       session,
     ]);
-    expect(sized?.size).toBe(journalA.length);
+    expect(sized?.size).toBe(journalY.length);
   });
 
   it('a run on another hall shows in status, streams to attach up to its raider.done, and has its lines in logs, from the other hall', async () => {
@@ -192,5 +207,71 @@ describe.concurrent('a shared cluster', () => {
     const printed = await runCli(['hall', 'logs', b.root, id]);
     expect(printed).toMatchObject({ code: 0, stdout: log });
     expect(await request(b.socket, { cmd: 'logs', id: 'bjorn-1' })).toEqual({ error: 'raider not found' });
+  });
+
+  it("a journal's copies: a hall's run adds a piece; another hall's copy gets the pieces it lacks, or the cluster's copy when its own went its own way", async () => {
+    const url = await server.freshDatabase();
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    try {
+      const db = await pool.connect();
+      try {
+        await migrate(db, readMigrations(), 'the test database');
+      } finally {
+        db.release();
+      }
+      const warnings: string[] = [];
+      const session = '20261202-080000-abcd';
+      const [rootA, rootB] = [tempRoot(), tempRoot()];
+      const journalOf = (root: string) => path.join(root, '.raider', 'sessions', `${session}.jsonl`);
+      const a = new PostgresJournals(pool, 'c1', 'hall-a', rootA, (w) => warnings.push(w));
+      const b = new PostgresJournals(pool, 'c1', 'hall-b', rootB, (w) => warnings.push(w));
+      const ranOn = (hall: string, runId: string) =>
+        pool.query("INSERT INTO raider_hall_runs (cluster, id, hall, slot, mission_id, record) VALUES ('c1', $1, $2, 'ulf', $1, '{}')", [
+          runId,
+          hall,
+        ]);
+      const push = async (journals: PostgresJournals, runId: string) => {
+        const client = await pool.connect();
+        try {
+          await journals.push(client, session, runId);
+        } finally {
+          client.release();
+        }
+      };
+      const read = (root: string) => fs.readFileSync(journalOf(root), 'utf8');
+
+      fs.mkdirSync(path.dirname(journalOf(rootA)), { recursive: true });
+      fs.writeFileSync(journalOf(rootA), 'one\n');
+      await ranOn('hall-a', 'ulf-1');
+      await push(a, 'ulf-1');
+      await push(a, 'ulf-1'); // sent again (a retried batch): nothing more
+      await b.pull(session);
+      expect(read(rootB)).toBe('one\n');
+
+      fs.appendFileSync(journalOf(rootB), 'two\n');
+      await ranOn('hall-b', 'ulf-2');
+      await push(b, 'ulf-2');
+      await a.pull(session);
+      expect(read(rootA)).toBe('one\ntwo\n');
+
+      // Hall a, taken for lost, runs on alone: its turn never reaches the cluster; b's does.
+      fs.appendFileSync(journalOf(rootA), 'lost\n');
+      await push(a, 'ulf-2'); // not a's run any more
+      fs.appendFileSync(journalOf(rootB), 'thre\n');
+      await ranOn('hall-b', 'ulf-3');
+      await push(b, 'ulf-3');
+      expect(read(rootA)).toHaveLength(read(rootB).length);
+      await a.pull(session);
+      expect(read(rootA)).toBe('one\ntwo\nthre\n');
+      expect(warnings).toEqual([`the journal of session ${session} here differs from the cluster's; replaced by the cluster's (13 bytes)`]);
+      const pieces = await query(url, 'SELECT start, hall FROM raider_hall_journal_chunks ORDER BY start');
+      expect(pieces).toEqual([
+        { start: '0', hall: 'hall-a' },
+        { start: '4', hall: 'hall-b' },
+        { start: '8', hall: 'hall-b' },
+      ]);
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -82,7 +82,8 @@ export class PostgresJournals implements SessionJournals {
     if (last === undefined) return;
     const total = last.start + last.size;
     const localSize = fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-    if (localSize === total) return;
+    // Same size and the same last piece: the same journal (a copy that went its own way differs at its end).
+    if (localSize === total && (await this.sameAs(file, session, last))) return;
     // The local file continues where a piece starts and its last piece is the database's: append the rest.
     const before = index.find((p) => p.start + p.size === localSize);
     if (localSize < total && (localSize === 0 || (before !== undefined && (await this.sameAs(file, session, before))))) {
