@@ -16,7 +16,7 @@ const server = usePostgresServer();
 // `npm test` runs a small chaos; `npm run chaos:cluster` sets CHAOS_MISSIONS=1000 (and CHAOS_LOG=1).
 const MISSIONS = Number(process.env.CHAOS_MISSIONS ?? 60);
 // The draining of a thousand missions through serial queues, with halls dying, takes minutes.
-const BUDGET_MS = Math.max(120_000, MISSIONS * 500);
+const BUDGET_MS = Math.max(120_000, MISSIONS * 1500);
 // A hall starts a new session for a binding whose journal is not in its own root; the
 // journals follow their bindings through the database once journal-sync.ts is there.
 const JOURNALS_FOLLOW = fs.existsSync(path.join(REPO, 'src', 'adapters', 'storage', 'postgres', 'journal-sync.ts'));

@@ -19,6 +19,7 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { PostgresServer } from './postgres-server.js';
@@ -149,7 +150,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
   const t0 = Date.now();
   const url = await options.server.freshDatabase();
-  const work = tempRoot('chaos-');
+  // CHAOS_KEEP=1 keeps the halls' roots (their logs) for a look after a failed run.
+  const work = process.env.CHAOS_KEEP ? fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-kept-')) : tempRoot('chaos-');
+  log(`halls' roots in ${work}`);
   const record = path.join(work, 'record.txt');
   fs.writeFileSync(record, '');
   const halls = ['chaos-1', 'chaos-2', 'chaos-3'].map((id) => {
@@ -188,7 +191,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const startHall = async (hall: ChaosHall): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        const child = await spawnHallProcess(hall.root, env);
+        // A loaded machine (three halls, their raiders and PostgreSQL on two cores) starts a hall slowly.
+        const child = await spawnHallProcess(hall.root, env, 45_000);
         hall.child = child;
         hall.up = true;
         child.once('exit', (code, signal) => {

@@ -210,7 +210,11 @@ export function runCli(
 }
 
 /** Starts `raider hall start ROOT --quiet` as its own process and waits until it answers. */
-export async function spawnHallProcess(root: string, env: Record<string, string | undefined> = {}): Promise<ChildProcess> {
+export async function spawnHallProcess(
+  root: string,
+  env: Record<string, string | undefined> = {},
+  timeoutMs = 15_000,
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, [RAIDER_BIN, 'hall', 'start', root, '--quiet'], {
     env: hallEnv(env),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -218,7 +222,7 @@ export async function spawnHallProcess(root: string, env: Record<string, string 
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const socketPath = path.join(root, '.raider-hall.socket');
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`hall exited ${child.exitCode}: ${stderr}`);
     try {
