@@ -4,6 +4,7 @@
  * or to the read-only queries. Faces add the commands they answer
  * (`telegram_reply`, ...) over these defaults.
  */
+import { clusterQueue, clusterStatus } from '../adapters/control/cluster-waiting.js';
 import type { HallQueries } from '../adapters/control/queries.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import type { CommandHandlers } from '../protocol/command-service.js';
@@ -45,16 +46,22 @@ export function hallCommands(
       error: 'no permission question is open here: set dashboard.questions: true in .raider-hall.yml for runs no ACP client watches to ask',
     }),
   };
-  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared, publish ?? (() => undefined)));
+  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared, queries, publish ?? (() => undefined)));
   return commands;
 }
 
 /**
  * In a shared cluster `ps` lists the runs of every hall (each naming its
- * hall), and `cancel` and `kill` reach a run on another hall through the
+ * hall), `queue` and `status` the missions waiting in the cluster's queue,
+ * and `cancel` and `kill` reach a run on another hall through the
  * database: the hall that runs it signals it on its own host.
  */
-function clusterCommands(local: CommandHandlers, shared: SharedQueue, publish: (event: BusEvent) => void): Partial<CommandHandlers> {
+function clusterCommands(
+  local: CommandHandlers,
+  shared: SharedQueue,
+  queries: HallQueries,
+  publish: (event: BusEvent) => void,
+): Partial<CommandHandlers> {
   const cancelElsewhere = async (id: string): Promise<ReplyTo<'cancel'>> => {
     const remote = await shared.signal(id, 'cancel');
     if (remote.kind === 'run') return { cancelled: 1, id };
@@ -84,6 +91,8 @@ function clusterCommands(local: CommandHandlers, shared: SharedQueue, publish: (
       );
       return { raiders };
     },
+    queue: async (p) => clusterQueue(queries.waitingState(), await shared.queued(), Date.now(), p.slot),
+    status: async () => clusterStatus(queries.status(), queries.waitingState(), await shared.queued(), Date.now()),
     // Missions wait in the cluster's queue, not in this hall's: they move there.
     queue_front: async (p) => {
       const moved = await shared.front(p.id);

@@ -78,8 +78,10 @@ export const StatusReply = z
     running: z.number().int().describe('How many raiders run.'),
     root: z.string().describe("The hall's directory."),
     slots: z.array(z.string()).describe('The slots with a running raider, sorted.'),
-    queues: z.record(z.string(), z.number().int()).describe('Missions waiting per slot.'),
-    binding_queues: z.record(z.string(), z.number().int()).describe('Missions waiting per binding (bindings with none are left out).'),
+    queues: z.record(z.string(), z.number().int()).describe("Missions waiting per slot (on a shared cluster, in the cluster's queue)."),
+    binding_queues: z
+      .record(z.string(), z.number().int())
+      .describe("Missions waiting per binding (bindings with none are left out; on a shared cluster, in the cluster's queue)."),
     runs: z
       .array(
         z.object({
@@ -98,10 +100,11 @@ export const StatusReply = z
           slot: z.string().describe('The raider name of the mission.'),
           binding: binding.optional().describe('The binding queue it waits in, when it waits for its binding.'),
           position: z.number().int().describe('Its place in that queue, 1 first.'),
+          hall: z.string().optional().describe('On a shared cluster: the hall that claimed it and is starting it.'),
         }),
       )
       .optional()
-      .describe('The waiting missions, slot queues first (absent when none wait); `queue` tells more.'),
+      .describe("The waiting missions, slot queues first (absent when none wait); `queue` tells more. On a shared cluster, the cluster's."),
     starting: z.number().int().optional().describe('Missions that left their queue and whose raider has no pid yet.'),
     storage_error: z.string().optional().describe('Why the hall cannot write its state, while it cannot.'),
   })
@@ -145,6 +148,10 @@ export const WaitingMission = z.object({
   mission: z.string().describe('The mission text.'),
   binding: binding.optional().describe('The binding of the mission, when it has one.'),
   age: z.number().optional().describe('Seconds since the hall took the mission, to a tenth.'),
+  hall: z
+    .string()
+    .optional()
+    .describe('On a shared cluster: the hall that claimed the mission and is starting it (absent while it waits).'),
 });
 
 export const QueueReply = z

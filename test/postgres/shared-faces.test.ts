@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeBotApi } from '../telegram/fake-bot-api.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 import { defaultAdapters } from '../../src/actors/default-adapters.js';
+import { clusterQueue, clusterStatus } from '../../src/adapters/control/cluster-waiting.js';
 import {
   eventually,
   request,
@@ -51,10 +52,10 @@ async function stopHall(h: HallProcess): Promise<void> {
   await exited;
 }
 
-function hallConfig(url: string, id: string, extra: string): string {
+function hallConfig(url: string, id: string, extra: string, maxRunning = 4): string {
   return (
     `raiders: { bjorn: {} }\nstorage: { postgres: "${url}" }\ncluster: team-a\ncluster_mode: shared\n` +
-    `hall_id: ${id}\nlease_seconds: ${LEASE_SECONDS}\nmax_running: 4\n${extra}`
+    `hall_id: ${id}\nlease_seconds: ${LEASE_SECONDS}\nmax_running: ${maxRunning}\n${extra}`
   );
 }
 
@@ -69,8 +70,8 @@ async function startHallOn(url: string, id: string, extra: string): Promise<Hall
 }
 
 /** A hall in this process, with the faces `raider hall start` runs. */
-async function startHallHere(url: string, id: string, extra: string): Promise<TestHall> {
-  const hall = await startTestHall({ config: hallConfig(url, id, extra), adapters: defaultAdapters });
+async function startHallHere(url: string, id: string, extra: string, maxRunning = 4): Promise<TestHall> {
+  const hall = await startTestHall({ config: hallConfig(url, id, extra, maxRunning), adapters: defaultAdapters });
   inProcess.push(hall);
   return hall;
 }
@@ -163,5 +164,107 @@ describe('Telegram on a shared cluster', () => {
     const afterKill = api.calls('getUpdates').filter((r) => r.at >= killedAt);
     expect(afterKill[0]?.body.offset).toBe(4);
     expect(api.maxConcurrentPolls).toBe(1);
+  });
+});
+
+function withoutAges(reply: Json): Json {
+  return { queues: reply.queues.map((q: Json) => ({ ...q, missions: q.missions.map(({ age: _age, ...m }: Json) => m) })) };
+}
+
+describe('queue and status on a shared cluster', () => {
+  it("every hall lists the cluster's waiting missions, in the order they start, in queue and in status", async () => {
+    const url = await server.freshDatabase();
+    const release = path.join(tempRoot(), 'release');
+    const [a, b] = await Promise.all([startHallHere(url, 'hall-a', '', 1), startHallHere(url, 'hall-b', '', 1)]);
+    try {
+      const holders = [
+        await a.request({ cmd: 'spawn', name: '1bjorn', mission: `until ${release}` }),
+        await a.request({ cmd: 'spawn', name: 'bjorn', binding: 'telegram:ops:7', mission: `until ${release}` }),
+      ];
+      // Both halls are full (max_running: 1): each runs one holder, and what comes next waits in the database.
+      await eventually(async () => expect((await a.request({ cmd: 'ps' })).raiders).toHaveLength(2), 15_000, 50);
+      const w1 = await b.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer w1' });
+      const w2 = await a.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer w2' });
+      const w3 = await b.request({ cmd: 'spawn', name: 'bjorn', binding: 'telegram:ops:7', mission: 'answer w3' });
+      for (const reply of [...holders, w1, w2, w3]) expect(reply).toMatchObject({ queued: 1 });
+
+      const queue = await a.request({ cmd: 'queue' });
+      expect(queue).toEqual({
+        queues: [
+          {
+            slot: '1bjorn',
+            missions: [
+              { mission_id: w1.mission_id, position: 1, name: '1bjorn', mission: 'answer w1', age: expect.any(Number) },
+              { mission_id: w2.mission_id, position: 2, name: '1bjorn', mission: 'answer w2', age: expect.any(Number) },
+            ],
+          },
+          {
+            binding: 'telegram:ops:7',
+            missions: [
+              {
+                mission_id: w3.mission_id,
+                position: 1,
+                name: 'bjorn',
+                mission: 'answer w3',
+                binding: 'telegram:ops:7',
+                age: expect.any(Number),
+              },
+            ],
+          },
+        ],
+      });
+      // The same from the other hall (ages aside: time goes on).
+      expect(withoutAges(await b.request({ cmd: 'queue' }))).toEqual(withoutAges(queue));
+      expect(withoutAges(await b.request({ cmd: 'queue', slot: '1bjorn' }))).toEqual(withoutAges({ queues: [queue.queues[0]] }));
+
+      for (const hall of [a, b]) {
+        const status = await hall.request({ cmd: 'status' });
+        expect(status.queues).toMatchObject({ '1bjorn': 2 });
+        expect(status.binding_queues).toEqual({ 'telegram:ops:7': 1 });
+        expect(status.waiting).toEqual([
+          { mission_id: w1.mission_id, slot: '1bjorn', position: 1 },
+          { mission_id: w2.mission_id, slot: '1bjorn', position: 2 },
+          { mission_id: w3.mission_id, slot: 'bjorn', binding: 'telegram:ops:7', position: 1 },
+        ]);
+      }
+    } finally {
+      fs.writeFileSync(release, '');
+    }
+    // Once they ran, nothing waits anywhere.
+    await eventually(async () => expect((await b.request({ cmd: 'queue' })).queues).toEqual([]), 15_000, 50);
+    expect((await a.request({ cmd: 'status' })).waiting).toBeUndefined();
+  });
+
+  it('a mission a hall has claimed and is starting names that hall', () => {
+    const entry = (id: string) => ({ id, name: '1bjorn', mission: `answer ${id}` });
+    const reply = clusterQueue(
+      { slotQueues: new Map(), bindingQueues: new Map() },
+      [
+        { queue: { kind: 'slot', slot: '1bjorn' }, entry: entry('m-a'), hall: 'hall-b' },
+        { queue: { kind: 'slot', slot: '1bjorn' }, entry: entry('m-b'), hall: null },
+      ],
+      Date.now(),
+    );
+    expect(reply).toEqual({
+      queues: [
+        {
+          slot: '1bjorn',
+          missions: [
+            { mission_id: 'm-a', position: 1, name: '1bjorn', mission: 'answer m-a', hall: 'hall-b' },
+            { mission_id: 'm-b', position: 2, name: '1bjorn', mission: 'answer m-b' },
+          ],
+        },
+      ],
+    });
+    const status = clusterStatus(
+      { running: 0, root: '/r', slots: [], queues: {}, binding_queues: {}, runs: [] },
+      { slotQueues: new Map(), bindingQueues: new Map() },
+      [{ queue: { kind: 'slot', slot: '1bjorn' }, entry: entry('m-a'), hall: 'hall-b' }],
+      Date.now(),
+    );
+    expect(status).toMatchObject({
+      queues: { '1bjorn': 1 },
+      waiting: [{ mission_id: 'm-a', slot: '1bjorn', position: 1, hall: 'hall-b' }],
+    });
   });
 });

@@ -39,6 +39,14 @@ export interface RemoteRun {
   run: LedgerRun;
 }
 
+/** A mission in the cluster's queue, waiting or claimed by a hall that is starting it. */
+export interface QueuedMission {
+  queue: { kind: 'slot'; slot: string } | { kind: 'binding'; binding: string };
+  entry: Mission;
+  /** The hall that claimed it; null while it waits for any hall. */
+  hall: string | null;
+}
+
 /** What became of a cancel or kill sent for a run or mission this hall does not hold. */
 export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; entry: Mission } | { kind: 'unknown' };
 
@@ -64,6 +72,8 @@ export interface SharedQueue {
   eventsSince(afterId: number | null): Promise<{ last: number; events: ClusterEvent[] }>;
   /** Drops the events every hall has had time to relay. */
   pruneEvents(): Promise<void>;
+  /** Every mission in the cluster's queue (waiting or claimed), each queue in the order its missions start. */
+  queued(): Promise<QueuedMission[]>;
   /** The runs with a raider on the other halls. */
   remoteRuns(): Promise<RemoteRun[]>;
   /** Sends a cancel or kill to the hall that runs `id`, or drops the waiting mission `id` (a cancel). */
