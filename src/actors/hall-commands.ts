@@ -4,6 +4,7 @@
  * or to the read-only queries. Faces add the commands they answer
  * (`telegram_reply`, ...) over these defaults.
  */
+import { clusterQueue, clusterStatus } from '../adapters/control/cluster-waiting.js';
 import type { HallQueries } from '../adapters/control/queries.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import type { CommandHandlers } from '../protocol/command-service.js';
@@ -47,13 +48,14 @@ export function hallCommands(
       error: 'no permission question is open here: set dashboard.questions: true in .raider-hall.yml for runs no ACP client watches to ask',
     }),
   };
-  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, publish ?? (() => undefined)));
+  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, queries, publish ?? (() => undefined)));
   return commands;
 }
 
 /**
  * In a shared cluster `ps` and `status` list the runs of every hall (each
- * naming its hall); `cancel` and `kill` reach a run on another hall through
+ * naming its hall), `queue` and `status` the missions waiting in the
+ * cluster's queue; `cancel` and `kill` reach a run on another hall through
  * the database: the hall that runs it signals it on its own host; `attach`
  * and `logs` of a run on another hall read what that hall shipped to the
  * cluster (see run-output-shipper.ts and run-output-mirror.ts).
@@ -62,6 +64,7 @@ function clusterCommands(
   local: CommandHandlers,
   shared: SharedQueue,
   mirror: RunOutputMirror,
+  queries: HallQueries,
   publish: (event: BusEvent) => void,
 ): Partial<CommandHandlers> {
   const cancelElsewhere = async (id: string): Promise<ReplyTo<'cancel'>> => {
@@ -93,10 +96,10 @@ function clusterCommands(
       );
       return { raiders };
     },
+    queue: async (p) => clusterQueue(queries.waitingState(), await shared.queued(), Date.now(), p.slot),
     status: async () => {
-      const mine = await local.status({ cmd: 'status' });
-      if ('error' in mine) return mine;
       const now = Date.now();
+      const mine = clusterStatus(queries.status(), queries.waitingState(), await shared.queued(), now);
       const others = (await shared.remoteRuns()).map(({ hall, run }) => ({
         id: run.id,
         slot: run.slot,

@@ -79,8 +79,10 @@ export const StatusReply = z
     hall: z.string().optional().describe('In a shared cluster: the hall that answers (its `hall_id`).'),
     root: z.string().describe("The hall's directory."),
     slots: z.array(z.string()).describe('The slots with a running raider, sorted (in a shared cluster: on any hall).'),
-    queues: z.record(z.string(), z.number().int()).describe('Missions waiting per slot.'),
-    binding_queues: z.record(z.string(), z.number().int()).describe('Missions waiting per binding (bindings with none are left out).'),
+    queues: z.record(z.string(), z.number().int()).describe("Missions waiting per slot (on a shared cluster, in the cluster's queue)."),
+    binding_queues: z
+      .record(z.string(), z.number().int())
+      .describe("Missions waiting per binding (bindings with none are left out; on a shared cluster, in the cluster's queue)."),
     runs: z
       .array(
         z.object({
@@ -100,10 +102,11 @@ export const StatusReply = z
           slot: z.string().describe('The raider name of the mission.'),
           binding: binding.optional().describe('The binding queue it waits in, when it waits for its binding.'),
           position: z.number().int().describe('Its place in that queue, 1 first.'),
+          hall: z.string().optional().describe('On a shared cluster: the hall that claimed it and is starting it.'),
         }),
       )
       .optional()
-      .describe('The waiting missions, slot queues first (absent when none wait); `queue` tells more.'),
+      .describe("The waiting missions, slot queues first (absent when none wait); `queue` tells more. On a shared cluster, the cluster's."),
     starting: z.number().int().optional().describe('Missions that left their queue and whose raider has no pid yet.'),
     storage_error: z.string().optional().describe('Why the hall cannot write its state, while it cannot.'),
   })
@@ -152,6 +155,10 @@ export const WaitingMission = z.object({
   mission: z.string().describe('The mission text.'),
   binding: binding.optional().describe('The binding of the mission, when it has one.'),
   age: z.number().optional().describe('Seconds since the hall took the mission, to a tenth.'),
+  hall: z
+    .string()
+    .optional()
+    .describe('On a shared cluster: the hall that claimed the mission and is starting it (absent while it waits).'),
 });
 
 export const QueueReply = z

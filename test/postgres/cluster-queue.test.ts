@@ -1,7 +1,9 @@
 // The shared cluster's queue on a real PostgreSQL, without halls: concurrent
 // claimers never hold two missions of one numbered slot or binding, and take
 // each queue's missions in FIFO order; a lost hall's claimed missions go
-// back to the heads of their queues, and its runs are handed to one rescuer only.
+// back to the heads of their queues, and its runs are handed to one rescuer only;
+// a cron occurrence is claimed by one hall, and a bot's poller role passes
+// from a hall only once its lease has expired.
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
@@ -116,5 +118,44 @@ describe('the shared queue', () => {
     expect((await c.queue.claim(10)).map((x) => x.entry.id)).toEqual(['s0']);
     // The lost hall no longer holds its run.
     expect(await a.queue.stillHeld(['bjorn-1'])).toEqual(new Set());
+  });
+
+  it("answers the cron and Telegram faces: the first claim of an occurrence wins; a bot's role passes only when its holder's lease expired", async () => {
+    const url = await server.freshDatabase();
+    const [a, b] = await Promise.all([openShared(url, 'h1'), openShared(url, 'h2')]);
+    if (!a || !b) throw new Error('no halls');
+    const slot = Date.parse('2026-12-02T08:00:00Z');
+    // One occurrence, asked by both halls at once: one wins, and asking again answers the same.
+    const [winsA, winsB] = await Promise.all([a.queue.faces.claimCronSlot('tick', slot), b.queue.faces.claimCronSlot('tick', slot)]);
+    expect([winsA, winsB].sort()).toEqual([false, true]);
+    const winner = winsA ? a : b;
+    expect(await winner.queue.faces.claimCronSlot('tick', slot)).toBe(true);
+    expect(await (winsA ? b : a).queue.faces.claimCronSlot('tick', slot)).toBe(false);
+    expect(await a.queue.faces.lastCronSlot('tick')).toBe(slot);
+    expect(await a.queue.faces.lastCronSlot('other')).toBeNull();
+
+    expect(await a.queue.faces.holdRole('telegram:ops')).toBe(true);
+    expect(await b.queue.faces.holdRole('telegram:ops')).toBe(false);
+    expect(await a.queue.faces.holdRole('telegram:ops')).toBe(true);
+    expect(await a.queue.faces.writeFactHolding('telegram:ops', 'telegram', 'ops', { offset: 5 })).toBe(true);
+    expect(await b.queue.faces.writeFactHolding('telegram:ops', 'telegram', 'ops', { offset: 9 })).toBe(false);
+    expect(await b.queue.faces.readFact('telegram', 'ops')).toEqual({ offset: 5 });
+
+    // h1's lease runs out (as if it stalled): h2 takes the role; h1 holds nothing, and writes nothing, from then on.
+    await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'h1'");
+    expect(await a.queue.faces.holdRole('telegram:ops')).toBe(false);
+    expect(await b.queue.faces.holdRole('telegram:ops')).toBe(true);
+    expect(await a.queue.faces.writeFactHolding('telegram:ops', 'telegram', 'ops', { offset: 6 })).toBe(false);
+    expect(await b.queue.faces.writeFactHolding('telegram:ops', 'telegram', 'ops', { offset: 7 })).toBe(true);
+    expect(await a.queue.faces.readFact('telegram', 'ops')).toEqual({ offset: 7 });
+    // Back with a live lease, h1 does not take the role from a live holder.
+    await query(url, "UPDATE raider_hall_halls SET lease_until = now() + interval '1 minute' WHERE id = 'h1'");
+    expect(await a.queue.faces.holdRole('telegram:ops')).toBe(false);
+
+    await a.queue.submit(m('c1', 'bjorn', 'cron:tick'));
+    expect(await b.queue.faces.bindingBusy('cron:tick')).toBe(true);
+    expect(await b.queue.faces.bindingBusy('cron:other')).toBe(false);
+    expect(await b.queue.faces.missionKnown('c1')).toBe(true);
+    expect(await b.queue.faces.missionKnown('c2')).toBe(false);
   });
 });

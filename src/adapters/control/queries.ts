@@ -2,7 +2,7 @@
  * Answers to the read-only control commands (`ps`, `status`, `attach`,
  * `logs`) from the run registry and the durable state, without the hall actor.
  */
-import type { ReplyTo } from '../../protocol/replies.js';
+import type { Answer, ReplyTo } from '../../protocol/replies.js';
 import type { HallPaths } from '../storage/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
@@ -42,14 +42,14 @@ export class HallQueries {
     return { raiders };
   }
 
-  status(): ReplyTo<'status'> {
+  status(): Answer<'status'> {
     const runs = liveRuns(this.registry);
     const now = this.now();
     const queues: Record<string, number> = {};
     for (const [slot, queue] of this.store.state.slotQueues) queues[slot] = queue.length;
     const bindingQueues: Record<string, number> = {};
     for (const [binding, queue] of this.store.state.bindingQueues) if (queue.length > 0) bindingQueues[binding] = queue.length;
-    const reply: ReplyTo<'status'> = {
+    const reply: Answer<'status'> = {
       running: runs.length,
       root: this.paths.root,
       slots: [...new Set(runs.map((r) => r.slot))].sort(),
@@ -84,6 +84,11 @@ export class HallQueries {
     if (storageError !== null) reply.storage_error = storageError;
     for (const section of this.sections) Object.assign(reply, section());
     return reply;
+  }
+
+  /** The queues of this hall's durable state (a shared hall lists the cluster's with them). */
+  waitingState(): Pick<HallStateStore['state'], 'slotQueues' | 'bindingQueues'> {
+    return this.store.state;
   }
 
   queue(only?: string): ReplyTo<'queue'> {

@@ -60,6 +60,8 @@ export function cronJobLogic(job: CronJobConfig, world: CronJobWorld) {
         ? {
             claimSlot: fromCallback<EventObject, ClaimInput>(({ input, sendBack }) => {
               let stopped = false;
+              // A stopping hall claims nothing: the halls that go on fire it.
+              if (world.stopping()) return;
               faces
                 .claimCronSlot(job.id, input.slot)
                 .then((mine) => {

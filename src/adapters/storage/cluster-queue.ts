@@ -57,6 +57,14 @@ export interface ClusterHall {
   running: number;
 }
 
+/** A mission in the cluster's queue, waiting or claimed by a hall that is starting it. */
+export interface QueuedMission {
+  queue: { kind: 'slot'; slot: string } | { kind: 'binding'; binding: string };
+  entry: Mission;
+  /** The hall that claimed it; null while it waits for any hall. */
+  hall: string | null;
+}
+
 /** What became of a cancel or kill sent for a run or mission this hall does not hold. */
 export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; entry: Mission } | { kind: 'unknown' };
 
@@ -111,6 +119,8 @@ export interface SharedQueue {
   pruneEvents(): Promise<void>;
   /** Every hall of the cluster, this one included, by id. */
   halls(): Promise<ClusterHall[]>;
+  /** Every mission in the cluster's queue (waiting or claimed), each queue in the order its missions start. */
+  queued(): Promise<QueuedMission[]>;
   /** The runs with a raider on the other halls. */
   remoteRuns(): Promise<RemoteRun[]>;
   /** The run `id` on another hall, while it has a raider there. */

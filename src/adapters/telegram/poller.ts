@@ -46,6 +46,8 @@ export class BotPoller {
   private offset: number | undefined;
   /** On a shared cluster: whether this hall held the bot's poller role at the last look. */
   private polling = false;
+  /** On a shared cluster: the last failure to ask the database about the role (logged once). */
+  private clusterProblem: string | null = null;
   private readonly health: PollHealth = { state: 'starting', last_ok: null, last_error: null, failures: 0, retry_at: null, offset: null };
 
   constructor(
@@ -105,12 +107,16 @@ export class BotPoller {
     try {
       held = await faces.holdRole(this.role());
       if (held && !this.polling) this.offset = this.storedOffset(await faces.readFact(TELEGRAM_NS, this.parts.bot.name));
+      this.clusterProblem = null;
     } catch (err) {
-      this.services.log(`Telegram bot ${this.parts.bot.name}: cannot ask the cluster who polls it: ${errorMessage(err)}`);
+      // Once per different problem: a database that is away would otherwise fill the log every second.
+      const problem = `Telegram bot ${this.parts.bot.name}: cannot ask the cluster who polls it: ${errorMessage(err)}`;
+      if (problem !== this.clusterProblem) this.services.log(problem);
+      this.clusterProblem = problem;
       held = false;
     }
     if (held !== this.polling)
-      this.services.log(`Telegram bot ${this.parts.bot.name}: ${held ? 'this hall polls it now' : 'another hall polls it'}`);
+      this.services.log(`Telegram bot ${this.parts.bot.name}: ${held ? 'this hall polls it now' : 'this hall no longer polls it'}`);
     this.polling = held;
     if (!held) {
       this.health.state = 'standby';

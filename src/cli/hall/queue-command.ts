@@ -29,7 +29,8 @@ export function renderQueue(reply: Answer<'queue'>, columns: number): string {
         m.mission_id,
         m.age !== undefined ? formatAge(m.age) : '-',
         m.name,
-        m.mission,
+        // On a shared cluster: claimed by a hall, which starts it now.
+        m.hall !== undefined ? `(starting on ${m.hall}) ${m.mission}` : m.mission,
       ]);
       // The fixed columns take their widest cell; the mission gets the rest of the line.
       const fixed = [3, ...[1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length), 4))].reduce((a, b) => a + b + 1, 2);

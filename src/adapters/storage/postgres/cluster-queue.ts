@@ -16,6 +16,7 @@ import type {
   ClusterEvent,
   ClusterHall,
   LostRun,
+  QueuedMission,
   RemoteRun,
   RemoteSignal,
   SessionJournals,
@@ -105,6 +106,12 @@ const eventRow = z.object({ id: z.union([z.string(), z.number()]), hall: z.strin
 const frontRow = z.object({ entry: z.unknown(), queue_kind: z.string(), queue_key: z.string(), place: z.number() });
 const claimRow = z.object({ seq: z.union([z.string(), z.number()]), entry: z.unknown(), session: z.string().nullable() });
 const lostRow = z.object({ hall: z.string(), record: z.unknown() });
+const queuedRow = z.object({
+  queue_kind: z.enum(['slot', 'binding']),
+  queue_key: z.string(),
+  hall: z.string().nullable(),
+  entry: z.unknown(),
+});
 
 export class PostgresSharedQueue implements SharedQueue {
   private doorbells: Array<() => void> = [];
@@ -289,6 +296,22 @@ export class PostgresSharedQueue implements SharedQueue {
     return result.rows.map((raw) => {
       const row = hallRow.parse(raw);
       return { ...row, started_at: Math.round(row.started_at), lease_left: Math.round(row.lease_left * 10) / 10 };
+    });
+  }
+
+  async queued(): Promise<QueuedMission[]> {
+    const result = await this.pool.query(
+      `SELECT queue_kind, queue_key, CASE WHEN state = 'claimed' THEN hall END AS hall, entry FROM raider_hall_missions
+       WHERE cluster = $1 ORDER BY queue_kind DESC, queue_key, seq, id`,
+      [this.cluster],
+    );
+    return result.rows.flatMap((raw): QueuedMission[] => {
+      const row = queuedRow.parse(raw);
+      const entry = missionSchema.safeParse(row.entry);
+      if (!entry.success) return [];
+      const queue: QueuedMission['queue'] =
+        row.queue_kind === 'slot' ? { kind: 'slot', slot: row.queue_key } : { kind: 'binding', binding: row.queue_key };
+      return [{ queue, entry: entry.data, hall: row.hall }];
     });
   }
 
