@@ -176,6 +176,18 @@ describe('response headers', () => {
       expect(Object.keys(reply.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
     }
   });
+
+  it('lets a browser keep only the scripts whose route names their version, and only behind the login', async () => {
+    const page = await httpRequest(board, '/', { headers: bearer(board) });
+    const main = /<script type="module" src="(\/app\/v-[0-9a-f]+\/main\.js)">/.exec(page.body)?.[1] ?? '';
+    expect(main).not.toBe('');
+    const kept = await httpRequest(board, main, { headers: bearer(board) });
+    expect(kept.status).toBe(200);
+    expect(kept.headers['cache-control']).toBe('private, max-age=31536000, immutable');
+    expect(kept.headers['content-security-policy']).toContain("default-src 'self'");
+    expect((await httpRequest(board, main)).status).toBe(401);
+    expect((await httpRequest(board, '/app/main.js', { headers: bearer(board) })).headers['cache-control']).toBe('no-store');
+  });
 });
 
 describe('read-only, with a configured host name', () => {

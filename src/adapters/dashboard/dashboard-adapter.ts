@@ -188,6 +188,13 @@ class DashboardAdapter implements HallAdapter {
   }
 
   private async read(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const kept = this.assets.versioned.get(url.pathname);
+    if (kept) {
+      // Its route names its version: a browser may keep it (behind the same login: it is not public).
+      res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
+      sendBody(res, kept.type, kept.body);
+      return;
+    }
     const file = url.pathname === '/' ? this.assets.page(await firstData(this.deps)) : this.assets.files.get(url.pathname);
     if (file) sendBody(res, file.type, file.body);
     else if (!(await serveApiRead(this.deps, req, res, url))) sendJson(res, 404, { error: `not found: ${url.pathname}` });

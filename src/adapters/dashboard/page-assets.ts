@@ -33,15 +33,25 @@ const TYPES: Readonly<Record<string, string>> = {
   '.svg': 'image/svg+xml',
 };
 
-const IMPORT_MAP = JSON.stringify({
-  imports: { preact: '/vendor/preact.mjs', 'preact/hooks': '/vendor/preact-hooks.mjs', htm: '/vendor/htm.mjs', uplot: '/vendor/uplot.mjs' },
-});
+/** The page's import map, before the version goes into its routes. */
+const IMPORTS: Readonly<Record<string, string>> = {
+  preact: '/vendor/preact.mjs',
+  'preact/hooks': '/vendor/preact-hooks.mjs',
+  htm: '/vendor/htm.mjs',
+  uplot: '/vendor/uplot.mjs',
+};
 
 export interface PageAssets {
   /** The page, with the first data its Runs view needs inlined (JSON the browser never runs). */
   page(initial: unknown): Asset;
   /** By route: `/app/main.js`, `/vendor/preact.mjs`, ... */
   files: ReadonlyMap<string, Asset>;
+  /**
+   * The same files under a route that names this version of them
+   * (`/app/v-HASH/main.js`): the page asks for these, and a browser may keep
+   * them, since another version of a file has another route.
+   */
+  versioned: ReadonlyMap<string, Asset>;
   /** The base64 SHA-256 of the inline import map, for the CSP. */
   scriptHashes: readonly string[];
 }
@@ -74,10 +84,17 @@ export function loadPageAssets(): PageAssets {
     const text = fs.readFileSync(file, 'utf8').replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n');
     files.set(route, { type: typeOf(file), body: Buffer.from(text) });
   }
+  // One hash of every file: relative imports (./live.js) stay inside one version.
+  const digest = createHash('sha256');
+  for (const [route, file] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) digest.update(route).update(file.body);
+  const version = `v-${digest.digest('hex').slice(0, 16)}`;
+  const at = (route: string): string => route.replace(/^\/(app|vendor)\//, `/$1/${version}/`);
+  const versioned = new Map([...files].map(([route, file]) => [at(route), file]));
+  const importMap = JSON.stringify({ imports: Object.fromEntries(Object.entries(IMPORTS).map(([name, route]) => [name, at(route)])) });
   // Every module of the first page, asked for with the page instead of one import level after another.
   const preloads = [...files.keys()]
     .filter((route) => /\.m?js$/.test(route) && !NOT_PRELOADED.has(route))
-    .map((route) => `<link rel="modulepreload" href="${route}">`);
+    .map((route) => `<link rel="modulepreload" href="${at(route)}">`);
   const head = [
     '<!doctype html>',
     '<html lang="en">',
@@ -86,13 +103,13 @@ export function loadPageAssets(): PageAssets {
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<title>Raider Hall</title>',
     // Our own icon: a browser would otherwise ask for /favicon.ico.
-    '<link rel="icon" href="/app/icon.svg" type="image/svg+xml">',
-    '<link rel="stylesheet" href="/app/dashboard.css">',
-    '<link rel="stylesheet" href="/app/views.css">',
-    '<link rel="stylesheet" href="/vendor/uplot.css">',
-    `<script type="importmap">${IMPORT_MAP}</script>`,
+    `<link rel="icon" href="${at('/app/icon.svg')}" type="image/svg+xml">`,
+    `<link rel="stylesheet" href="${at('/app/dashboard.css')}">`,
+    `<link rel="stylesheet" href="${at('/app/views.css')}">`,
+    `<link rel="stylesheet" href="${at('/vendor/uplot.css')}">`,
+    `<script type="importmap">${importMap}</script>`,
     ...preloads,
-    '<script type="module" src="/app/main.js"></script>',
+    `<script type="module" src="${at('/app/main.js')}"></script>`,
     '</head>',
     '<body><div id="app"></div>',
   ].join('\n');
@@ -103,6 +120,7 @@ export function loadPageAssets(): PageAssets {
       body: Buffer.from(`${head}\n<script type="application/json" id="initial">${inlineJson(initial)}</script>\n</body>\n</html>\n`),
     }),
     files,
-    scriptHashes: [createHash('sha256').update(IMPORT_MAP).digest('base64')],
+    versioned,
+    scriptHashes: [createHash('sha256').update(importMap).digest('base64')],
   };
 }
