@@ -400,7 +400,8 @@ export async function startHall(
     if (child.exitCode !== null || child.signalCode !== null)
       throw new Error(`hall exited (${child.exitCode ?? child.signalCode}): ${stderr}`);
     try {
-      const reply = await request(socket, { cmd: 'status' }, 5_000);
+      // A hall with a long queue may take seconds to answer its first status: wait for that answer rather than ask again.
+      const reply = await request(socket, { cmd: 'status' }, Math.max(5_000, deadline - nowMs()));
       if (reply.error === undefined) break;
     } catch {
       /* not yet */

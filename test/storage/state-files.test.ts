@@ -4,7 +4,7 @@ import { DurableState, noDirt, type LedgerRun } from '../../src/adapters/storage
 import { canonical, renderBindingQueues, renderRuns, renderSlotQueue, walLine } from '../../src/adapters/storage/state-files.js';
 import type { DurableOp } from '../../src/adapters/storage/durable-state.js';
 
-const odd = 'quote " backslash \\ control \u0001 snowman \u2603 newline \n';
+const odd = 'quote " backslash \\ control \u0001 snowman \u2603 lone surrogate \ud800 newline \n';
 
 function sample(): DurableState {
   const state = new DurableState();

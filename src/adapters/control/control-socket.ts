@@ -5,7 +5,7 @@
  * client sends can take the hall down.
  */
 import net from 'node:net';
-import stringify from 'safe-stable-stringify';
+import { canonicalJson } from '../../protocol/canonical-json.js';
 import { runCommand, type CommandHandlers } from '../../protocol/command-service.js';
 import { parseFrame } from '../../protocol/frames.js';
 import { describeLineFault, LineReader } from '../../protocol/line-reader.js';
@@ -49,7 +49,7 @@ export class ControlSocket {
     let chain: Promise<void> = Promise.resolve();
     let unsubscribe: Array<() => void> = [];
     const write = (reply: Reply) => {
-      if (!socket.destroyed && socket.writable) socket.write(`${stringify(reply)}\n`);
+      if (!socket.destroyed && socket.writable) socket.write(`${canonicalJson(reply)}\n`);
     };
     const queueReply = (reply: Reply | Promise<Reply>) => {
       const ready = Promise.resolve(reply);

@@ -8,7 +8,7 @@
  * A subscriber that stops reading is dropped once its unsent output passes a
  * bound, with the reason logged, so it never stalls the others or the hall.
  */
-import stringify from 'safe-stable-stringify';
+import { canonicalJson } from '../../protocol/canonical-json.js';
 import type { BusEvent } from '../../machines/hall-effects.js';
 import { ENVELOPE_VERSION } from '../../protocol/events.js';
 import { errorMessage } from '../../domain/error-message.js';
@@ -99,7 +99,7 @@ export class EventBus {
         continue;
       }
       try {
-        line ??= `${stringify(envelope)}\n`;
+        line ??= `${canonicalJson(envelope)}\n`;
         sub.deliver(line, envelope);
       } catch (err) {
         this.warn(`event subscriber failed on ${event.type}: ${errorMessage(err)}`);

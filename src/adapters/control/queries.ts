@@ -7,7 +7,7 @@ import type { HallPaths } from '../storage/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
 import { liveRun, liveRuns, type RunRegistry } from './run-registry.js';
-import { ageSeconds, waitingQueues } from './waiting-missions.js';
+import { ageSeconds, waitingIds, waitingQueues } from './waiting-missions.js';
 import { journalLastWritten } from './session-journals.js';
 
 /** Adds sections to `status` (cron, telegram, acp), each under its own key. */
@@ -65,14 +65,7 @@ export class HallQueries {
           ...(r.binding !== undefined ? { binding: r.binding } : {}),
         })),
     };
-    const waiting = waitingQueues(this.store.state, now).flatMap((q) =>
-      q.missions.map((m) => ({
-        mission_id: m.mission_id,
-        slot: m.name,
-        ...(q.binding !== undefined ? { binding: q.binding } : {}),
-        position: m.position,
-      })),
-    );
+    const waiting = waitingIds(this.store.state);
     if (waiting.length > 0) reply.waiting = waiting;
     // Runs that left their queue and whose raider has no pid yet (a few ms): without this
     // count, a mission being started is neither queued nor running for whoever polls.

@@ -47,3 +47,28 @@ export function waitingQueues(state: Pick<DurableState, 'slotQueues' | 'bindingQ
   }
   return queues;
 }
+
+export type WaitingId = NonNullable<Answer<'status'>['waiting']>[number];
+
+/**
+ * Every waiting mission by id, for `status`: the slot queues, then the
+ * binding queues, as `waitingQueues` orders them. Built straight from the
+ * queues with the keys in sorted order, so a reply naming 100,000 missions
+ * is written by the native JSON writer (protocol/canonical-json.ts).
+ */
+export function waitingIds(state: Pick<DurableState, 'slotQueues' | 'bindingQueues'>): WaitingId[] {
+  const out: WaitingId[] = [];
+  for (const [, missions] of byKey(state.slotQueues)) {
+    for (let i = 0; i < missions.length; i++) {
+      const m = missions[i];
+      if (m) out.push({ mission_id: m.id, position: i + 1, slot: m.name });
+    }
+  }
+  for (const [binding, missions] of byKey(state.bindingQueues)) {
+    for (let i = 0; i < missions.length; i++) {
+      const m = missions[i];
+      if (m) out.push({ binding, mission_id: m.id, position: i + 1, slot: m.name });
+    }
+  }
+  return out;
+}

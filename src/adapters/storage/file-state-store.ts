@@ -73,9 +73,10 @@ export class FileStateStore implements HallStateStore {
     await fs.promises.mkdir(dir, { recursive: true });
     removeLeftovers(dir);
     const store = new FileStateStore(dir, options);
-    loadStateFiles(dir, store.state, options.warn);
-    store.replayLog();
-    await store.checkpoint();
+    const differs = loadStateFiles(dir, store.state, options.warn);
+    // After a clean stop the files hold everything and the log is empty: writing them
+    // all again (megabytes for a long queue) would only delay the start.
+    if (store.replayLog() || differs) await store.checkpoint();
     store.reserve.take();
     return store;
   }
@@ -204,11 +205,15 @@ export class FileStateStore implements HallStateStore {
     this.recovered('wal');
   }
 
-  /** Replays the log over the loaded files; a torn last line is cut off, so the next append starts a line of its own. */
-  private replayLog(): void {
+  /**
+   * Replays the log over the loaded files; a torn last line is cut off, so the
+   * next append starts a line of its own. True when the log held anything.
+   */
+  private replayLog(): boolean {
     const text = this.log.read();
     for (const op of parseLog(text, this.log.file, this.options.warn)) this.state.apply(op, this.files.dirty);
     if (text !== '' && !text.endsWith('\n')) this.log.cutAfterLastLine(text);
+    return text !== '';
   }
 
   /**
