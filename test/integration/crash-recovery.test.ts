@@ -43,7 +43,10 @@ describe('crash recovery', () => {
   it('adopts a raider that outlived the hall and reports a run that ended while it was down', async () => {
     const root = tempRoot();
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
-    const first = await spawnHallProcess(root);
+    // The Node raider itself (not the sh front that answers at once): `answer quick` must still
+    // run when `answer after` comes, so that one queues.
+    const nodeRaider = { RAIDER_HALL_RAIDER_BIN: path.join(REPO, 'test', 'fixtures', 'fake-raider.mjs') };
+    const first = await spawnHallProcess(root, nodeRaider);
     halls.push(first);
     const release = path.join(root, 'release');
     const long = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
@@ -66,7 +69,7 @@ describe('crash recovery', () => {
     // The quick one ends while no hall runs.
     await eventually(() => expect(fs.readFileSync(short.events_path, 'utf8')).toContain('run.finished'));
 
-    const second = await spawnHallProcess(root);
+    const second = await spawnHallProcess(root, nodeRaider);
     halls.push(second);
     const socket = path.join(root, '.raider-hall.socket');
     const tap = await tapEvents(socket, 'raider.');

@@ -15,7 +15,8 @@ import { expect } from 'vitest';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
-export const FAKE_RAIDER = path.join(REPO, 'test', 'fixtures', 'fake-raider.mjs');
+/** fake-raider.mjs behind a sh front that answers plain `answer TEXT` missions without a Node start-up. */
+export const FAKE_RAIDER = path.join(REPO, 'test', 'fixtures', 'fake-raider.sh');
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON frames in tests are read by path without a schema; a wrong path fails the assertion
 export type Json = Record<string, any>;
