@@ -10,7 +10,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +18,7 @@ import { hallPaths } from '../adapters/storage/hall-paths.js';
 import { errorMessage } from '../domain/error-message.js';
 import { type BusEnvelope, hallSubscribe } from '../protocol/hall-client.js';
 import { renderBusEvent, styleFor } from './hall/render.js';
+import { freePort } from '../adapters/os/free-port.js';
 
 export const CLUSTER_HALLS = ['hall-1', 'hall-2', 'hall-3'] as const;
 const CLUSTER = 'demo';
@@ -54,18 +54,6 @@ logs:
 interface DemoFiles {
   script: string;
   readme: string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 function exited(child: ChildProcess): boolean {

@@ -3,13 +3,14 @@
 // against one embedded PostgreSQL. A binding's session journal follows the
 // binding to whichever hall runs its next mission; `status`, `attach` and
 // `logs` on one hall answer for a run on another.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresJournals } from '../../src/adapters/storage/postgres/journal-sync.js';
 import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
+import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 import {
   eventually,
@@ -26,26 +27,7 @@ import {
 
 const server = usePostgresServer();
 
-interface HallProcess {
-  id: string;
-  root: string;
-  socket: string;
-  child: ChildProcess;
-}
-
-const halls: HallProcess[] = [];
-const taps: EventTap[] = [];
-afterEach(async () => {
-  for (const tap of taps.splice(0)) tap.close();
-  await Promise.all(halls.splice(0).map((h) => stopHall(h)));
-});
-
-async function stopHall(h: HallProcess): Promise<void> {
-  if (h.child.exitCode !== null || h.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => h.child.once('exit', resolve));
-  h.child.kill('SIGTERM');
-  await exited;
-}
+const { halls, taps } = closedAfterEachTest();
 
 async function startHallOn(url: string, id: string, root = tempRoot(), maxRunning = 2): Promise<HallProcess> {
   fs.writeFileSync(

@@ -6,37 +6,17 @@
 // expires is taken over: its runs end `failed` naming it, once, and what
 // waited behind them runs elsewhere; a stalled hall that comes back stops
 // what the cluster took from it, without a second report.
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type EventTap, type Json } from '../support/test-hall.js';
 
 const server = usePostgresServer();
 const LEASE_SECONDS = 2;
 
-interface HallProcess {
-  id: string;
-  root: string;
-  socket: string;
-  child: ChildProcess;
-}
-
-const halls: HallProcess[] = [];
-const taps: EventTap[] = [];
-afterEach(async () => {
-  for (const tap of taps.splice(0)) tap.close();
-  await Promise.all(halls.splice(0).map((h) => stopHall(h)));
-});
-
-async function stopHall(h: HallProcess): Promise<void> {
-  if (h.child.exitCode !== null || h.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => h.child.once('exit', resolve));
-  h.child.kill('SIGCONT');
-  h.child.kill('SIGTERM');
-  await exited;
-}
+const { halls, taps } = closedAfterEachTest();
 
 async function startHallOn(url: string, id: string, record: string, maxRunning = 2): Promise<HallProcess> {
   const root = tempRoot();

@@ -4,7 +4,6 @@
 // on when a hall is killed; each bot is polled by one hall at a time, and
 // another takes over (and does not handle an update twice) when it is lost;
 // `queue` and `status` of every hall list the cluster's waiting missions.
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,15 +23,10 @@ import {
   type TestHall,
 } from '../support/test-hall.js';
 
+import { stopHall, type HallProcess } from '../support/cluster-hall-processes.js';
+
 const server = usePostgresServer();
 const LEASE_SECONDS = 2;
-
-interface HallProcess {
-  id: string;
-  root: string;
-  socket: string;
-  child: ChildProcess;
-}
 
 /**
  * What one test started, stopped when that test finishes. (Side by side,
@@ -80,13 +74,6 @@ function started(onTestFinished: (fn: () => Promise<void>, timeout?: number) => 
   const scope = new Started();
   onTestFinished(() => scope.close(), 60_000);
   return scope;
-}
-
-async function stopHall(h: HallProcess): Promise<void> {
-  if (h.child.exitCode !== null || h.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => h.child.once('exit', resolve));
-  h.child.kill('SIGTERM');
-  await exited;
 }
 
 function hallConfig(url: string, id: string, extra: string, maxRunning = 4): string {

