@@ -117,4 +117,50 @@ describe('the shared queue', () => {
     // The lost hall no longer holds its run.
     expect(await a.queue.stillHeld(['bjorn-1'])).toEqual(new Set());
   });
+  it('never starts a mission twice: a hall whose claim went back to the cluster and to another hall has its run refused', async () => {
+    const url = await server.freshDatabase();
+    const a = await openShared(url, 'stalled');
+    const b = await openShared(url, 'b');
+    const entry = m('s0', '1bjorn');
+    await b.queue.submit(entry);
+    const [fromA] = await a.queue.claim(1);
+    if (!fromA) throw new Error('a claimed nothing');
+    // The claimer stalls past its lease before it records the run: b takes it over, the claim waits again, b claims it.
+    await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'stalled'");
+    await b.queue.rescue((lost) => ({ type: 'raider.done', id: lost.run.id }));
+    const [fromB] = await b.queue.claim(1);
+    expect(fromB?.entry.id).toBe('s0');
+    if (!fromB) throw new Error('b claimed nothing');
+    const refusedHere: string[][] = [];
+    a.queue.onRunsRefused((ids) => refusedHere.push([...ids]));
+    const run = (id: string) => ({ id, slot: '1bjorn', base_name: 'bjorn', entry, started_at: 1, events_path: '/e', log_path: '/l' });
+
+    // The stalled hall comes back and records its run: refused, and said so before its commit resolves.
+    a.store.apply({ op: 'run', run: run(fromA.runId) });
+    await a.store.commit();
+    expect(refusedHere).toEqual([[fromA.runId]]);
+    expect(a.store.refusal(fromA.runId)).toMatch(/gave its mission to another hall/);
+    // Its run ends unstarted: its end and its mission's removal leave b's claim alone.
+    a.store.apply({ op: 'end', runId: fromA.runId });
+    a.store.apply({ op: 'remove', missionId: 's0' });
+    a.store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry });
+    await a.store.commit();
+    expect((await query(url, "SELECT state, hall FROM raider_hall_missions WHERE id = 's0'")).rows).toEqual([
+      { state: 'claimed', hall: 'b' },
+    ]);
+
+    // b records its run: the mission row goes, its run row comes; sent twice (an unanswered COMMIT), still one run.
+    b.store.apply({ op: 'run', run: run(fromB.runId) });
+    b.store.apply({ op: 'run', run: run(fromB.runId) });
+    await b.store.commit();
+    expect(b.store.refusal(fromB.runId)).toBeNull();
+    expect((await query(url, 'SELECT id, hall FROM raider_hall_runs')).rows).toEqual([{ id: fromB.runId, hall: 'b' }]);
+    expect((await query(url, 'SELECT count(*)::int AS n FROM raider_hall_missions')).rows).toEqual([{ n: 0 }]);
+    // Nothing the stalled hall still sends puts the mission back.
+    a.store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry });
+    a.store.apply({ op: 'run', run: run(fromA.runId) });
+    await a.store.commit();
+    expect((await query(url, 'SELECT count(*)::int AS n FROM raider_hall_missions')).rows).toEqual([{ n: 0 }]);
+    expect((await query(url, 'SELECT id, hall FROM raider_hall_runs')).rows).toEqual([{ id: fromB.runId, hall: 'b' }]);
+  });
 });

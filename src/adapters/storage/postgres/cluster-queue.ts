@@ -109,6 +109,7 @@ const lostRow = z.object({ hall: z.string(), record: z.unknown() });
 export class PostgresSharedQueue implements SharedQueue {
   private doorbells: Array<() => void> = [];
   private replacedListeners: Array<() => void> = [];
+  private refusedListeners: Array<(runIds: readonly string[]) => void> = [];
   private listener: pg.Client | null = null;
   private listenTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -374,6 +375,15 @@ export class PostgresSharedQueue implements SharedQueue {
   /** The store found this hall's lease gone at a renewal. */
   replaced(): void {
     for (const listener of this.replacedListeners) listener();
+  }
+
+  onRunsRefused(listener: (runIds: readonly string[]) => void): void {
+    this.refusedListeners.push(listener);
+  }
+
+  /** The store's commit found these runs' claims gone: told before the runs hear that their records are written. */
+  runsRefused(runIds: readonly string[]): void {
+    for (const listener of this.refusedListeners) listener(runIds);
   }
 
   async close(): Promise<void> {

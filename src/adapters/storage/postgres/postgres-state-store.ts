@@ -19,7 +19,7 @@ import type { HallStateStore } from '../state-store.js';
 import type { DatabaseSettings } from './database-settings.js';
 import { loadClusterState } from './load-state.js';
 import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
-import { batchScript, type StoreScope } from './op-statements.js';
+import { batchScript, refusedRuns, type StoreScope } from './op-statements.js';
 import { PostgresSharedQueue } from './cluster-queue.js';
 import { PostgresJournals } from './journal-sync.js';
 import { PostgresRunOutputs } from './run-outputs.js';
@@ -64,6 +64,8 @@ export class PostgresStateStore implements HallStateStore {
   /** With `cluster_mode: shared`: the cluster's queue that every hall claims from. */
   readonly shared?: PostgresSharedQueue;
   private readonly journals?: PostgresJournals;
+  /** Runs whose record a shared cluster refused (their claims had gone elsewhere), until their end is applied. */
+  private readonly refused = new Map<string, string>();
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -123,6 +125,7 @@ export class PostgresStateStore implements HallStateStore {
       const session = this.state.runs.get(op.runId)?.session;
       if (session !== undefined) this.journalPushes.push({ session, runId: op.runId });
     }
+    if (op.op === 'end') this.refused.delete(op.runId);
     this.state.apply(op, noDirt());
     this.pending.push(op);
     this.applied++;
@@ -139,6 +142,10 @@ export class PostgresStateStore implements HallStateStore {
 
   lastError(): string | null {
     return this.failures.commit ?? this.failures.lease;
+  }
+
+  refusal(runId: string): string | null {
+    return this.refused.get(runId) ?? null;
   }
 
   commit(): Promise<void> {
@@ -264,10 +271,11 @@ export class PostgresStateStore implements HallStateStore {
     this.pending = [];
     this.journalPushes = [];
     let db: pg.PoolClient | null = null;
+    let refused: string[];
     try {
       db = await this.pool.connect();
       for (const { session, runId } of pushes) await this.journals?.push(db, session, runId);
-      await db.query(batchScript(batch, this.scope));
+      refused = refusedRuns(await db.query(batchScript(batch, this.scope)));
       db.release();
     } catch (err) {
       if (db) {
@@ -285,11 +293,22 @@ export class PostgresStateStore implements HallStateStore {
       this.retryTimer.unref();
       return;
     }
+    if (refused.length > 0) this.refuse(refused);
     this.durable = upTo;
     this.recovered('commit');
     const still: Waiter[] = [];
     for (const w of this.waiters) w.upTo <= this.durable ? w.resolve() : still.push(w);
     this.waiters = still;
+  }
+
+  /** Runs whose claims had gone back to the cluster: said before their runs hear that the batch committed. */
+  private refuse(runIds: readonly string[]): void {
+    const reason =
+      `the cluster gave its mission to another hall before this hall (${this.scope.hallId}) recorded the run ` +
+      '(this hall had been taken for lost); not started here';
+    for (const id of runIds) this.refused.set(id, reason);
+    this.options.warn(`${runIds.length} runs not started, their missions' claims were gone: ${runIds.join(', ')}`);
+    this.shared?.runsRefused(runIds);
   }
 
   private fail(err: unknown, upTo: number): void {
