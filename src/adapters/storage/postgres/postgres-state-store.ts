@@ -97,6 +97,10 @@ export class PostgresStateStore implements HallStateStore {
     const pool = new pg.Pool({ ...connectionConfig(settings), max: POOL_SIZE, query_timeout: QUERY_TIMEOUT_MS });
     // An idle connection that breaks is replaced by the pool; the next query says what went wrong.
     pool.on('error', () => undefined);
+    // A connection checked out of the pool (a transaction between two statements, or waiting on one)
+    // also emits its break as an 'error' event, which would end the process: the database restarting
+    // is a failure to retry, not a crash. The statement in flight, or the next, fails with it.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const store = new PostgresStateStore(pool, settings, options);
     try {
       const db = await pool.connect();
