@@ -163,4 +163,30 @@ describe('the shared queue', () => {
     expect((await query(url, 'SELECT count(*)::int AS n FROM raider_hall_missions')).rows).toEqual([{ n: 0 }]);
     expect((await query(url, 'SELECT id, hall FROM raider_hall_runs')).rows).toEqual([{ id: fromB.runId, hall: 'b' }]);
   });
+  it('commits a burst of submissions together, each in its place and committed before it resolves', async () => {
+    const url = await server.freshDatabase();
+    const { queue } = await openShared(url, 'h');
+    // 500 at once was 294 refused ("timeout exceeded when trying to connect") with one transaction each.
+    const burst = Array.from({ length: 500 }, (_, i) => m(`s${i}`, '1bjorn'));
+    const observer = new pg.Client({ connectionString: url });
+    await observer.connect();
+    let replies: Array<{ depth: number; committed: boolean }>;
+    try {
+      replies = await Promise.all(
+        burst.map(async (entry) => {
+          const { depth } = await queue.submit(entry);
+          // Resolved: its row is committed, seen from another connection.
+          const row = await observer.query('SELECT 1 FROM raider_hall_missions WHERE id = $1', [entry.id]);
+          return { depth, committed: row.rowCount === 1 };
+        }),
+      );
+    } finally {
+      await observer.end();
+    }
+    expect(replies).toEqual(burst.map((_, i) => ({ depth: i + 1, committed: true })));
+    const order = await query(url, "SELECT id FROM raider_hall_missions WHERE cluster = 'c' ORDER BY seq");
+    expect(order.rows.map((r: { id: string }) => r.id)).toEqual(burst.map((e) => e.id));
+    // A mission submitted again (same id) keeps its row and place.
+    expect(await queue.submit(m('s0', '1bjorn'))).toEqual({ depth: 1 });
+  });
 });
