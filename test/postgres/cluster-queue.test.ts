@@ -2,6 +2,8 @@
 // claimers never hold two missions of one numbered slot or binding, and take
 // each queue's missions in FIFO order; a lost hall's claimed missions go
 // back to the heads of their queues, and its runs are handed to one rescuer only.
+import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
@@ -9,6 +11,7 @@ import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres
 import type { LostRun, SharedQueue } from '../../src/adapters/storage/cluster-queue.js';
 import type { Mission } from '../../src/domain/mission.js';
 import { usePostgresServer } from '../support/postgres-server.js';
+import { tempRoot } from '../support/temp-roots.js';
 
 const server = usePostgresServer();
 const open: PostgresStateStore[] = [];
@@ -188,5 +191,44 @@ describe('the shared queue', () => {
     expect(order.rows.map((r: { id: string }) => r.id)).toEqual(burst.map((e) => e.id));
     // A mission submitted again (same id) keeps its row and place.
     expect(await queue.submit(m('s0', '1bjorn'))).toEqual({ depth: 1 });
+  });
+  it('shares a session its run created as soon as it is bound: a hall lost before the run ends leaves the session to the next hall', async () => {
+    const url = await server.freshDatabase();
+    const root = tempRoot();
+    const settings: DatabaseSettings = { url, where: 'the test database', cluster: 'c', hallId: 'h', shared: true, leaseMs: 60_000 };
+    const store = await PostgresStateStore.open(settings, { root, warn: () => undefined });
+    open.push(store);
+    const queue = store.shared;
+    if (!queue) throw new Error('not shared');
+    const entry = m('b0', 'ulf', 'telegram:x:1');
+    await queue.submit(entry);
+    const [claimed] = await queue.claim(1);
+    if (!claimed) throw new Error('nothing claimed');
+    // The run created the session (its journal's header line is in this hall's root), then its raider started.
+    const session = '20261202-085725-b129';
+    fs.mkdirSync(path.join(root, '.raider', 'sessions'), { recursive: true });
+    fs.writeFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), '{"header":1}\n');
+    const run = {
+      id: claimed.runId,
+      slot: 'ulf',
+      base_name: 'ulf',
+      entry,
+      binding: 'telegram:x:1',
+      session,
+      started_at: 1,
+      events_path: '/e',
+      log_path: '/l',
+    };
+    store.apply({ op: 'run', run });
+    await store.commit();
+    store.apply({ op: 'bind', binding: 'telegram:x:1', session });
+    await store.commit();
+    // No end yet (the hall may die now): the cluster has the binding's session and its journal.
+    const pieces = await query(url, 'SELECT start, convert_from(data, $2) AS data FROM raider_hall_journal_chunks WHERE session = $1', [
+      session,
+      'UTF8',
+    ]);
+    expect(pieces.rows).toEqual([{ start: '0', data: '{"header":1}\n' }]);
+    expect((await query(url, 'SELECT session FROM raider_hall_sessions')).rows).toEqual([{ session }]);
   });
 });

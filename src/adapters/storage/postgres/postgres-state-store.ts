@@ -129,6 +129,12 @@ export class PostgresStateStore implements HallStateStore {
       const session = this.state.runs.get(op.runId)?.session;
       if (session !== undefined) this.journalPushes.push({ session, runId: op.runId });
     }
+    if (this.journals && op.op === 'bind') {
+      // A session its run just created goes to the cluster with its binding: if this hall is lost before
+      // the run ends, the binding's next run elsewhere continues it instead of starting another.
+      const run = [...this.state.runs.values()].find((r) => r.session === op.session && r.binding === op.binding);
+      if (run !== undefined) this.journalPushes.push({ session: op.session, runId: run.id });
+    }
     if (op.op === 'end') this.refused.delete(op.runId);
     this.state.apply(op, noDirt());
     this.pending.push(op);
