@@ -78,6 +78,8 @@ export class ClusterWorker {
       void this.takeSignals();
     });
     this.queue.onReplaced(() => void this.stopReplacedRuns());
+    // Their missions may run on another hall now: they are stopped before their raiders start, silently.
+    this.queue.onRunsRefused((runIds) => this.actor.send({ type: 'cluster.replaced', runIds: [...runIds] }));
     // A run's end leaves room here, and (once its end commits) frees its slot and binding: the doorbell rings then.
     this.actor.on('bus', (e) => {
       if (e.event.type === 'raider.done' || e.event.type === 'raider.refused') this.wake();

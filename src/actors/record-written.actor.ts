@@ -17,13 +17,15 @@ import type { RecordInput } from '../machines/run.machine.js';
 /** How often a store that could not write is asked again. */
 const WRITE_RETRY_MS = 250;
 
-type RecordStore = Pick<HallStateStore, 'written' | 'commit' | 'lastError'>;
+type RecordStore = Pick<HallStateStore, 'written' | 'commit' | 'lastError' | 'refusal'>;
 
 export function recordWrittenLogic(store: RecordStore) {
   return fromPromise<void, RecordInput>(async ({ input, signal }) => {
-    if (store.written()) return;
     try {
-      await untilWritten(store, signal);
+      if (!store.written()) await untilWritten(store, signal);
+      // A shared cluster refuses the record of a run whose mission's claim went to another hall.
+      const refused = store.refusal?.(input.runId) ?? null;
+      if (refused !== null) throw new Error(refused);
     } catch (err) {
       // prepareRun wrote the run's start line: close its section of the log.
       appendToLogSync(input.logPath, resultLine(input.runId, 'failed', `could not be started: ${errorMessage(err)}`));

@@ -360,11 +360,14 @@ function acceptOffer(context: HallContext, enqueue: HallEnqueue, params: { slot:
     return;
   }
   const session = own(context.sessions, slotBinding(params.slot));
+  // A claimed mission that waited here for its numbered slot starts under the id its claim reserved.
+  const runId = own(context.reservedRunIds, params.entry.id);
   enqueue.sendTo(slotRef, {
     type: 'slot.offerAccepted',
     missionId: params.entry.id,
     at: params.at,
     ...(session !== undefined ? { session } : {}),
+    ...(runId !== undefined ? { runId } : {}),
   });
 }
 
@@ -514,11 +517,13 @@ export const hallMachine = hallSetup
         if (slotHead(context, accepted.slot) !== accepted.missionId)
           makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
         const session = own(context.sessions, accepted.binding);
+        const runId = own(context.reservedRunIds, accepted.missionId);
         enqueue.sendTo(slotRef, {
           type: 'slot.offerAccepted',
           missionId: accepted.missionId,
           at: accepted.at,
           ...(session !== undefined ? { session } : {}),
+          ...(runId !== undefined ? { runId } : {}),
         });
       }),
 

@@ -56,7 +56,8 @@ export type SlotEvent =
   /** `queued`: the mission had already waited (in its binding's queue). */
   | { type: 'slot.submit'; entry: Mission; at: number; reqId?: string; session?: string; queued?: boolean; runId?: string }
   | { type: 'slot.drain'; at: number }
-  | { type: 'slot.offerAccepted'; missionId: string; at: number; session?: string }
+  /** `runId`: the id a shared cluster reserved for the mission when this hall claimed it. */
+  | { type: 'slot.offerAccepted'; missionId: string; at: number; session?: string; runId?: string }
   | { type: 'slot.offerDeclined'; missionId: string; at: number }
   | { type: 'slot.drop'; binding: string }
   /** Drops one waiting mission (a cancel by its id). */
@@ -310,6 +311,7 @@ export const slotMachine = setup({
                   entry: waitingEntry(context, event.missionId),
                   at: event.at,
                   ...(event.session !== undefined ? { session: event.session } : {}),
+                  ...(event.runId !== undefined ? { runId: event.runId } : {}),
                   queued: true,
                 }),
               },

@@ -5,21 +5,15 @@
 // once. Every accepted mission ran once or was reported lost once, none ran
 // twice, a numbered slot's and a binding's runs never overlapped and kept
 // their FIFO order, whichever hall ran them.
-import fs from 'node:fs';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ChaosReport, runChaos } from '../support/cluster-chaos.js';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { REPO } from '../support/test-hall.js';
 
 const server = usePostgresServer();
 // `npm test` runs a small chaos; `npm run chaos:cluster` sets CHAOS_MISSIONS=1000 (and CHAOS_LOG=1).
 const MISSIONS = Number(process.env.CHAOS_MISSIONS ?? 60);
 // The draining of a thousand missions through serial queues, with halls dying, takes minutes.
 const BUDGET_MS = Math.max(120_000, MISSIONS * 1500);
-// A hall starts a new session for a binding whose journal is not in its own root; the
-// journals follow their bindings through the database once journal-sync.ts is there.
-const JOURNALS_FOLLOW = fs.existsSync(path.join(REPO, 'src', 'adapters', 'storage', 'postgres', 'journal-sync.ts'));
 
 describe('a shared cluster under chaos', () => {
   let report: ChaosReport;
@@ -49,10 +43,7 @@ describe('a shared cluster under chaos', () => {
     expect(Object.keys(report.runsPerHall).sort()).toEqual(['chaos-1', 'chaos-2', 'chaos-3']);
   });
 
-  it.skipIf(!JOURNALS_FOLLOW)(
-    `a binding's runs continue one session on every hall${JOURNALS_FOLLOW ? '' : ' (skipped: journals do not follow bindings across halls in this checkout)'}`,
-    () => {
-      expect(report.sessionBreaks).toEqual([]);
-    },
-  );
+  it("continues a binding's session on every hall: each numbered slot's and binding's runs had one session", () => {
+    expect(report.sessionBreaks).toEqual([]);
+  });
 });

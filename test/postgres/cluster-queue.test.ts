@@ -4,6 +4,8 @@
 // back to the heads of their queues, and its runs are handed to one rescuer only;
 // a cron occurrence is claimed by one hall, and a bot's poller role passes
 // from a hall only once its lease has expired.
+import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
@@ -11,6 +13,7 @@ import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres
 import type { LostRun, SharedQueue } from '../../src/adapters/storage/cluster-queue.js';
 import type { Mission } from '../../src/domain/mission.js';
 import { usePostgresServer } from '../support/postgres-server.js';
+import { tempRoot } from '../support/temp-roots.js';
 
 const server = usePostgresServer();
 const open: PostgresStateStore[] = [];
@@ -157,5 +160,117 @@ describe('the shared queue', () => {
     expect(await b.queue.faces.bindingBusy('cron:other')).toBe(false);
     expect(await b.queue.faces.missionKnown('c1')).toBe(true);
     expect(await b.queue.faces.missionKnown('c2')).toBe(false);
+  });
+
+  it('never starts a mission twice: a hall whose claim went back to the cluster and to another hall has its run refused', async () => {
+    const url = await server.freshDatabase();
+    const a = await openShared(url, 'stalled');
+    const b = await openShared(url, 'b');
+    const entry = m('s0', '1bjorn');
+    await b.queue.submit(entry);
+    const [fromA] = await a.queue.claim(1);
+    if (!fromA) throw new Error('a claimed nothing');
+    // The claimer stalls past its lease before it records the run: b takes it over, the claim waits again, b claims it.
+    await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'stalled'");
+    await b.queue.rescue((lost) => ({ type: 'raider.done', id: lost.run.id }));
+    const [fromB] = await b.queue.claim(1);
+    expect(fromB?.entry.id).toBe('s0');
+    if (!fromB) throw new Error('b claimed nothing');
+    const refusedHere: string[][] = [];
+    a.queue.onRunsRefused((ids) => refusedHere.push([...ids]));
+    const run = (id: string) => ({ id, slot: '1bjorn', base_name: 'bjorn', entry, started_at: 1, events_path: '/e', log_path: '/l' });
+
+    // The stalled hall comes back and records its run: refused, and said so before its commit resolves.
+    a.store.apply({ op: 'run', run: run(fromA.runId) });
+    await a.store.commit();
+    expect(refusedHere).toEqual([[fromA.runId]]);
+    expect(a.store.refusal(fromA.runId)).toMatch(/gave its mission to another hall/);
+    // Its run ends unstarted: its end and its mission's removal leave b's claim alone.
+    a.store.apply({ op: 'end', runId: fromA.runId });
+    a.store.apply({ op: 'remove', missionId: 's0' });
+    a.store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry });
+    await a.store.commit();
+    expect((await query(url, "SELECT state, hall FROM raider_hall_missions WHERE id = 's0'")).rows).toEqual([
+      { state: 'claimed', hall: 'b' },
+    ]);
+
+    // b records its run: the mission row goes, its run row comes; sent twice (an unanswered COMMIT), still one run.
+    b.store.apply({ op: 'run', run: run(fromB.runId) });
+    b.store.apply({ op: 'run', run: run(fromB.runId) });
+    await b.store.commit();
+    expect(b.store.refusal(fromB.runId)).toBeNull();
+    expect((await query(url, 'SELECT id, hall FROM raider_hall_runs')).rows).toEqual([{ id: fromB.runId, hall: 'b' }]);
+    expect((await query(url, 'SELECT count(*)::int AS n FROM raider_hall_missions')).rows).toEqual([{ n: 0 }]);
+    // Nothing the stalled hall still sends puts the mission back.
+    a.store.apply({ op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry });
+    a.store.apply({ op: 'run', run: run(fromA.runId) });
+    await a.store.commit();
+    expect((await query(url, 'SELECT count(*)::int AS n FROM raider_hall_missions')).rows).toEqual([{ n: 0 }]);
+    expect((await query(url, 'SELECT id, hall FROM raider_hall_runs')).rows).toEqual([{ id: fromB.runId, hall: 'b' }]);
+  });
+  it('commits a burst of submissions together, each in its place and committed before it resolves', async () => {
+    const url = await server.freshDatabase();
+    const { queue } = await openShared(url, 'h');
+    // 500 at once was 294 refused ("timeout exceeded when trying to connect") with one transaction each.
+    const burst = Array.from({ length: 500 }, (_, i) => m(`s${i}`, '1bjorn'));
+    const observer = new pg.Client({ connectionString: url });
+    await observer.connect();
+    let replies: Array<{ depth: number; committed: boolean }>;
+    try {
+      replies = await Promise.all(
+        burst.map(async (entry) => {
+          const { depth } = await queue.submit(entry);
+          // Resolved: its row is committed, seen from another connection.
+          const row = await observer.query('SELECT 1 FROM raider_hall_missions WHERE id = $1', [entry.id]);
+          return { depth, committed: row.rowCount === 1 };
+        }),
+      );
+    } finally {
+      await observer.end();
+    }
+    expect(replies).toEqual(burst.map((_, i) => ({ depth: i + 1, committed: true })));
+    const order = await query(url, "SELECT id FROM raider_hall_missions WHERE cluster = 'c' ORDER BY seq");
+    expect(order.rows.map((r: { id: string }) => r.id)).toEqual(burst.map((e) => e.id));
+    // A mission submitted again (same id) keeps its row and place.
+    expect(await queue.submit(m('s0', '1bjorn'))).toEqual({ depth: 1 });
+  });
+  it('shares a session its run created as soon as it is bound: a hall lost before the run ends leaves the session to the next hall', async () => {
+    const url = await server.freshDatabase();
+    const root = tempRoot();
+    const settings: DatabaseSettings = { url, where: 'the test database', cluster: 'c', hallId: 'h', shared: true, leaseMs: 60_000 };
+    const store = await PostgresStateStore.open(settings, { root, warn: () => undefined });
+    open.push(store);
+    const queue = store.shared;
+    if (!queue) throw new Error('not shared');
+    const entry = m('b0', 'ulf', 'telegram:x:1');
+    await queue.submit(entry);
+    const [claimed] = await queue.claim(1);
+    if (!claimed) throw new Error('nothing claimed');
+    // The run created the session (its journal's header line is in this hall's root), then its raider started.
+    const session = '20261202-085725-b129';
+    fs.mkdirSync(path.join(root, '.raider', 'sessions'), { recursive: true });
+    fs.writeFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), '{"header":1}\n');
+    const run = {
+      id: claimed.runId,
+      slot: 'ulf',
+      base_name: 'ulf',
+      entry,
+      binding: 'telegram:x:1',
+      session,
+      started_at: 1,
+      events_path: '/e',
+      log_path: '/l',
+    };
+    store.apply({ op: 'run', run });
+    await store.commit();
+    store.apply({ op: 'bind', binding: 'telegram:x:1', session });
+    await store.commit();
+    // No end yet (the hall may die now): the cluster has the binding's session and its journal.
+    const pieces = await query(url, 'SELECT start, convert_from(data, $2) AS data FROM raider_hall_journal_chunks WHERE session = $1', [
+      session,
+      'UTF8',
+    ]);
+    expect(pieces.rows).toEqual([{ start: '0', data: '{"header":1}\n' }]);
+    expect((await query(url, 'SELECT session FROM raider_hall_sessions')).rows).toEqual([{ session }]);
   });
 });

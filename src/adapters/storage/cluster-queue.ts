@@ -139,4 +139,9 @@ export interface SharedQueue {
   onDoorbell(listener: () => void): void;
   /** Called when this hall finds it was taken for lost (its lease had expired) and replaced. */
   onReplaced(listener: () => void): void;
+  /**
+   * Called with the runs whose record the cluster refused: their missions' claims had gone back to the
+   * cluster (this hall was taken for lost meanwhile) and may run elsewhere. They must not start here.
+   */
+  onRunsRefused(listener: (runIds: readonly string[]) => void): void;
 }

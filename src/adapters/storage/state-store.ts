@@ -37,4 +37,9 @@ export interface HallStateStore {
   lastError(): string | null;
   /** Set when several halls serve this store's cluster: missions go through it, not straight to this hall. */
   readonly shared?: SharedQueue;
+  /**
+   * Why the run's record was refused once its operations committed (a shared cluster had given its
+   * mission to another hall); null when it was written. Stores of one hall never refuse.
+   */
+  refusal?(runId: string): string | null;
 }

@@ -7,7 +7,7 @@
  * doorbell; the callers also poll, as a notification sent while a listener
  * was reconnecting is lost.
  */
-import pg from 'pg';
+import pg, { escapeLiteral } from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { BusEvent } from '../../../machines/hall-effects.js';
@@ -24,7 +24,7 @@ import type {
 } from '../cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import type { PostgresRunOutputs } from './run-outputs.js';
-import { missionKeys } from './op-statements.js';
+import { inline, missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
 import { slotOf } from '../../../domain/names.js';
 import { PostgresClusterFaces } from './cluster-faces.js';
@@ -65,10 +65,18 @@ const SUBMIT = `INSERT INTO raider_hall_missions (cluster, id, queue_kind, queue
 VALUES ($1, $2, $3, $4, nextval('raider_hall_mission_seq'), $5::jsonb, $6, $7)
 ON CONFLICT (cluster, id) DO NOTHING`;
 
-/** Its place in its queue: itself and the missions before it of its serial slot or binding. */
-const DEPTH = `SELECT count(*)::integer AS depth FROM raider_hall_missions e
-JOIN raider_hall_missions me ON me.cluster = e.cluster AND me.id = $2
-WHERE e.cluster = $1 AND e.seq <= me.seq AND (e.id = $2 OR e.serial_slot = $3 OR e.binding = $4)`;
+/** Each mission's place in its queue: itself and the missions before it of its serial slot or binding. */
+const DEPTHS = `SELECT me.id AS depth_of, (SELECT count(*) FROM raider_hall_missions e
+  WHERE e.cluster = me.cluster AND e.seq <= me.seq AND (e.id = me.id OR e.serial_slot = me.serial_slot OR e.binding = me.binding))::integer AS depth
+FROM raider_hall_missions me WHERE me.cluster = $1`;
+/** At most this many submissions per transaction (a script of a few hundred kilobytes at most). */
+const SUBMIT_BATCH = 500;
+
+interface PendingSubmission {
+  entry: Mission;
+  resolve: (queued: { depth: number }) => void;
+  reject: (err: Error) => void;
+}
 
 /**
  * A waiting mission to the head of its queue (one less than the queue's
@@ -104,6 +112,7 @@ const hallRow = z.object({
 });
 const eventRow = z.object({ id: z.union([z.string(), z.number()]), hall: z.string(), event: z.looseObject({ type: z.string() }) });
 const frontRow = z.object({ entry: z.unknown(), queue_kind: z.string(), queue_key: z.string(), place: z.number() });
+const depthRow = z.object({ depth_of: z.string(), depth: z.number() });
 const claimRow = z.object({ seq: z.union([z.string(), z.number()]), entry: z.unknown(), session: z.string().nullable() });
 const lostRow = z.object({ hall: z.string(), record: z.unknown() });
 const queuedRow = z.object({
@@ -115,7 +124,10 @@ const queuedRow = z.object({
 
 export class PostgresSharedQueue implements SharedQueue {
   private doorbells: Array<() => void> = [];
+  private submissions: PendingSubmission[] = [];
+  private submitting = false;
   private replacedListeners: Array<() => void> = [];
+  private refusedListeners: Array<(runIds: readonly string[]) => void> = [];
   private listener: pg.Client | null = null;
   private listenTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -138,23 +150,67 @@ export class PostgresSharedQueue implements SharedQueue {
     return `raider_hall:${cluster}`;
   }
 
-  async submit(entry: Mission): Promise<{ depth: number }> {
-    const keys = missionKeys(entry);
-    const queue =
-      keys.serialSlot !== null ? ['slot', keys.serialSlot] : keys.binding !== null ? ['binding', keys.binding] : ['slot', entry.name];
-    const db = await this.pool.connect();
+  /**
+   * Queues the mission in the cluster; resolves once its row is committed. Missions submitted while a
+   * batch is on its way go together in the next one (group commit): a burst costs a few round trips
+   * and one connection, not one transaction each on the pool.
+   */
+  submit(entry: Mission): Promise<{ depth: number }> {
+    return new Promise((resolve, reject) => {
+      this.submissions.push({ entry, resolve, reject });
+      this.submitNext();
+    });
+  }
+
+  private submitNext(): void {
+    if (this.submitting || this.submissions.length === 0) return;
+    this.submitting = true;
+    // setImmediate lets every submission of this turn of the event loop join the batch.
+    setImmediate(() => {
+      const batch = this.submissions.splice(0, SUBMIT_BATCH);
+      void this.submitBatch(batch).finally(() => {
+        this.submitting = false;
+        this.submitNext();
+      });
+    });
+  }
+
+  /** One script: the inserts in submission order (their seqs follow it), the depths, the doorbell, COMMIT. */
+  private async submitBatch(batch: readonly PendingSubmission[]): Promise<void> {
+    const lines = ['BEGIN'];
+    for (const { entry } of batch) {
+      const keys = missionKeys(entry);
+      const [kind, key] =
+        keys.serialSlot !== null ? ['slot', keys.serialSlot] : keys.binding !== null ? ['binding', keys.binding] : ['slot', entry.name];
+      lines.push(
+        inline({ text: SUBMIT, values: [this.cluster, entry.id, kind, key, JSON.stringify(entry), keys.serialSlot, keys.binding] }),
+      );
+    }
+    const ids = batch.map(({ entry }) => escapeLiteral(entry.id)).join(', ');
+    lines.push(`${inline({ text: DEPTHS, values: [this.cluster] })} AND me.id IN (${ids})`);
+    lines.push(`SELECT pg_notify(${escapeLiteral(PostgresSharedQueue.channel(this.cluster))}, '')`);
+    lines.push('COMMIT');
+    let db: pg.PoolClient | null = null;
     try {
-      await db.query('BEGIN');
-      await db.query(SUBMIT, [this.cluster, entry.id, queue[0], queue[1], JSON.stringify(entry), keys.serialSlot, keys.binding]);
-      const depth = await db.query<{ depth: number }>(DEPTH, [this.cluster, entry.id, keys.serialSlot, keys.binding]);
-      await db.query('SELECT pg_notify($1, $2)', [PostgresSharedQueue.channel(this.cluster), '']);
-      await db.query('COMMIT');
+      db = await this.pool.connect();
+      const results: unknown = await db.query(`${lines.join(';\n')};`);
       db.release();
-      return { depth: depth.rows[0]?.depth ?? 1 };
+      const depths = new Map<string, number>();
+      for (const result of Array.isArray(results) ? results : [results]) {
+        const rows: unknown = typeof result === 'object' && result !== null && 'rows' in result ? result.rows : [];
+        if (!Array.isArray(rows)) continue;
+        for (const raw of rows) {
+          const row = depthRow.safeParse(raw);
+          if (row.success) depths.set(row.data.depth_of, row.data.depth);
+        }
+      }
+      for (const { entry, resolve } of batch) resolve({ depth: depths.get(entry.id) ?? 1 });
     } catch (err) {
-      await db.query('ROLLBACK').catch(() => undefined);
-      db.release(true);
-      throw err;
+      if (db) {
+        await db.query('ROLLBACK').catch(() => undefined);
+        db.release(true);
+      }
+      for (const { reject } of batch) reject(err instanceof Error ? err : new Error(String(err)));
     }
   }
 
@@ -397,6 +453,15 @@ export class PostgresSharedQueue implements SharedQueue {
   /** The store found this hall's lease gone at a renewal. */
   replaced(): void {
     for (const listener of this.replacedListeners) listener();
+  }
+
+  onRunsRefused(listener: (runIds: readonly string[]) => void): void {
+    this.refusedListeners.push(listener);
+  }
+
+  /** The store's commit found these runs' claims gone: told before the runs hear that their records are written. */
+  runsRefused(runIds: readonly string[]): void {
+    for (const listener of this.refusedListeners) listener(runIds);
   }
 
   async close(): Promise<void> {

@@ -53,6 +53,26 @@ ON CONFLICT (cluster, id) DO UPDATE SET hall = EXCLUDED.hall, pid = EXCLUDED.pid
 const PID = `UPDATE raider_hall_runs SET pid = $3, record = jsonb_set(record, '{pid}', to_jsonb($3::integer))
 WHERE cluster = $1 AND id = $2`;
 const END = 'DELETE FROM raider_hall_runs WHERE cluster = $1 AND id = $2';
+
+// A hall of a shared cluster touches only what it holds. Another hall may have taken this one for lost
+// (a stall longer than its lease), put its claims back to waiting and claimed them itself meanwhile:
+// a mission row is removed only while this hall's claim holds it, and nothing here ever inserts one.
+const SHARED_REMOVE = "DELETE FROM raider_hall_missions WHERE cluster = $1 AND id = $2 AND state = 'claimed' AND hall = $3";
+/**
+ * A claimed mission becomes a run only while this hall still holds its claim: the claim's row goes
+ * and the run's row comes in one statement, or neither. Sent again after an unanswered COMMIT, it
+ * finds its own run row and changes nothing. A run refused here is not started (see refusedRuns).
+ */
+const SHARED_RUN = `WITH claim AS (
+  DELETE FROM raider_hall_missions WHERE cluster = $1 AND id = $6 AND state = 'claimed' AND hall = $3 RETURNING 1
+)
+INSERT INTO raider_hall_runs (cluster, id, hall, slot, binding, mission_id, pid, record)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb
+WHERE EXISTS (SELECT 1 FROM claim) OR EXISTS (SELECT 1 FROM raider_hall_runs WHERE cluster = $1 AND id = $2 AND hall = $3)
+ON CONFLICT (cluster, id) DO UPDATE SET pid = EXCLUDED.pid, record = EXCLUDED.record WHERE raider_hall_runs.hall = EXCLUDED.hall`;
+const SHARED_PID = `UPDATE raider_hall_runs SET pid = $3, record = jsonb_set(record, '{pid}', to_jsonb($3::integer))
+WHERE cluster = $1 AND id = $2 AND hall = $4`;
+const SHARED_END = 'DELETE FROM raider_hall_runs WHERE cluster = $1 AND id = $2 AND hall = $3';
 const BIND = `INSERT INTO raider_hall_sessions (cluster, binding, session) VALUES ($1, $2, $3)
 ON CONFLICT (cluster, binding) DO UPDATE SET session = EXCLUDED.session, updated_at = now()
 WHERE raider_hall_sessions.session IS DISTINCT FROM EXCLUDED.session`;
@@ -62,6 +82,37 @@ ON CONFLICT (cluster, ns, key) DO UPDATE SET value = EXCLUDED.value`;
 const UNSET = 'DELETE FROM raider_hall_kv WHERE cluster = $1 AND ns = $2 AND key = $3';
 
 export function opStatements(op: DurableOp, scope: StoreScope): Statement[] {
+  return scope.doorbell !== null ? sharedStatements(op, scope) : aloneStatements(op, scope);
+}
+
+/** A hall of a shared cluster: its missions are rows it claimed, its runs rows it holds. */
+function sharedStatements(op: DurableOp, scope: StoreScope): Statement[] {
+  const { cluster, hallId } = scope;
+  switch (op.op) {
+    case 'queue':
+      // A claimed mission waiting here for its slot or binding keeps its claimed row as it is.
+      return [];
+    case 'remove':
+      return [{ text: SHARED_REMOVE, values: [cluster, op.missionId, hallId] }];
+    case 'run': {
+      const run = op.run;
+      return [
+        {
+          text: SHARED_RUN,
+          values: [cluster, run.id, hallId, run.slot, run.binding ?? null, run.entry.id, run.pid ?? null, JSON.stringify(run)],
+        },
+      ];
+    }
+    case 'pid':
+      return [{ text: SHARED_PID, values: [cluster, op.runId, op.pid, hallId] }];
+    case 'end':
+      return [{ text: SHARED_END, values: [cluster, op.runId, hallId] }];
+    default:
+      return aloneStatements(op, scope);
+  }
+}
+
+function aloneStatements(op: DurableOp, scope: StoreScope): Statement[] {
   const { cluster } = scope;
   switch (op.op) {
     case 'queue': {
@@ -100,18 +151,48 @@ export function opStatements(op: DurableOp, scope: StoreScope): Statement[] {
   }
 }
 
-/** The operations as one transaction script: one round trip to the database. */
+/**
+ * The operations as one transaction script: one round trip to the database. On a shared cluster its
+ * last statement before COMMIT names the runs of the batch that this hall does not hold (a `run`
+ * refused because its claim had gone to another hall); `refusedRuns` reads them from the results.
+ */
 export function batchScript(ops: readonly DurableOp[], scope: StoreScope): string {
   const lines = ['BEGIN'];
   let frees = false;
+  const started: string[] = [];
   for (const op of ops) {
     for (const statement of opStatements(op, scope)) lines.push(inline(statement));
     frees ||= op.op === 'end' || op.op === 'remove';
+    if (op.op === 'run') started.push(op.run.id);
+    // A run that ends in the same batch has nothing left to refuse.
+    if (op.op === 'end') started.splice(0, started.length, ...started.filter((id) => id !== op.runId));
   }
   // Delivered at the commit, never for a rolled-back batch: the other halls claim what a run's end freed.
   if (frees && scope.doorbell !== null) lines.push(`SELECT pg_notify(${escapeLiteral(scope.doorbell)}, '')`);
+  if (scope.doorbell !== null) lines.push(refusedQuery(started, scope));
   lines.push('COMMIT');
   return `${lines.join(';\n')};`;
+}
+
+const REFUSED_MARK = 'refused_run';
+
+function refusedQuery(runIds: readonly string[], scope: StoreScope): string {
+  const ids = runIds.length === 0 ? 'ARRAY[]::text[]' : `ARRAY[${runIds.map((id) => escapeLiteral(id)).join(', ')}]::text[]`;
+  return `SELECT r.id AS ${REFUSED_MARK} FROM unnest(${ids}) AS r(id)
+WHERE NOT EXISTS (SELECT 1 FROM raider_hall_runs h WHERE h.cluster = ${escapeLiteral(scope.cluster)} AND h.id = r.id AND h.hall = ${escapeLiteral(scope.hallId)})`;
+}
+
+/** The run ids the batch's last query named as not held by this hall (see batchScript). */
+export function refusedRuns(results: unknown): string[] {
+  const list = Array.isArray(results) ? results : [results];
+  const ids: string[] = [];
+  for (const result of list) {
+    if (typeof result !== 'object' || result === null || !('rows' in result) || !Array.isArray(result.rows)) continue;
+    for (const row of result.rows) {
+      if (typeof row === 'object' && row !== null && REFUSED_MARK in row) ids.push(String(row[REFUSED_MARK]));
+    }
+  }
+  return ids;
 }
 
 /** The statement with its `$n` placeholders replaced by SQL literals. */

@@ -19,7 +19,7 @@ import type { HallStateStore } from '../state-store.js';
 import type { DatabaseSettings } from './database-settings.js';
 import { loadClusterState } from './load-state.js';
 import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
-import { batchScript, type StoreScope } from './op-statements.js';
+import { batchScript, refusedRuns, type StoreScope } from './op-statements.js';
 import { PostgresSharedQueue } from './cluster-queue.js';
 import { PostgresJournals } from './journal-sync.js';
 import { PostgresRunOutputs } from './run-outputs.js';
@@ -64,6 +64,8 @@ export class PostgresStateStore implements HallStateStore {
   /** With `cluster_mode: shared`: the cluster's queue that every hall claims from. */
   readonly shared?: PostgresSharedQueue;
   private readonly journals?: PostgresJournals;
+  /** Runs whose record a shared cluster refused (their claims had gone elsewhere), until their end is applied. */
+  private readonly refused = new Map<string, string>();
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -95,6 +97,10 @@ export class PostgresStateStore implements HallStateStore {
     const pool = new pg.Pool({ ...connectionConfig(settings), max: POOL_SIZE, query_timeout: QUERY_TIMEOUT_MS });
     // An idle connection that breaks is replaced by the pool; the next query says what went wrong.
     pool.on('error', () => undefined);
+    // A connection checked out of the pool (a transaction between two statements, or waiting on one)
+    // also emits its break as an 'error' event, which would end the process: the database restarting
+    // is a failure to retry, not a crash. The statement in flight, or the next, fails with it.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const store = new PostgresStateStore(pool, settings, options);
     try {
       const db = await pool.connect();
@@ -123,6 +129,13 @@ export class PostgresStateStore implements HallStateStore {
       const session = this.state.runs.get(op.runId)?.session;
       if (session !== undefined) this.journalPushes.push({ session, runId: op.runId });
     }
+    if (this.journals && op.op === 'bind') {
+      // A session its run just created goes to the cluster with its binding: if this hall is lost before
+      // the run ends, the binding's next run elsewhere continues it instead of starting another.
+      const run = [...this.state.runs.values()].find((r) => r.session === op.session && r.binding === op.binding);
+      if (run !== undefined) this.journalPushes.push({ session: op.session, runId: run.id });
+    }
+    if (op.op === 'end') this.refused.delete(op.runId);
     this.state.apply(op, noDirt());
     this.pending.push(op);
     this.applied++;
@@ -139,6 +152,10 @@ export class PostgresStateStore implements HallStateStore {
 
   lastError(): string | null {
     return this.failures.commit ?? this.failures.lease;
+  }
+
+  refusal(runId: string): string | null {
+    return this.refused.get(runId) ?? null;
   }
 
   commit(): Promise<void> {
@@ -264,10 +281,11 @@ export class PostgresStateStore implements HallStateStore {
     this.pending = [];
     this.journalPushes = [];
     let db: pg.PoolClient | null = null;
+    let refused: string[];
     try {
       db = await this.pool.connect();
       for (const { session, runId } of pushes) await this.journals?.push(db, session, runId);
-      await db.query(batchScript(batch, this.scope));
+      refused = refusedRuns(await db.query(batchScript(batch, this.scope)));
       db.release();
     } catch (err) {
       if (db) {
@@ -285,11 +303,22 @@ export class PostgresStateStore implements HallStateStore {
       this.retryTimer.unref();
       return;
     }
+    if (refused.length > 0) this.refuse(refused);
     this.durable = upTo;
     this.recovered('commit');
     const still: Waiter[] = [];
     for (const w of this.waiters) w.upTo <= this.durable ? w.resolve() : still.push(w);
     this.waiters = still;
+  }
+
+  /** Runs whose claims had gone back to the cluster: said before their runs hear that the batch committed. */
+  private refuse(runIds: readonly string[]): void {
+    const reason =
+      `the cluster gave its mission to another hall before this hall (${this.scope.hallId}) recorded the run ` +
+      '(this hall had been taken for lost); not started here';
+    for (const id of runIds) this.refused.set(id, reason);
+    this.options.warn(`${runIds.length} runs not started, their missions' claims were gone: ${runIds.join(', ')}`);
+    this.shared?.runsRefused(runIds);
   }
 
   private fail(err: unknown, upTo: number): void {
