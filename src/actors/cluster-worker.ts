@@ -38,6 +38,8 @@ export class ClusterWorker {
   /** The last cluster event id relayed (null until the first read). */
   private lastEvent: number | null = null;
   private relaying = false;
+  /** True while the bus delivers an event relayed from the cluster (the bus delivers synchronously). */
+  private publishingRelayed = false;
   private relayAgain = false;
   private pruneTimer: NodeJS.Timeout | null = null;
   private signalCount = 0;
@@ -62,6 +64,8 @@ export class ClusterWorker {
       deliver: (_line, envelope) => {
         // A hall's own lifecycle (hall.started, hall.stopping) stays its own: clients read it as their hall's.
         if (envelope.hall !== this.queue.hallId || envelope.type.startsWith(INSPECT_PREFIX) || envelope.type.startsWith('hall.')) return;
+        // Relayed from the cluster, so already there: a takeover's report names this hall when it was the lost one.
+        if (this.publishingRelayed) return;
         const { version: _v, seq: _s, ts: _t, ...event } = envelope;
         this.outbox.push(event);
         this.share();
@@ -144,7 +148,12 @@ export class ClusterWorker {
             // Whoever follows this hall's copy of the run's output gets all of it before the end.
             if (event.type === 'raider.done' && typeof event.id === 'string' && this.output.mirror.has(event.id))
               await this.output.mirror.finish(event.id);
-            this.bus.publish({ hall, ...event });
+            this.publishingRelayed = true;
+            try {
+              this.bus.publish({ hall, ...event });
+            } finally {
+              this.publishingRelayed = false;
+            }
           }
           if (!more) break;
         }

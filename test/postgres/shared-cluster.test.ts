@@ -184,6 +184,10 @@ describe('several halls on one shared cluster', () => {
     const after = await request(a.socket, { cmd: 'spawn', name: '1bjorn', mission: 'span again 10' });
     expect(after).toMatchObject({ queued: 1 });
     await eventually(() => expect(spans(record).map((s) => s.label)).toEqual(['again']), 10_000);
+    // Nor does it write the report it relayed back to the cluster as its own (it names hall a): hall a shares its
+    // events in order, so once hall b has the end of `again` from it, a copy written before would be there too.
+    await bEvents.waitFor((e) => e.type === 'raider.done' && e.mission_id === after.mission_id, 10_000);
+    expect(bEvents.all.filter((e) => e.type === 'raider.done' && e.id === done.id)).toHaveLength(1);
   });
 
   it('ps on any hall lists the runs of every hall; cancel from any hall reaches a run on another, or drops a waiting mission', async () => {
