@@ -273,4 +273,27 @@ describe('the shared queue', () => {
     expect(pieces.rows).toEqual([{ start: '0', data: '{"header":1}\n' }]);
     expect((await query(url, 'SELECT session FROM raider_hall_sessions')).rows).toEqual([{ session }]);
   });
+
+  it('keeps one raider.done per run in the cluster: a later end of the same run, shared or reported, is not written', async () => {
+    const url = await server.freshDatabase();
+    const a = await openShared(url, 'a');
+    const b = await openShared(url, 'b');
+    await a.queue.shareEvents([{ type: 'raider.done', id: 'bjorn-1', status: 'failed', error: 'the hall b that ran it was lost' }]);
+    // The stalled hall's own end of that run, and a report written back, come later: neither is written.
+    await b.queue.shareEvents([
+      { type: 'raider.spawned', id: 'bjorn-2' },
+      { type: 'raider.done', id: 'bjorn-1', status: 'completed' },
+      { type: 'raider.done', id: 'bjorn-2', status: 'completed' },
+    ]);
+    await a.queue.shareEvents([{ type: 'raider.done', id: 'bjorn-1', status: 'failed', error: 'the hall b that ran it was lost' }]);
+    const rows = await query(
+      url,
+      "SELECT hall, event->>'type' AS type, event->>'id' AS id, event->>'status' AS status FROM raider_hall_events ORDER BY raider_hall_events.id",
+    );
+    expect(rows.rows).toEqual([
+      { hall: 'a', type: 'raider.done', id: 'bjorn-1', status: 'failed' },
+      { hall: 'b', type: 'raider.spawned', id: 'bjorn-2', status: null },
+      { hall: 'b', type: 'raider.done', id: 'bjorn-2', status: 'completed' },
+    ]);
+  });
 });

@@ -95,6 +95,12 @@ const FRONT = `WITH me AS (
 SELECT me.entry, me.queue_kind, me.queue_key, q.place FROM me, q`;
 
 /** Every hall of the cluster with its lease's time left and its runs (for the dashboard). */
+/**
+ * A run ends once in the cluster (migration 005): a later `raider.done` of the same run (a stalled hall's own
+ * end after a takeover reported the run lost, or a report written back) is not written.
+ */
+const ONE_END_PER_RUN = "ON CONFLICT (cluster, (event->>'id')) WHERE event->>'type' = 'raider.done' DO NOTHING";
+
 const HALLS = `SELECT h.id, h.host, h.root, h.pid,
   (extract(epoch FROM h.started_at) * 1000)::float8 AS started_at,
   extract(epoch FROM h.lease_until - now())::float8 AS lease_left,
@@ -282,7 +288,7 @@ export class PostgresSharedQueue implements SharedQueue {
         // The reports, naming the lost hall, are committed with the takeover or not at all; the other
         // halls relay them from the table (written as this hall's: the lost one, back, relays them too).
         for (const lost of runs) {
-          await db.query('INSERT INTO raider_hall_events (cluster, hall, event) VALUES ($1, $2, $3::jsonb)', [
+          await db.query(`INSERT INTO raider_hall_events (cluster, hall, event) VALUES ($1, $2, $3::jsonb) ${ONE_END_PER_RUN}`, [
             this.cluster,
             this.hallId,
             JSON.stringify({ ...report(lost), hall: lost.hall }),
@@ -308,7 +314,8 @@ export class PostgresSharedQueue implements SharedQueue {
     if (events.length === 0) return;
     await this.pool.query(
       `WITH written AS (
-         INSERT INTO raider_hall_events (cluster, hall, event) SELECT $1, $2, e FROM unnest($3::jsonb[]) AS e RETURNING 1)
+         INSERT INTO raider_hall_events (cluster, hall, event) SELECT $1, $2, e FROM unnest($3::jsonb[]) AS e
+         ${ONE_END_PER_RUN} RETURNING 1)
        SELECT pg_notify($4, '') FROM (SELECT 1 FROM written LIMIT 1) AS any_written`,
       [this.cluster, this.hallId, events.map((e) => JSON.stringify(e)), PostgresSharedQueue.channel(this.cluster)],
     );
