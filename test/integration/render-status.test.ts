@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderStatus, styleFor } from '../../src/cli/hall/render.js';
+import { renderPs, renderStatus, styleFor } from '../../src/cli/hall/render.js';
 
 const plain = styleFor({ isTTY: false } as NodeJS.WriteStream);
 
@@ -45,6 +45,30 @@ describe('raider hall status for a person', () => {
         'ops      retrying (3 failures) 401 Unauthorized',
         '',
         'ACP: 127.0.0.1:38421, 2 session(s)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('ps: the reference columns on one hall; a last HALL column in a shared cluster', () => {
+    const run = { slot: '1bjorn', pid: 4242, base_name: 'bjorn', id: '1bjorn-1796200000', mission: 'look at\nthe files' };
+    expect(renderPs([run])).toBe(
+      [
+        'SLOT       PID      BASE_NAME ID                MISSION',
+        '1bjorn     4242     bjorn     1bjorn-1796200000 look at the files',
+        '',
+      ].join('\n'),
+    );
+    expect(
+      renderPs([
+        { ...run, hall: 'hall-2' },
+        { ...run, id: 'bjorn-1796200001', slot: 'bjorn', hall: 'hall-10' },
+      ]),
+    ).toBe(
+      [
+        'SLOT       PID      BASE_NAME ID                MISSION           HALL',
+        '1bjorn     4242     bjorn     1bjorn-1796200000 look at the files hall-2',
+        'bjorn      4242     bjorn     bjorn-1796200001  look at the files hall-10',
         '',
       ].join('\n'),
     );

@@ -51,14 +51,20 @@ interface PsRow {
   base_name: string;
   id: string;
   mission: string;
+  /** In a shared cluster: the hall that runs it. */
+  hall?: string;
 }
 
-/** `ps`: the reference's SLOT (10), PID (8), BASE_NAME columns, then the run id and its mission. */
+/**
+ * `ps`: the reference's SLOT (10), PID (8), BASE_NAME columns, then the run id and its mission; in a shared
+ * cluster a last HALL column (a PID is a process of that hall's host).
+ */
 export function renderPs(raiders: PsRow[]): string {
   if (raiders.length === 0) return 'No running raiders.\n';
+  const halls = raiders.some((r) => r.hall !== undefined);
   return alignedTable(
-    ['SLOT', 'PID', 'BASE_NAME', 'ID', 'MISSION'],
-    raiders.map((r) => [r.slot, String(r.pid), r.base_name, r.id, oneLine(r.mission, 50)]),
+    ['SLOT', 'PID', 'BASE_NAME', 'ID', 'MISSION', ...(halls ? ['HALL'] : [])],
+    raiders.map((r) => [r.slot, String(r.pid), r.base_name, r.id, oneLine(r.mission, 50), ...(halls ? [r.hall ?? ''] : [])]),
     [10, 8],
   );
 }
