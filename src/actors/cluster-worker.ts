@@ -18,6 +18,7 @@ import type { hallMachine } from '../machines/hall.machine.js';
 import { doneEvent, type EndedRun } from '../machines/hall-payloads.js';
 import type { RunOutputMirror } from './run-output-mirror.js';
 import type { RunOutputShipper } from './run-output-shipper.js';
+import { orphanRaiders } from './run-recovery.js';
 
 /** How often a hall looks for work and for lost halls without a doorbell (a notification can be lost). */
 const POLL_MS = 500;
@@ -52,6 +53,7 @@ export class ClusterWorker {
     private readonly bus: Pick<EventBus, 'publish' | 'subscribe'>,
     private readonly log: (line: string) => void,
     private readonly output: { shipper: RunOutputShipper; mirror: RunOutputMirror },
+    private readonly root: string,
   ) {}
 
   /**
@@ -74,6 +76,7 @@ export class ClusterWorker {
   }
 
   start(): void {
+    this.stopOrphans();
     this.pruneTimer = setInterval(() => void this.queue.pruneEvents().catch(() => undefined), PRUNE_MS);
     this.pruneTimer.unref();
     this.queue.onDoorbell(() => {
@@ -251,6 +254,24 @@ export class ClusterWorker {
   }
 
   /** This hall had been taken for lost: the runs the cluster reported for it are stopped here, silently. */
+  /**
+   * Raiders a previous process of this hall left running whose runs are not in its ledger any more: the
+   * cluster took them over while it was gone and reported them failed, so they must not go on unwatched.
+   * Called after the boot (which adopted the runs the ledger still holds) and before any claim.
+   */
+  private stopOrphans(): void {
+    const orphans = orphanRaiders(this.root, new Set(this.store.state.runs.keys()));
+    if (orphans.length === 0) return;
+    this.log(
+      `stopping ${orphans.length} raiders a previous hall process left running, whose runs the cluster reported failed: ${orphans.map((o) => o.runId).join(', ')}`,
+    );
+    for (const { pid } of orphans) signalGroup(pid, 'SIGTERM');
+    // Escalated as a cancel is, without waiting for it: nothing here waits on these processes.
+    setTimeout(() => {
+      for (const { pid } of orphans) signalGroup(pid, 'SIGKILL');
+    }, ORPHAN_GRACE_MS).unref();
+  }
+
   private async stopReplacedRuns(): Promise<void> {
     const mine = [...this.store.state.runs.keys()];
     try {
@@ -294,4 +315,20 @@ function lostRunEnded({ run, hall }: LostRun): EndedRun {
       error: `the hall ${hall} that ran it was lost (its lease expired); the run was not repeated`,
     },
   };
+}
+
+/** Seconds a left-over raider has between SIGTERM and SIGKILL. */
+const ORPHAN_GRACE_MS = 5_000;
+
+/** Signals a raider's process group (the hall starts each raider in a group of its own), else the process. */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
 }

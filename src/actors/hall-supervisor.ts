@@ -170,7 +170,8 @@ async function startLocked(
         mirror: new RunOutputMirror(store.shared, path.join(paths.root, '.raider-hall', 'cluster'), log),
       }
     : null;
-  const cluster = store.shared && output ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log, output) : null;
+  const cluster =
+    store.shared && output ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log, output, paths.root) : null;
   const queries = new HallQueries(paths, registry, store);
   const commands = hallCommands(
     gateway,

@@ -15,6 +15,7 @@ import type { AdoptedRun } from '../machines/slot.machine.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 
 const RUN_ID_VAR = 'RAIDER_HALL_RUN_ID=';
+const ROOT_VAR = 'RAIDER_HALL_ROOT=';
 
 /** The pid of the live raider started for `runId`, found by its environment. */
 function findRaiderPid(runId: string, hint: number | undefined): number | undefined {
@@ -30,6 +31,28 @@ function findRaiderPid(runId: string, hint: number | undefined): number | undefi
     if (environ.split('\0').includes(`${RUN_ID_VAR}${runId}`)) return pid;
   }
   return undefined;
+}
+
+/**
+ * The live raiders started by a hall in `root` whose runs are not in `known`:
+ * on a shared cluster, those a previous hall process left running and the
+ * cluster took over while it was gone (they were reported failed there).
+ */
+export function orphanRaiders(root: string, known: ReadonlySet<string>): Array<{ pid: number; runId: string }> {
+  const found: Array<{ pid: number; runId: string }> = [];
+  for (const pid of listPids()) {
+    if (pid === process.pid) continue;
+    let vars: string[];
+    try {
+      vars = fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (!vars.includes(`${ROOT_VAR}${root}`)) continue;
+    const runId = vars.find((v) => v.startsWith(RUN_ID_VAR))?.slice(RUN_ID_VAR.length);
+    if (runId !== undefined && !known.has(runId)) found.push({ pid, runId });
+  }
+  return found;
 }
 
 function listPids(): number[] {

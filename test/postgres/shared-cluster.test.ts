@@ -18,8 +18,7 @@ const LEASE_SECONDS = 2;
 
 const { halls, taps } = closedAfterEachTest();
 
-async function startHallOn(url: string, id: string, record: string, maxRunning = 2): Promise<HallProcess> {
-  const root = tempRoot();
+async function startHallOn(url: string, id: string, record: string, maxRunning = 2, root = tempRoot()): Promise<HallProcess> {
   fs.writeFileSync(
     path.join(root, '.raider-hall.yml'),
     `raiders: { bjorn: {}, ulf: {} }\nstorage: { postgres: "${url}" }\ncluster: team-a\ncluster_mode: shared\n` +
@@ -131,7 +130,11 @@ describe('several halls on one shared cluster', () => {
     const a = await startHallOn(url, 'hall-a', record);
     const holder = await request(a.socket, { cmd: 'spawn', name: '1bjorn', mission: `until ${release}` });
     expect(holder).toMatchObject({ queued: 1 });
-    await eventually(async () => expect((await request(a.socket, { cmd: 'ps' })).raiders).toHaveLength(1));
+    const [left] = await eventually(async () => {
+      const { raiders } = await request(a.socket, { cmd: 'ps' });
+      expect(raiders).toHaveLength(1);
+      return raiders as Json[];
+    });
     const b = await startHallOn(url, 'hall-b', record);
     const events = await tap(b);
     for (const label of ['w1', 'w2']) await request(b.socket, { cmd: 'spawn', name: '1bjorn', mission: `span ${label} 50` });
@@ -153,6 +156,12 @@ describe('several halls on one shared cluster', () => {
     );
     expect(spans(record).every((s) => s.root === b.root)).toBe(true);
     expect(events.all.filter((e) => e.type === 'raider.done' && e.mission_id === holder.mission_id)).toHaveLength(1);
+    // Its raider outlived it; hall a, started again on its root, stops it: the cluster reported that run failed.
+    const pid = Number(left?.pid);
+    expect(() => process.kill(pid, 0)).not.toThrow();
+    await startHallOn(url, 'hall-a', record, 2, a.root);
+    await eventually(() => expect(() => process.kill(pid, 0)).toThrow(), 10_000);
+    expect(fs.existsSync(release)).toBe(false);
     fs.writeFileSync(release, '');
   });
 
