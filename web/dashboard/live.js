@@ -1,7 +1,7 @@
 // What every view of the dashboard shares: JSON requests to the hall's API,
 // and the bus as live events handed out once per animation frame, so a busy
 // bus costs one render a frame, not one per event.
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 /** A failed request leaves the view as it was; the console says why. */
 export function reportFailure(err) {
@@ -106,6 +106,32 @@ export function useLiveBatch(onBatch, deps) {
     live.listeners.add(onBatch);
     return () => live.listeners.delete(onBatch);
   }, deps);
+}
+
+/**
+ * The JSON at `path` (null until it comes), asked again whenever a batch of
+ * bus events holds one that `concerns` it, and when the returned `again` is
+ * called: a page about one run or one session.
+ */
+export function useJsonFollowing(path, concerns) {
+  const [data, setData] = useState(null);
+  const [stamp, setStamp] = useState(0);
+  useEffect(() => {
+    let current = true;
+    getJson(path)
+      .then((reply) => current && setData(reply))
+      .catch(reportFailure);
+    return () => {
+      current = false;
+    };
+  }, [path, stamp]);
+  useLiveBatch(
+    (batch) => {
+      if (batch.some(concerns)) setStamp((n) => n + 1);
+    },
+    [path],
+  );
+  return [data, () => setStamp((n) => n + 1)];
 }
 
 /**

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { QuestionsRegion } from './questions.js';
 import { WaitingList } from './waiting.js';
-import { connectEvents, getJson, live, postJson, reportFailure, takeFirstData, useEvery, useLiveBatch } from './live.js';
+import { connectEvents, getJson, live, postJson, reportFailure, takeFirstData, useEvery, useJsonFollowing, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
@@ -202,28 +202,12 @@ function outputLine(event) {
 }
 
 function RunPage({ id, readOnly }) {
-  const [detail, setDetail] = useState(null);
-  const [stamp, setStamp] = useState(0);
-  useEffect(() => {
-    let current = true;
-    getJson(`/api/runs/${encodeURIComponent(id)}`)
-      .then((reply) => current && setDetail(reply))
-      .catch(reportFailure);
-    return () => {
-      current = false;
-    };
-  }, [id, stamp]);
-  useLiveBatch(
-    (batch) => {
-      if (batch.some((e) => e.id === id)) setStamp((n) => n + 1);
-    },
-    [id],
-  );
+  const [detail, lookAgain] = useJsonFollowing(`/api/runs/${encodeURIComponent(id)}`, (e) => e.id === id);
   const running = detail?.run?.status === 'running';
   // The raider's output goes to its events file, not the bus: while it runs, look again each second.
   useEffect(() => {
     if (!running) return undefined;
-    const timer = setInterval(() => setStamp((n) => n + 1), 1000);
+    const timer = setInterval(lookAgain, 1000);
     return () => clearInterval(timer);
   }, [running]);
   if (detail === null) return html`<main><p>Loading ${id}…</p></main>`;

@@ -4,7 +4,7 @@
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
-import { getJson, reportFailure, useLiveBatch } from './live.js';
+import { getJson, reportFailure, useJsonFollowing, useLiveBatch } from './live.js';
 
 const html = htm.bind(h);
 /** A tool result can be a whole file: the page shows its start. */
@@ -91,24 +91,8 @@ export function journalLine(entry) {
 }
 
 export function SessionPage({ id }) {
-  const [journal, setJournal] = useState(null);
-  const [stamp, setStamp] = useState(0);
-  useEffect(() => {
-    let current = true;
-    getJson(`/api/sessions/${encodeURIComponent(id)}`)
-      .then((reply) => current && setJournal(reply))
-      .catch(reportFailure);
-    return () => {
-      current = false;
-    };
-  }, [id, stamp]);
   // A run of this session ended: its lines are in the journal now.
-  useLiveBatch(
-    (batch) => {
-      if (batch.some((e) => e.type === 'raider.done' && e.session === id)) setStamp((n) => n + 1);
-    },
-    [id],
-  );
+  const [journal] = useJsonFollowing(`/api/sessions/${encodeURIComponent(id)}`, (e) => e.type === 'raider.done' && e.session === id);
   if (journal === null) return html`<main><p>Loading session ${id}…</p></main>`;
   if (journal.error !== undefined)
     return html`<main><p role="alert">${text(journal.error)}</p><a href="#/sessions">All sessions</a></main>`;
