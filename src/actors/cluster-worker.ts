@@ -19,6 +19,8 @@ import { doneEvent, type EndedRun } from '../machines/hall-payloads.js';
 import type { RunOutputMirror } from './run-output-mirror.js';
 import type { RunOutputShipper } from './run-output-shipper.js';
 import { orphanRaiders } from './run-recovery.js';
+import { SerialQueue } from '../adapters/storage/serial-queue.js';
+import { signalGroup } from '../adapters/os/process-group.js';
 
 /** How often a hall looks for work and for lost halls without a doorbell (a notification can be lost). */
 const POLL_MS = 500;
@@ -29,8 +31,9 @@ const PRUNE_MS = 60_000;
 
 export class ClusterWorker {
   private timer: NodeJS.Timeout | null = null;
-  private claiming = false;
-  private again = false;
+  /** One claim round at a time; a wake during one asks for one more (so does a relay request). */
+  private readonly claims = new SerialQueue();
+  private readonly relays = new SerialQueue();
   private stopped = false;
   private lastProblem: string | null = null;
   /** This hall's events not yet written for the others. */
@@ -38,10 +41,8 @@ export class ClusterWorker {
   private sharing = false;
   /** The last cluster event id relayed (null until the first read). */
   private lastEvent: number | null = null;
-  private relaying = false;
   /** True while the bus delivers an event relayed from the cluster (the bus delivers synchronously). */
   private publishingRelayed = false;
-  private relayAgain = false;
   private pruneTimer: NodeJS.Timeout | null = null;
   private signalCount = 0;
 
@@ -135,12 +136,7 @@ export class ClusterWorker {
 
   /** Publishes on this hall's bus the events the other halls wrote since the last read. */
   private relay(): void {
-    if (this.relaying) {
-      this.relayAgain = true;
-      return;
-    }
-    this.relaying = true;
-    void (async () => {
+    void this.relays.once('relay', async () => {
       try {
         for (;;) {
           const { last, events } = await this.queue.eventsSince(this.lastEvent);
@@ -162,31 +158,14 @@ export class ClusterWorker {
         }
       } catch (err) {
         this.problem(`cannot read the cluster's events: ${errorMessage(err)}`);
-      } finally {
-        this.relaying = false;
-        if (this.relayAgain) {
-          this.relayAgain = false;
-          this.relay();
-        }
       }
-    })();
+    });
   }
 
   /** Claims until the hall is full or nothing is claimable; one claim at a time, a wake during one runs another. */
   private wake(): void {
     if (this.stopped) return;
-    if (this.claiming) {
-      this.again = true;
-      return;
-    }
-    this.claiming = true;
-    void this.claimWhileRoom().finally(() => {
-      this.claiming = false;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      }
-    });
+    void this.claims.once('claim', () => this.claimWhileRoom());
   }
 
   private async claimWhileRoom(): Promise<void> {
@@ -253,7 +232,6 @@ export class ClusterWorker {
     }
   }
 
-  /** This hall had been taken for lost: the runs the cluster reported for it are stopped here, silently. */
   /**
    * Raiders a previous process of this hall left running whose runs are not in its ledger any more: the
    * cluster took them over while it was gone and reported them failed, so they must not go on unwatched.
@@ -272,6 +250,7 @@ export class ClusterWorker {
     }, ORPHAN_GRACE_MS).unref();
   }
 
+  /** This hall had been taken for lost: the runs the cluster reported for it are stopped here, silently. */
   private async stopReplacedRuns(): Promise<void> {
     const mine = [...this.store.state.runs.keys()];
     try {
@@ -297,7 +276,7 @@ export class ClusterWorker {
 }
 
 /** A lost hall's run as the cluster reports it: `raider.done`, failed, naming the hall; never run again. */
-export function lostRunDone(lost: LostRun): BusEvent {
+function lostRunDone(lost: LostRun): BusEvent {
   return { ...doneEvent(lostRunEnded(lost)), hall: lost.hall };
 }
 
@@ -317,18 +296,5 @@ function lostRunEnded({ run, hall }: LostRun): EndedRun {
   };
 }
 
-/** Seconds a left-over raider has between SIGTERM and SIGKILL. */
+/** How long a left-over raider has between SIGTERM and SIGKILL. */
 const ORPHAN_GRACE_MS = 5_000;
-
-/** Signals a raider's process group (the hall starts each raider in a group of its own), else the process. */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}

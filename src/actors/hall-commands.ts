@@ -20,8 +20,7 @@ import type { RunOutputMirror } from './run-output-mirror.js';
 export function hallCommands(
   gateway: HallGateway,
   queries: HallQueries,
-  shared?: { queue: SharedQueue; mirror: RunOutputMirror },
-  publish?: (event: BusEvent) => void,
+  shared?: { queue: SharedQueue; mirror: RunOutputMirror; publish: (event: BusEvent) => void },
 ): CommandHandlers {
   const commands: CommandHandlers = {
     spawn: (p) =>
@@ -48,7 +47,7 @@ export function hallCommands(
       error: 'no permission question is open here: set dashboard.questions: true in .raider-hall.yml for runs no ACP client watches to ask',
     }),
   };
-  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, queries, publish ?? (() => undefined)));
+  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, queries, shared.publish));
   return commands;
 }
 

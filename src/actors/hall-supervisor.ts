@@ -176,8 +176,7 @@ async function startLocked(
   const commands = hallCommands(
     gateway,
     queries,
-    store.shared && output ? { queue: store.shared, mirror: output.mirror } : undefined,
-    publish,
+    store.shared && output ? { queue: store.shared, mirror: output.mirror, publish } : undefined,
   );
   const runCommand = commandService(commands);
   const adapters: HallAdapter[] = [];

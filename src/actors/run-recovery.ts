@@ -22,13 +22,7 @@ function findRaiderPid(runId: string, hint: number | undefined): number | undefi
   const candidates = hint !== undefined ? [hint] : listPids();
   for (const pid of candidates) {
     if (!processAlive(pid)) continue;
-    let environ: string;
-    try {
-      environ = fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (environ.split('\0').includes(`${RUN_ID_VAR}${runId}`)) return pid;
+    if (environOf(pid)?.includes(`${RUN_ID_VAR}${runId}`)) return pid;
   }
   return undefined;
 }
@@ -42,17 +36,21 @@ export function orphanRaiders(root: string, known: ReadonlySet<string>): Array<{
   const found: Array<{ pid: number; runId: string }> = [];
   for (const pid of listPids()) {
     if (pid === process.pid) continue;
-    let vars: string[];
-    try {
-      vars = fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
-    } catch {
-      continue; // gone, or not ours to read
-    }
-    if (!vars.includes(`${ROOT_VAR}${root}`)) continue;
+    const vars = environOf(pid);
+    if (!vars?.includes(`${ROOT_VAR}${root}`)) continue;
     const runId = vars.find((v) => v.startsWith(RUN_ID_VAR))?.slice(RUN_ID_VAR.length);
     if (runId !== undefined && !known.has(runId)) found.push({ pid, runId });
   }
   return found;
+}
+
+/** A process's environment as `NAME=value` strings; null when it is gone or not ours to read. */
+function environOf(pid: number): string[] | null {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+  } catch {
+    return null;
+  }
 }
 
 function listPids(): number[] {

@@ -19,6 +19,7 @@ import { errorMessage } from '../domain/error-message.js';
 import { type BusEnvelope, hallSubscribe } from '../protocol/hall-client.js';
 import { renderBusEvent, styleFor } from './hall/render.js';
 import { freePort } from '../adapters/os/free-port.js';
+import { signalGroup } from '../adapters/os/process-group.js';
 
 export const CLUSTER_HALLS = ['hall-1', 'hall-2', 'hall-3'] as const;
 const CLUSTER = 'demo';
@@ -60,20 +61,12 @@ function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
 /** Signals the child's process group (each child of the demo leads one), then waits for the child, escalating to SIGKILL. */
 async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   if (exited(child)) return;
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const group = (sig: NodeJS.Signals): void => {
-    if (child.pid !== undefined) killGroup(child.pid, sig);
+    if (child.pid !== undefined) signalGroup(child.pid, sig);
   };
   group(signal);
   const timer = setTimeout(() => group('SIGKILL'), STOP_TIMEOUT_MS);
@@ -233,7 +226,7 @@ export async function clusterDemoCommand(dirArg: string | undefined, files: Demo
     signals++;
     if (signals > 1) {
       // A second Ctrl-C while stopping means: now. Nothing is left behind all the same.
-      for (const child of [...halls.map((h) => h.child), database]) if (child?.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+      for (const child of [...halls.map((h) => h.child), database]) if (child?.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
       process.exit(130);
     }
     stopping = true;

@@ -8,7 +8,7 @@
  *                              └──waiting (it queued in a busy slot)──▶ (next or free)
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import { splitQueue, toFront, type Mission } from '../domain/mission.js';
+import { toFront, type Mission } from '../domain/mission.js';
 import { MissionQueue } from '../domain/mission-queue.js';
 import type { DropReason } from './slot.machine.js';
 
@@ -125,13 +125,13 @@ export const bindingQueueMachine = setup({
       } satisfies BindingQueueReport);
     }),
     dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.dropMission'>) => {
-      const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
-      if (left.length === 0) return;
-      enqueue.assign({ queue: MissionQueue.of(kept) });
+      const entry = context.queue.find(event.missionId);
+      if (entry === undefined) return;
+      enqueue.assign({ queue: context.queue.without(event.missionId) });
       enqueue.sendParent({
         type: 'binding.dropped',
         binding: context.binding,
-        entries: left,
+        entries: [entry],
         reason: event.reason,
       } satisfies BindingQueueReport);
     }),

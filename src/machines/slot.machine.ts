@@ -208,10 +208,10 @@ export const slotMachine = setup({
       } satisfies SlotReport);
     }),
     dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.dropMission'>) => {
-      const { kept, left } = splitQueue(context.queue, (m) => m.id === event.missionId);
-      if (left.length === 0) return;
-      enqueue.assign({ queue: MissionQueue.of(kept) });
-      enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: left, reason: event.reason } satisfies SlotReport);
+      const entry = context.queue.find(event.missionId);
+      if (entry === undefined) return;
+      enqueue.assign({ queue: context.queue.without(event.missionId) });
+      enqueue.sendParent({ type: 'slot.dropped', slot: context.slot, entries: [entry], reason: event.reason } satisfies SlotReport);
     }),
     stopRuns: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ stopping: true });

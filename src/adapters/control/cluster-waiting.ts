@@ -17,7 +17,11 @@ function merged(local: Queues, queued: readonly QueuedMission[]): { queues: Queu
   const slotQueues = new Map<string, Mission[]>();
   const bindingQueues = new Map<string, Mission[]>();
   const halls = new Map<string, string>();
-  const add = (map: Map<string, Mission[]>, key: string, entry: Mission) => map.set(key, [...(map.get(key) ?? []), entry]);
+  const add = (map: Map<string, Mission[]>, key: string, entry: Mission) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [entry]);
+    else list.push(entry);
+  };
   for (const { queue, entry, hall } of queued) {
     if (queue.kind === 'slot') add(slotQueues, queue.slot, entry);
     else add(bindingQueues, queue.binding, entry);

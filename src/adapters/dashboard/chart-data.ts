@@ -141,7 +141,9 @@ export function chartData(history: RunHistory, samples: QueueDepthSamples, minut
     counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
     perMinute.set(minute, counts);
     const raider = run.slot.replace(/^\d+/, '') || run.slot;
-    durations.set(raider, [...(durations.get(raider) ?? []), run.duration]);
+    const list = durations.get(raider);
+    if (list === undefined) durations.set(raider, [run.duration]);
+    else list.push(run.duration);
   }
   const minuteKeys = [...perMinute.keys()].sort((a, b) => a - b);
   const column = (outcome: string) => minuteKeys.map((m) => perMinute.get(m)?.get(outcome) ?? 0);

@@ -35,7 +35,7 @@ export const CHECKPOINT_DELAY_MS = 50;
  * queues; files of short queues render in well under a millisecond and keep
  * the 50 ms.
  */
-export const CHECKPOINT_COST_FACTOR = 4;
+const CHECKPOINT_COST_FACTOR = 4;
 
 export class CheckpointWriter {
   /** The files changed since they were last written; `DurableState.apply` marks them. */

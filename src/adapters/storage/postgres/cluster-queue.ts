@@ -94,13 +94,13 @@ const FRONT = `WITH me AS (
 )
 SELECT me.entry, me.queue_kind, me.queue_key, q.place FROM me, q`;
 
-/** Every hall of the cluster with its lease's time left and its runs (for the dashboard). */
 /**
  * A run ends once in the cluster (migration 005): a later `raider.done` of the same run (a stalled hall's own
  * end after a takeover reported the run lost, or a report written back) is not written.
  */
 const ONE_END_PER_RUN = "ON CONFLICT (cluster, (event->>'id')) WHERE event->>'type' = 'raider.done' DO NOTHING";
 
+/** Every hall of the cluster with its lease's time left and its runs (for the dashboard). */
 const HALLS = `SELECT h.id, h.host, h.root, h.pid,
   (extract(epoch FROM h.started_at) * 1000)::float8 AS started_at,
   extract(epoch FROM h.lease_until - now())::float8 AS lease_left,
