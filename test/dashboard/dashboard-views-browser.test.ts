@@ -175,7 +175,6 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
       .getByRole('row')
       .filter({ has: page.getByRole('link', { name: run.id }) });
     await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
-    expect(sent).toBe(1500);
     // Frames kept coming (a frozen page has none): many, most of them at once, and never a
     // long wait between two (the bound leaves room for a machine that other work loads).
     expect(gaps.length).toBeGreaterThan(30);

@@ -64,6 +64,8 @@ describe('max_running (hall machine, simulated time)', () => {
     await h.settle();
     expect(h.reply('x')?.body).toEqual({ dropped: 1, mission_id: 'm2', slot: 'bjorn' });
     expect(h.bus('raider.dropped')).toEqual([{ type: 'raider.dropped', mission_id: 'm2', slot: 'bjorn', reason: 'cancelled' }]);
+    // The durable queue forgets it too: a restart must not bring it back.
+    expect(h.storeOps().filter((op) => op.op === 'remove')).toEqual([{ op: 'remove', missionId: 'm2' }]);
     await h.complete('a');
     expect(h.started()).toEqual(['a', 'c']);
     expect(h.errors).toEqual([]);
