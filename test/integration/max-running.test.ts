@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { hallPaths, slotLogPath } from '../../src/adapters/storage/hall-paths.js';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
 import { eventually, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
 
@@ -42,10 +43,14 @@ describe.each(BACKENDS)('max_running on %s', (backendName) => {
     await hall.stop();
     hall = await startTestHall({ root, config, env });
     const restarted = hall;
+    // Not lost on the way: it runs (its result comes to the slot log), once, and then the hall is idle.
+    const log = slotLogPath(hallPaths(root), 'bjorn');
+    await eventually(() => expect(fs.readFileSync(log, 'utf8')).toMatch(/\[hall\] raider bjorn-\S+ completed: two$/m), 10_000);
     await eventually(async () => {
       const { running, starting, waiting } = await restarted.request({ cmd: 'status' });
       expect({ running, starting, waiting }).toEqual({ running: 0, starting: undefined, waiting: undefined });
     });
+    expect(fs.readFileSync(log, 'utf8').match(/\[hall\] raider bjorn-\S+ completed: two$/gm)).toHaveLength(1);
     const tap = await hall.events('raider.');
     const again = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
     expect(again).toMatchObject({ pid: expect.any(Number) });

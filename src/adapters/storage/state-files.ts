@@ -10,7 +10,7 @@ import path from 'node:path';
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
 import type { Mission } from '../../domain/mission.js';
-import { NUMBERED_SLOT } from '../../domain/names.js';
+import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { KV_NAMESPACE, type DurableOp, type DurableState, type LedgerRun } from './durable-state.js';
 import { newMissionId } from './mission-id.js';
 import { describeIssues, fileEntrySchema, ledgerRunSchema } from './persisted-schemas.js';
@@ -272,7 +272,8 @@ export function loadStateFiles(stateDir: string, state: DurableState, warnUser: 
   for (const name of names.sort()) {
     if (!name.endsWith(QUEUE_SUFFIX)) continue;
     const slot = name.slice(0, -QUEUE_SUFFIX.length);
-    if (!NUMBERED_SLOT.test(slot)) continue;
+    // Numbered slots queue when busy; plain slots too when the hall is full (max_running).
+    if (!SAFE_RAIDER_NAME.test(slot)) continue;
     const file = path.join(stateDir, name);
     const list = readJsonAs(file, entries, [], warn);
     if (loadQueue(file, list, slot, (mission) => state.load({ kind: 'slot', slot }, mission), warn)) differs = true;
