@@ -12,7 +12,7 @@ import type { DatabaseSettings } from '../../src/adapters/storage/postgres/datab
 import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
 import type { LostRun, SharedQueue } from '../../src/adapters/storage/cluster-queue.js';
 import type { Mission } from '../../src/domain/mission.js';
-import { usePostgresServer } from '../support/postgres-server.js';
+import { queryDatabase as query, usePostgresServer } from '../support/postgres-server.js';
 import { tempRoot } from '../support/temp-roots.js';
 
 const server = usePostgresServer();
@@ -27,16 +27,6 @@ async function openShared(url: string, hallId: string, leaseMs = 60_000): Promis
   open.push(store);
   if (!store.shared) throw new Error('not shared');
   return { store, queue: store.shared };
-}
-
-async function query(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await client.query(text, values);
-  } finally {
-    await client.end();
-  }
 }
 
 const m = (id: string, name: string, binding?: string): Mission => ({ id, name, mission: id, ...(binding ? { binding } : {}) });

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { PostgresJournals } from '../../src/adapters/storage/postgres/journal-sync.js';
 import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
 import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
-import { usePostgresServer } from '../support/postgres-server.js';
+import { queryRows as query, usePostgresServer } from '../support/postgres-server.js';
 import {
   eventually,
   hallEnv,
@@ -45,16 +45,6 @@ async function tap(h: HallProcess, filter = ''): Promise<EventTap> {
   const t = await tapEvents(h.socket, filter);
   taps.push(t);
   return t;
-}
-
-async function query(url: string, text: string, values: unknown[] = []): Promise<Json[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 /** `raider hall attach ROOT ID --json` as a process whose output the test can wait on as it comes. */

@@ -6,11 +6,10 @@
 // the start with exit code 3.
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HallStartError } from '../../src/actors/hall-supervisor.js';
 import { readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
-import { usePostgresServer } from '../support/postgres-server.js';
+import { queryRows as rows, usePostgresServer } from '../support/postgres-server.js';
 import { eventually, runCli, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 
 const server = usePostgresServer();
@@ -19,16 +18,6 @@ afterEach(async () => {
   await hall?.stop();
   hall = undefined;
 });
-
-async function rows(url: string, text: string, values: unknown[] = []): Promise<Json[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** The config of a hall on `url`, its password left to ${PGPW} as a user would. */
 function configOn(url: string, raiders = 'raiders: { bjorn: {} }\n'): string {

@@ -4,13 +4,12 @@
 // from a newer hall or a cluster in use by a live hall is refused.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DurableState } from '../../src/adapters/storage/durable-state.js';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
 import { readMigrations, SchemaTooNewError } from '../../src/adapters/storage/postgres/migrations.js';
 import { ClusterInUseError, PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
-import { usePostgresServer } from '../support/postgres-server.js';
+import { queryDatabase as query, usePostgresServer } from '../support/postgres-server.js';
 import { REPO, tempRoot } from '../support/test-hall.js';
 
 const server = usePostgresServer();
@@ -28,16 +27,6 @@ async function openStore(s: DatabaseSettings, warnings: string[] = []): Promise<
   const store = await PostgresStateStore.open(s, { root: '/test', warn: (line) => warnings.push(line) });
   open.push(store);
   return store;
-}
-
-async function query(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await client.query(text, values);
-  } finally {
-    await client.end();
-  }
 }
 
 function snapshot(state: DurableState) {

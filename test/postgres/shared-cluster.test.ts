@@ -169,6 +169,27 @@ describe('several halls on one shared cluster', () => {
     fs.writeFileSync(release, '');
   });
 
+  it('a hall killed with kill -9 and started again before any takeover adopts its raider and lets it finish', async () => {
+    const { url, record, release } = await freshCluster();
+    // Alone in its cluster: no other hall takes its runs over, however long its restart takes.
+    const a = await startHallOn(url, 'hall-a', record);
+    const holder = await request(a.socket, { cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
+    const [left] = await eventually(async () => {
+      const { raiders } = await request(a.socket, { cmd: 'ps' });
+      expect(raiders).toHaveLength(1);
+      return raiders as Json[];
+    });
+    a.child.kill('SIGKILL');
+    const back = await startHallOn(url, 'hall-a', record, 2, a.root);
+    const events = await tap(back);
+    // Its run is still in its ledger: adopted, not taken for a left-over raider.
+    expect((await request(back.socket, { cmd: 'ps' })).raiders).toMatchObject([{ id: left?.id, pid: left?.pid }]);
+    expect(() => process.kill(Number(left?.pid), 0)).not.toThrow();
+    fs.writeFileSync(release, '');
+    const done = await events.waitFor((e) => e.type === 'raider.done' && e.mission_id === holder.mission_id, 10_000);
+    expect(done).toMatchObject({ id: left?.id, status: 'completed' });
+  });
+
   it('a stalled hall that comes back learns it was replaced and stops the run the cluster reported, without a second raider.done', async () => {
     const { url, record, release } = await freshCluster();
     const a = await startHallOn(url, 'hall-a', record);

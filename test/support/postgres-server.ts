@@ -7,6 +7,7 @@
  *   const pg = usePostgresServer();           // at the top of a test file
  *   const url = await pg.freshDatabase();     // in a test
  */
+import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { type PostgresServer, type StartedPostgresServer, startPostgresServer } from './postgres-process.js';
 
@@ -42,4 +43,20 @@ export function usePostgresServer(): PostgresServer {
     stop: () => running().stop(),
     start: () => running().start(),
   };
+}
+
+/** One statement on a connection of its own (a test looking into a database, or changing it behind a hall's back). */
+export async function queryDatabase(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The rows of one statement (see queryDatabase). */
+export async function queryRows(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
+  return (await queryDatabase(url, text, values)).rows;
 }
