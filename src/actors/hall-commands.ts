@@ -5,7 +5,7 @@
  * (`telegram_reply`, ...) over these defaults.
  */
 import { clusterQueue, clusterStatus } from '../adapters/control/cluster-waiting.js';
-import type { HallQueries } from '../adapters/control/queries.js';
+import { bySlotThenId, type HallQueries } from '../adapters/control/queries.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import type { CommandHandlers } from '../protocol/command-service.js';
 import type { HallAdapter } from '../ports/hall-services.js';
@@ -87,13 +87,10 @@ function clusterCommands(
         mission: run.entry.mission,
         id: run.id,
         ...(run.session !== undefined ? { session: run.session } : {}),
-        ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
+        ...boundTo(run),
         hall,
       }));
-      const raiders = [...own, ...others].sort((a, b) =>
-        a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
-      );
-      return { raiders };
+      return { raiders: [...own, ...others].sort(bySlotThenId) };
     },
     queue: async (p) => clusterQueue(queries.waitingState(), await shared.queued(), Date.now(), p.slot),
     status: async () => {
@@ -104,7 +101,7 @@ function clusterCommands(
         slot: run.slot,
         pid: run.pid ?? 0,
         age: ageSeconds(now, run.started_at),
-        ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
+        ...boundTo(run),
         hall,
       }));
       const runs = [...mine.runs.map((r) => ({ ...r, hall: shared.hallId })), ...others].sort(
@@ -125,7 +122,7 @@ function clusterCommands(
         slot: run.slot,
         pid: run.pid ?? 0,
         ...(run.session !== undefined ? { session: run.session } : {}),
-        ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
+        ...boundTo(run),
         log_path: copy.logPath,
         events_path: copy.eventsPath,
         hall,
@@ -159,4 +156,9 @@ function clusterCommands(
 /** Lets each face answer its own commands: a face's handler replaces the default one. */
 export function addFaceCommands(commands: CommandHandlers, adapters: readonly HallAdapter[]): void {
   for (const adapter of adapters) Object.assign(commands, adapter.commands ?? {});
+}
+
+/** A remote run's binding, named only with its session (as this hall's own runs are listed). */
+function boundTo(run: { binding?: string; session?: string }): { binding?: string } {
+  return run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {};
 }

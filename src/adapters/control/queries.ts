@@ -13,6 +13,11 @@ import { journalLastWritten } from './session-journals.js';
 /** Adds sections to `status` (cron, telegram, acp), each under its own key. */
 export type StatusSection = () => Record<string, unknown>;
 
+/** The order of `ps`: by slot, then by run id. */
+export function bySlotThenId(a: { slot: string; id: string }, b: { slot: string; id: string }): number {
+  return a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 export class HallQueries {
   private readonly sections: StatusSection[] = [];
 
@@ -29,7 +34,7 @@ export class HallQueries {
 
   ps(): ReplyTo<'ps'> {
     const raiders = liveRuns(this.registry)
-      .sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .sort(bySlotThenId)
       .map((run) => ({
         slot: run.slot,
         pid: run.pid,

@@ -50,6 +50,18 @@ export function cronJobLogic(job: CronJobConfig, world: CronJobWorld) {
     const failed: CronJobEvent = { type: 'failed', error };
     if (!isStopped()) sendBack(failed);
   };
+  /** Runs `work` and sends back the event it ends with (none for null), unless the actor was stopped by then. */
+  const answer = (sendBack: (e: EventObject) => void, work: () => Promise<CronJobEvent | null>, what?: string): (() => void) => {
+    let stopped = false;
+    work()
+      .then((event) => {
+        if (event !== null && !stopped) sendBack(event);
+      })
+      .catch((err: unknown) => fail(sendBack, () => stopped)(what === undefined ? err : `${what}: ${errorMessage(err)}`));
+    return () => {
+      stopped = true;
+    };
+  };
 
   const faces = services.store.shared?.faces;
 
@@ -59,18 +71,13 @@ export function cronJobLogic(job: CronJobConfig, world: CronJobWorld) {
       ...(faces
         ? {
             claimSlot: fromCallback<EventObject, ClaimInput>(({ input, sendBack }) => {
-              let stopped = false;
               // A stopping hall claims nothing: the halls that go on fire it.
               if (world.stopping()) return;
-              faces
-                .claimCronSlot(job.id, input.slot)
-                .then((mine) => {
-                  if (!stopped) sendBack({ type: mine ? 'claimed' : 'taken' });
-                })
-                .catch((err: unknown) => fail(sendBack, () => stopped)(`cannot claim the occurrence in the cluster: ${errorMessage(err)}`));
-              return () => {
-                stopped = true;
-              };
+              return answer(
+                sendBack,
+                async () => ({ type: (await faces.claimCronSlot(job.id, input.slot)) ? 'claimed' : 'taken' }),
+                'cannot claim the occurrence in the cluster',
+              );
             }),
           }
         : {}),
@@ -85,31 +92,23 @@ export function cronJobLogic(job: CronJobConfig, world: CronJobWorld) {
           return;
         }
         // The previous occurrence may wait in the cluster's queue or run on another hall.
-        let stopped = false;
-        faces
-          .bindingBusy(input.binding)
-          .then((inFlight) => {
-            if (!stopped) sendBack({ type: 'probed', inFlight });
-          })
-          .catch((err: unknown) =>
-            fail(sendBack, () => stopped)(`cannot ask the cluster about the previous occurrence: ${errorMessage(err)}`),
-          );
-        return () => {
-          stopped = true;
-        };
+        return answer(
+          sendBack,
+          async () => ({ type: 'probed', inFlight: await faces.bindingBusy(input.binding) }),
+          'cannot ask the cluster about the previous occurrence',
+        );
       }),
 
-      fire: fromCallback<EventObject, FireInput>(({ input, sendBack }) => {
-        let stopped = false;
-        const handOver = async (): Promise<void> => {
-          if (world.stopping()) return; // the slot stays unhandled: the next start sees it as missed
+      fire: fromCallback<EventObject, FireInput>(({ input, sendBack }) =>
+        answer(sendBack, async () => {
+          if (world.stopping()) return null; // the slot stays unhandled: the next start sees it as missed
           const before = record();
           const missionId = services.newMissionId();
           // Written first: a hall that dies after the hall took the mission must not fire this slot again.
           await records.save(job.id, withPending(before, input.slot, missionId));
           if (world.stopping()) {
             await records.save(job.id, before);
-            return;
+            return null;
           }
           const reply = await services.request({
             type: 'cmd.spawn',
@@ -124,26 +123,16 @@ export function cronJobLogic(job: CronJobConfig, world: CronJobWorld) {
           world.earlyEvents.delete(missionId);
           await records.save(job.id, withOutcome(record(), outcome));
           if (outcome.result === 'error') services.log(`cron job ${job.id}: the hall did not take the occurrence: ${outcome.error}`);
-          if (!stopped) sendBack({ type: 'fired', outcome });
-        };
-        handOver().catch(fail(sendBack, () => stopped));
-        return () => {
-          stopped = true;
-        };
-      }),
+          return { type: 'fired', outcome };
+        }),
+      ),
 
-      record: fromCallback<EventObject, RecordInput>(({ input, sendBack }) => {
-        let stopped = false;
-        records
-          .save(job.id, withOutcome(record(), outcomeWithoutRun(input.slot, input.result, now())))
-          .then(() => {
-            if (!stopped) sendBack({ type: 'recorded' });
-          })
-          .catch(fail(sendBack, () => stopped));
-        return () => {
-          stopped = true;
-        };
-      }),
+      record: fromCallback<EventObject, RecordInput>(({ input, sendBack }) =>
+        answer(sendBack, async () => {
+          await records.save(job.id, withOutcome(record(), outcomeWithoutRun(input.slot, input.result, now())));
+          return { type: 'recorded' };
+        }),
+      ),
     },
   });
 }
