@@ -94,6 +94,10 @@ const FRONT = `WITH me AS (
 )
 SELECT me.entry, me.queue_kind, me.queue_key, q.place FROM me, q`;
 
+/** The missions the halls `$2` claimed and did not start wait again, for any hall, in their places (their seq). */
+export const RELEASE_CLAIMS =
+  "UPDATE raider_hall_missions SET state = 'waiting', hall = NULL, claimed_at = NULL WHERE cluster = $1 AND state = 'claimed' AND hall = ANY($2)";
+
 /**
  * A run ends once in the cluster (migration 005): a later `raider.done` of the same run (a stalled hall's own
  * end after a takeover reported the run lost, or a report written back) is not written.
@@ -270,10 +274,7 @@ export class PostgresSharedQueue implements SharedQueue {
       let runs: LostRun[] = [];
       if (lost.length > 0) {
         // Back to the head of their queues: they keep their seq.
-        await db.query(
-          "UPDATE raider_hall_missions SET state = 'waiting', hall = NULL, claimed_at = NULL WHERE cluster = $1 AND state = 'claimed' AND hall = ANY($2)",
-          [this.cluster, lost],
-        );
+        await db.query(RELEASE_CLAIMS, [this.cluster, lost]);
         const deleted = await db.query('DELETE FROM raider_hall_runs WHERE cluster = $1 AND hall = ANY($2) RETURNING hall, record', [
           this.cluster,
           lost,

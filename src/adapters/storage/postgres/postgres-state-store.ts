@@ -20,7 +20,7 @@ import type { DatabaseSettings } from './database-settings.js';
 import { loadClusterState } from './load-state.js';
 import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
 import { batchScript, refusedRuns, type StoreScope } from './op-statements.js';
-import { PostgresSharedQueue } from './cluster-queue.js';
+import { PostgresSharedQueue, RELEASE_CLAIMS } from './cluster-queue.js';
 import { PostgresJournals } from './journal-sync.js';
 import { PostgresRunOutputs } from './run-outputs.js';
 
@@ -184,12 +184,7 @@ export class PostgresStateStore implements HallStateStore {
     await this.shared?.close();
     // Missions this hall claimed and did not start are any hall's again, in their places.
     if (this.shared) {
-      await this.pool
-        .query(
-          "UPDATE raider_hall_missions SET state = 'waiting', hall = NULL, claimed_at = NULL WHERE cluster = $1 AND state = 'claimed' AND hall = $2",
-          [this.scope.cluster, this.scope.hallId],
-        )
-        .catch(() => undefined);
+      await this.pool.query(RELEASE_CLAIMS, [this.scope.cluster, [this.scope.hallId]]).catch(() => undefined);
     }
     // Leaving at once lets the next hall of this cluster start without waiting for the lease.
     await this.pool
@@ -211,10 +206,7 @@ export class PostgresStateStore implements HallStateStore {
       const other = others.rows[0];
       if (this.shared) {
         // A hall back under its own id starts afresh: what it had claimed waits again, in its place.
-        await db.query(
-          "UPDATE raider_hall_missions SET state = 'waiting', hall = NULL, claimed_at = NULL WHERE cluster = $1 AND state = 'claimed' AND hall = $2",
-          [this.scope.cluster, this.scope.hallId],
-        );
+        await db.query(RELEASE_CLAIMS, [this.scope.cluster, [this.scope.hallId]]);
       } else if (other) {
         throw new ClusterInUseError(
           `the cluster "${this.scope.cluster}" in ${this.settings.where} is in use by the hall ${other.id} ` +
