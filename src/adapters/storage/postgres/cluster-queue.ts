@@ -102,7 +102,8 @@ export const RELEASE_CLAIMS =
  * A run ends once in the cluster (migration 005): a later `raider.done` of the same run (a stalled hall's own
  * end after a takeover reported the run lost, or a report written back) is not written.
  */
-const ONE_END_PER_RUN = "ON CONFLICT (cluster, (event->>'id')) WHERE event->>'type' = 'raider.done' DO NOTHING";
+const ONE_END_PER_RUN =
+  "ON CONFLICT (cluster, (event->>'id'), (coalesce(event->>'mission_id', ''))) WHERE event->>'type' = 'raider.done' DO NOTHING";
 
 /** Every hall of the cluster with its lease's time left and its runs (for the dashboard). */
 const HALLS = `SELECT h.id, h.host, h.root, h.pid,
