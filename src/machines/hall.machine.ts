@@ -302,8 +302,26 @@ function routeMission(enqueue: HallEnqueue, params: { entry: Mission; at: number
     enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), { type: 'binding.submit', entry, at: params.at, ...reqId });
     return;
   }
+  const binding = effectiveBinding(slotOf(entry.name).slot, undefined);
+  submitToSlot(enqueue, { entry, at: params.at, binding, reqId: params.reqId, queued: params.queued === true });
+}
+
+/** Hands a binding's mission to its slot, in the binding's session. */
+function passMission(enqueue: HallEnqueue, params: { binding: string; entry: Mission; at: number; reqId?: string; waited: boolean }): void {
+  submitToSlot(enqueue, { entry: params.entry, at: params.at, binding: params.binding, reqId: params.reqId, queued: params.waited });
+}
+
+/**
+ * Submits a mission to its slot, with its binding's session and its reserved
+ * run id as they stand when the submit is sent (an action earlier in the
+ * same step may have just set them).
+ */
+function submitToSlot(
+  enqueue: HallEnqueue,
+  params: { entry: Mission; at: number; binding: string | undefined; reqId: string | undefined; queued: boolean },
+): void {
+  const { entry, binding } = params;
   const { slot } = slotOf(entry.name);
-  const binding = effectiveBinding(slot, undefined);
   enqueue({ type: 'ensureSlot', params: { name: entry.name } });
   enqueue.sendTo(
     ({ context: c }) => slotRefOf(c, slot),
@@ -316,32 +334,11 @@ function routeMission(enqueue: HallEnqueue, params: { entry: Mission; at: number
         at: params.at,
         ...(session !== undefined ? { session } : {}),
         ...(runId !== undefined ? { runId } : {}),
-        ...reqId,
+        ...(params.reqId !== undefined ? { reqId: params.reqId } : {}),
         ...(params.queued ? { queued: true } : {}),
       };
     },
   );
-}
-
-/** Hands a binding's mission to its slot, in the binding's session. */
-function passMission(
-  context: HallContext,
-  enqueue: HallEnqueue,
-  params: { binding: string; entry: Mission; at: number; reqId?: string; waited: boolean },
-): void {
-  const { slot } = slotOf(params.entry.name);
-  const session = own(context.sessions, params.binding);
-  const runId = own(context.reservedRunIds, params.entry.id);
-  enqueue({ type: 'ensureSlot', params: { name: params.entry.name } });
-  enqueue.sendTo(({ context: c }) => slotRefOf(c, slot), {
-    type: 'slot.submit',
-    entry: params.entry,
-    at: params.at,
-    ...(session !== undefined ? { session } : {}),
-    ...(runId !== undefined ? { runId } : {}),
-    ...(params.reqId !== undefined ? { reqId: params.reqId } : {}),
-    ...(params.waited ? { queued: true } : {}),
-  });
 }
 
 /** The head of a numbered slot may start (room taken): its binding decides if it is free. */
@@ -420,7 +417,7 @@ function makeRoom(
   enqueue.assign({ tickets, roomQueue });
   for (const wait of through) {
     if (wait.kind === 'submit') routeMission(enqueue, { entry: wait.entry, at: wait.at, queued: true });
-    else if (wait.kind === 'pass') passMission(context, enqueue, { binding: wait.binding, entry: wait.entry, at: wait.at, waited: true });
+    else if (wait.kind === 'pass') passMission(enqueue, { binding: wait.binding, entry: wait.entry, at: wait.at, waited: true });
     else acceptOffer(context, enqueue, { slot: wait.slot, entry: wait.entry, at: wait.at });
   }
 }
@@ -485,10 +482,10 @@ export const hallMachine = hallSetup
           ...(pass.reqId !== undefined ? { reqId: pass.reqId } : {}),
         };
         // A new mission brought its room along; one that waited in the binding's queue needs room now.
-        if (!pass.waited) return passMission(context, enqueue, { ...params, waited: false });
+        if (!pass.waited) return passMission(enqueue, { ...params, waited: false });
         if (!roomFull(context)) {
           enqueue.assign({ tickets: context.tickets + 1 });
-          return passMission(context, enqueue, { ...params, waited: true });
+          return passMission(enqueue, { ...params, waited: true });
         }
         enqueue.assign({ roomQueue: [...context.roomQueue, { kind: 'pass', binding: pass.binding, entry: pass.entry, at: pass.at }] });
       }),
