@@ -91,6 +91,8 @@ export interface RunOutputs {
   ship(pieces: readonly OutputPiece[]): Promise<void>;
   /** The run's `stream` from byte `from` on, as far as it is contiguous; null when the cluster has none of the run's output. */
   read(runId: string, stream: OutputStream, from: number): Promise<Buffer | null>;
+  /** The hall that shipped the run's output; null when the cluster has none of it. */
+  shippedBy(runId: string): Promise<string | null>;
 }
 
 export interface SharedQueue {
