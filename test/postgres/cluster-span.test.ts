@@ -257,6 +257,30 @@ describe('a shared cluster', () => {
         { start: '4', hall: 'hall-b' },
         { start: '8', hall: 'hall-b' },
       ]);
+
+      // The sweep: a journal goes once no binding holds its session and no run goes on with it.
+      const piece = (of: string) =>
+        pool.query("INSERT INTO raider_hall_journal_chunks (cluster, session, start, data, hall) VALUES ('c1', $1, 0, 'x', 'hall-a')", [
+          of,
+        ]);
+      await pool.query("INSERT INTO raider_hall_sessions (cluster, binding, session) VALUES ('c1', 'telegram:ops:1', $1)", [session]);
+      await piece('reset-while-running');
+      await pool.query(
+        'INSERT INTO raider_hall_runs (cluster, id, hall, slot, mission_id, record) VALUES ($1, $2, $3, $4, $2, $5::jsonb)',
+        ['c1', 'ulf-4', 'hall-a', 'ulf', JSON.stringify({ session: 'reset-while-running' })],
+      );
+      await piece('reset');
+      await piece('of-another-cluster');
+      await pool.query("UPDATE raider_hall_journal_chunks SET cluster = 'c2' WHERE session = 'of-another-cluster'");
+      await a.prune();
+      const sessionsLeft = async () =>
+        (await query(url, 'SELECT DISTINCT session FROM raider_hall_journal_chunks ORDER BY session')).map((r) => r.session);
+      expect(await sessionsLeft()).toEqual([session, 'of-another-cluster', 'reset-while-running'].sort());
+      // Its run ended, and the binding was reset: both go.
+      await pool.query("DELETE FROM raider_hall_runs WHERE id = 'ulf-4'");
+      await pool.query("DELETE FROM raider_hall_sessions WHERE binding = 'telegram:ops:1'");
+      await b.prune();
+      expect(await sessionsLeft()).toEqual(['of-another-cluster']);
     } finally {
       await pool.end();
     }

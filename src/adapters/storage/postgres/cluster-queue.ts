@@ -19,11 +19,11 @@ import type {
   QueuedMission,
   RemoteRun,
   RemoteSignal,
-  SessionJournals,
   SharedQueue,
 } from '../cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import type { PostgresRunOutputs } from './run-outputs.js';
+import type { PostgresJournals } from './journal-sync.js';
 import { inline, missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
 import { slotOf } from '../../../domain/names.js';
@@ -149,7 +149,7 @@ export class PostgresSharedQueue implements SharedQueue {
     private readonly connection: pg.ClientConfig,
     private readonly cluster: string,
     readonly hallId: string,
-    readonly journals: SessionJournals,
+    readonly journals: PostgresJournals,
     readonly outputs: PostgresRunOutputs,
     private readonly warn: (line: string) => void,
   ) {
@@ -354,6 +354,7 @@ export class PostgresSharedQueue implements SharedQueue {
     ]);
     await this.faces.prune();
     await this.outputs.prune();
+    await this.journals.prune();
   }
 
   async halls(): Promise<ClusterHall[]> {
