@@ -47,10 +47,11 @@ export interface ClusterHall {
   pid: number;
   /** When it joined the cluster (epoch ms). */
   started_at: number;
+  /** Seconds since it last renewed its lease, by the database's clock. */
+  lease_age: number;
   /**
    * Seconds until its lease expires, by the database's clock; below 0 it has
-   * expired and the hall waits to be taken over. (The row keeps the expiry,
-   * not the time of the last renewal.)
+   * expired and the hall waits to be taken over.
    */
   lease_left: number;
   /** Its runs in the cluster's run ledger (started, or about to start). */

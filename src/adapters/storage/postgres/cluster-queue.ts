@@ -105,9 +105,10 @@ export const RELEASE_CLAIMS =
 const ONE_END_PER_RUN =
   "ON CONFLICT (cluster, (event->>'id'), (coalesce(event->>'mission_id', ''))) WHERE event->>'type' = 'raider.done' DO NOTHING";
 
-/** Every hall of the cluster with its lease's time left and its runs (for the dashboard). */
+/** Every hall of the cluster with its lease's age and time left, and its runs (for the dashboard). */
 const HALLS = `SELECT h.id, h.host, h.root, h.pid,
   (extract(epoch FROM h.started_at) * 1000)::float8 AS started_at,
+  extract(epoch FROM now() - h.renewed_at)::float8 AS lease_age,
   extract(epoch FROM h.lease_until - now())::float8 AS lease_left,
   (SELECT count(*) FROM raider_hall_runs r WHERE r.cluster = h.cluster AND r.hall = h.id)::integer AS running
 FROM raider_hall_halls h WHERE h.cluster = $1 ORDER BY h.id`;
@@ -118,6 +119,7 @@ const hallRow = z.object({
   root: z.string(),
   pid: z.number(),
   started_at: z.number(),
+  lease_age: z.number(),
   lease_left: z.number(),
   running: z.number(),
 });
@@ -361,7 +363,12 @@ export class PostgresSharedQueue implements SharedQueue {
     const result = await this.pool.query(HALLS, [this.cluster]);
     return result.rows.map((raw) => {
       const row = hallRow.parse(raw);
-      return { ...row, started_at: Math.round(row.started_at), lease_left: Math.round(row.lease_left * 10) / 10 };
+      return {
+        ...row,
+        started_at: Math.round(row.started_at),
+        lease_age: tenths(row.lease_age),
+        lease_left: tenths(row.lease_left),
+      };
     });
   }
 
@@ -515,4 +522,8 @@ export class PostgresSharedQueue implements SharedQueue {
       retry();
     }
   }
+}
+
+function tenths(seconds: number): number {
+  return Math.round(seconds * 10) / 10;
 }

@@ -224,10 +224,10 @@ export class PostgresStateStore implements HallStateStore {
 
   private upsertHall(db: pg.ClientBase | pg.Pool): Promise<unknown> {
     return db.query(
-      `INSERT INTO raider_hall_halls (cluster, id, host, root, pid, lease_until)
-       VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
+      `INSERT INTO raider_hall_halls (cluster, id, host, root, pid, lease_until, renewed_at)
+       VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond', now())
        ON CONFLICT (cluster, id) DO UPDATE SET host = EXCLUDED.host, root = EXCLUDED.root, pid = EXCLUDED.pid,
-         lease_until = EXCLUDED.lease_until`,
+         lease_until = EXCLUDED.lease_until, renewed_at = EXCLUDED.renewed_at`,
       [this.scope.cluster, this.scope.hallId, os.hostname(), this.options.root, process.pid, this.settings.leaseMs],
     );
   }
@@ -237,7 +237,7 @@ export class PostgresStateStore implements HallStateStore {
     try {
       if (this.shared) {
         const renewed = await this.pool.query(
-          "UPDATE raider_hall_halls SET lease_until = now() + $3 * interval '1 millisecond' WHERE cluster = $1 AND id = $2",
+          "UPDATE raider_hall_halls SET lease_until = now() + $3 * interval '1 millisecond', renewed_at = now() WHERE cluster = $1 AND id = $2",
           [this.scope.cluster, this.scope.hallId, this.settings.leaseMs],
         );
         if (renewed.rowCount === 0) {
