@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PostgresJournals } from '../../src/adapters/storage/postgres/journal-sync.js';
 import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
 import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
@@ -248,7 +248,25 @@ describe('a shared cluster', () => {
       await ranOn('hall-b', 'ulf-3');
       await push(b, 'ulf-3');
       expect(read(rootA)).toHaveLength(read(rootB).length);
-      await a.pull(session);
+      // The replacement is fsynced, and so is its directory after the rename (a crash keeps one whole journal).
+      const opened = new Map<number, string>();
+      const synced: string[] = [];
+      const { openSync, fsyncSync } = fs;
+      vi.spyOn(fs, 'openSync').mockImplementation((file: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode | null) => {
+        const fd = openSync(file, flags ?? 'r', mode);
+        opened.set(fd, String(file));
+        return fd;
+      });
+      vi.spyOn(fs, 'fsyncSync').mockImplementation((fd: number) => {
+        synced.push(opened.get(fd) ?? `fd ${fd}`);
+        fsyncSync(fd);
+      });
+      try {
+        await a.pull(session);
+      } finally {
+        vi.restoreAllMocks();
+      }
+      expect(synced).toEqual([`${journalOf(rootA)}.tmp-${process.pid}`, path.dirname(journalOf(rootA))]);
       expect(read(rootA)).toBe('one\ntwo\nthre\n');
       expect(warnings).toEqual([`the journal of session ${session} here differs from the cluster's; replaced by the cluster's (13 bytes)`]);
       const pieces = await query(url, 'SELECT start, hall FROM raider_hall_journal_chunks ORDER BY start');

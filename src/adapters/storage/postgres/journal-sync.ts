@@ -20,6 +20,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { errorMessage } from '../../../domain/error-message.js';
 import { journalPath } from '../../../raider/journal.js';
+import { writeFileAtomicSync } from '../atomic-file.js';
 import type { SessionJournals } from '../cluster-queue.js';
 
 const SIZE = `SELECT coalesce(max(start + octet_length(data)), 0)::bigint AS size
@@ -105,9 +106,8 @@ export class PostgresJournals implements SessionJournals {
     }
     // Not a prefix of the cluster's copy (a hall taken for lost wrote on alone): the cluster's copy wins.
     this.warn(`the journal of session ${session} here differs from the cluster's; replaced by the cluster's (${total} bytes)`);
-    const temp = `${file}.cluster-${process.pid}`;
-    fs.writeFileSync(temp, await this.bytesFrom(session, 0));
-    fs.renameSync(temp, file);
+    // Durable before the run starts on it: a crash leaves the old journal or the cluster's, never a torn one.
+    writeFileAtomicSync(file, await this.bytesFrom(session, 0));
   }
 
   /** Drops the journals no binding and no run uses any more (see PRUNE). */
