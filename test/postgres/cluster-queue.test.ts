@@ -224,6 +224,43 @@ describe('the shared queue', () => {
     // A mission submitted again (same id) keeps its row and place.
     expect(await queue.submit(m('s0', '1bjorn'))).toEqual({ depth: 1 });
   });
+  it('answers each submission with its place: itself and the missions up to its seq of its numbered slot or binding, one by one, in a batch and after a move', async () => {
+    const url = await server.freshDatabase();
+    const { queue } = await openShared(url, 'h');
+    // The place as the definition says, counted over the whole table for one mission.
+    const place = async (id: string): Promise<number> => {
+      const counted = await query(
+        url,
+        `SELECT (SELECT count(*) FROM raider_hall_missions e WHERE e.cluster = me.cluster AND e.seq <= me.seq
+           AND (e.id = me.id OR e.serial_slot = me.serial_slot OR e.binding = me.binding))::integer AS depth
+         FROM raider_hall_missions me WHERE me.cluster = 'c' AND me.id = $1`,
+        [id],
+      );
+      return counted.rows[0]?.depth;
+    };
+    // A numbered slot alone, with a binding that a plain slot's mission shares, a plain slot, another numbered slot.
+    const round = (i: number) => [
+      m(`s${i}`, '1bjorn'),
+      m(`sb${i}`, '1bjorn', 'telegram:x:1'),
+      m(`b${i}`, 'ulf', 'telegram:x:1'),
+      m(`p${i}`, 'bjorn'),
+      m(`o${i}`, '2bjorn'),
+    ];
+    const depths = new Map<string, number>();
+    const expectPlaces = async () => {
+      for (const [id, depth] of depths) expect({ id, depth }).toEqual({ id, depth: await place(id) });
+      depths.clear();
+    };
+    for (const entry of round(0)) depths.set(entry.id, (await queue.submit(entry)).depth);
+    expect([...depths.values()]).toEqual([1, 2, 2, 1, 1]);
+    await Promise.all([...round(1), ...round(2)].map(async (entry) => depths.set(entry.id, (await queue.submit(entry)).depth)));
+    expect(depths.get('sb2')).toBe(8);
+    await expectPlaces();
+    // b2 before every mission of its binding: the next ones count it where it now is.
+    await queue.front('b2');
+    await Promise.all(round(3).map(async (entry) => depths.set(entry.id, (await queue.submit(entry)).depth)));
+    await expectPlaces();
+  });
   it('shares a session its run created as soon as it is bound: a hall lost before the run ends leaves the session to the next hall', async () => {
     const url = await server.freshDatabase();
     const root = tempRoot();
