@@ -301,6 +301,51 @@ describe('the shared queue', () => {
     expect((await query(url, 'SELECT session FROM raider_hall_sessions')).rows).toEqual([{ session }]);
   });
 
+  it('keeps a session its run created for the binding when the hall is lost after the raider started and before the binding was recorded', async () => {
+    const url = await server.freshDatabase();
+    const root = tempRoot();
+    const settings: DatabaseSettings = { url, where: 'the test database', cluster: 'c', hallId: 'h', shared: true, leaseMs: 60_000 };
+    const store = await PostgresStateStore.open(settings, { root, warn: () => undefined });
+    open.push(store);
+    const other = await openShared(url, 'other');
+    const queue = store.shared;
+    if (!queue) throw new Error('not shared');
+    const binding = 'telegram:x:1';
+    await queue.submit(m('b0', 'ulf', binding));
+    const [claimed] = await queue.claim(1);
+    if (!claimed) throw new Error('nothing claimed');
+    const session = '20261202-085725-c0de';
+    fs.mkdirSync(path.join(root, '.raider', 'sessions'), { recursive: true });
+    fs.writeFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), '{"header":1}\n');
+    const run = {
+      id: claimed.runId,
+      slot: 'ulf',
+      base_name: 'ulf',
+      entry: m('b0', 'ulf', binding),
+      binding,
+      session,
+      started_at: 1,
+      events_path: '/e',
+      log_path: '/l',
+    };
+    store.apply({ op: 'run', run });
+    await store.commit();
+    // The raider may start now: the session's journal is in the cluster, its binding is not recorded yet.
+    const pieces = await query(url, 'SELECT start, convert_from(data, $2) AS data FROM raider_hall_journal_chunks WHERE session = $1', [
+      session,
+      'UTF8',
+    ]);
+    expect(pieces.rows).toEqual([{ start: '0', data: '{"header":1}\n' }]);
+    expect((await query(url, 'SELECT session FROM raider_hall_sessions')).rows).toEqual([]);
+    // The hall is lost now: the takeover leaves the session to the binding, and its next mission, elsewhere, continues it.
+    await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'h'");
+    const lost = await other.queue.rescue((l) => ({ type: 'raider.done', id: l.run.id, status: 'failed' }));
+    expect(lost.map((l) => l.run.id)).toEqual([claimed.runId]);
+    expect((await query(url, 'SELECT binding, session FROM raider_hall_sessions')).rows).toEqual([{ binding, session }]);
+    await other.queue.submit(m('b1', 'ulf', binding));
+    expect(await other.queue.claim(1)).toEqual([expect.objectContaining({ entry: m('b1', 'ulf', binding), session })]);
+  });
+
   it('keeps one raider.done per run in the cluster: a later end of the same run, shared or reported, is not written', async () => {
     const url = await server.freshDatabase();
     const a = await openShared(url, 'a');

@@ -135,6 +135,11 @@ export const RELEASE_CLAIMS =
 const ONE_END_PER_RUN =
   "ON CONFLICT (cluster, (event->>'id'), (coalesce(event->>'mission_id', ''))) WHERE event->>'type' = 'raider.done' DO NOTHING";
 
+/** A lost run's session for its binding, unless the binding has one; only when the cluster has its journal. */
+const BIND_LOST_SESSION = `INSERT INTO raider_hall_sessions (cluster, binding, session)
+SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM raider_hall_journal_chunks WHERE cluster = $1 AND session = $3)
+ON CONFLICT (cluster, binding) DO NOTHING`;
+
 /** Every hall of the cluster with its lease's age and time left, and its runs (for the dashboard). */
 const HALLS = `SELECT h.id, h.host, h.root, h.pid,
   (extract(epoch FROM h.started_at) * 1000)::float8 AS started_at,
@@ -319,6 +324,12 @@ export class PostgresSharedQueue implements SharedQueue {
           this.warn(`a run of the lost hall ${row.hall} is not readable (${z.prettifyError(run.error)}); dropped`);
           return [];
         });
+        // A session a lost run created and whose binding was not recorded yet (the hall was lost in the
+        // moment between its raider's start and that record) stays its binding's, when its journal is here.
+        for (const { run } of runs) {
+          if (run.binding === undefined || run.session === undefined) continue;
+          await db.query(BIND_LOST_SESSION, [this.cluster, run.binding, run.session]);
+        }
         // The reports, naming the lost hall, are committed with the takeover or not at all; the other
         // halls relay them from the table (written as this hall's: the lost one, back, relays them too).
         for (const lost of runs) {
