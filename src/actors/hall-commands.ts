@@ -16,6 +16,7 @@ import type { ReplyTo } from '../protocol/replies.js';
 import type { HallGateway } from './hall-gateway.js';
 import { ageSeconds } from '../adapters/control/waiting-missions.js';
 import type { RunOutputMirror } from './run-output-mirror.js';
+import { parseRunId } from '../domain/run-id.js';
 
 export function hallCommands(
   gateway: HallGateway,
@@ -73,6 +74,16 @@ function clusterCommands(
     publish(droppedEvent(remote.entry, 'cancelled'));
     return cancelledWaitingReply(remote.entry);
   };
+  /** A run that ended on another hall: a complete copy of what it shipped, for the client to replay. */
+  const endedElsewhere = async (id: string): Promise<ReplyTo<'attach'> | null> => {
+    const parsed = parseRunId(id);
+    const hall = parsed === null ? null : await shared.outputs.shippedBy(id);
+    if (parsed === null || hall === null) return null;
+    await mirror.open(id);
+    const copy = await mirror.finish(id);
+    if (copy === null) return null;
+    return { id, slot: parsed.slot, pid: 0, log_path: copy.logPath, events_path: copy.eventsPath, hall, ended: true };
+  };
   const killElsewhere = async (id: string): Promise<ReplyTo<'kill'>> =>
     (await shared.signal(id, 'kill')).kind === 'run' ? { killed: 1, id } : { error: 'raider not found' };
   return {
@@ -114,7 +125,7 @@ function clusterCommands(
       if (!('error' in mine)) return { ...mine, hall: shared.hallId };
       if (mine.error !== 'raider not found') return mine;
       const remote = await shared.remoteRun(p.id);
-      if (remote === null) return mine;
+      if (remote === null) return p.ended === true ? ((await endedElsewhere(p.id)) ?? mine) : mine;
       const { run, hall } = remote;
       const copy = await mirror.open(run.id);
       return {

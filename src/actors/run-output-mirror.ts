@@ -62,10 +62,10 @@ export class RunOutputMirror {
     return this.copies.has(runId);
   }
 
-  /** The run ended: the copy gets the rest of its output and stops following. */
-  async finish(runId: string): Promise<void> {
+  /** The run ended: the copy gets the rest of its output and stops following; its files, null when there was no copy. */
+  async finish(runId: string): Promise<MirrorFiles | null> {
     const copy = this.copies.get(runId);
-    if (!copy) return;
+    if (!copy) return null;
     clearInterval(copy.timer);
     await this.read(runId);
     this.copies.delete(runId);
@@ -73,6 +73,7 @@ export class RunOutputMirror {
       for (const file of Object.values(copy.files)) fs.rmSync(file, { force: true });
     }, KEEP_AFTER_END_MS);
     remove.unref();
+    return { eventsPath: copy.files.events, logPath: copy.files.log };
   }
 
   stop(): void {

@@ -37,7 +37,16 @@ export const StatusPayload = z
   .describe('What the hall is doing: runs, queues, and a section per face.');
 
 export const AttachPayload = z
-  .object({ cmd: z.literal('attach'), id: runId('attach') })
+  .object({
+    cmd: z.literal('attach'),
+    id: runId('attach'),
+    ended: z
+      .boolean()
+      .optional()
+      .describe(
+        'Also a run that already ended on another hall of a shared cluster: answered with a complete copy of its files and `ended: true` (a run of this hall that ended is replayed from its own files).',
+      ),
+  })
   .describe('Where a running raider writes: its pid, log and events file.');
 
 export const LogsPayload = z

@@ -122,6 +122,10 @@ export const AttachReply = z
       .string()
       .describe("The run's events file (for a run on another hall of a shared cluster: this hall's copy, filled as the run goes)."),
     hall: z.string().optional().describe('In a shared cluster: the hall that runs it.'),
+    ended: z
+      .literal(true)
+      .optional()
+      .describe('Asked with `ended: true`: the run already ended on another hall, and both files are complete copies (`pid` is 0).'),
   })
   .describe('Where a running raider writes.');
 

@@ -73,7 +73,12 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard of a shared cluster in
     const halls = cluster.halls as Json[];
     expect(halls.map((h) => h.id)).toEqual(['hall-a', 'hall-b']);
     expect(halls.find((h) => h.id === 'hall-b')).toMatchObject({ running: 1, pid: expect.any(Number), host: expect.any(String) });
-    for (const hall of halls) expect(hall.lease_left).toBeGreaterThan(0);
+    // Lease age (since the last renewal) and time left add up to lease_seconds (15 s by default).
+    for (const hall of halls) {
+      expect(hall.lease_left).toBeGreaterThan(0);
+      expect(hall.lease_age).toBeGreaterThanOrEqual(0);
+      expect(hall.lease_age + hall.lease_left).toBeCloseTo(15, 0);
+    }
     const runs = await apiGet(board, '/api/runs');
     expect((runs.runs as Json[]).find((r) => r.id === runOfB)).toMatchObject({ hall: 'hall-b', status: 'running' });
 
@@ -85,7 +90,8 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard of a shared cluster in
     await hallsTable.getByRole('row').filter({ hasText: 'hall-a (this hall)' }).waitFor();
     const rowB = hallsTable.getByRole('row').filter({ hasText: 'hall-b' });
     await expect.poll(async () => (await rowB.getByRole('cell').allTextContents()).at(-1)).toBe('1');
-    expect(await rowB.getByRole('cell').nth(2).textContent()).toMatch(/s left$/);
+    expect(await hallsTable.getByRole('columnheader').allTextContents()).toEqual(['Hall', 'Host', 'Lease age', 'Running']);
+    expect(await rowB.getByRole('cell').nth(2).textContent()).toMatch(/^renewed \d+\.\d s ago$/);
 
     const runsTable = page.getByRole('table', { name: 'Runs' });
     expect(await runsTable.getByRole('columnheader').allTextContents()).toContain('Hall');

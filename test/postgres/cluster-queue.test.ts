@@ -224,6 +224,43 @@ describe('the shared queue', () => {
     // A mission submitted again (same id) keeps its row and place.
     expect(await queue.submit(m('s0', '1bjorn'))).toEqual({ depth: 1 });
   });
+  it('answers each submission with its place: itself and the missions up to its seq of its numbered slot or binding, one by one, in a batch and after a move', async () => {
+    const url = await server.freshDatabase();
+    const { queue } = await openShared(url, 'h');
+    // The place as the definition says, counted over the whole table for one mission.
+    const place = async (id: string): Promise<number> => {
+      const counted = await query(
+        url,
+        `SELECT (SELECT count(*) FROM raider_hall_missions e WHERE e.cluster = me.cluster AND e.seq <= me.seq
+           AND (e.id = me.id OR e.serial_slot = me.serial_slot OR e.binding = me.binding))::integer AS depth
+         FROM raider_hall_missions me WHERE me.cluster = 'c' AND me.id = $1`,
+        [id],
+      );
+      return counted.rows[0]?.depth;
+    };
+    // A numbered slot alone, with a binding that a plain slot's mission shares, a plain slot, another numbered slot.
+    const round = (i: number) => [
+      m(`s${i}`, '1bjorn'),
+      m(`sb${i}`, '1bjorn', 'telegram:x:1'),
+      m(`b${i}`, 'ulf', 'telegram:x:1'),
+      m(`p${i}`, 'bjorn'),
+      m(`o${i}`, '2bjorn'),
+    ];
+    const depths = new Map<string, number>();
+    const expectPlaces = async () => {
+      for (const [id, depth] of depths) expect({ id, depth }).toEqual({ id, depth: await place(id) });
+      depths.clear();
+    };
+    for (const entry of round(0)) depths.set(entry.id, (await queue.submit(entry)).depth);
+    expect([...depths.values()]).toEqual([1, 2, 2, 1, 1]);
+    await Promise.all([...round(1), ...round(2)].map(async (entry) => depths.set(entry.id, (await queue.submit(entry)).depth)));
+    expect(depths.get('sb2')).toBe(8);
+    await expectPlaces();
+    // b2 before every mission of its binding: the next ones count it where it now is.
+    await queue.front('b2');
+    await Promise.all(round(3).map(async (entry) => depths.set(entry.id, (await queue.submit(entry)).depth)));
+    await expectPlaces();
+  });
   it('shares a session its run created as soon as it is bound: a hall lost before the run ends leaves the session to the next hall', async () => {
     const url = await server.freshDatabase();
     const root = tempRoot();
@@ -262,6 +299,51 @@ describe('the shared queue', () => {
     ]);
     expect(pieces.rows).toEqual([{ start: '0', data: '{"header":1}\n' }]);
     expect((await query(url, 'SELECT session FROM raider_hall_sessions')).rows).toEqual([{ session }]);
+  });
+
+  it('keeps a session its run created for the binding when the hall is lost after the raider started and before the binding was recorded', async () => {
+    const url = await server.freshDatabase();
+    const root = tempRoot();
+    const settings: DatabaseSettings = { url, where: 'the test database', cluster: 'c', hallId: 'h', shared: true, leaseMs: 60_000 };
+    const store = await PostgresStateStore.open(settings, { root, warn: () => undefined });
+    open.push(store);
+    const other = await openShared(url, 'other');
+    const queue = store.shared;
+    if (!queue) throw new Error('not shared');
+    const binding = 'telegram:x:1';
+    await queue.submit(m('b0', 'ulf', binding));
+    const [claimed] = await queue.claim(1);
+    if (!claimed) throw new Error('nothing claimed');
+    const session = '20261202-085725-c0de';
+    fs.mkdirSync(path.join(root, '.raider', 'sessions'), { recursive: true });
+    fs.writeFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), '{"header":1}\n');
+    const run = {
+      id: claimed.runId,
+      slot: 'ulf',
+      base_name: 'ulf',
+      entry: m('b0', 'ulf', binding),
+      binding,
+      session,
+      started_at: 1,
+      events_path: '/e',
+      log_path: '/l',
+    };
+    store.apply({ op: 'run', run });
+    await store.commit();
+    // The raider may start now: the session's journal is in the cluster, its binding is not recorded yet.
+    const pieces = await query(url, 'SELECT start, convert_from(data, $2) AS data FROM raider_hall_journal_chunks WHERE session = $1', [
+      session,
+      'UTF8',
+    ]);
+    expect(pieces.rows).toEqual([{ start: '0', data: '{"header":1}\n' }]);
+    expect((await query(url, 'SELECT session FROM raider_hall_sessions')).rows).toEqual([]);
+    // The hall is lost now: the takeover leaves the session to the binding, and its next mission, elsewhere, continues it.
+    await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'h'");
+    const lost = await other.queue.rescue((l) => ({ type: 'raider.done', id: l.run.id, status: 'failed' }));
+    expect(lost.map((l) => l.run.id)).toEqual([claimed.runId]);
+    expect((await query(url, 'SELECT binding, session FROM raider_hall_sessions')).rows).toEqual([{ binding, session }]);
+    await other.queue.submit(m('b1', 'ulf', binding));
+    expect(await other.queue.claim(1)).toEqual([expect.objectContaining({ entry: m('b1', 'ulf', binding), session })]);
   });
 
   it('keeps one raider.done per run in the cluster: a later end of the same run, shared or reported, is not written', async () => {

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PostgresJournals } from '../../src/adapters/storage/postgres/journal-sync.js';
 import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
 import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
@@ -179,6 +179,17 @@ describe('a shared cluster', () => {
     const printed = await runCli(['hall', 'logs', b.root, id]);
     expect(printed).toMatchObject({ code: 0, stdout: log });
     expect(await request(b.socket, { cmd: 'logs', id: 'bjorn-1' })).toEqual({ error: 'raider not found' });
+
+    // attach once it ended: b replays it from the cluster as a replays it from its own files; an unknown run is still not found.
+    const [here, there, unknown] = await Promise.all([
+      runCli(['hall', 'attach', a.root, id, '--json']),
+      runCli(['hall', 'attach', b.root, id, '--json']),
+      runCli(['hall', 'attach', b.root, 'bjorn-1']),
+    ]);
+    expect(here).toMatchObject({ code: 0, stderr: `run ${id} ended: completed\n` });
+    expect(here.stdout).toContain('"response":"L done"');
+    expect(there).toEqual(here);
+    expect(unknown).toMatchObject({ code: 1, stderr: expect.stringContaining('raider not found') });
   });
 
   it("a journal's copies: a hall's run adds a piece; another hall's copy gets the pieces it lacks, or the cluster's copy when its own went its own way", async () => {
@@ -233,7 +244,25 @@ describe('a shared cluster', () => {
       await ranOn('hall-b', 'ulf-3');
       await push(b, 'ulf-3');
       expect(read(rootA)).toHaveLength(read(rootB).length);
-      await a.pull(session);
+      // The replacement is fsynced, and so is its directory after the rename (a crash keeps one whole journal).
+      const opened = new Map<number, string>();
+      const synced: string[] = [];
+      const { openSync, fsyncSync } = fs;
+      vi.spyOn(fs, 'openSync').mockImplementation((file: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode | null) => {
+        const fd = openSync(file, flags ?? 'r', mode);
+        opened.set(fd, String(file));
+        return fd;
+      });
+      vi.spyOn(fs, 'fsyncSync').mockImplementation((fd: number) => {
+        synced.push(opened.get(fd) ?? `fd ${fd}`);
+        fsyncSync(fd);
+      });
+      try {
+        await a.pull(session);
+      } finally {
+        vi.restoreAllMocks();
+      }
+      expect(synced).toEqual([`${journalOf(rootA)}.tmp-${process.pid}`, path.dirname(journalOf(rootA))]);
       expect(read(rootA)).toBe('one\ntwo\nthre\n');
       expect(warnings).toEqual([`the journal of session ${session} here differs from the cluster's; replaced by the cluster's (13 bytes)`]);
       const pieces = await query(url, 'SELECT start, hall FROM raider_hall_journal_chunks ORDER BY start');
@@ -242,6 +271,30 @@ describe('a shared cluster', () => {
         { start: '4', hall: 'hall-b' },
         { start: '8', hall: 'hall-b' },
       ]);
+
+      // The sweep: a journal goes once no binding holds its session and no run goes on with it.
+      const piece = (of: string) =>
+        pool.query("INSERT INTO raider_hall_journal_chunks (cluster, session, start, data, hall) VALUES ('c1', $1, 0, 'x', 'hall-a')", [
+          of,
+        ]);
+      await pool.query("INSERT INTO raider_hall_sessions (cluster, binding, session) VALUES ('c1', 'telegram:ops:1', $1)", [session]);
+      await piece('reset-while-running');
+      await pool.query(
+        'INSERT INTO raider_hall_runs (cluster, id, hall, slot, mission_id, record) VALUES ($1, $2, $3, $4, $2, $5::jsonb)',
+        ['c1', 'ulf-4', 'hall-a', 'ulf', JSON.stringify({ session: 'reset-while-running' })],
+      );
+      await piece('reset');
+      await piece('of-another-cluster');
+      await pool.query("UPDATE raider_hall_journal_chunks SET cluster = 'c2' WHERE session = 'of-another-cluster'");
+      await a.prune();
+      const sessionsLeft = async () =>
+        (await query(url, 'SELECT DISTINCT session FROM raider_hall_journal_chunks ORDER BY session')).map((r) => r.session);
+      expect(await sessionsLeft()).toEqual([session, 'of-another-cluster', 'reset-while-running'].sort());
+      // Its run ended, and the binding was reset: both go.
+      await pool.query("DELETE FROM raider_hall_runs WHERE id = 'ulf-4'");
+      await pool.query("DELETE FROM raider_hall_sessions WHERE binding = 'telegram:ops:1'");
+      await b.prune();
+      expect(await sessionsLeft()).toEqual(['of-another-cluster']);
     } finally {
       await pool.end();
     }

@@ -1,5 +1,5 @@
 // The halls of a shared cluster (several halls on one database): each with
-// its host, its lease's time left and its runs. A hall that has no cluster to
+// its host, its lease's age (time since its last renewal) and its runs. A hall that has no cluster to
 // share shows nothing here. Hall ids and hosts are rendered as text.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -7,13 +7,15 @@ import htm from 'htm';
 import { getJson, reportFailure, useEvery, useLiveBatch } from './live.js';
 
 const html = htm.bind(h);
-/** Leases run down without events: look again this often. */
+/** Leases age without events: look again this often. */
 const REFRESH_MS = 5000;
 /** Runs start and end on every hall: the running counts are asked for at most this often. */
 const LOOK_AGAIN_MS = 1000;
 
-function lease(left) {
-  return left >= 0 ? `${left.toFixed(1)} s left` : `expired ${(-left).toFixed(1)} s ago`;
+/** The lease's age; an expired one says so (the hall waits to be taken over). */
+function lease(hall) {
+  const age = `renewed ${hall.lease_age.toFixed(1)} s ago`;
+  return hall.lease_left >= 0 ? age : `${age}, expired`;
 }
 
 /** `cluster`: the page's first `/api/cluster` reply. */
@@ -48,13 +50,13 @@ export function HallsTable({ cluster }) {
   if (!shared) return null;
   return html`<table aria-label="Halls" class="halls">
     <caption>Halls of the cluster</caption>
-    <thead><tr><th>Hall</th><th>Host</th><th>Lease</th><th>Running</th></tr></thead>
+    <thead><tr><th>Hall</th><th>Host</th><th>Lease age</th><th>Running</th></tr></thead>
     <tbody>
       ${reply.halls.map(
         (hall) => html`<tr key=${hall.id}>
           <td>${hall.id}${hall.id === reply.hall ? ' (this hall)' : ''}</td>
           <td>${hall.host}</td>
-          <td class=${hall.lease_left < 0 ? 'status failed' : ''}>${lease(hall.lease_left)}</td>
+          <td class=${hall.lease_left < 0 ? 'status failed' : ''}>${lease(hall)}</td>
           <td>${hall.running}</td>
         </tr>`,
       )}

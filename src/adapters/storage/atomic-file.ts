@@ -11,7 +11,7 @@ export function removeLeftovers(dir: string): void {
 }
 
 /** Temp file, fsync, rename over the target, fsync of the directory. */
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
+export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;
   const handle = await fs.promises.open(tmp, 'w', 0o600);
   try {
@@ -30,7 +30,7 @@ export async function writeFileAtomic(file: string, data: string): Promise<void>
   await syncDir(path.dirname(file));
 }
 
-export function writeFileAtomicSync(file: string, data: string): void {
+export function writeFileAtomicSync(file: string, data: string | Uint8Array): void {
   const tmp = `${file}.tmp-${process.pid}`;
   const fd = fs.openSync(tmp, 'w', 0o600);
   try {

@@ -47,10 +47,11 @@ export interface ClusterHall {
   pid: number;
   /** When it joined the cluster (epoch ms). */
   started_at: number;
+  /** Seconds since it last renewed its lease, by the database's clock. */
+  lease_age: number;
   /**
    * Seconds until its lease expires, by the database's clock; below 0 it has
-   * expired and the hall waits to be taken over. (The row keeps the expiry,
-   * not the time of the last renewal.)
+   * expired and the hall waits to be taken over.
    */
   lease_left: number;
   /** Its runs in the cluster's run ledger (started, or about to start). */
@@ -91,6 +92,8 @@ export interface RunOutputs {
   ship(pieces: readonly OutputPiece[]): Promise<void>;
   /** The run's `stream` from byte `from` on, as far as it is contiguous; null when the cluster has none of the run's output. */
   read(runId: string, stream: OutputStream, from: number): Promise<Buffer | null>;
+  /** The hall that shipped the run's output; null when the cluster has none of it. */
+  shippedBy(runId: string): Promise<string | null>;
 }
 
 export interface SharedQueue {

@@ -3,7 +3,8 @@
  * end ("run ID ended: failed: ..."), and exit like the built-in raider: 0
  * completed, 1 failed, 130 cancelled, 143 interrupted. A run that already
  * ended is replayed from its events file, so `attach` of it says how it
- * ended instead of "raider not found".
+ * ended instead of "raider not found"; one that ended on another hall of a
+ * shared cluster, from the asked hall's copy of its files.
  */
 import fs from 'node:fs';
 import { readDocumentOrNull } from '../../adapters/storage/events-file.js';
@@ -50,10 +51,18 @@ function endOfDone(event: Readonly<Record<string, unknown>>): RunEnd {
 /** How an ended run ended: its run.finished, else the result line of its slot log; null when neither is on disk. */
 async function recordedEnd(root: string, id: string): Promise<RunEnd | null> {
   const paths = hallPaths(root);
-  const document = readDocumentOrNull(eventsPath(paths, id));
+  return endIn(eventsPath(paths, id), id, async () => {
+    const log = await runLog(paths, id, undefined);
+    return 'log' in log ? log.log : null;
+  });
+}
+
+/** The end a run's events file (its run.finished) or its log lines (their result line) say. */
+async function endIn(events: string, id: string, logLines: () => Promise<string | null>): Promise<RunEnd | null> {
+  const document = readDocumentOrNull(events);
   if (document !== null) return endOfDone(document);
-  const log = await runLog(paths, id, undefined);
-  const result = 'log' in log ? resultOf(log.log, id) : null;
+  const log = await logLines();
+  const result = log === null ? null : resultOf(log, id);
   if (result === null) return null;
   return result.status === 'completed' || result.text === '' ? { status: result.status } : { status: result.status, error: result.text };
 }
@@ -119,16 +128,34 @@ export async function replayEnded(root: string, id: string, json: boolean): Prom
   if (!isSafeRunId(id)) return null;
   const end = await recordedEnd(root, id);
   if (end === null) return null;
-  let events: Buffer | null = null;
-  try {
-    events = fs.readFileSync(eventsPath(hallPaths(root), id));
-  } catch {
-    /* pruned: the end alone */
-  }
-  if (events !== null) {
+  return replay(id, eventsPath(hallPaths(root), id), end, json);
+}
+
+/**
+ * Replays a run that ended on another hall of a shared cluster from the asked hall's copy of its files
+ * (an attach reply with `ended`), as a run of this hall that ended is replayed from its own.
+ */
+export async function replayCopy(reply: Pick<Answer<'attach'>, 'id' | 'events_path' | 'log_path'>, json: boolean): Promise<number> {
+  const id = String(reply.id);
+  const end = await endIn(reply.events_path, id, async () => readOrNull(reply.log_path)?.toString('utf8') ?? null);
+  return replay(id, reply.events_path, end, json);
+}
+
+function replay(id: string, events: string, end: RunEnd | null, json: boolean): number {
+  // Pruned: the end alone.
+  const lines = readOrNull(events);
+  if (lines !== null) {
     const printer = eventPrinter(json);
-    printer.push(events);
+    printer.push(lines);
     printer.flush();
   }
   return finish(id, end, true);
+}
+
+function readOrNull(file: string): Buffer | null {
+  try {
+    return fs.readFileSync(file);
+  } catch {
+    return null;
+  }
 }

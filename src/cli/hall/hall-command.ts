@@ -234,11 +234,15 @@ function buildProgram(setCode: (code: number) => void): Command {
       const id = rest[0] ?? '';
       // No hall is no live run: an ended one can still be replayed from its files.
       const reply = await ask(dir, 'attach', { id }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
-      const { attachRunning, replayEnded } = await import('./attach.js');
+      const { attachRunning, replayCopy, replayEnded } = await import('./attach.js');
       if (!(reply instanceof Error)) return setCode(await attachRunning(dir, socketOf(dir), reply, opts.json === true));
       // Not running (any more): how it ended, from its files.
       const code = await replayEnded(dir, id, opts.json === true);
       if (code !== null) return setCode(code);
+      // Not a run of this hall: on a shared cluster, it may have ended on another hall.
+      const ended = await ask(dir, 'attach', { id, ended: true }).catch(() => null);
+      if (ended?.ended === true) return setCode(await replayCopy(ended, opts.json === true));
+      if (ended !== null) return setCode(await attachRunning(dir, socketOf(dir), ended, opts.json === true));
       throw reply;
     });
 

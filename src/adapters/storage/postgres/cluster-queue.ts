@@ -19,11 +19,11 @@ import type {
   QueuedMission,
   RemoteRun,
   RemoteSignal,
-  SessionJournals,
   SharedQueue,
 } from '../cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from './load-state.js';
 import type { PostgresRunOutputs } from './run-outputs.js';
+import type { PostgresJournals } from './journal-sync.js';
 import { inline, missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
 import { slotOf } from '../../../domain/names.js';
@@ -65,10 +65,40 @@ const SUBMIT = `INSERT INTO raider_hall_missions (cluster, id, queue_kind, queue
 VALUES ($1, $2, $3, $4, nextval('raider_hall_mission_seq'), $5::jsonb, $6, $7)
 ON CONFLICT (cluster, id) DO NOTHING`;
 
-/** Each mission's place in its queue: itself and the missions before it of its serial slot or binding. */
-const DEPTHS = `SELECT me.id AS depth_of, (SELECT count(*) FROM raider_hall_missions e
+/**
+ * A mission's place in its queue: itself and the missions up to its seq (equal seqs too) of its serial
+ * slot or binding. Counted for one mission over the whole queue, as `DEPTH_OF_ONE` does, a burst of k
+ * submissions into a queue of n cost k scans of the queue, and pipelined submissions slowed as it grew.
+ * `DEPTHS` counts a batch's places at once: the missions before the batch's first seq are counted once
+ * per slot and binding pair of the batch (one scan of the queue per batch), and the rest, from that seq
+ * on (the batch and whatever other halls committed among it), are numbered in seq order per serial
+ * slot, per binding and per both, a place being the first two less the third.
+ */
+const DEPTHS = `WITH mine AS (
+  SELECT id, seq, serial_slot, binding FROM raider_hall_missions WHERE cluster = $1 AND id = ANY($2::text[])
+), since AS (
+  SELECT min(seq) AS seq FROM mine
+), recent AS (
+  SELECT e.id,
+    CASE WHEN e.serial_slot IS NULL THEN 0 ELSE count(*) OVER (PARTITION BY e.serial_slot ORDER BY e.seq) END
+    + CASE WHEN e.binding IS NULL THEN 0 ELSE count(*) OVER (PARTITION BY e.binding ORDER BY e.seq) END
+    - CASE WHEN e.serial_slot IS NULL OR e.binding IS NULL THEN 0
+        ELSE count(*) OVER (PARTITION BY e.serial_slot, e.binding ORDER BY e.seq) END AS place
+  FROM raider_hall_missions e, since
+  WHERE e.cluster = $1 AND e.seq >= since.seq
+    AND (e.serial_slot IN (SELECT serial_slot FROM mine) OR e.binding IN (SELECT binding FROM mine) OR e.id IN (SELECT id FROM mine))
+), earlier AS MATERIALIZED ( -- once per pair: inlined, the count would run once per mission of the batch
+  SELECT keys.serial_slot, keys.binding, (SELECT count(*) FROM raider_hall_missions e, since
+    WHERE e.cluster = $1 AND e.seq < since.seq AND (e.serial_slot = keys.serial_slot OR e.binding = keys.binding)) AS n
+  FROM (SELECT DISTINCT serial_slot, binding FROM mine) keys
+)
+SELECT mine.id AS depth_of, (earlier.n + greatest(recent.place, 1))::integer AS depth
+FROM mine JOIN recent USING (id)
+JOIN earlier ON earlier.serial_slot IS NOT DISTINCT FROM mine.serial_slot AND earlier.binding IS NOT DISTINCT FROM mine.binding`;
+/** One mission's place: for a batch of one, planning `DEPTHS` costs more than counting its queue. */
+const DEPTH_OF_ONE = `SELECT me.id AS depth_of, (SELECT count(*) FROM raider_hall_missions e
   WHERE e.cluster = me.cluster AND e.seq <= me.seq AND (e.id = me.id OR e.serial_slot = me.serial_slot OR e.binding = me.binding))::integer AS depth
-FROM raider_hall_missions me WHERE me.cluster = $1`;
+FROM raider_hall_missions me WHERE me.cluster = $1 AND me.id = ANY($2::text[])`;
 /** At most this many submissions per transaction (a script of a few hundred kilobytes at most). */
 const SUBMIT_BATCH = 500;
 
@@ -105,9 +135,15 @@ export const RELEASE_CLAIMS =
 const ONE_END_PER_RUN =
   "ON CONFLICT (cluster, (event->>'id'), (coalesce(event->>'mission_id', ''))) WHERE event->>'type' = 'raider.done' DO NOTHING";
 
-/** Every hall of the cluster with its lease's time left and its runs (for the dashboard). */
+/** A lost run's session for its binding, unless the binding has one; only when the cluster has its journal. */
+const BIND_LOST_SESSION = `INSERT INTO raider_hall_sessions (cluster, binding, session)
+SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM raider_hall_journal_chunks WHERE cluster = $1 AND session = $3)
+ON CONFLICT (cluster, binding) DO NOTHING`;
+
+/** Every hall of the cluster with its lease's age and time left, and its runs (for the dashboard). */
 const HALLS = `SELECT h.id, h.host, h.root, h.pid,
   (extract(epoch FROM h.started_at) * 1000)::float8 AS started_at,
+  extract(epoch FROM now() - h.renewed_at)::float8 AS lease_age,
   extract(epoch FROM h.lease_until - now())::float8 AS lease_left,
   (SELECT count(*) FROM raider_hall_runs r WHERE r.cluster = h.cluster AND r.hall = h.id)::integer AS running
 FROM raider_hall_halls h WHERE h.cluster = $1 ORDER BY h.id`;
@@ -118,6 +154,7 @@ const hallRow = z.object({
   root: z.string(),
   pid: z.number(),
   started_at: z.number(),
+  lease_age: z.number(),
   lease_left: z.number(),
   running: z.number(),
 });
@@ -149,7 +186,7 @@ export class PostgresSharedQueue implements SharedQueue {
     private readonly connection: pg.ClientConfig,
     private readonly cluster: string,
     readonly hallId: string,
-    readonly journals: SessionJournals,
+    readonly journals: PostgresJournals,
     readonly outputs: PostgresRunOutputs,
     private readonly warn: (line: string) => void,
   ) {
@@ -197,8 +234,8 @@ export class PostgresSharedQueue implements SharedQueue {
         inline({ text: SUBMIT, values: [this.cluster, entry.id, kind, key, JSON.stringify(entry), keys.serialSlot, keys.binding] }),
       );
     }
-    const ids = batch.map(({ entry }) => escapeLiteral(entry.id)).join(', ');
-    lines.push(`${inline({ text: DEPTHS, values: [this.cluster] })} AND me.id IN (${ids})`);
+    const depths = batch.length === 1 ? DEPTH_OF_ONE : DEPTHS;
+    lines.push(inline({ text: depths, values: [this.cluster, batch.map(({ entry }) => entry.id)] }));
     lines.push(`SELECT pg_notify(${escapeLiteral(PostgresSharedQueue.channel(this.cluster))}, '')`);
     lines.push('COMMIT');
     let db: pg.PoolClient | null = null;
@@ -287,6 +324,12 @@ export class PostgresSharedQueue implements SharedQueue {
           this.warn(`a run of the lost hall ${row.hall} is not readable (${z.prettifyError(run.error)}); dropped`);
           return [];
         });
+        // A session a lost run created and whose binding was not recorded yet (the hall was lost in the
+        // moment between its raider's start and that record) stays its binding's, when its journal is here.
+        for (const { run } of runs) {
+          if (run.binding === undefined || run.session === undefined) continue;
+          await db.query(BIND_LOST_SESSION, [this.cluster, run.binding, run.session]);
+        }
         // The reports, naming the lost hall, are committed with the takeover or not at all; the other
         // halls relay them from the table (written as this hall's: the lost one, back, relays them too).
         for (const lost of runs) {
@@ -354,13 +397,19 @@ export class PostgresSharedQueue implements SharedQueue {
     ]);
     await this.faces.prune();
     await this.outputs.prune();
+    await this.journals.prune();
   }
 
   async halls(): Promise<ClusterHall[]> {
     const result = await this.pool.query(HALLS, [this.cluster]);
     return result.rows.map((raw) => {
       const row = hallRow.parse(raw);
-      return { ...row, started_at: Math.round(row.started_at), lease_left: Math.round(row.lease_left * 10) / 10 };
+      return {
+        ...row,
+        started_at: Math.round(row.started_at),
+        lease_age: tenths(row.lease_age),
+        lease_left: tenths(row.lease_left),
+      };
     });
   }
 
@@ -514,4 +563,8 @@ export class PostgresSharedQueue implements SharedQueue {
       retry();
     }
   }
+}
+
+function tenths(seconds: number): number {
+  return Math.round(seconds * 10) / 10;
 }

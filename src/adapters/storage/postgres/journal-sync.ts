@@ -10,7 +10,9 @@
  *   database's copy goes in as one more piece;
  * - `pull`, before a hall starts a run of the session: its local journal is
  *   brought up to the database's copy (the missing pieces appended, or the
- *   file rewritten when it is not a prefix of that copy).
+ *   file rewritten when it is not a prefix of that copy);
+ * - `prune`, with the cluster's other sweeps: the journals of sessions no
+ *   binding holds any more (a reset) and no run still goes on with leave.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,6 +20,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { errorMessage } from '../../../domain/error-message.js';
 import { journalPath } from '../../../raider/journal.js';
+import { writeFileAtomicSync } from '../atomic-file.js';
 import type { SessionJournals } from '../cluster-queue.js';
 
 const SIZE = `SELECT coalesce(max(start + octet_length(data)), 0)::bigint AS size
@@ -33,6 +36,16 @@ SELECT $1, $2, $3, $4, $5
 WHERE EXISTS (SELECT 1 FROM raider_hall_runs WHERE cluster = $1 AND id = $6 AND hall = $5)
   AND $3 = (SELECT coalesce(max(start + octet_length(data)), 0) FROM raider_hall_journal_chunks WHERE cluster = $1 AND session = $2)
 ON CONFLICT (cluster, session, start) DO NOTHING`;
+
+/**
+ * The journals of sessions that no binding holds (its binding was reset, or bound to another session) and
+ * no run goes on with. A session a run just created is in that run's row (its record) from before its
+ * first piece is written until the run ends, and its binding commits before or with that end, so a
+ * session in use is never without one of the two.
+ */
+const PRUNE = `DELETE FROM raider_hall_journal_chunks j WHERE j.cluster = $1
+  AND NOT EXISTS (SELECT 1 FROM raider_hall_sessions s WHERE s.cluster = j.cluster AND s.session = j.session)
+  AND NOT EXISTS (SELECT 1 FROM raider_hall_runs r WHERE r.cluster = j.cluster AND r.record->>'session' = j.session)`;
 
 const pieceRow = z.object({ start: z.union([z.string(), z.number()]), size: z.union([z.string(), z.number()]) });
 const dataRow = z.object({ start: z.union([z.string(), z.number()]), data: z.instanceof(Buffer) });
@@ -93,9 +106,13 @@ export class PostgresJournals implements SessionJournals {
     }
     // Not a prefix of the cluster's copy (a hall taken for lost wrote on alone): the cluster's copy wins.
     this.warn(`the journal of session ${session} here differs from the cluster's; replaced by the cluster's (${total} bytes)`);
-    const temp = `${file}.cluster-${process.pid}`;
-    fs.writeFileSync(temp, await this.bytesFrom(session, 0));
-    fs.renameSync(temp, file);
+    // Durable before the run starts on it: a crash leaves the old journal or the cluster's, never a torn one.
+    writeFileAtomicSync(file, await this.bytesFrom(session, 0));
+  }
+
+  /** Drops the journals no binding and no run uses any more (see PRUNE). */
+  async prune(): Promise<void> {
+    await this.pool.query(PRUNE, [this.cluster]);
   }
 
   /** The database's pieces from byte `from` (a piece's start) on, as one buffer. */

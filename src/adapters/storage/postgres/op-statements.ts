@@ -204,5 +204,7 @@ function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value === 'string') return escapeLiteral(value);
+  // A list of strings, for `= ANY($n::text[])` (the statement casts it: an empty ARRAY[] has no type).
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return `ARRAY[${value.map(escapeLiteral).join(', ')}]`;
   throw new Error(`cannot write ${typeof value} ${String(value)} as an SQL literal`);
 }

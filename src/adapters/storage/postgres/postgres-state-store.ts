@@ -51,6 +51,8 @@ export class PostgresStateStore implements HallStateStore {
   private pending: DurableOp[] = [];
   /** The sessions whose runs end in `pending`: their journals go to the cluster before those ends commit. */
   private journalPushes: Array<{ session: string; runId: string }> = [];
+  /** The sessions that runs in `pending` create: their journals go to the cluster once those runs' rows commit. */
+  private newSessions: Array<{ session: string; runId: string }> = [];
   private applied = 0;
   private durable = 0;
   private waiters: Waiter[] = [];
@@ -134,6 +136,12 @@ export class PostgresStateStore implements HallStateStore {
       // the run ends, the binding's next run elsewhere continues it instead of starting another.
       const run = [...this.state.runs.values()].find((r) => r.session === op.session && r.binding === op.binding);
       if (run !== undefined) this.journalPushes.push({ session: op.session, runId: run.id });
+    }
+    if (this.journals && op.op === 'run' && op.run.session !== undefined && op.run.binding !== undefined) {
+      // A session its binding does not hold yet is one this run just created. Its journal goes to the cluster
+      // before the raider starts (the binding is only recorded once the raider runs): a hall lost between the
+      // two leaves it for the binding's next run elsewhere (the takeover binds it), not a new session.
+      if (this.state.sessions.get(op.run.binding) !== op.run.session) this.newSessions.push({ session: op.run.session, runId: op.run.id });
     }
     if (op.op === 'end') this.refused.delete(op.runId);
     this.state.apply(op, noDirt());
@@ -224,10 +232,10 @@ export class PostgresStateStore implements HallStateStore {
 
   private upsertHall(db: pg.ClientBase | pg.Pool): Promise<unknown> {
     return db.query(
-      `INSERT INTO raider_hall_halls (cluster, id, host, root, pid, lease_until)
-       VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
+      `INSERT INTO raider_hall_halls (cluster, id, host, root, pid, lease_until, renewed_at)
+       VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond', now())
        ON CONFLICT (cluster, id) DO UPDATE SET host = EXCLUDED.host, root = EXCLUDED.root, pid = EXCLUDED.pid,
-         lease_until = EXCLUDED.lease_until`,
+         lease_until = EXCLUDED.lease_until, renewed_at = EXCLUDED.renewed_at`,
       [this.scope.cluster, this.scope.hallId, os.hostname(), this.options.root, process.pid, this.settings.leaseMs],
     );
   }
@@ -237,7 +245,7 @@ export class PostgresStateStore implements HallStateStore {
     try {
       if (this.shared) {
         const renewed = await this.pool.query(
-          "UPDATE raider_hall_halls SET lease_until = now() + $3 * interval '1 millisecond' WHERE cluster = $1 AND id = $2",
+          "UPDATE raider_hall_halls SET lease_until = now() + $3 * interval '1 millisecond', renewed_at = now() WHERE cluster = $1 AND id = $2",
           [this.scope.cluster, this.scope.hallId, this.settings.leaseMs],
         );
         if (renewed.rowCount === 0) {
@@ -269,15 +277,21 @@ export class PostgresStateStore implements HallStateStore {
   private async flush(): Promise<void> {
     const batch = this.pending;
     const pushes = this.journalPushes;
+    const created = this.newSessions;
     const upTo = this.applied;
     this.pending = [];
     this.journalPushes = [];
+    this.newSessions = [];
     let db: pg.PoolClient | null = null;
     let refused: string[];
     try {
       db = await this.pool.connect();
       for (const { session, runId } of pushes) await this.journals?.push(db, session, runId);
       refused = refusedRuns(await db.query(batchScript(batch, this.scope)));
+      // After the commit: a piece goes in only while its run's row is there. Before the waiters hear of it,
+      // so the raider starts only once its session's journal is in the cluster; a failure here sends the
+      // batch again (every statement is idempotent) and these with it.
+      for (const { session, runId } of created) if (!refused.includes(runId)) await this.journals?.push(db, session, runId);
       db.release();
     } catch (err) {
       if (db) {
@@ -287,6 +301,7 @@ export class PostgresStateStore implements HallStateStore {
       }
       this.pending = batch.concat(this.pending);
       this.journalPushes = pushes.concat(this.journalPushes);
+      this.newSessions = created.concat(this.newSessions);
       this.fail(err, upTo);
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;

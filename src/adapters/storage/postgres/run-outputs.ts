@@ -60,6 +60,14 @@ export class PostgresRunOutputs implements RunOutputs {
     return Buffer.concat(parts);
   }
 
+  async shippedBy(runId: string): Promise<string | null> {
+    const result = await this.pool.query<{ hall: string }>(
+      'SELECT hall FROM raider_hall_run_output WHERE cluster = $1 AND run_id = $2 LIMIT 1',
+      [this.cluster, runId],
+    );
+    return result.rows[0]?.hall ?? null;
+  }
+
   /** Output older than a day leaves the table. */
   async prune(): Promise<void> {
     await this.pool.query("DELETE FROM raider_hall_run_output WHERE cluster = $1 AND at < now() - interval '1 day'", [this.cluster]);
