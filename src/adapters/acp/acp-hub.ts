@@ -15,7 +15,9 @@ import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath } from '../storage/hall-paths.js';
 import { raiderSaid } from '../storage/slot-logs.js';
 import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
-import { AcpRunStream, sendFinalAnswer } from './acp-run-stream.js';
+import { AcpRunStream, sendFinalAnswer, type RunEventSourceFactory } from './acp-run-stream.js';
+import { ClusterRunEventTail } from './cluster-run-event-tail.js';
+import { RunEventTail } from './run-event-tail.js';
 
 /**
  * What the hub needs from the connection that owns a session: it sends
@@ -236,7 +238,7 @@ export class AcpHub {
         handle.actor.send({ type: 'hall.queued', missionId });
         return;
       case 'raider.spawned':
-        this.followRun(handle, missionId, String(event.id));
+        this.followRun(handle, missionId, String(event.id), typeof event.hall === 'string' ? event.hall : undefined);
         return;
       case 'raider.refused':
         this.missions.delete(missionId);
@@ -249,10 +251,10 @@ export class AcpHub {
     }
   }
 
-  private followRun(handle: SessionHandle, missionId: string, runId: string): void {
+  private followRun(handle: SessionHandle, missionId: string, runId: string, hall: string | undefined): void {
     if (handle.runs.has(runId)) return;
     const stream = new AcpRunStream(
-      eventsPath(this.services.paths, runId),
+      this.eventSource(runId, hall),
       runId,
       (update) => handle.link.update(handle.sessionId, update),
       (line) => this.services.log(line),
@@ -260,6 +262,16 @@ export class AcpHub {
     handle.runs.set(runId, stream);
     stream.start();
     handle.actor.send({ type: 'hall.spawned', missionId, runId });
+  }
+
+  /** Where a run's events are read: its events file, or the cluster's copy when another hall of a shared cluster runs it. */
+  private eventSource(runId: string, hall: string | undefined): RunEventSourceFactory {
+    const shared = this.services.store.shared;
+    if (shared && hall !== undefined && hall !== shared.hallId) {
+      return (onEvent, onFault) => new ClusterRunEventTail(shared.outputs, runId, onEvent, onFault, (line) => this.services.log(line));
+    }
+    const file = eventsPath(this.services.paths, runId);
+    return (onEvent, onFault) => new RunEventTail(file, onEvent, onFault);
   }
 
   private async endRun(handle: SessionHandle, missionId: string, event: Envelope): Promise<void> {
