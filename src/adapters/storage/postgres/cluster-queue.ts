@@ -141,6 +141,8 @@ export class PostgresSharedQueue implements SharedQueue {
   private refusedListeners: Array<(runIds: readonly string[]) => void> = [];
   private listener: pg.Client | null = null;
   private listenTimer: NodeJS.Timeout | null = null;
+  /** The LISTEN connection is open, or being opened or retried. */
+  private listening = false;
   private closed = false;
   readonly faces: PostgresClusterFaces;
 
@@ -452,7 +454,11 @@ export class PostgresSharedQueue implements SharedQueue {
 
   onDoorbell(listener: () => void): void {
     this.doorbells.push(listener);
-    if (this.listener === null && this.listenTimer === null) void this.listen();
+    // One LISTEN connection for all listeners: a second listener added while the first connects must not open another.
+    if (!this.listening) {
+      this.listening = true;
+      void this.listen();
+    }
   }
 
   onReplaced(listener: () => void): void {
