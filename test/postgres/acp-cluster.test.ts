@@ -1,11 +1,13 @@
 // The ACP face on a shared cluster (docs/cluster.md, "ACP across halls"): two
 // halls on one embedded PostgreSQL, the client connected to hall-a, whose one
 // room (max_running: 1) a long run holds, so every prompt runs on hall-b. The
-// client still gets its run's stream from hall-a.
+// client still gets its run's stream from hall-a, and the permission
+// questions of the raider on hall-b, whose answers reach that raider.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
+import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
 import { connectAcp, initialize, newSession, prompt, updatesOf, type AcpTestClient } from '../acp/acp-support.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 import { startTestHall, tempRoot, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
@@ -15,7 +17,7 @@ const server = usePostgresServer();
 function hallConfig(url: string, id: string, extra = ''): string {
   return (
     `raiders: { bjorn: {} }\nstorage: { postgres: "${url}" }\ncluster: team-a\ncluster_mode: shared\n` +
-    `hall_id: ${id}\nlease_seconds: 5\nmax_running: 1\n${extra}`
+    `hall_id: ${id}\nlease_seconds: 5\nmax_running: 1\npermission_timeout: 1\n${extra}`
   );
 }
 
@@ -33,7 +35,11 @@ beforeAll(async () => {
   release = path.join(tempRoot(), 'release');
   const busy = await hallA.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
   await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === busy.mission_id);
-  hallB = await startTestHall({ config: hallConfig(url, 'hall-b') });
+  // hall-b asks its dashboard too (dashboard.questions): the first answer wins, from either hall.
+  hallB = await startTestHall({
+    config: hallConfig(url, 'hall-b', 'dashboard: { listen: "127.0.0.1:0", questions: true }\n'),
+    adapters: [dashboardAdapter],
+  });
   acp = await connectAcp({ port: (await hallA.request({ cmd: 'status' })).acp.port as number });
   await initialize(acp);
 }, 60_000);
@@ -60,5 +66,47 @@ describe('ACP on a shared cluster, the run on another hall', () => {
     ).toBe(true);
     const texts = updates.filter((u: Json) => u.sessionUpdate === 'agent_message_chunk').map((u: Json) => u.content.text);
     expect(texts).toEqual(['tool ran']);
+  });
+
+  it("puts the questions of the raider on the other hall to the client, and the client's answers reach that raider", async () => {
+    const sessionId = await newSession(acp, hallA.root);
+    const asked = acp.permissions.length;
+    acp.onPermission = () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
+    expect(await prompt(acp, sessionId, 'ask 2')).toEqual({ stopReason: 'end_turn' });
+    const done = await eventsA.waitFor((e) => e.type === 'raider.done' && e.hall === 'hall-b' && e.binding === `acp:${sessionId}`);
+    expect(JSON.parse(done.response)).toEqual(['once', 'once']);
+    expect(acp.permissions.slice(asked).map((p: Json) => p.toolCall.title)).toEqual(['echo 1', 'echo 2']);
+  });
+
+  it('answers no when the client does not answer within permission_timeout', async () => {
+    const sessionId = await newSession(acp, hallA.root);
+    acp.onPermission = () => new Promise(() => {});
+    const t0 = Date.now();
+    expect(await prompt(acp, sessionId, 'ask 1')).toEqual({ stopReason: 'end_turn' });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_000);
+    const done = await eventsA.waitFor((e) => e.type === 'raider.done' && e.hall === 'hall-b' && e.binding === `acp:${sessionId}`);
+    expect(JSON.parse(done.response)).toEqual(['no']);
+  });
+
+  it("the run's own hall answers first (its socket, with dashboard.questions): the raider gets that answer, the client's question is withdrawn", async () => {
+    const sessionId = await newSession(acp, hallA.root);
+    const questionsB = await hallB.events('permission.');
+    let withdrawn!: (reason: unknown) => void;
+    const withdrawal = new Promise((resolve) => (withdrawn = resolve));
+    acp.onPermission = (_params, signal) => {
+      signal.addEventListener('abort', () => withdrawn(signal.reason), { once: true });
+      return new Promise(() => {});
+    };
+    const asked = acp.permissions.length;
+    const turn = prompt(acp, sessionId, 'ask 1');
+    const question = await questionsB.waitFor((e) => e.type === 'permission.asked');
+    // The client is asked too before hall-b's socket answers.
+    await expect.poll(() => acp.permissions.length).toBe(asked + 1);
+    expect(await hallB.request({ cmd: 'answer', run: question.id, question: 'q1', answer: 'session' })).toMatchObject({ answered: 1 });
+    expect(await turn).toEqual({ stopReason: 'end_turn' });
+    await withdrawal;
+    const done = await eventsA.waitFor((e) => e.type === 'raider.done' && e.binding === `acp:${sessionId}`);
+    expect(JSON.parse(done.response)).toEqual(['session']);
+    questionsB.close();
   });
 });

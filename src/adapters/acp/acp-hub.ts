@@ -90,7 +90,7 @@ export class AcpHub {
     await this.services.request({ type: 'cmd.bindSession', binding: binding(info.sessionId), session: info.sessionId });
     const handle = this.createHandle(info, link);
     this.sessions.set(info.sessionId, handle);
-    this.services.permissionChannels.register(binding(info.sessionId), (question, context) =>
+    await this.services.permissionChannels.register(binding(info.sessionId), (question, context) =>
       this.ask(handle, question, context.runId, context.signal),
     );
   }

@@ -7,6 +7,7 @@
 import type { Mission } from '../../domain/mission.js';
 import type { BusEvent } from '../../machines/hall-effects.js';
 import type { ClusterFaces } from './cluster-faces.js';
+import type { ClusterQuestions } from './cluster-questions.js';
 import type { LedgerRun } from './durable-state.js';
 
 /** A mission this hall claimed, with the session its binding continues in the cluster. */
@@ -99,6 +100,8 @@ export interface SharedQueue {
   readonly faces: ClusterFaces;
   readonly journals: SessionJournals;
   readonly outputs: RunOutputs;
+  /** Permission questions of runs whose binding another hall answers for (an ACP session open there). */
+  readonly questions: ClusterQuestions;
   /** Records a mission as waiting for any hall (committed when this resolves); `depth`: its place in its queue. */
   submit(entry: Mission): Promise<{ depth: number }>;
   /** Claims up to `limit` missions that are the heads of their queues and whose slot and binding are free. */

@@ -28,6 +28,7 @@ import { inline, missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
 import { slotOf } from '../../../domain/names.js';
 import { PostgresClusterFaces } from './cluster-faces.js';
+import { PostgresClusterQuestions } from './cluster-questions.js';
 
 const LISTEN_RETRY_MS = 1_000;
 /** Events older than this leave the table (a hall relays what came since it started, read every half second). */
@@ -145,6 +146,7 @@ export class PostgresSharedQueue implements SharedQueue {
   private listening = false;
   private closed = false;
   readonly faces: PostgresClusterFaces;
+  readonly questions: PostgresClusterQuestions;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -156,6 +158,7 @@ export class PostgresSharedQueue implements SharedQueue {
     private readonly warn: (line: string) => void,
   ) {
     this.faces = new PostgresClusterFaces(pool, cluster, hallId);
+    this.questions = new PostgresClusterQuestions(pool, cluster, hallId, PostgresSharedQueue.channel(cluster));
   }
 
   /** The cluster's NOTIFY channel (a channel name is an identifier: quoted where it is used). */
@@ -356,6 +359,7 @@ export class PostgresSharedQueue implements SharedQueue {
     ]);
     await this.faces.prune();
     await this.outputs.prune();
+    await this.questions.prune();
   }
 
   async halls(): Promise<ClusterHall[]> {
