@@ -1,13 +1,16 @@
-// The ACP face on a shared cluster (docs/cluster.md, "ACP across halls"): two
+// The ACP and MCP faces on a shared cluster (docs/cluster.md, "ACP across halls"): two
 // halls on one embedded PostgreSQL, the client connected to hall-a, whose one
 // room (max_running: 1) a long run holds, so every prompt runs on hall-b. The
 // client still gets its run's stream from hall-a, and the permission
-// questions of the raider on hall-b, whose answers reach that raider.
+// questions of the raider on hall-b, whose answers reach that raider. An MCP
+// client of hall-a sees and waits for the runs of its missions on hall-b.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
+import { mcpAdapter } from '../../src/adapters/mcp/mcp-adapter.js';
+import { connectSocket } from '../mcp/mcp-support.js';
 import { connectAcp, initialize, newSession, prompt, updatesOf, type AcpTestClient } from '../acp/acp-support.js';
 import { usePostgresServer } from '../support/postgres-server.js';
 import { startTestHall, tempRoot, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
@@ -29,7 +32,11 @@ let release: string;
 
 beforeAll(async () => {
   const url = await server.freshDatabase();
-  hallA = await startTestHall({ config: hallConfig(url, 'hall-a'), adapters: [acpAdapter], env: { RAIDER_HALL_ACP_PORT: '0' } });
+  hallA = await startTestHall({
+    config: hallConfig(url, 'hall-a', 'mcp: { enable: true }\n'),
+    adapters: [acpAdapter, mcpAdapter],
+    env: { RAIDER_HALL_ACP_PORT: '0' },
+  });
   eventsA = await hallA.events('raider.');
   // hall-a is alone: it takes the long run, and has no room left for the prompts.
   release = path.join(tempRoot(), 'release');
@@ -108,5 +115,29 @@ describe('ACP on a shared cluster, the run on another hall', () => {
     const done = await eventsA.waitFor((e) => e.type === 'raider.done' && e.binding === `acp:${sessionId}`);
     expect(JSON.parse(done.response)).toEqual(['session']);
     questionsB.close();
+  });
+});
+
+describe('MCP on a shared cluster, the run on another hall', () => {
+  it('wait_for_raider follows a mission and a run that run on the other hall; list_raiders shows the run', async () => {
+    const mcp = await connectSocket(path.join(hallA.root, '.raider-hall.mcp'));
+    try {
+      const quick = await mcp.call('spawn_raider', { name: 'bjorn', mission: 'answer from b' });
+      expect(quick.json).toMatchObject({ queued: 1 });
+      const byMission = await mcp.call('wait_for_raider', { id: quick.json!.mission_id, timeout_s: 20 });
+      expect(byMission.json).toMatchObject({ type: 'raider.done', hall: 'hall-b', status: 'completed', response: 'from b' });
+
+      const release2 = path.join(tempRoot(), 'release');
+      const slow = await mcp.call('spawn_raider', { name: 'bjorn', mission: `until ${release2}` });
+      const spawned = await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === slow.json!.mission_id);
+      expect(spawned.hall).toBe('hall-b');
+      expect((await mcp.call('list_raiders')).json!.raiders).toContainEqual(expect.objectContaining({ id: spawned.id, hall: 'hall-b' }));
+      expect((await mcp.call('wait_for_raider', { id: spawned.id, timeout_s: 0.2 })).json).toMatchObject({ status: 'still running' });
+      const waiting = mcp.call('wait_for_raider', { id: spawned.id, timeout_s: 20 });
+      fs.writeFileSync(release2, '');
+      expect((await waiting).json).toMatchObject({ type: 'raider.done', id: spawned.id, hall: 'hall-b', status: 'completed' });
+    } finally {
+      await mcp.close();
+    }
   });
 });
