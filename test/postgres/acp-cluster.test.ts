@@ -6,6 +6,7 @@
 // client of hall-a sees and waits for the runs of its missions on hall-b.
 import fs from 'node:fs';
 import path from 'node:path';
+import { methods } from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
@@ -115,6 +116,25 @@ describe('ACP on a shared cluster, the run on another hall', () => {
     const done = await eventsA.waitFor((e) => e.type === 'raider.done' && e.binding === `acp:${sessionId}`);
     expect(JSON.parse(done.response)).toEqual(['session']);
     questionsB.close();
+  });
+  it('runs the prompts in the ACP session itself on the other hall; session/load on hall-a brings the turns written there', async () => {
+    const sessionId = await newSession(acp, hallA.root);
+    await prompt(acp, sessionId, 'journal one');
+    await prompt(acp, sessionId, 'journal two');
+    const done = eventsA.all.filter((e) => e.type === 'raider.done' && e.binding === `acp:${sessionId}`);
+    expect(done.map((e) => [e.hall, e.session])).toEqual([
+      ['hall-b', sessionId],
+      ['hall-b', sessionId],
+    ]);
+    expect(JSON.parse(done[1]!.response)).toEqual([`one@${hallB.root}`, `two@${hallB.root}`]);
+    const journal = path.join(hallA.root, '.raider', 'sessions', `${sessionId}.jsonl`);
+    expect(fs.readFileSync(journal, 'utf8')).not.toContain('"turn"');
+    await acp.conn.agent.request(methods.agent.session.load, { sessionId, cwd: hallA.root, mcpServers: [] });
+    const turns = fs
+      .readFileSync(journal, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"turn"'));
+    expect(turns.map((line) => JSON.parse(line).text)).toEqual(['one', 'two']);
   });
 });
 

@@ -11,6 +11,7 @@ import { isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } f
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
+import { errorMessage } from '../../domain/error-message.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath } from '../storage/hall-paths.js';
 import { raiderSaid } from '../storage/slot-logs.js';
@@ -82,6 +83,22 @@ export class AcpHub {
 
   count(): number {
     return this.sessions.size;
+  }
+
+  /**
+   * On a shared cluster, brings this hall's copy of the session's journal up to the cluster's (its runs
+   * may have run on other halls) and shares a journal the cluster lacks (a session made here), so its
+   * runs continue it on any hall. A database that fails leaves the local journal as it is, and says so.
+   */
+  async syncJournal(sessionId: string): Promise<void> {
+    const journals = this.services.store.shared?.journals;
+    if (!journals) return;
+    try {
+      await journals.pull(sessionId);
+      await journals.seed(sessionId);
+    } catch (err) {
+      this.services.log(`acp: cannot bring the journal of session ${sessionId} in line with the cluster's: ${errorMessage(err)}`);
+    }
   }
 
   /** Opens (or takes over) a session: binds `acp:ID` to the raider session ID and answers its runs' questions. */

@@ -73,6 +73,11 @@ export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; en
 export interface SessionJournals {
   /** Brings this hall's copy of the session's journal up to the cluster's, before a run of the session starts here. */
   pull(session: string): Promise<void>;
+  /**
+   * A journal made on this hall before any run of it (an ACP session's): it goes to the cluster as the
+   * session's first piece when the cluster has none, so the session's first run may start on any hall.
+   */
+  seed(session: string): Promise<void>;
 }
 
 /** Which file of a run a piece of output comes from: its events file, or its lines of the slot log. */
