@@ -136,6 +136,14 @@ describe('ACP on a shared cluster, the run on another hall', () => {
       .filter((line) => line.includes('"turn"'));
     expect(turns.map((line) => JSON.parse(line).text)).toEqual(['one', 'two']);
   });
+  it('a run on the other hall that fails without a result: the prompt says what its raider said there', async () => {
+    const sessionId = await newSession(acp, hallA.root);
+    const failure = await prompt(acp, sessionId, 'stderr-fail no engine here').then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(failure).toMatchObject({ code: -32000, message: expect.stringMatching(/^raider run failed: no engine here\n/) });
+  });
 });
 
 describe('MCP on a shared cluster, the run on another hall', () => {

@@ -12,9 +12,10 @@ import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-ses
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { isRecord } from '../../domain/records.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath } from '../storage/hall-paths.js';
-import { raiderSaid } from '../storage/slot-logs.js';
+import { raiderSaid, saidIn } from '../storage/slot-logs.js';
 import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
 import { AcpRunStream, sendFinalAnswer, type RunEventSourceFactory } from './acp-run-stream.js';
 import { ClusterRunEventTail } from './cluster-run-event-tail.js';
@@ -291,14 +292,29 @@ export class AcpHub {
     return (onEvent, onFault) => new RunEventTail(file, onEvent, onFault);
   }
 
+  /** What the raider of a run that failed without a result said on stderr (nothing when it left a result). */
+  private async raiderSaid(runId: string, hall: string | undefined): Promise<string[]> {
+    const shared = this.services.store.shared;
+    if (!shared || hall === undefined || hall === shared.hallId) {
+      return readDocumentOrNull(eventsPath(this.services.paths, runId)) === null ? raiderSaid(this.services.paths, runId) : [];
+    }
+    // A run on another hall: its events and its lines of the slot log are in the cluster, complete by its end.
+    try {
+      const events = await shared.outputs.read(runId, 'events', 0);
+      if (events !== null && hasResult(events)) return [];
+      const log = await shared.outputs.read(runId, 'log', 0);
+      return log === null ? [] : saidIn(log.toString('utf8'), runId);
+    } catch (err) {
+      this.services.log(`acp: cannot read why run ${runId} failed from the cluster: ${errorMessage(err)}`);
+      return [];
+    }
+  }
+
   private async endRun(handle: SessionHandle, missionId: string, event: Envelope): Promise<void> {
     const runId = String(event.id);
     const status = String(event.status);
     // A run that failed without a result document: the reason is what the raider wrote on stderr.
-    const said =
-      status === 'failed' && readDocumentOrNull(eventsPath(this.services.paths, runId)) === null
-        ? await raiderSaid(this.services.paths, runId)
-        : [];
+    const said = status === 'failed' ? await this.raiderSaid(runId, typeof event.hall === 'string' ? event.hall : undefined) : [];
     const end: RunEnd = {
       status,
       signaled: Number(event.signaled ?? 0),
@@ -339,4 +355,19 @@ export class AcpHub {
     const target = { sessionId: handle.sessionId, runId, question, announced: handle.runs.get(runId)?.announced };
     return askClientPermission(handle.link, target, signal);
   }
+}
+
+/** True when a run's events hold its result (a `run.finished` line). */
+function hasResult(events: Buffer): boolean {
+  return events
+    .toString('utf8')
+    .split('\n')
+    .some((line) => {
+      try {
+        const value: unknown = JSON.parse(line);
+        return isRecord(value) && value.type === 'run.finished';
+      } catch {
+        return false;
+      }
+    });
 }
