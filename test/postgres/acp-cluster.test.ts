@@ -144,6 +144,15 @@ describe('ACP on a shared cluster, the run on another hall', () => {
     );
     expect(failure).toMatchObject({ code: -32000, message: expect.stringMatching(/^raider run failed: no engine here\n/) });
   });
+  it('session/cancel stops the run on the other hall', async () => {
+    const sessionId = await newSession(acp, hallA.root);
+    const turn = prompt(acp, sessionId, 'wait 30');
+    await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.binding === `acp:${sessionId}` && e.hall === 'hall-b');
+    await acp.conn.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect(await turn).toEqual({ stopReason: 'cancelled' });
+    const done = await eventsA.waitFor((e) => e.type === 'raider.done' && e.binding === `acp:${sessionId}`);
+    expect(done).toMatchObject({ hall: 'hall-b', cancel_requested: true, signaled: 1 });
+  });
 });
 
 describe('MCP on a shared cluster, the run on another hall', () => {

@@ -118,11 +118,21 @@ export class AcpHub {
     const handle = this.sessions.get(sessionId);
     if (!handle) return;
     this.sessions.delete(sessionId);
+    this.dropInCluster(sessionId);
     for (const [missionId, owner] of this.missions) if (owner === sessionId) this.missions.delete(missionId);
     this.services.permissionChannels.unregister(binding(sessionId));
     handle.actor.send({ type: 'acp.close' });
     await handle.closed;
     await this.services.request({ type: 'cmd.unbindSession', binding: binding(sessionId) });
+  }
+
+  /**
+   * On a shared cluster a session's waiting missions wait in the cluster's queue, not in this hall's:
+   * each is cancelled there by its mission id (one that already runs is not found so, and is cancelled by its run id).
+   */
+  private dropInCluster(sessionId: string): void {
+    if (!this.services.store.shared) return;
+    for (const [missionId, owner] of this.missions) if (owner === sessionId) void this.services.command('cancel', { id: missionId });
   }
 
   prompt(sessionId: string, text: string): Promise<PromptAnswer> {
@@ -190,10 +200,12 @@ export class AcpHub {
         return;
       }
       case 'acp.cancelRun':
-        void this.services.request({ type: 'cmd.cancel', id: effect.runId });
+        // The control command: on a shared cluster it reaches a run on another hall.
+        void this.services.command('cancel', { id: effect.runId });
         return;
       case 'acp.dropQueued':
         void this.services.request({ type: 'cmd.dropQueued', binding: binding(handle.sessionId) });
+        this.dropInCluster(handle.sessionId);
         return;
       case 'acp.modeChanged':
         void handle.link.update(handle.sessionId, { sessionUpdate: 'current_mode_update', currentModeId: effect.modeId }).catch(() => {});
