@@ -144,14 +144,21 @@ describe('ACP on a shared cluster, the run on another hall', () => {
     );
     expect(failure).toMatchObject({ code: -32000, message: expect.stringMatching(/^raider run failed: no engine here\n/) });
   });
-  it('session/cancel stops the run on the other hall', async () => {
+  it("session/cancel stops the run on the other hall and drops the session's prompt waiting in the cluster's queue", async () => {
     const sessionId = await newSession(acp, hallA.root);
-    const turn = prompt(acp, sessionId, 'wait 30');
-    await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.binding === `acp:${sessionId}` && e.hall === 'hall-b');
+    const running = prompt(acp, sessionId, 'wait 30');
+    const spawned = await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.binding === `acp:${sessionId}` && e.hall === 'hall-b');
+    // One mission at a time per binding: the second waits in the cluster's queue.
+    const waiting = prompt(acp, sessionId, 'answer never');
+    const queued = await eventsA.waitFor(
+      (e) => e.type === 'raider.queued' && e.binding === `acp:${sessionId}` && e.mission_id !== spawned.mission_id,
+    );
     await acp.conn.agent.notify(methods.agent.session.cancel, { sessionId });
-    expect(await turn).toEqual({ stopReason: 'cancelled' });
+    expect(await running).toEqual({ stopReason: 'cancelled' });
+    expect(await waiting).toEqual({ stopReason: 'cancelled' });
     const done = await eventsA.waitFor((e) => e.type === 'raider.done' && e.binding === `acp:${sessionId}`);
     expect(done).toMatchObject({ hall: 'hall-b', cancel_requested: true, signaled: 1 });
+    await eventsA.waitFor((e) => e.type === 'raider.dropped' && e.mission_id === queued.mission_id);
   });
 });
 
