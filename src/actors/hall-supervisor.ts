@@ -34,6 +34,7 @@ import { commandService } from '../protocol/command-service.js';
 import { RAIDER_VERSION } from '../raider/version.js';
 import { addFaceCommands, hallCommands } from './hall-commands.js';
 import { routeHallEffects } from './hall-effect-routing.js';
+import { ClusterPermissions } from './cluster-permissions.js';
 import { ClusterWorker } from './cluster-worker.js';
 import { HallGateway } from './hall-gateway.js';
 import { acquireHallLock, type HallLock } from './hall-lock.js';
@@ -129,7 +130,15 @@ async function startLocked(
   fs.mkdirSync(paths.logsDir, { recursive: true });
   const { store, retention, input } = await recoverHall(paths, config, env, log);
 
-  const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log);
+  const clusterPermissions = store.shared
+    ? new ClusterPermissions(
+        store.shared.questions,
+        (listener) => store.shared?.onDoorbell(listener),
+        config.permission_timeout * 1000,
+        log,
+      )
+    : null;
+  const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log, clusterPermissions);
   const forkServer = new ForkServer(log);
   const bus = new EventBus(log);
   // On a shared cluster every event names its hall.

@@ -3,7 +3,9 @@
  * registers a handler for a binding; a run of that binding gets a UNIX socket
  * of its own and `--permission-channel PATH`. Every question on it gets
  * exactly one answer: the handler's, or `no` when the handler fails, the
- * channel closes or the run ends.
+ * channel closes or the run ends. On a shared cluster a run whose binding
+ * another hall answers for (its ACP session is open there) is asked through
+ * the cluster (cluster-permissions.ts).
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -15,6 +17,7 @@ import { listenUnix, type UnixListener } from '../adapters/os/socket-path.js';
 import type { FaceAnswer, PermissionHandler, PermissionRegistry, QuestionContext } from '../ports/permission-registry.js';
 import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 import { errorMessage } from '../domain/error-message.js';
+import type { ClusterPermissions } from './cluster-permissions.js';
 
 interface OpenChannel {
   server: net.Server;
@@ -30,14 +33,19 @@ export class PermissionChannels implements PermissionRegistry {
   constructor(
     private readonly dir: string,
     private readonly warn: (message: string) => void,
-  ) {}
+    private readonly cluster: ClusterPermissions | null = null,
+  ) {
+    cluster?.answerWith((binding) => this.handlers.get(binding));
+  }
 
-  register(binding: string, handler: PermissionHandler): void {
+  async register(binding: string, handler: PermissionHandler): Promise<void> {
     this.handlers.set(binding, handler);
+    await this.cluster?.serve(binding);
   }
 
   unregister(binding: string): void {
     this.handlers.delete(binding);
+    void this.cluster?.unserve(binding);
   }
 
   setDefault(handler: PermissionHandler | null): void {
@@ -49,9 +57,15 @@ export class PermissionChannels implements PermissionRegistry {
     return (binding !== undefined ? this.handlers.get(binding) : undefined) ?? this.fallback ?? undefined;
   }
 
+  /** The cluster's asking handler when another hall answers for the binding and no handler here does. */
+  private async remoteFor(binding: string | undefined): Promise<PermissionHandler | undefined> {
+    if (this.cluster === null || binding === undefined || this.handlers.has(binding)) return undefined;
+    return (await this.cluster.servedElsewhere(binding)) ? this.cluster.ask : undefined;
+  }
+
   /** Opens a channel for the run when someone can answer for its binding; returns its path or null. */
   async open(runId: string, binding: string | undefined): Promise<string | null> {
-    if (this.handlerFor(binding) === undefined) return null;
+    if (this.handlerFor(binding) === undefined && (await this.remoteFor(binding)) === undefined) return null;
     await fs.promises.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const abort = new AbortController();
     const server = net.createServer((socket) => this.serve(socket, runId, binding, abort.signal));
@@ -73,6 +87,7 @@ export class PermissionChannels implements PermissionRegistry {
 
   closeAll(): void {
     for (const runId of [...this.channels.keys()]) this.close(runId);
+    this.cluster?.stop();
   }
 
   private serve(socket: net.Socket, runId: string, binding: string | undefined, runSignal: AbortSignal): void {
@@ -114,8 +129,9 @@ export class PermissionChannels implements PermissionRegistry {
     binding: string | undefined,
     signal: AbortSignal,
   ): Promise<void> {
-    const handler = this.handlerFor(binding);
-    const own = binding !== undefined ? this.handlers.get(binding) : undefined;
+    const remote = await this.remoteFor(binding);
+    const own = (binding !== undefined ? this.handlers.get(binding) : undefined) ?? remote;
+    const handler = own ?? this.handlerFor(binding);
     let answer: PermissionAnswer;
     if (!handler) {
       answer = refusal(question.id, 'nobody can answer for this session any more');

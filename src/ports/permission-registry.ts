@@ -22,7 +22,8 @@ export type PermissionHandler = (question: PermissionQuestion, context: Question
 export type FaceAnswer = PermissionAnswer & { face?: AnswerFace };
 
 export interface PermissionRegistry {
-  register(binding: string, handler: PermissionHandler): void;
+  /** Resolves once the binding's runs on any hall of a shared cluster will ask this handler. */
+  register(binding: string, handler: PermissionHandler): Promise<void>;
   unregister(binding: string): void;
   /**
    * Who answers for the runs whose binding nobody registered for (or that

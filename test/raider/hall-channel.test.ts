@@ -32,7 +32,7 @@ describe("the hall's permission channel", () => {
     const warnings: string[] = [];
     const channels = new PermissionChannels(dir, (m) => warnings.push(m));
     const asked: PermissionQuestion[] = [];
-    channels.register('acp:test', async (q) => {
+    await channels.register('acp:test', async (q) => {
       asked.push(q);
       return { type: 'answer', id: q.id, answer: q.tool === 'bash' ? 'once' : 'no', reason: q.tool === 'bash' ? 'ok' : 'not today' };
     });
@@ -61,7 +61,7 @@ describe("the hall's permission channel", () => {
     const long = join(dir, 'x'.repeat(90), 'y'.repeat(90));
     mkdirSync(long, { recursive: true });
     const channels = new PermissionChannels(long, () => {});
-    channels.register('acp:test', async (q) => ({ type: 'answer', id: q.id, answer: 'once', reason: 'ok' }));
+    await channels.register('acp:test', async (q) => ({ type: 'answer', id: q.id, answer: 'once', reason: 'ok' }));
     const path = await channels.open('run-2', 'acp:test');
     try {
       expect(path).not.toBeNull();

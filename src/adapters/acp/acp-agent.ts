@@ -111,6 +111,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
   const entryMode = (raider: string) => ownEntry(config.raiders, slotOf(raider).baseName)?.permission_mode ?? 'default';
 
   const openExisting = async (sessionId: string, cwd: string): Promise<AcpSessionInfo> => {
+    if (SESSION_ID_RE.test(sessionId)) await hub.syncJournal(sessionId);
     if (!SESSION_ID_RE.test(sessionId) || !fs.existsSync(journalPath(deps.root, sessionId))) {
       throw RequestError.resourceNotFound(sessionId);
     }
@@ -135,6 +136,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
     .onRequest('session/new', newSessionParams, async ({ params }) => {
       const raider = pickRaider(params.raiderName ?? params._meta?.raiderName);
       const sessionId = createSession(deps.root, { raiderVersion: RAIDER_VERSION }).id;
+      await hub.syncJournal(sessionId);
       const modeId = entryMode(raider);
       await deps.sessions.put(sessionId, { raider, cwd: params.cwd, mode: modeId, updatedAt: new Date().toISOString() });
       await hub.open({ sessionId, raider, cwd: params.cwd, modeId }, link);

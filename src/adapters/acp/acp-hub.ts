@@ -11,11 +11,15 @@ import { isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } f
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
+import { errorMessage } from '../../domain/error-message.js';
+import { isRecord } from '../../domain/records.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath } from '../storage/hall-paths.js';
-import { raiderSaid } from '../storage/slot-logs.js';
+import { raiderSaid, saidIn } from '../storage/slot-logs.js';
 import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
-import { AcpRunStream, sendFinalAnswer } from './acp-run-stream.js';
+import { AcpRunStream, sendFinalAnswer, type RunEventSourceFactory } from './acp-run-stream.js';
+import { ClusterRunEventTail } from './cluster-run-event-tail.js';
+import { RunEventTail } from './run-event-tail.js';
 
 /**
  * What the hub needs from the connection that owns a session: it sends
@@ -82,13 +86,29 @@ export class AcpHub {
     return this.sessions.size;
   }
 
+  /**
+   * On a shared cluster, brings this hall's copy of the session's journal up to the cluster's (its runs
+   * may have run on other halls) and shares a journal the cluster lacks (a session made here), so its
+   * runs continue it on any hall. A database that fails leaves the local journal as it is, and says so.
+   */
+  async syncJournal(sessionId: string): Promise<void> {
+    const journals = this.services.store.shared?.journals;
+    if (!journals) return;
+    try {
+      await journals.pull(sessionId);
+      await journals.seed(sessionId);
+    } catch (err) {
+      this.services.log(`acp: cannot bring the journal of session ${sessionId} in line with the cluster's: ${errorMessage(err)}`);
+    }
+  }
+
   /** Opens (or takes over) a session: binds `acp:ID` to the raider session ID and answers its runs' questions. */
   async open(info: AcpSessionInfo, link: AcpClientLink): Promise<void> {
     if (this.sessions.has(info.sessionId)) await this.close(info.sessionId);
     await this.services.request({ type: 'cmd.bindSession', binding: binding(info.sessionId), session: info.sessionId });
     const handle = this.createHandle(info, link);
     this.sessions.set(info.sessionId, handle);
-    this.services.permissionChannels.register(binding(info.sessionId), (question, context) =>
+    await this.services.permissionChannels.register(binding(info.sessionId), (question, context) =>
       this.ask(handle, question, context.runId, context.signal),
     );
   }
@@ -98,11 +118,21 @@ export class AcpHub {
     const handle = this.sessions.get(sessionId);
     if (!handle) return;
     this.sessions.delete(sessionId);
+    this.dropInCluster(sessionId);
     for (const [missionId, owner] of this.missions) if (owner === sessionId) this.missions.delete(missionId);
     this.services.permissionChannels.unregister(binding(sessionId));
     handle.actor.send({ type: 'acp.close' });
     await handle.closed;
     await this.services.request({ type: 'cmd.unbindSession', binding: binding(sessionId) });
+  }
+
+  /**
+   * On a shared cluster a session's waiting missions wait in the cluster's queue, not in this hall's:
+   * each is cancelled there by its mission id (one that already runs is not found so, and is cancelled by its run id).
+   */
+  private dropInCluster(sessionId: string): void {
+    if (!this.services.store.shared) return;
+    for (const [missionId, owner] of this.missions) if (owner === sessionId) void this.services.command('cancel', { id: missionId });
   }
 
   prompt(sessionId: string, text: string): Promise<PromptAnswer> {
@@ -170,10 +200,12 @@ export class AcpHub {
         return;
       }
       case 'acp.cancelRun':
-        void this.services.request({ type: 'cmd.cancel', id: effect.runId });
+        // The control command: on a shared cluster it reaches a run on another hall.
+        void this.services.command('cancel', { id: effect.runId });
         return;
       case 'acp.dropQueued':
         void this.services.request({ type: 'cmd.dropQueued', binding: binding(handle.sessionId) });
+        this.dropInCluster(handle.sessionId);
         return;
       case 'acp.modeChanged':
         void handle.link.update(handle.sessionId, { sessionUpdate: 'current_mode_update', currentModeId: effect.modeId }).catch(() => {});
@@ -236,7 +268,7 @@ export class AcpHub {
         handle.actor.send({ type: 'hall.queued', missionId });
         return;
       case 'raider.spawned':
-        this.followRun(handle, missionId, String(event.id));
+        this.followRun(handle, missionId, String(event.id), typeof event.hall === 'string' ? event.hall : undefined);
         return;
       case 'raider.refused':
         this.missions.delete(missionId);
@@ -249,10 +281,10 @@ export class AcpHub {
     }
   }
 
-  private followRun(handle: SessionHandle, missionId: string, runId: string): void {
+  private followRun(handle: SessionHandle, missionId: string, runId: string, hall: string | undefined): void {
     if (handle.runs.has(runId)) return;
     const stream = new AcpRunStream(
-      eventsPath(this.services.paths, runId),
+      this.eventSource(runId, hall),
       runId,
       (update) => handle.link.update(handle.sessionId, update),
       (line) => this.services.log(line),
@@ -262,14 +294,39 @@ export class AcpHub {
     handle.actor.send({ type: 'hall.spawned', missionId, runId });
   }
 
+  /** Where a run's events are read: its events file, or the cluster's copy when another hall of a shared cluster runs it. */
+  private eventSource(runId: string, hall: string | undefined): RunEventSourceFactory {
+    const shared = this.services.store.shared;
+    if (shared && hall !== undefined && hall !== shared.hallId) {
+      return (onEvent, onFault) => new ClusterRunEventTail(shared.outputs, runId, onEvent, onFault, (line) => this.services.log(line));
+    }
+    const file = eventsPath(this.services.paths, runId);
+    return (onEvent, onFault) => new RunEventTail(file, onEvent, onFault);
+  }
+
+  /** What the raider of a run that failed without a result said on stderr (nothing when it left a result). */
+  private async raiderSaid(runId: string, hall: string | undefined): Promise<string[]> {
+    const shared = this.services.store.shared;
+    if (!shared || hall === undefined || hall === shared.hallId) {
+      return readDocumentOrNull(eventsPath(this.services.paths, runId)) === null ? raiderSaid(this.services.paths, runId) : [];
+    }
+    // A run on another hall: its events and its lines of the slot log are in the cluster, complete by its end.
+    try {
+      const events = await shared.outputs.read(runId, 'events', 0);
+      if (events !== null && hasResult(events)) return [];
+      const log = await shared.outputs.read(runId, 'log', 0);
+      return log === null ? [] : saidIn(log.toString('utf8'), runId);
+    } catch (err) {
+      this.services.log(`acp: cannot read why run ${runId} failed from the cluster: ${errorMessage(err)}`);
+      return [];
+    }
+  }
+
   private async endRun(handle: SessionHandle, missionId: string, event: Envelope): Promise<void> {
     const runId = String(event.id);
     const status = String(event.status);
     // A run that failed without a result document: the reason is what the raider wrote on stderr.
-    const said =
-      status === 'failed' && readDocumentOrNull(eventsPath(this.services.paths, runId)) === null
-        ? await raiderSaid(this.services.paths, runId)
-        : [];
+    const said = status === 'failed' ? await this.raiderSaid(runId, typeof event.hall === 'string' ? event.hall : undefined) : [];
     const end: RunEnd = {
       status,
       signaled: Number(event.signaled ?? 0),
@@ -310,4 +367,19 @@ export class AcpHub {
     const target = { sessionId: handle.sessionId, runId, question, announced: handle.runs.get(runId)?.announced };
     return askClientPermission(handle.link, target, signal);
   }
+}
+
+/** True when a run's events hold its result (a `run.finished` line). */
+function hasResult(events: Buffer): boolean {
+  return events
+    .toString('utf8')
+    .split('\n')
+    .some((line) => {
+      try {
+        const value: unknown = JSON.parse(line);
+        return isRecord(value) && value.type === 'run.finished';
+      } catch {
+        return false;
+      }
+    });
 }

@@ -1,27 +1,33 @@
 /**
- * One run of an ACP session, streamed to its client: the run's events file
- * is tailed and each event becomes `session/update`s; at the run's end the
+ * One run of an ACP session, streamed to its client: the run's events are
+ * followed (its events file here, or the cluster's copy of a run on another
+ * hall) and each event becomes `session/update`s; at the run's end the
  * final answer is sent as one chunk when the run streamed no text of its own.
  */
 import { finalChunk, updatesForEvent, type AcpUpdate, type AnnouncedCalls, type RunEnd } from '../../domain/acp-mapping.js';
-import { describeLineFault } from '../../protocol/line-reader.js';
-import { RunEventTail } from './run-event-tail.js';
+import { describeLineFault, type LineFault } from '../../protocol/line-reader.js';
+import type { RunEventSource } from './run-event-tail.js';
+
+/** Makes the follower of one run's events, given where each event and each skipped line goes. */
+export type RunEventSourceFactory = (
+  onEvent: (event: Record<string, unknown>) => void,
+  onFault: (fault: LineFault) => void,
+) => RunEventSource;
 
 export class AcpRunStream {
   /** The tool calls the client has been shown, so a later event about one updates it. */
   readonly announced: AnnouncedCalls = new Map();
   private streamedText = false;
-  private readonly tail: RunEventTail;
+  private readonly tail: RunEventSource;
 
   constructor(
-    eventsFile: string,
+    source: RunEventSourceFactory,
     runId: string,
     /** Sends one update to the session's client. */
     private readonly send: (update: AcpUpdate) => Promise<void>,
     log: (line: string) => void,
   ) {
-    this.tail = new RunEventTail(
-      eventsFile,
+    this.tail = source(
       (event) => {
         for (const update of updatesForEvent(runId, event, this.announced)) {
           if (update.sessionUpdate === 'agent_message_chunk') this.streamedText = true;
@@ -43,7 +49,7 @@ export class AcpRunStream {
 
   /** The run ended: read what is left, then send the final answer if nothing streamed it. */
   async finish(end: RunEnd): Promise<void> {
-    this.tail.finish();
+    await this.tail.finish();
     if (!this.streamedText) await sendFinalAnswer(end, this.send);
   }
 }

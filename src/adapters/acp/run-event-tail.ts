@@ -14,7 +14,15 @@ const POLL_MS = 250;
 /** An events-file line the tail hands on: any JSON object (the ACP mapping picks what it knows). */
 const RunEvent = z.record(z.string(), z.unknown());
 
-export class RunEventTail {
+/** What follows one run's events for an ACP stream: a local file, or the cluster's copy of a run on another hall. */
+export interface RunEventSource {
+  start(): void;
+  /** Delivers what is left of the run's events, then stops; once it resolves every event was delivered. */
+  finish(): Promise<void> | void;
+  stop(): void;
+}
+
+export class RunEventTail implements RunEventSource {
   private offset = 0;
   private readonly lines: LineSink;
   private watcher: fs.FSWatcher | null = null;
@@ -98,7 +106,8 @@ export class RunEventTail {
   }
 }
 
-function deliver(line: string, onEvent: (event: Record<string, unknown>) => void): void {
+/** Hands on one line of a run's events when it is a JSON object; anything else is skipped. */
+export function deliver(line: string, onEvent: (event: Record<string, unknown>) => void): void {
   if (line === '') return;
   let value: unknown;
   try {

@@ -6,6 +6,7 @@
  */
 import type { HallServices } from '../../ports/hall-services.js';
 import type { Envelope } from '../control/event-bus.js';
+import { errorMessage } from '../../domain/error-message.js';
 import { endedRun } from './ended-run.js';
 import { DEFAULT_WAIT_S, replyResult, toolError, toolResult, type HallToolName, type ToolExtra, type ToolHandler } from './mcp-tools.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -36,6 +37,7 @@ export function hallToolHandler(
     },
     reset_session: async (a) => replyResult(await services.command('session_reset', a)),
     send_telegram: async (a) => replyResult(await services.command('telegram_reply', a)),
+    // A shared hall asks the cluster where a run or mission is: a database that fails says so.
     wait_for_raider: (a, extra) =>
       waitForRaider(
         services,
@@ -45,7 +47,7 @@ export function hallToolHandler(
         extra,
         stopping,
         progressMs,
-      ),
+      ).catch((err: unknown) => toolError(`cannot wait for ${String(a.id)}: ${errorMessage(err)}`)),
   };
   return (name, args, extra) => handlers[name](args, extra);
 }
@@ -91,7 +93,7 @@ async function waitForRaider(
         ? refusedResult(id, ended)
         : toolResult({ ...ended, ended_before_wait: true, source: 'event' });
     if (byMission) {
-      const where = missionState(services, id);
+      const where = await missionState(services, id);
       if (where === null) {
         return toolError(
           `mission ${id} is neither waiting nor running (a mission id is known only until its run ends; wait for the run id instead)`,
@@ -100,7 +102,8 @@ async function waitForRaider(
       if (where.runId !== undefined) runId = where.runId;
     } else {
       const live = services.queries.attach(id);
-      if ('error' in live) {
+      // A run on another hall of a shared cluster: its raider.done comes here on the bus, relayed.
+      if ('error' in live && !(await runsElsewhere(services, id))) {
         const fromFiles = await endedRun(services.paths, id);
         return fromFiles.found ? toolResult(fromFiles.done) : toolError(fromFiles.error);
       }
@@ -164,12 +167,24 @@ function refusedResult(id: string, event: Envelope): CallToolResult {
   return toolError(`mission ${id} was refused (${String(event.reason)}): ${String(event.error)}; mission not run`, { ...event });
 }
 
-/** Where a mission is: waiting in a queue (no run yet), or recorded as a started run; null when the hall does not know it. */
-function missionState(services: HallServices, missionId: string): { runId?: string } | null {
+/**
+ * Where a mission is: waiting in a queue (no run yet), or recorded as a started run; null when the hall does not know it.
+ * On a shared cluster it may wait in the cluster's queue, or run on another hall.
+ */
+async function missionState(services: HallServices, missionId: string): Promise<{ runId?: string } | null> {
   const state = services.store.state;
   for (const run of state.runs.values()) if (run.entry.id === missionId) return { runId: run.id };
   for (const queues of [state.slotQueues, state.bindingQueues]) {
     for (const queue of queues.values()) if (queue.some((m) => m.id === missionId)) return {};
   }
-  return null;
+  const shared = services.store.shared;
+  if (!shared || !(await shared.faces.missionKnown(missionId))) return null;
+  const remote = (await shared.remoteRuns()).find(({ run }) => run.entry.id === missionId);
+  return remote ? { runId: remote.run.id } : {};
+}
+
+/** True when another hall of a shared cluster runs `runId` now. */
+async function runsElsewhere(services: HallServices, runId: string): Promise<boolean> {
+  const shared = services.store.shared;
+  return shared !== undefined && (await shared.remoteRun(runId)) !== null;
 }

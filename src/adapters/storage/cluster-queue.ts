@@ -7,6 +7,7 @@
 import type { Mission } from '../../domain/mission.js';
 import type { BusEvent } from '../../machines/hall-effects.js';
 import type { ClusterFaces } from './cluster-faces.js';
+import type { ClusterQuestions } from './cluster-questions.js';
 import type { LedgerRun } from './durable-state.js';
 
 /** A mission this hall claimed, with the session its binding continues in the cluster. */
@@ -73,6 +74,11 @@ export type RemoteSignal = { kind: 'run'; hall: string } | { kind: 'dropped'; en
 export interface SessionJournals {
   /** Brings this hall's copy of the session's journal up to the cluster's, before a run of the session starts here. */
   pull(session: string): Promise<void>;
+  /**
+   * A journal made on this hall before any run of it (an ACP session's): it goes to the cluster as the
+   * session's first piece when the cluster has none, so the session's first run may start on any hall.
+   */
+  seed(session: string): Promise<void>;
 }
 
 /** Which file of a run a piece of output comes from: its events file, or its lines of the slot log. */
@@ -102,6 +108,8 @@ export interface SharedQueue {
   readonly faces: ClusterFaces;
   readonly journals: SessionJournals;
   readonly outputs: RunOutputs;
+  /** Permission questions of runs whose binding another hall answers for (an ACP session open there). */
+  readonly questions: ClusterQuestions;
   /** Records a mission as waiting for any hall (committed when this resolves); `depth`: its place in its queue. */
   submit(entry: Mission): Promise<{ depth: number }>;
   /** Claims up to `limit` missions that are the heads of their queues and whose slot and binding are free. */

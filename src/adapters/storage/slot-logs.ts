@@ -93,8 +93,12 @@ const SAID_LINES = 20;
  */
 export async function raiderSaid(paths: HallPaths, id: string): Promise<string[]> {
   const log = await runLog(paths, id, undefined);
-  if (!('log' in log)) return [];
-  return log.log
+  return 'log' in log ? saidIn(log.log, id) : [];
+}
+
+/** What the raider of run `id` said in its lines of a slot log (the last of them, without the hall's). */
+export function saidIn(log: string, id: string): string[] {
+  return log
     .split('\n')
     .filter((line) => line.trim() !== '' && !line.startsWith('[hall] '))
     .map((line) => raiderLineText(line, id) ?? line)

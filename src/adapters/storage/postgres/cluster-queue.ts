@@ -28,6 +28,7 @@ import { inline, missionKeys } from './op-statements.js';
 import { formatRunId } from '../../../domain/run-id.js';
 import { slotOf } from '../../../domain/names.js';
 import { PostgresClusterFaces } from './cluster-faces.js';
+import { PostgresClusterQuestions } from './cluster-questions.js';
 
 const LISTEN_RETRY_MS = 1_000;
 /** Events older than this leave the table (a hall relays what came since it started, read every half second). */
@@ -178,8 +179,11 @@ export class PostgresSharedQueue implements SharedQueue {
   private refusedListeners: Array<(runIds: readonly string[]) => void> = [];
   private listener: pg.Client | null = null;
   private listenTimer: NodeJS.Timeout | null = null;
+  /** The LISTEN connection is open, or being opened or retried. */
+  private listening = false;
   private closed = false;
   readonly faces: PostgresClusterFaces;
+  readonly questions: PostgresClusterQuestions;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -191,6 +195,7 @@ export class PostgresSharedQueue implements SharedQueue {
     private readonly warn: (line: string) => void,
   ) {
     this.faces = new PostgresClusterFaces(pool, cluster, hallId);
+    this.questions = new PostgresClusterQuestions(pool, cluster, hallId, PostgresSharedQueue.channel(cluster));
   }
 
   /** The cluster's NOTIFY channel (a channel name is an identifier: quoted where it is used). */
@@ -398,6 +403,7 @@ export class PostgresSharedQueue implements SharedQueue {
     await this.faces.prune();
     await this.outputs.prune();
     await this.journals.prune();
+    await this.questions.prune();
   }
 
   async halls(): Promise<ClusterHall[]> {
@@ -501,7 +507,11 @@ export class PostgresSharedQueue implements SharedQueue {
 
   onDoorbell(listener: () => void): void {
     this.doorbells.push(listener);
-    if (this.listener === null && this.listenTimer === null) void this.listen();
+    // One LISTEN connection for all listeners: a second listener added while the first connects must not open another.
+    if (!this.listening) {
+      this.listening = true;
+      void this.listen();
+    }
   }
 
   onReplaced(listener: () => void): void {

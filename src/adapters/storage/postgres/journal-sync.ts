@@ -47,6 +47,12 @@ const PRUNE = `DELETE FROM raider_hall_journal_chunks j WHERE j.cluster = $1
   AND NOT EXISTS (SELECT 1 FROM raider_hall_sessions s WHERE s.cluster = j.cluster AND s.session = j.session)
   AND NOT EXISTS (SELECT 1 FROM raider_hall_runs r WHERE r.cluster = j.cluster AND r.record->>'session' = j.session)`;
 
+/** A session's first piece, only when the cluster has none of its journal (a run elsewhere may have written it). */
+const SEED = `INSERT INTO raider_hall_journal_chunks (cluster, session, start, data, hall)
+SELECT $1, $2, 0, $3, $4
+WHERE NOT EXISTS (SELECT 1 FROM raider_hall_journal_chunks WHERE cluster = $1 AND session = $2)
+ON CONFLICT (cluster, session, start) DO NOTHING`;
+
 const pieceRow = z.object({ start: z.union([z.string(), z.number()]), size: z.union([z.string(), z.number()]) });
 const dataRow = z.object({ start: z.union([z.string(), z.number()]), data: z.instanceof(Buffer) });
 
@@ -79,6 +85,17 @@ export class PostgresJournals implements SessionJournals {
       return;
     }
     await db.query(PUSH, [this.cluster, session, size, local.subarray(size), this.hallId, runId]);
+  }
+
+  async seed(session: string): Promise<void> {
+    let local: Buffer;
+    try {
+      local = fs.readFileSync(journalPath(this.root, session));
+    } catch {
+      return; // Nothing here to share.
+    }
+    if (local.length === 0) return;
+    await this.pool.query(SEED, [this.cluster, session, local, this.hallId]);
   }
 
   async pull(session: string): Promise<void> {

@@ -193,6 +193,7 @@ export class PostgresStateStore implements HallStateStore {
     // Missions this hall claimed and did not start are any hall's again, in their places.
     if (this.shared) {
       await this.pool.query(RELEASE_CLAIMS, [this.scope.cluster, [this.scope.hallId]]).catch(() => undefined);
+      await this.shared.questions.forget(this.pool).catch(() => undefined);
     }
     // Leaving at once lets the next hall of this cluster start without waiting for the lease.
     await this.pool
@@ -215,6 +216,8 @@ export class PostgresStateStore implements HallStateStore {
       if (this.shared) {
         // A hall back under its own id starts afresh: what it had claimed waits again, in its place.
         await db.query(RELEASE_CLAIMS, [this.scope.cluster, [this.scope.hallId]]);
+        // Nor does it answer for the ACP sessions its previous process had open.
+        await this.shared.questions.forget(db);
       } else if (other) {
         throw new ClusterInUseError(
           `the cluster "${this.scope.cluster}" in ${this.settings.where} is in use by the hall ${other.id} ` +
