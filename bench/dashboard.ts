@@ -179,8 +179,8 @@ function chromiumPid(): number {
   throw new Error('no Chromium process under this one');
 }
 
-/** CPU time of process `root` and every process under it (Chromium's renderers, GPU, ...), in ms. */
-function treeCpuMs(root: number): number {
+/** CPU time so far of process `root` and of each process under it (Chromium's renderers, GPU, ...), in ms by pid. */
+function treeCpuMs(root: number): Map<number, number> {
   const parents = new Map<number, number>();
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -195,29 +195,42 @@ function treeCpuMs(root: number): number {
     for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) if (p === root) return true;
     return false;
   };
-  let ms = 0;
+  const cpu = new Map<number, number>();
   for (const pid of parents.keys()) {
     if (!inTree(pid)) continue;
     try {
-      ms += processCpuMs(pid);
+      cpu.set(pid, processCpuMs(pid));
     } catch {
       // Gone meanwhile.
     }
   }
+  return cpu;
+}
+
+/**
+ * The CPU the processes of `after` used since `before`: one that started
+ * meanwhile counts whole, one that ended meanwhile (a closed page's renderer)
+ * not at all, rather than as a loss.
+ */
+function cpuSince(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  let ms = 0;
+  for (const [pid, used] of after) ms += used - (before.get(pid) ?? 0);
   return ms;
 }
 
-/** The main-thread busy time of each page so far (ms): Chromium's TaskDuration. */
-async function pagesBusyMs(pages: readonly Page[]): Promise<number> {
-  let ms = 0;
-  for (const page of pages) {
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('Performance.enable');
-    const { metrics } = await cdp.send('Performance.getMetrics');
-    ms += (metrics.find((m) => m.name === 'TaskDuration')?.value ?? 0) * 1000;
-    await cdp.detach();
-  }
-  return ms;
+/** Chromium's metrics of each page, from when this is made (its counters start at Performance.enable). */
+async function pagesMetrics(pages: readonly Page[]): Promise<() => Promise<number>> {
+  const sessions = await Promise.all(pages.map((page) => page.context().newCDPSession(page)));
+  for (const cdp of sessions) await cdp.send('Performance.enable');
+  /** The pages' main threads' busy time so far (ms, summed): TaskDuration. */
+  return async () => {
+    let ms = 0;
+    for (const cdp of sessions) {
+      const { metrics } = await cdp.send('Performance.getMetrics');
+      ms += (metrics.find((m) => m.name === 'TaskDuration')?.value ?? 0) * 1000;
+    }
+    return ms;
+  };
 }
 
 interface BurstSides {
@@ -247,14 +260,15 @@ async function burstSides(browser: Browser, browserPid: number): Promise<BurstSi
     for (const side of ['none', 'three', 'none', 'three'] as const) {
       await waitIdle(hall.child.pid ?? 0);
       const pages = side === 'three' ? await Promise.all([0, 1, 2].map(() => openPage(browser, board))) : [];
-      const busy0 = await pagesBusyMs(pages);
+      const pagesBusyMs = await pagesMetrics(pages);
+      const busy0 = await pagesBusyMs();
       const browser0 = treeCpuMs(browserPid);
       const cpu0 = processCpuMs(hall.child.pid ?? 0);
       const ms = await burst(hall, BURST);
       (side === 'three' ? three : none).push(ms);
       (side === 'three' ? cpuThree : cpuNone).push(processCpuMs(hall.child.pid ?? 0) - cpu0);
-      (side === 'three' ? browserThree : browserNone).push(treeCpuMs(browserPid) - browser0);
-      if (side === 'three') pagesBusy.push((await pagesBusyMs(pages)) - busy0);
+      (side === 'three' ? browserThree : browserNone).push(cpuSince(browser0, treeCpuMs(browserPid)));
+      if (side === 'three') pagesBusy.push((await pagesBusyMs()) - busy0);
       for (const p of pages) await p.context().close();
     }
   } finally {
