@@ -1,7 +1,6 @@
 // What every view of the dashboard shares: JSON requests to the hall's API,
-// and the bus as live events handed out in batches (an animation frame's, at
-// most one each 100 ms), so a busy bus costs a few renders a second, not one
-// per event.
+// and the bus as live events handed out once per animation frame, so a busy
+// bus costs one render a frame, not one per event.
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 /** A failed request leaves the view as it was; the console says why. */
@@ -28,18 +27,10 @@ export async function postJson(path, body) {
 
 /** Events a frozen page holds at most; older ones are summed up as one `resync` (the views load anew). */
 const HELD_MAX = 5000;
-/**
- * Batches are handed out at most this often. A page draws as many frames as
- * its renderer can: on a busy bus each cheaper render only made room for
- * more of them, and three open pages took the hall's cores. The first event
- * after a quiet spell still goes out in the next frame.
- */
-const BATCH_GAP_MS = 100;
 
 /**
- * Bus events, handed to listeners in one batch per animation frame, at most
- * one every BATCH_GAP_MS. While frozen they are held; `heldListeners` hear
- * how many, once a frame.
+ * Bus events, handed to listeners in one batch per animation frame. While
+ * frozen they are held; `heldListeners` hear how many, once a frame.
  */
 export const live = {
   queue: [],
@@ -48,8 +39,6 @@ export const live = {
   heldListeners: new Set(),
   frozen: false,
   scheduled: false,
-  /** When the last batch went out (performance.now()). */
-  lastBatch: Number.NEGATIVE_INFINITY,
   push(event) {
     this.queue.push(event);
     if (this.frozen) this.held++;
@@ -59,21 +48,16 @@ export const live = {
   schedule() {
     if (this.scheduled) return;
     this.scheduled = true;
-    const wait = this.lastBatch + BATCH_GAP_MS - performance.now();
-    if (wait > 0) setTimeout(() => requestAnimationFrame(() => this.deliver()), wait);
-    else requestAnimationFrame(() => this.deliver());
-  },
-  deliver() {
-    this.scheduled = false;
-    if (this.frozen) {
-      for (const tell of this.heldListeners) tell(this.held);
-      return;
-    }
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 0) return;
-    this.lastBatch = performance.now();
-    for (const listen of this.listeners) listen(batch);
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      if (this.frozen) {
+        for (const tell of this.heldListeners) tell(this.held);
+        return;
+      }
+      const batch = this.queue;
+      this.queue = [];
+      if (batch.length > 0) for (const listen of this.listeners) listen(batch);
+    });
   },
   setFrozen(frozen) {
     this.frozen = frozen;

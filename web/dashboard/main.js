@@ -1,7 +1,7 @@
-// The Raider Hall dashboard: Preact + htm, no build step (npm run build bundles it, scripts/bundle-web.ts). Everything from
+// The Raider Hall dashboard: Preact + htm, no build step. Everything from
 // missions, output and names is rendered as text by Preact (never as HTML).
-// Live events are queued and applied in batches (live.js), so a busy bus
-// costs a few renders a second, not one per event.
+// Live events are queued and applied once per animation frame, so a busy bus
+// costs one render a frame, not one per event.
 import { Component, h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
