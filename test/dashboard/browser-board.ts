@@ -3,7 +3,8 @@
  * describe block): started together before its tests, closed after them.
  * `newPage` opens a page in a fresh browser context (its own cookies), closed
  * with the rest; `problems` collects what a page reports (script errors, CSP
- * violations) when opened with `loggedIn`.
+ * violations) when opened with `loggedIn`, and `requested`, `foreign` and
+ * `failedLoads` what it asked for.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
@@ -17,6 +18,11 @@ export interface BrowserBoard {
   readonly board: Board;
   /** Script errors and CSP violations of pages opened with loggedIn (Chromium reports both on the console). */
   readonly problems: string[];
+  /** Every URL a page opened with loggedIn asked for, and those outside the dashboard it logged in to. */
+  readonly requested: string[];
+  readonly foreign: string[];
+  /** Answers of 400 and above to those pages (`STATUS URL`): some tests cause them on purpose (a late answer's 409). */
+  readonly failedLoads: string[];
   /** A page in a browser context of its own, closed when the file is done. */
   newPage(): Promise<Page>;
   /** A new page logged in to a dashboard (this one by default) with its token, reporting into `problems`. */
@@ -28,6 +34,9 @@ export function useBrowserBoard(config?: string): BrowserBoard {
   let started: { hall: TestHall; board: Board } | undefined;
   const contexts: BrowserContext[] = [];
   const problems: string[] = [];
+  const requested: string[] = [];
+  const foreign: string[] = [];
+  const failedLoads: string[] = [];
 
   beforeAll(async () => {
     [browser, started] = await Promise.all([launchBrowser(), startBoardHall(config)]);
@@ -60,11 +69,21 @@ export function useBrowserBoard(config?: string): BrowserBoard {
       return running().board;
     },
     problems,
+    requested,
+    foreign,
+    failedLoads,
     newPage,
     async loggedIn(target?: Board) {
       const to = target ?? running().board;
       const page = await newPage();
       page.on('pageerror', (err) => problems.push(err.message));
+      page.on('request', (req) => {
+        requested.push(req.url());
+        if (!req.url().startsWith(to.url)) foreign.push(req.url());
+      });
+      page.on('response', (res) => {
+        if (res.status() >= 400) failedLoads.push(`${res.status()} ${res.url()}`);
+      });
       page.on('console', (message) => {
         // A stopped hall's event stream fails to reconnect; that is not the page's fault.
         if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());

@@ -138,10 +138,9 @@ describe('the page', () => {
     const routes = [...page.body.matchAll(/(?:href|src)="(\/[^"]+)"/g)].map((m) => m[1] ?? '');
     const importMap = /<script type="importmap">(.*?)<\/script>/.exec(page.body)?.[1] ?? '{}';
     routes.push(...Object.values(JSON.parse(importMap).imports as Record<string, string>));
-    // The page names this version of each file (/app/v-HASH/main.js).
-    expect(routes.map(unversioned)).toEqual(
-      expect.arrayContaining(['/app/main.js', '/app/dashboard.css', '/vendor/preact.mjs', '/vendor/preact-hooks.mjs', '/vendor/htm.mjs']),
-    );
+    // The page names this version of each file (/app/v-HASH/bundle.js): `npm run build`'s bundle of our
+    // modules with Preact and htm, and of our style sheets with uPlot's; uPlot itself by the import map.
+    expect(routes.map(unversioned).sort()).toEqual(['/app/bundle.css', '/app/bundle.js', '/app/icon.svg', '/vendor/uplot.mjs']);
     let gzipped = 0;
     for (const route of new Set(routes)) {
       const reply = await httpRequest(board, route, { headers: bearer(board) });
@@ -154,13 +153,13 @@ describe('the page', () => {
 });
 
 describe('the page its first data', () => {
-  it('inlines status, cluster, runs and the bus seq as JSON that a mission cannot break out of, and preloads its modules', async () => {
+  it('inlines status, cluster, runs and the bus seq as JSON that a mission cannot break out of', async () => {
     const { hall, board } = await started();
     const mission = 'answer </script><script>alert(1)</script><!--';
     const done = await runToEnd(hall, board, mission);
     const page = await httpRequest(board, '/', { headers: bearer(board) });
     expect(page.status).toBe(200);
-    // One data block, and no other script than the import map and main.js: the mission stayed inside the JSON.
+    // One data block, and no other script than the import map and the bundle: the mission stayed inside the JSON.
     expect(page.body.match(/<script/g)).toHaveLength(3);
     const block = /<script type="application\/json" id="initial">(.*?)<\/script>/s.exec(page.body)?.[1] ?? '';
     expect(block).not.toContain('<');
@@ -169,10 +168,6 @@ describe('the page its first data', () => {
     expect(first.cluster).toEqual({ shared: false, hall: null, halls: [] });
     expect(first.runs.runs.find((r: Json) => r.id === done.id)).toMatchObject({ mission, status: 'completed' });
     expect(first.seq).toBeGreaterThanOrEqual(done.seq);
-    // Every module of the first page is asked for with the page; uPlot waits for the charts page.
-    const preloaded = [...page.body.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => unversioned(m[1] ?? ''));
-    expect(preloaded).toEqual(expect.arrayContaining(['/app/main.js', '/app/live.js', '/app/runs-live.js', '/vendor/preact.mjs']));
-    expect(preloaded).not.toContain('/vendor/uplot.mjs');
   });
 
   it('starts the event stream after the seq it is given, as a reconnect with Last-Event-ID would', async () => {

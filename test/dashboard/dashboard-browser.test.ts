@@ -4,54 +4,23 @@
  * its refusal, a mission made of HTML shown as text, read-only without
  * buttons, and no request leaving the hall's origin. One browser for the file.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runStarted, type TestHall } from '../support/test-hall.js';
-import { launchBrowser, skipBrowserTests } from './browser.js';
+import { useBrowserBoard } from './browser-board.js';
+import { skipBrowserTests } from './browser.js';
 import { startBoardHall, type Board } from './dashboard-support.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard browser tests skipped: ${skipBrowserTests}`);
 
 // A browser on a loaded machine (CI shares its cores) needs more than the default 30 s now and then.
 describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
+  const browserBoard = useBrowserBoard();
+  const { problems, requested, foreign, failedLoads, loggedIn } = browserBoard;
   let hall: TestHall;
   let board: Board;
-  const contexts: BrowserContext[] = [];
-  /** Every URL any page asked for, and those outside the page's own origin. */
-  const requested: string[] = [];
-  const foreign: string[] = [];
-  /** Script errors and CSP violations (Chromium reports both on the console). */
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    [browser, { hall, board }] = await Promise.all([launchBrowser(), startBoardHall()]);
-  }, 60_000);
-  afterAll(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await hall?.stop();
+  beforeAll(() => {
+    ({ hall, board } = browserBoard);
   });
-
-  async function loggedIn(target: Board = board): Promise<Page> {
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('request', (req) => {
-      requested.push(req.url());
-      if (!req.url().startsWith(target.url)) foreign.push(req.url());
-    });
-    page.on('console', (message) => {
-      // A failed load is reported below with its URL.
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
-    });
-    page.on('response', (res) => {
-      if (res.status() >= 400) problems.push(`${res.status()} ${res.url()}`);
-    });
-    page.on('pageerror', (err) => problems.push(err.message));
-    await page.goto(`${target.url}?token=${target.token}`);
-    return page;
-  }
 
   it('logs in by token, lands on a URL without it, and shows the Runs table', async () => {
     const page = await loggedIn();
@@ -190,5 +159,6 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
     expect(requested.length).toBeGreaterThan(10);
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
+    expect(failedLoads).toEqual([]);
   });
 });

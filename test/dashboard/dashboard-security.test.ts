@@ -179,7 +179,7 @@ describe('response headers', () => {
 
   it('lets a browser keep only the scripts whose route names their version, and only behind the login', async () => {
     const page = await httpRequest(board, '/', { headers: bearer(board) });
-    const main = /<script type="module" src="(\/app\/v-[0-9a-f]+\/main\.js)">/.exec(page.body)?.[1] ?? '';
+    const main = /<script type="module" src="(\/app\/v-[0-9a-f]+\/bundle\.js)">/.exec(page.body)?.[1] ?? '';
     expect(main).not.toBe('');
     const kept = await httpRequest(board, main, { headers: bearer(board) });
     expect(kept.status).toBe(200);

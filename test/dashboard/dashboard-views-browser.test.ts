@@ -4,11 +4,12 @@
  * escalation, sessions and a journal, the live tree, the charts, and a bus
  * of 500 events a second that must not freeze the page.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, runStarted, type Json, type TestHall } from '../support/test-hall.js';
-import { launchBrowser, skipBrowserTests } from './browser.js';
-import { startBoardHall, type Board } from './dashboard-support.js';
+import { useBrowserBoard } from './browser-board.js';
+import { skipBrowserTests } from './browser.js';
+import type { Board } from './dashboard-support.js';
 import { startScriptedHall } from './scripted-hall.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard view browser tests skipped: ${skipBrowserTests}`);
@@ -16,37 +17,17 @@ if (skipBrowserTests !== null) console.warn(`dashboard view browser tests skippe
 const CONFIG = 'cancel_grace: 0.3\nraiders: { ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
 describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
+  const browserBoard = useBrowserBoard(CONFIG);
+  const { problems, foreign, failedLoads } = browserBoard;
   let hall: TestHall;
   let board: Board;
-  const contexts: BrowserContext[] = [];
-  /** Script errors, CSP violations, failed requests and requests outside the origin. */
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    [browser, { hall, board }] = await Promise.all([launchBrowser(), startBoardHall(CONFIG)]);
-  }, 60_000);
-  afterAll(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await hall?.stop();
+  beforeAll(() => {
+    ({ hall, board } = browserBoard);
   });
 
+  /** A logged-in page, then at `hash` when one is given. */
   async function loggedIn(hash = '', target: Board = board): Promise<Page> {
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('request', (req) => {
-      if (!req.url().startsWith(target.url)) problems.push(`foreign request ${req.url()}`);
-    });
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
-    });
-    page.on('response', (res) => {
-      if (res.status() >= 400) problems.push(`${res.status()} ${res.url()}`);
-    });
-    page.on('pageerror', (err) => problems.push(err.message));
-    await page.goto(`${target.url}?token=${target.token}`);
+    const page = await browserBoard.loggedIn(target);
     if (hash !== '') await page.goto(`${target.url}${hash}`);
     return page;
   }
@@ -185,7 +166,9 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
     expect(await freeze.getAttribute('aria-pressed')).toBe('true');
   });
 
-  it('ran without script errors, CSP violations or requests outside its origin', () => {
+  it('ran without script errors, CSP violations, failed loads or requests outside its origin', () => {
     expect(problems).toEqual([]);
+    expect(failedLoads).toEqual([]);
+    expect(foreign).toEqual([]);
   });
 });

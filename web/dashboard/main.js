@@ -2,13 +2,14 @@
 // missions, output and names is rendered as text by Preact (never as HTML).
 // Live events are queued and applied once per animation frame, so a busy bus
 // costs one render a frame, not one per event.
-import { h, render } from 'preact';
+import { Component, h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { QuestionsRegion } from './questions.js';
 import { WaitingList } from './waiting.js';
 import { connectEvents, getJson, live, postJson, reportFailure, takeFirstData, useEvery, useJsonFollowing, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
+import { clockTime } from './format.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
 import { applyRunEvents, followsEvents } from './runs-live.js';
@@ -21,10 +22,6 @@ const RUNS_LOOK_AGAIN_MS = 100;
 const FOLLOW_LOOK_AGAIN_MS = 1000;
 
 // ------------------------------------------------------------ formatting
-
-function time(ms) {
-  return new Date(ms).toLocaleTimeString();
-}
 
 function duration(row) {
   const seconds = row.duration ?? (Date.now() - row.started_at) / 1000;
@@ -78,24 +75,48 @@ function Filters({ filter, setFilter }) {
   </div>`;
 }
 
-function RunRow({ row, readOnly, shared }) {
-  const act = (verb) => () => postJson(`/api/runs/${encodeURIComponent(row.id)}/${verb}`, {}).catch(reportFailure);
-  return html`<tr>
-    <td><a href=${`#/runs/${encodeURIComponent(row.id)}`}>${row.id}</a></td>
-    <td>${row.slot}</td>
-    ${shared ? html`<td>${row.hall ?? ''}</td>` : null}
-    <td class=${`status ${row.status}`}>${row.status}</td>
-    <td>${time(row.started_at)}</td>
-    <td>${duration(row)}</td>
-    <td>
-      ${
-        row.status === 'running' && !readOnly
-          ? html`<button type="button" aria-label=${`Cancel ${row.id}`} onClick=${act('cancel')}>Cancel</button>
-            <button type="button" aria-label=${`Kill ${row.id}`} onClick=${act('kill')}>Kill</button>`
-          : null
-      }
-    </td>
-  </tr>`;
+/**
+ * One row of the Runs table, drawn again only when its run changed (the
+ * events give a changed run a new object, and leave the others as they were)
+ * or, while it runs, when `now` moves its duration on: a burst of runs then
+ * draws the rows that start and end, not the whole table each frame.
+ */
+class RunRow extends Component {
+  shouldComponentUpdate(next) {
+    const p = this.props;
+    return next.row !== p.row || next.now !== p.now || next.readOnly !== p.readOnly || next.shared !== p.shared;
+  }
+
+  render({ row, readOnly, shared }) {
+    const act = (verb) => () => postJson(`/api/runs/${encodeURIComponent(row.id)}/${verb}`, {}).catch(reportFailure);
+    return html`<tr>
+      <td><a href=${`#/runs/${encodeURIComponent(row.id)}`}>${row.id}</a></td>
+      <td>${row.slot}</td>
+      ${shared ? html`<td>${row.hall ?? ''}</td>` : null}
+      <td class=${`status ${row.status}`}>${row.status}</td>
+      <td>${clockTime(row.started_at)}</td>
+      <td>${duration(row)}</td>
+      <td>
+        ${
+          row.status === 'running' && !readOnly
+            ? html`<button type="button" aria-label=${`Cancel ${row.id}`} onClick=${act('cancel')}>Cancel</button>
+              <button type="button" aria-label=${`Kill ${row.id}`} onClick=${act('kill')}>Kill</button>`
+            : null
+        }
+      </td>
+    </tr>`;
+  }
+}
+
+/** Epoch ms, once a second while `ticking`: what moves a running run's duration on. */
+function useClock(ticking) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!ticking) return undefined;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [ticking]);
+  return now;
 }
 
 function RunsPage({ readOnly, cluster }) {
@@ -155,6 +176,7 @@ function RunsPage({ readOnly, cluster }) {
     },
     [filter, cluster],
   );
+  const now = useClock(runs.runs.some((row) => row.status === 'running'));
   const [held, setHeld] = useState(0);
   useEffect(() => {
     live.heldListeners.add(setHeld);
@@ -175,9 +197,14 @@ function RunsPage({ readOnly, cluster }) {
         ${frozen ? html`<span role="status" class="note"> Frozen: ${held} updates held</span>` : null}
       </span>
     </div>
-    <table aria-label="Runs">
+    <table aria-label="Runs" class="runs">
       <thead><tr><th>Run</th><th>Raider</th>${shared ? html`<th>Hall</th>` : null}<th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
-      <tbody>${runs.runs.map((row) => html`<${RunRow} key=${row.id} row=${row} readOnly=${readOnly} shared=${shared} />`)}</tbody>
+      <tbody>
+        ${runs.runs.map(
+          (row) =>
+            html`<${RunRow} key=${row.id} row=${row} now=${row.status === 'running' ? now : 0} readOnly=${readOnly} shared=${shared} />`,
+        )}
+      </tbody>
     </table>
     <p class="note">${runs.total} runs</p>
     <${WaitingList} readOnly=${readOnly} live=${live} />
@@ -215,7 +242,7 @@ function RunPage({ id, readOnly }) {
   const output = detail.events.map(outputLine).filter((line) => line !== null);
   const act = (verb) => () =>
     postJson(`/api/runs/${encodeURIComponent(id)}/${verb}`, {})
-      .then(() => setStamp((n) => n + 1))
+      .then(lookAgain)
       .catch(reportFailure);
   return html`<main>
     <p><a href="#/">All runs</a></p>

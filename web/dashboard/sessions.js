@@ -4,6 +4,7 @@
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
+import { dateTime } from './format.js';
 import { getJson, reportFailure, useJsonFollowing, useLiveBatch } from './live.js';
 
 const html = htm.bind(h);
@@ -16,7 +17,7 @@ function text(value) {
 }
 
 function when(ms) {
-  return ms === undefined ? '' : new Date(ms).toLocaleString();
+  return ms === undefined ? '' : dateTime(ms);
 }
 
 const sessionLink = (id) => html`<a href=${`#/sessions/${encodeURIComponent(id)}`}>${id}</a>`;

@@ -4,6 +4,7 @@
 // offset from the first one, and the end with its status and error.
 import { h } from 'preact';
 import htm from 'htm';
+import { clockTime } from './format.js';
 
 const html = htm.bind(h);
 
@@ -46,6 +47,6 @@ export function Timeline({ detail }) {
   const events = timelineEvents(detail);
   const firstSignal = events.find((e) => e.type === 'raider.signal')?.time ?? 0;
   return html`<section aria-label="Timeline"><h3>Timeline</h3>
-    <ol>${events.map((e) => html`<li class=${e.type === 'raider.signal' ? 'signal' : ''}><time>${new Date(e.time * 1000).toLocaleTimeString()}</time> ${line(e, firstSignal)}</li>`)}</ol>
+    <ol>${events.map((e) => html`<li class=${e.type === 'raider.signal' ? 'signal' : ''}><time>${clockTime(e.time * 1000)}</time> ${line(e, firstSignal)}</li>`)}</ol>
   </section>`;
 }

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 import { getJson, reportFailure, useLiveBatch } from './live.js';
 import { HallsTable } from './cluster.js';
+import { clockTime, dateTime } from './format.js';
 
 const html = htm.bind(h);
 /** Ages and next times move on without events: look again this often. */
@@ -56,7 +57,7 @@ function Faces({ tree }) {
         ? html`<p class="note">No cron jobs.</p>`
         : html`<ul aria-label="Cron jobs">${tree.cron.map(
             (job) =>
-              html`<li key=${job.id}>${job.id} → ${text(job.name)} (${text(job.cron)}): ${text(job.state)}, next ${job.next ? new Date(job.next).toLocaleString() : 'none'}</li>`,
+              html`<li key=${job.id}>${job.id} → ${text(job.name)} (${text(job.cron)}): ${text(job.state)}, next ${job.next ? dateTime(job.next) : 'none'}</li>`,
           )}</ul>`
     }
     <h3>Telegram bots</h3>
@@ -65,7 +66,7 @@ function Faces({ tree }) {
         ? html`<p class="note">No Telegram bots.</p>`
         : html`<ul aria-label="Telegram bots">${tree.telegram.map(
             (bot) =>
-              html`<li key=${bot.bot}>${bot.bot}: ${text(bot.state)}${bot.failures ? `, ${bot.failures} failures in a row` : ''}${bot.last_ok ? `, last answer ${new Date(bot.last_ok).toLocaleTimeString()}` : ''}${bot.last_error ? `, last error: ${text(bot.last_error.error)}` : ''}</li>`,
+              html`<li key=${bot.bot}>${bot.bot}: ${text(bot.state)}${bot.failures ? `, ${bot.failures} failures in a row` : ''}${bot.last_ok ? `, last answer ${clockTime(bot.last_ok)}` : ''}${bot.last_error ? `, last error: ${text(bot.last_error.error)}` : ''}</li>`,
           )}</ul>`
     }
     <h3>ACP</h3>
