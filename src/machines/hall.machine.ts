@@ -141,15 +141,16 @@ type SlotRef = ActorRefFrom<typeof slotMachine>;
 type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
 
 /** The mission a spawn command asks for, as its queues keep it (the gateway makes it too, for a shared cluster). */
+/** Its keys in sorted order: the store and the replies then write it with the native JSON writer (protocol/canonical-json.ts). */
 export function missionOf(cmd: Omit<SpawnCommand, 'type' | 'reqId'>): Mission {
   return {
-    id: cmd.missionId,
-    name: cmd.name,
-    mission: cmd.mission,
     ...(cmd.binding !== undefined ? { binding: cmd.binding } : {}),
-    ...(cmd.telegram !== undefined ? { telegram: cmd.telegram } : {}),
-    ...(cmd.permission_mode !== undefined ? { permission_mode: cmd.permission_mode } : {}),
     ...(cmd.cwd !== undefined ? { cwd: cmd.cwd } : {}),
+    id: cmd.missionId,
+    mission: cmd.mission,
+    name: cmd.name,
+    ...(cmd.permission_mode !== undefined ? { permission_mode: cmd.permission_mode } : {}),
+    ...(cmd.telegram !== undefined ? { telegram: cmd.telegram } : {}),
   };
 }
 
