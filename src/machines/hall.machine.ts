@@ -774,6 +774,9 @@ export const hallMachine = hallSetup
             roomQueue: [...context.roomQueue, ...forRoom],
           });
         }
+        // The slots and binding queues hold what waited now: the context keeps no copy, which
+        // would keep every mission of a long queue alive after it ran.
+        enqueue.assign({ slotQueues: {}, bindingQueues: {} });
         enqueue.emit(bus({ type: 'hall.started', root: context.root }));
       }),
       beginStopping: hallAction(({ context, enqueue }) => {
