@@ -143,6 +143,10 @@ type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
 /** The mission a spawn command asks for, as its queues keep it (the gateway makes it too, for a shared cluster). */
 /** Its keys in sorted order: the store and the replies then write it with the native JSON writer (protocol/canonical-json.ts). */
 export function missionOf(cmd: Omit<SpawnCommand, 'type' | 'reqId'>): Mission {
+  // Most missions have none of the optional fields: one literal, no spreads (it is on every spawn's path).
+  if (cmd.binding === undefined && cmd.cwd === undefined && cmd.permission_mode === undefined && cmd.telegram === undefined) {
+    return { id: cmd.missionId, mission: cmd.mission, name: cmd.name };
+  }
   return {
     ...(cmd.binding !== undefined ? { binding: cmd.binding } : {}),
     ...(cmd.cwd !== undefined ? { cwd: cmd.cwd } : {}),
