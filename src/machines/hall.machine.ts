@@ -298,18 +298,24 @@ function hallAction<P extends ParameterizedObject['params'] | undefined>(
 type HallEnqueue = Parameters<Parameters<typeof hallAction<undefined>>[0]>[0]['enqueue'];
 
 /** Sends a mission that has room on its way: to its binding's queue, or to its slot. */
-function routeMission(enqueue: HallEnqueue, params: { entry: Mission; at: number; reqId?: string; queued?: boolean }): void {
+function routeMission(
+  context: HallContext,
+  enqueue: HallEnqueue,
+  params: { entry: Mission; at: number; reqId?: string; queued?: boolean },
+): void {
   const { entry } = params;
   const reqId = params.reqId !== undefined ? { reqId: params.reqId } : {};
   const explicit = entry.binding;
   if (explicit !== undefined) {
-    enqueue({ type: 'ensureBinding', params: { binding: explicit } });
+    // Binding queues are never removed either.
+    if (!own(context.bindings, explicit)) enqueue({ type: 'ensureBinding', params: { binding: explicit } });
     enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), { type: 'binding.submit', entry, at: params.at, ...reqId });
     return;
   }
   const { slot } = slotOf(entry.name);
   const binding = effectiveBinding(slot, undefined);
-  enqueue({ type: 'ensureSlot', params: { name: entry.name } });
+  // Slots are never removed: one this context knows needs no assign step (one per spawn otherwise).
+  if (!own(context.slots, slot)) enqueue({ type: 'ensureSlot', params: { name: entry.name } });
   enqueue.sendTo(
     ({ context: c }) => slotRefOf(c, slot),
     ({ context: c }) => {
@@ -424,7 +430,7 @@ function makeRoom(
   }
   enqueue.assign({ tickets, roomQueue });
   for (const wait of through) {
-    if (wait.kind === 'submit') routeMission(enqueue, { entry: wait.entry, at: wait.at, queued: true });
+    if (wait.kind === 'submit') routeMission(context, enqueue, { entry: wait.entry, at: wait.at, queued: true });
     else if (wait.kind === 'pass') passMission(context, enqueue, { binding: wait.binding, entry: wait.entry, at: wait.at, waited: true });
     else acceptOffer(context, enqueue, { slot: wait.slot, entry: wait.entry, at: wait.at });
   }
@@ -451,7 +457,7 @@ export const hallMachine = hallSetup
         const entry = missionOf(cmd);
         if (!roomFull(context)) {
           enqueue.assign({ tickets: context.tickets + 1 });
-          routeMission(enqueue, { entry, at: cmd.at, ...(cmd.reqId !== undefined ? { reqId: cmd.reqId } : {}) });
+          routeMission(context, enqueue, { entry, at: cmd.at, ...(cmd.reqId !== undefined ? { reqId: cmd.reqId } : {}) });
           return;
         }
         // Over max_running: it waits, recorded in its slot's queue, until a run ends.
@@ -474,7 +480,7 @@ export const hallMachine = hallSetup
           reservedRunIds: { ...context.reservedRunIds, [claimed.entry.id]: claimed.runId },
         });
         // Its run record goes through the store like any run's (run.prepared, then run.recorded), under the reserved id.
-        routeMission(enqueue, { entry: claimed.entry, at: claimed.at, queued: true });
+        routeMission(context, enqueue, { entry: claimed.entry, at: claimed.at, queued: true });
       }),
 
       /** Answers a spawn the hall cannot take in its current state. */
