@@ -377,12 +377,13 @@ export function hallEnv(raiderBin: string): NodeJS.ProcessEnv {
 
 /**
  * Starts `node bin/raider hall start ROOT --quiet` (the built CLI) and waits
- * until `status` answers. Resolves with the hall and the ms until it answered.
+ * until `status` (or `probe`, another command) answers. Resolves with the hall
+ * and the ms until it answered.
  */
 export async function startHall(
   root: string,
   raiderBin: string,
-  options: { timeoutMs?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+  options: { timeoutMs?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv; probe?: Json } = {},
 ): Promise<{ hall: HallProcess; readyMs: number }> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const t0 = nowMs();
@@ -401,7 +402,7 @@ export async function startHall(
       throw new Error(`hall exited (${child.exitCode ?? child.signalCode}): ${stderr}`);
     try {
       // A hall with a long queue may take seconds to answer its first status: wait for that answer rather than ask again.
-      const reply = await request(socket, { cmd: 'status' }, Math.max(5_000, deadline - nowMs()));
+      const reply = await request(socket, options.probe ?? { cmd: 'status' }, Math.max(5_000, deadline - nowMs()));
       if (reply.error === undefined) break;
     } catch {
       /* not yet */

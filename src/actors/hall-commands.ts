@@ -24,8 +24,9 @@ export function hallCommands(
   shared?: { queue: SharedQueue; mirror: RunOutputMirror; publish: (event: BusEvent) => void },
 ): CommandHandlers {
   const commands: CommandHandlers = {
+    // Checked against the spawn schema by the command service already.
     spawn: (p) =>
-      gateway.request({
+      gateway.spawnChecked({
         type: 'cmd.spawn',
         missionId: newMissionId(),
         name: p.name,

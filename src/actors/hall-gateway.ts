@@ -16,9 +16,19 @@ import type { SpawnQueuedReply, SpawnStartedReply } from '../protocol/replies.js
 
 /** A reply the hall owes for longer than this means a bug; the client still gets an answer. */
 const REPLY_TIMEOUT_MS = 120_000;
+/** How often the replies owed are looked at for one past its time (one timer for all, not one per request). */
+const SWEEP_MS = 5_000;
+
+interface Owed {
+  resolve: (body: ReplyBody) => void;
+  deadline: number;
+  notice: string | undefined;
+}
 
 export class HallGateway {
-  private readonly pending = new Map<string, { resolve: (body: ReplyBody) => void; timer: NodeJS.Timeout; notice: string | undefined }>();
+  /** In the order they were asked, so the oldest come first. */
+  private readonly pending = new Map<string, Owed>();
+  private sweeper: NodeJS.Timeout | null = null;
   private counter = 0;
 
   constructor(
@@ -35,27 +45,55 @@ export class HallGateway {
 
   request<R extends HallRequest>(command: R): Promise<HallRequestReply<R>>;
   request(command: HallRequest): Promise<ReplyBody> {
+    return this.dispatch(command, false);
+  }
+
+  /**
+   * A spawn whose name, mission and binding the command service has already
+   * checked against the spawn schema (the control socket, MCP): the same as
+   * `request`, without checking them a second time.
+   */
+  spawnChecked(command: Omit<SpawnCommand, 'reqId'>): Promise<HallRequestReply<Omit<SpawnCommand, 'reqId'>>>;
+  spawnChecked(command: Omit<SpawnCommand, 'reqId'>): Promise<ReplyBody> {
+    return this.dispatch(command, true);
+  }
+
+  private dispatch(command: HallRequest, checked: boolean): Promise<ReplyBody> {
     // A mission is taken only when it can be recorded: with the state directory full (or
     // unwritable) the client hears so at once, and nothing runs that it was told failed.
     if (command.type === 'cmd.spawn' && !this.store.accepting()) {
       return Promise.resolve({ error: `mission not accepted: ${this.store.lastError() ?? 'the hall cannot record it'}` });
     }
     if (command.type === 'cmd.spawn') {
-      const checked = checkCommand('spawn', { cmd: 'spawn', name: command.name, mission: command.mission, binding: command.binding });
-      if (!checked.ok) return Promise.resolve({ error: checked.error });
+      if (!checked) {
+        const check = checkCommand('spawn', { cmd: 'spawn', name: command.name, mission: command.mission, binding: command.binding });
+        if (!check.ok) return Promise.resolve({ error: check.error });
+      }
       if (this.store.shared) return this.submitShared(command);
     }
     const reqId = `req-${++this.counter}`;
     const notice = command.type === 'cmd.spawn' ? this.spawnNotice(command.name) : undefined;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(reqId);
-        resolve({ error: 'the hall did not answer in time' });
-      }, REPLY_TIMEOUT_MS);
-      timer.unref();
-      this.pending.set(reqId, { resolve, timer, notice });
+      this.pending.set(reqId, { resolve, deadline: Date.now() + REPLY_TIMEOUT_MS, notice });
+      this.sweepLater();
       this.hall.send({ ...command, reqId } as HallCommand);
     });
+  }
+
+  /** Answers the replies owed past their time, while any is owed. */
+  private sweepLater(): void {
+    if (this.sweeper !== null) return;
+    this.sweeper = setTimeout(() => {
+      this.sweeper = null;
+      const now = Date.now();
+      for (const [reqId, owed] of this.pending) {
+        if (owed.deadline > now) break;
+        this.pending.delete(reqId);
+        owed.resolve({ error: 'the hall did not answer in time' });
+      }
+      if (this.pending.size > 0) this.sweepLater();
+    }, SWEEP_MS);
+    this.sweeper.unref();
   }
 
   /**
@@ -81,7 +119,6 @@ export class HallGateway {
     const waiter = this.pending.get(reqId);
     if (!waiter) return;
     this.pending.delete(reqId);
-    clearTimeout(waiter.timer);
     const answer = waiter.notice !== undefined && isTakenSpawn(body) ? { ...body, notice: waiter.notice } : body;
     this.store.commit().then(
       () => waiter.resolve(answer),

@@ -7,6 +7,7 @@
 import type { HallConfig } from '../adapters/config/hall-config.js';
 import { EventsRetention } from '../adapters/storage/events-retention.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
+import type { DurableOp } from '../adapters/storage/durable-state.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { laterCursor, parseRunId } from '../domain/run-id.js';
 import type { HallInput } from '../machines/hall.machine.js';
@@ -31,8 +32,8 @@ export async function recoverHall(
 ): Promise<RecoveredHall> {
   const store = await openStateStore(config, paths, env, log);
   // In a shared cluster the bindings are the cluster's: another hall may serve them now.
-  if (!store.shared) forgetStartupBindings(store, config);
-  await store.checkpoint();
+  // Only when that dropped something: after a clean stop the files already hold everything (megabytes for a long queue).
+  if (!store.shared && forgetStartupBindings(store, config)) await store.checkpoint();
   const { adopted, ended } = await recoverRuns([...store.state.runs.values()]);
 
   const retention = new EventsRetention(paths.logsDir, config.logs.keep_events, log);
@@ -58,13 +59,18 @@ export async function recoverHall(
 
 /**
  * A hall start forgets ACP bindings (their clients are gone) and the bindings
- * of cron jobs no longer configured, and drops the missions they left waiting.
+ * of cron jobs no longer configured, and drops the missions they left waiting;
+ * true when there was any.
  */
-function forgetStartupBindings(store: HallStateStore, config: HallConfig): void {
+function forgetStartupBindings(store: HallStateStore, config: HallConfig): boolean {
   const cronIds = new Set(config.cron.map((job) => job.id));
   const stale = (binding: string | undefined) =>
     binding !== undefined && (binding.startsWith('acp:') || (binding.startsWith('cron:') && !cronIds.has(binding.slice(5))));
-  for (const binding of [...store.state.sessions.keys()]) if (stale(binding)) store.apply({ op: 'unbind', binding });
-  const waiting = [...store.state.slotQueues.values(), ...store.state.bindingQueues.values()].flat();
-  for (const entry of waiting) if (stale(entry.binding)) store.apply({ op: 'remove', missionId: entry.id });
+  const ops: DurableOp[] = [];
+  for (const binding of store.state.sessions.keys()) if (stale(binding)) ops.push({ op: 'unbind', binding });
+  for (const queue of [...store.state.slotQueues.values(), ...store.state.bindingQueues.values()]) {
+    for (const entry of queue) if (stale(entry.binding)) ops.push({ op: 'remove', missionId: entry.id });
+  }
+  for (const op of ops) store.apply(op);
+  return ops.length > 0;
 }

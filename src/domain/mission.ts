@@ -28,12 +28,16 @@ export interface Mission {
 
 /** The keys a mission carries on disk and on the wire, in one place. */
 export function missionRecord(m: Mission): Mission {
-  const out: Mission = { id: m.id, name: m.name, mission: m.mission };
-  if (m.binding !== undefined) out.binding = m.binding;
-  if (m.telegram !== undefined) out.telegram = m.telegram;
-  if (m.permission_mode !== undefined) out.permission_mode = m.permission_mode;
-  if (m.cwd !== undefined) out.cwd = m.cwd;
-  return out;
+  // Sorted, as canonical JSON writes them: the native JSON writer then writes a queue of them as is.
+  return {
+    ...(m.binding !== undefined ? { binding: m.binding } : {}),
+    ...(m.cwd !== undefined ? { cwd: m.cwd } : {}),
+    id: m.id,
+    mission: m.mission,
+    name: m.name,
+    ...(m.permission_mode !== undefined ? { permission_mode: m.permission_mode } : {}),
+    ...(m.telegram !== undefined ? { telegram: m.telegram } : {}),
+  };
 }
 
 /**

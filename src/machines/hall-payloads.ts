@@ -127,8 +127,9 @@ export function slotQueuedEvent(queued: SlotQueued): BusEventOf<'raider.queued'>
   return { type: 'raider.queued', slot: queued.slot, queue_depth: queued.depth, mission_id: queued.entry.id };
 }
 
+/** Keys in sorted order here and in the other queued replies: the socket writes them with the native JSON writer (protocol/canonical-json.ts). */
 export function slotQueuedReply(queued: SlotQueued): ReplyBody {
-  return { queued: 1, slot: queued.slot, queue_depth: queued.depth, mission_id: queued.entry.id };
+  return { mission_id: queued.entry.id, queue_depth: queued.depth, queued: 1, slot: queued.slot };
 }
 
 /**
@@ -146,7 +147,7 @@ export function missionQueuedEvent(entry: Mission, depth: number, binding: strin
 }
 
 export function missionQueuedReply(entry: Mission, depth: number, binding: string | undefined): ReplyBody {
-  return { queued: 1, slot: entry.name, ...(binding !== undefined ? { binding } : {}), queue_depth: depth, mission_id: entry.id };
+  return { ...(binding !== undefined ? { binding } : {}), mission_id: entry.id, queue_depth: depth, queued: 1, slot: entry.name };
 }
 
 /** A mission waiting for its binding is reported under its raider name, with the binding. */
@@ -161,7 +162,7 @@ export function bindingQueuedEvent(queued: BindingQueued): BusEventOf<'raider.qu
 }
 
 export function bindingQueuedReply(queued: BindingQueued): ReplyBody {
-  return { queued: 1, slot: queued.entry.name, binding: queued.binding, queue_depth: queued.depth, mission_id: queued.entry.id };
+  return { binding: queued.binding, mission_id: queued.entry.id, queue_depth: queued.depth, queued: 1, slot: queued.entry.name };
 }
 
 export function droppedEvent(entry: Mission, reason: DropReason): BusEventOf<'raider.dropped'> {

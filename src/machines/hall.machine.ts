@@ -141,15 +141,20 @@ type SlotRef = ActorRefFrom<typeof slotMachine>;
 type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
 
 /** The mission a spawn command asks for, as its queues keep it (the gateway makes it too, for a shared cluster). */
+/** Its keys in sorted order: the store and the replies then write it with the native JSON writer (protocol/canonical-json.ts). */
 export function missionOf(cmd: Omit<SpawnCommand, 'type' | 'reqId'>): Mission {
+  // Most missions have none of the optional fields: one literal, no spreads (it is on every spawn's path).
+  if (cmd.binding === undefined && cmd.cwd === undefined && cmd.permission_mode === undefined && cmd.telegram === undefined) {
+    return { id: cmd.missionId, mission: cmd.mission, name: cmd.name };
+  }
   return {
-    id: cmd.missionId,
-    name: cmd.name,
-    mission: cmd.mission,
     ...(cmd.binding !== undefined ? { binding: cmd.binding } : {}),
-    ...(cmd.telegram !== undefined ? { telegram: cmd.telegram } : {}),
-    ...(cmd.permission_mode !== undefined ? { permission_mode: cmd.permission_mode } : {}),
     ...(cmd.cwd !== undefined ? { cwd: cmd.cwd } : {}),
+    id: cmd.missionId,
+    mission: cmd.mission,
+    name: cmd.name,
+    ...(cmd.permission_mode !== undefined ? { permission_mode: cmd.permission_mode } : {}),
+    ...(cmd.telegram !== undefined ? { telegram: cmd.telegram } : {}),
   };
 }
 
@@ -293,22 +298,37 @@ function hallAction<P extends ParameterizedObject['params'] | undefined>(
 type HallEnqueue = Parameters<Parameters<typeof hallAction<undefined>>[0]>[0]['enqueue'];
 
 /** Sends a mission that has room on its way: to its binding's queue, or to its slot. */
-function routeMission(enqueue: HallEnqueue, params: { entry: Mission; at: number; reqId?: string; queued?: boolean }): void {
+function routeMission(
+  context: HallContext,
+  enqueue: HallEnqueue,
+  params: { entry: Mission; at: number; reqId?: string; queued?: boolean },
+): void {
   const { entry } = params;
   const reqId = params.reqId !== undefined ? { reqId: params.reqId } : {};
   const explicit = entry.binding;
   if (explicit !== undefined) {
-    enqueue({ type: 'ensureBinding', params: { binding: explicit } });
+    // Binding queues are never removed either.
+    if (!own(context.bindings, explicit)) enqueue({ type: 'ensureBinding', params: { binding: explicit } });
     enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), { type: 'binding.submit', entry, at: params.at, ...reqId });
     return;
   }
   const binding = effectiveBinding(slotOf(entry.name).slot, undefined);
-  submitToSlot(enqueue, { entry, at: params.at, binding, reqId: params.reqId, queued: params.queued === true });
+  submitToSlot(context, enqueue, { entry, at: params.at, binding, reqId: params.reqId, queued: params.queued === true });
 }
 
 /** Hands a binding's mission to its slot, in the binding's session. */
-function passMission(enqueue: HallEnqueue, params: { binding: string; entry: Mission; at: number; reqId?: string; waited: boolean }): void {
-  submitToSlot(enqueue, { entry: params.entry, at: params.at, binding: params.binding, reqId: params.reqId, queued: params.waited });
+function passMission(
+  context: HallContext,
+  enqueue: HallEnqueue,
+  params: { binding: string; entry: Mission; at: number; reqId?: string; waited: boolean },
+): void {
+  submitToSlot(context, enqueue, {
+    entry: params.entry,
+    at: params.at,
+    binding: params.binding,
+    reqId: params.reqId,
+    queued: params.waited,
+  });
 }
 
 /**
@@ -317,12 +337,14 @@ function passMission(enqueue: HallEnqueue, params: { binding: string; entry: Mis
  * same step may have just set them).
  */
 function submitToSlot(
+  context: HallContext,
   enqueue: HallEnqueue,
   params: { entry: Mission; at: number; binding: string | undefined; reqId: string | undefined; queued: boolean },
 ): void {
   const { entry, binding } = params;
   const { slot } = slotOf(entry.name);
-  enqueue({ type: 'ensureSlot', params: { name: entry.name } });
+  // Slots are never removed: one this context knows needs no assign step (one per spawn otherwise).
+  if (!own(context.slots, slot)) enqueue({ type: 'ensureSlot', params: { name: entry.name } });
   enqueue.sendTo(
     ({ context: c }) => slotRefOf(c, slot),
     ({ context: c }) => {
@@ -416,8 +438,8 @@ function makeRoom(
   }
   enqueue.assign({ tickets, roomQueue });
   for (const wait of through) {
-    if (wait.kind === 'submit') routeMission(enqueue, { entry: wait.entry, at: wait.at, queued: true });
-    else if (wait.kind === 'pass') passMission(enqueue, { binding: wait.binding, entry: wait.entry, at: wait.at, waited: true });
+    if (wait.kind === 'submit') routeMission(context, enqueue, { entry: wait.entry, at: wait.at, queued: true });
+    else if (wait.kind === 'pass') passMission(context, enqueue, { binding: wait.binding, entry: wait.entry, at: wait.at, waited: true });
     else acceptOffer(context, enqueue, { slot: wait.slot, entry: wait.entry, at: wait.at });
   }
 }
@@ -443,7 +465,7 @@ export const hallMachine = hallSetup
         const entry = missionOf(cmd);
         if (!roomFull(context)) {
           enqueue.assign({ tickets: context.tickets + 1 });
-          routeMission(enqueue, { entry, at: cmd.at, ...(cmd.reqId !== undefined ? { reqId: cmd.reqId } : {}) });
+          routeMission(context, enqueue, { entry, at: cmd.at, ...(cmd.reqId !== undefined ? { reqId: cmd.reqId } : {}) });
           return;
         }
         // Over max_running: it waits, recorded in its slot's queue, until a run ends.
@@ -466,7 +488,7 @@ export const hallMachine = hallSetup
           reservedRunIds: { ...context.reservedRunIds, [claimed.entry.id]: claimed.runId },
         });
         // Its run record goes through the store like any run's (run.prepared, then run.recorded), under the reserved id.
-        routeMission(enqueue, { entry: claimed.entry, at: claimed.at, queued: true });
+        routeMission(context, enqueue, { entry: claimed.entry, at: claimed.at, queued: true });
       }),
 
       /** Answers a spawn the hall cannot take in its current state. */
@@ -482,10 +504,10 @@ export const hallMachine = hallSetup
           ...(pass.reqId !== undefined ? { reqId: pass.reqId } : {}),
         };
         // A new mission brought its room along; one that waited in the binding's queue needs room now.
-        if (!pass.waited) return passMission(enqueue, { ...params, waited: false });
+        if (!pass.waited) return passMission(context, enqueue, { ...params, waited: false });
         if (!roomFull(context)) {
           enqueue.assign({ tickets: context.tickets + 1 });
-          return passMission(enqueue, { ...params, waited: true });
+          return passMission(context, enqueue, { ...params, waited: true });
         }
         enqueue.assign({ roomQueue: [...context.roomQueue, { kind: 'pass', binding: pass.binding, entry: pass.entry, at: pass.at }] });
       }),
@@ -770,6 +792,9 @@ export const hallMachine = hallSetup
             roomQueue: [...context.roomQueue, ...forRoom],
           });
         }
+        // The slots and binding queues hold what waited now: the context keeps no copy, which
+        // would keep every mission of a long queue alive after it ran.
+        enqueue.assign({ slotQueues: {}, bindingQueues: {} });
         enqueue.emit(bus({ type: 'hall.started', root: context.root }));
       }),
       beginStopping: hallAction(({ context, enqueue }) => {

@@ -120,4 +120,49 @@ describe('max_running (hall machine, simulated time)', () => {
     expect(h.started()).toEqual(['a', 'b', 'c', 'd']);
     expect(h.bus('raider.queued')).toEqual([]);
   });
+
+  it("drop_queued drops a binding's missions that wait for room, whether they came straight in or through the binding's queue, and frees the binding", async () => {
+    const h = startHall({ maxRunning: 2 });
+    h.boot();
+    h.spawn('ulf', 'b1', { binding: 'acp:a' });
+    h.spawn('ulf', 'b2', { binding: 'acp:a' });
+    h.spawn('bjorn', 'x');
+    h.spawn('bjorn', 'y');
+    await h.settle();
+    expect(h.started()).toEqual(['b1', 'x']);
+    // b1's end lets y (waiting for room) through first; the binding then passes b2 on, and b2 waits for room.
+    await h.complete('b1');
+    expect(h.started()).toEqual(['b1', 'x', 'y']);
+    h.spawn('ulf', 'b3', { binding: 'acp:a' });
+    h.spawn('ulf', 'b4', { binding: 'acp:b' });
+    await h.settle();
+    expect(h.hall.getSnapshot().context.roomQueue.map((w) => [w.kind, w.entry.mission])).toEqual([
+      ['pass', 'b2'],
+      ['submit', 'b3'],
+      ['submit', 'b4'],
+    ]);
+
+    h.hall.send({ type: 'cmd.dropQueued', reqId: 'drop', binding: 'acp:a' });
+    await h.settle();
+    expect(h.reply('drop')?.body).toEqual({ dropped: 1, binding: 'acp:a' });
+    expect(h.bus('raider.dropped').map((e) => [e.mission_id, e.reason])).toEqual([
+      ['m2', 'binding_closed'],
+      ['m5', 'binding_closed'],
+    ]);
+    expect(h.storeOps().filter((op) => op.op === 'remove')).toEqual([
+      { op: 'remove', missionId: 'm2' },
+      { op: 'remove', missionId: 'm5' },
+    ]);
+    expect(h.hall.getSnapshot().context.roomQueue.map((w) => w.entry.mission)).toEqual(['b4']);
+
+    // The binding is free again: a new mission of it starts when room comes, after b4.
+    h.spawn('ulf', 'b5', { binding: 'acp:a' });
+    await h.complete('x');
+    await h.complete('y');
+    expect(h.started()).toEqual(['b1', 'x', 'y', 'b4', 'b5']);
+    await h.complete('b4');
+    await h.complete('b5');
+    expect(h.hall.getSnapshot().context.tickets).toBe(0);
+    expect(h.errors).toEqual([]);
+  });
 });

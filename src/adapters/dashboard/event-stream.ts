@@ -19,8 +19,12 @@ function message(line: string, seq: number): string {
 }
 
 export class EventRing {
-  /** Kept as their SSE text only; `run` is the run an event is about, to find it without parsing. */
-  private readonly lines: Array<{ seq: number; text: string; run: unknown }> = [];
+  /**
+   * Kept as the bus's line only (its SSE text is made when a page asks for it,
+   * which is rare; every event is kept); `run` is the run an event is about,
+   * to find it without parsing.
+   */
+  private readonly lines: Array<{ seq: number; line: string; run: unknown }> = [];
   private bytes = 0;
   /** The newest seq no longer kept (0: nothing dropped yet). Seq has gaps: inspect.* events are not sent. */
   private droppedThrough = 0;
@@ -36,14 +40,13 @@ export class EventRing {
   }
 
   private keep(event: Envelope, line: string): void {
-    const text = message(line, event.seq);
-    this.lines.push({ seq: event.seq, text, run: event.id });
-    this.bytes += text.length;
+    this.lines.push({ seq: event.seq, line, run: event.id });
+    this.bytes += line.length;
     this.newest = event.seq;
     while (this.lines.length > this.size || (this.bytes > this.maxBytes && this.lines.length > 1)) {
       const gone = this.lines.shift();
       if (!gone) break;
-      this.bytes -= gone.text.length;
+      this.bytes -= gone.line.length;
       this.droppedThrough = gone.seq;
     }
   }
@@ -56,12 +59,12 @@ export class EventRing {
   /** The messages after `lastSeq`, or null when some of them are no longer kept (or it is not a seq of this hall). */
   since(lastSeq: number): string[] | null {
     if (lastSeq > this.newest || lastSeq < this.droppedThrough) return null;
-    return this.lines.filter((l) => l.seq > lastSeq).map((l) => l.text);
+    return this.lines.filter((l) => l.seq > lastSeq).map((l) => message(l.line, l.seq));
   }
 
   /** The kept events about one run (its spawn, the dashboard's cancel and kill, its end), oldest first. */
   about(runId: string): unknown[] {
-    return this.lines.filter((l) => l.run === runId).map((l) => JSON.parse(l.text.slice(l.text.indexOf('\ndata: ') + 7)));
+    return this.lines.filter((l) => l.run === runId).map((l) => JSON.parse(l.line));
   }
 
   close(): void {

@@ -58,6 +58,8 @@ export class FileStateStore implements HallStateStore {
   /** How many operations the files held when they were last written (see truncateLog). */
   private renderedAt = -1;
   private closed = false;
+  /** An append at the end of this turn is due (see apply). */
+  private appendScheduled = false;
 
   private constructor(
     private readonly dir: string,
@@ -85,8 +87,13 @@ export class FileStateStore implements HallStateStore {
     if (this.closed) throw new Error('state store is closed');
     this.state.apply(op, this.files.dirty);
     this.unwritten.push(walLine(op));
-    this.commits.note(SYNC_LATER.has(op.op));
-    this.writeThrough();
+    const later = SYNC_LATER.has(op.op);
+    this.commits.note(later);
+    // Nobody waits on a commit of a pid or an end: they go to the log at once. The rest
+    // of this turn's operations go in one append at its end (a burst of spawns is one
+    // write, not one per spawn); a commit, `written` and `accepting` append them first.
+    if (later) this.writeThrough();
+    else this.appendSoon();
     this.files.schedule();
   }
 
@@ -122,7 +129,8 @@ export class FileStateStore implements HallStateStore {
   }
 
   accepting(): boolean {
-    if (!this.written()) return false;
+    // Only a failed append is tried again here; one still waiting for the end of this turn is not forced.
+    if (this.failures.wal !== null && !this.written()) return false;
     this.retryReserve();
     return this.reserve.full === null;
   }
@@ -165,6 +173,16 @@ export class FileStateStore implements HallStateStore {
   private async truncateLog(): Promise<void> {
     if (!this.files.clean || this.commits.count !== this.renderedAt || this.unwritten.length > 0) return;
     await this.log.truncate();
+  }
+
+  /** Appends what was applied at the end of this turn of the event loop. */
+  private appendSoon(): void {
+    if (this.appendScheduled) return;
+    this.appendScheduled = true;
+    queueMicrotask(() => {
+      this.appendScheduled = false;
+      if (!this.closed) this.writeThrough();
+    });
   }
 
   /** Appends what was applied to the log now; a failure leaves it for the next try. */

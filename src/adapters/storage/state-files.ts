@@ -7,7 +7,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
 import type { Mission } from '../../domain/mission.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
@@ -16,6 +15,8 @@ import { newMissionId } from './mission-id.js';
 import { describeIssues, fileEntrySchema, ledgerRunSchema } from './persisted-schemas.js';
 import { errorCode } from './write-ahead-log.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { isRecord } from '../../domain/records.js';
+import { canonicalJson } from '../../protocol/canonical-json.js';
 
 export const BINDING_QUEUES_FILE = 'binding_queues.json';
 export const SESSIONS_FILE = 'sessions.json';
@@ -29,66 +30,23 @@ export function slotQueueFile(slot: string): string {
 }
 
 export function canonical(value: unknown): string {
-  return stringify(value) ?? 'null';
-}
-
-/**
- * Each waiting mission's JSON, made once: a checkpoint of a long queue then
- * costs a join, not the canonical rendering of every entry again. Missions
- * are not changed once queued.
- */
-const missionJson = new WeakMap<Mission, string>();
-
-function jsonOfMission(mission: Mission): string {
-  let json = missionJson.get(mission);
-  if (json === undefined) {
-    json = renderMission(mission);
-    missionJson.set(mission, json);
-  }
-  return json;
-}
-
-/**
- * What `canonical` writes for a mission, faster: a mission of string fields
- * only is built with its keys in sorted order and given to JSON.stringify
- * (several times faster on a queue of 100,000). Anything else (a Telegram
- * target, a key no mission has) goes through `canonical`.
- */
-function renderMission(mission: Mission): string {
-  const sorted: Record<string, string> = {};
-  let keys = 3;
-  if (mission.binding !== undefined) {
-    sorted.binding = mission.binding;
-    keys++;
-  }
-  if (mission.cwd !== undefined) {
-    sorted.cwd = mission.cwd;
-    keys++;
-  }
-  sorted.id = mission.id;
-  sorted.mission = mission.mission;
-  sorted.name = mission.name;
-  if (mission.permission_mode !== undefined) {
-    sorted.permission_mode = mission.permission_mode;
-    keys++;
-  }
-  const plain = Object.keys(mission).length === keys && Object.values(sorted).every((v) => typeof v === 'string');
-  return plain ? JSON.stringify(sorted) : canonical(mission);
+  return canonicalJson(value);
 }
 
 /**
  * An operation as one line of the write-ahead log (without its newline): what
- * `canonical` writes. A queued mission's JSON is made here once and kept for
- * the checkpoints of its queue file.
+ * `canonical` writes. A queued mission is built with its keys in sorted order
+ * (see `missionOf` and `ownMission`), so it is written by the native JSON writer.
  */
 export function walLine(op: DurableOp): string {
   if (op.op !== 'queue') return canonical(op);
   // Sorted keys, as canonical would write them: entry, op, queue.
-  return `{"entry":${jsonOfMission(op.entry)},"op":"queue","queue":${canonical(op.queue)}}`;
+  return `{"entry":${canonical(op.entry)},"op":"queue","queue":${canonical(op.queue)}}`;
 }
 
+/** A queue of missions whose keys are in sorted order is one call of the native JSON writer (tens of ms for 100,000). */
 function renderMissions(queue: readonly Mission[]): string {
-  return `[${queue.map(jsonOfMission).join(',')}]`;
+  return canonical(queue);
 }
 
 export function renderSlotQueue(queue: readonly Mission[]): string {
@@ -118,7 +76,7 @@ export function renderKv(state: DurableState, ns: string): string {
   return `${canonical(Object.fromEntries(state.kv.get(ns) ?? []))}\n`;
 }
 
-/** The run ledger, as `canonical` would write it; each run's mission from the cache (a run's pid changes, its mission does not). */
+/** The run ledger, as `canonical` would write it. */
 export function renderRuns(state: DurableState): string {
   const ids = [...state.runs.keys()].sort();
   const parts: string[] = [];
@@ -130,11 +88,7 @@ export function renderRuns(state: DurableState): string {
 }
 
 function renderRun(run: LedgerRun): string {
-  const fields = Object.entries(run)
-    .filter(([, value]) => value !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, value]) => `${JSON.stringify(key)}:${key === 'entry' ? jsonOfMission(run.entry) : canonical(value)}`);
-  return `{${fields.join(',')}}`;
+  return canonical(run);
 }
 
 /**
@@ -183,27 +137,52 @@ function readJsonAs<T>(file: string, schema: z.ZodType<T>, fallback: T, warn: (m
 const entries = z.array(z.unknown());
 const records = z.record(z.string(), z.unknown());
 
+/** The fields of a queue entry in this hall's own format and their place in sorted order; all but id, mission and name may be absent. */
+const OWN_FIELDS = new Map(['binding', 'cwd', 'id', 'mission', 'name', 'permission_mode'].map((field, i) => [field, i]));
+
 /**
  * A queue entry exactly as this hall writes it (id, name and mission, and
  * only the optional string fields), checked by hand: the schema's check of
- * each of 100,000 entries was most of a restart's time. Null for anything
- * else, which `missionFromFile` reads through the schema.
+ * each of 100,000 entries was most of a restart's time.
+ */
+function isOwnMission(raw: unknown): raw is Mission {
+  if (!isRecord(raw)) return false;
+  const { id, name, mission } = raw;
+  if (typeof id !== 'string' || id === '' || typeof name !== 'string' || name === '' || typeof mission !== 'string') return false;
+  if (raw.binding === '') return false;
+  for (const key in raw) if (!OWN_FIELDS.has(key) || typeof raw[key] !== 'string') return false;
+  return true;
+}
+
+function keysSorted(mission: Mission): boolean {
+  let next = 0;
+  for (const key in mission) {
+    const at = OWN_FIELDS.get(key) ?? -1;
+    if (at < next) return false;
+    next = at + 1;
+  }
+  return true;
+}
+
+/**
+ * A queue entry in this hall's own format: the parsed object itself when its
+ * keys are in sorted order, as this hall writes them (no copy of each of
+ * 100,000 entries at a restart, and the native JSON writer can write it), a
+ * copy in that order otherwise. Null for anything else, which
+ * `missionFromFile` reads through the schema.
  */
 function ownMission(raw: unknown): Mission | null {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return null;
-  const fields: Record<string, unknown> = { ...raw };
-  const { id, name, mission } = fields;
-  if (typeof id !== 'string' || id === '' || typeof name !== 'string' || name === '' || typeof mission !== 'string') return null;
-  const out: Mission = { id, name, mission };
-  let keys = 3;
-  for (const key of ['binding', 'permission_mode', 'cwd'] as const) {
-    const value = fields[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'string' || (key === 'binding' && value === '')) return null;
-    out[key] = value;
-    keys++;
-  }
-  return Object.keys(fields).length === keys ? out : null;
+  if (!isOwnMission(raw)) return null;
+  if (keysSorted(raw)) return raw;
+  const { binding, cwd, id, mission, name, permission_mode } = raw;
+  return {
+    ...(binding !== undefined ? { binding } : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
+    id,
+    mission,
+    name,
+    ...(permission_mode !== undefined ? { permission_mode } : {}),
+  };
 }
 
 /** A queue entry as written by this hall, by the Perl hall (no id), or legacy (a plain string). */
@@ -216,16 +195,16 @@ export function missionFromFile(raw: unknown, defaultName: string | undefined): 
   if (typeof entry === 'string') return defaultName === undefined ? null : { id: newMissionId(), name: defaultName, mission: entry };
   const name = entry.name !== undefined && entry.name !== '' ? entry.name : defaultName;
   if (name === undefined) return null;
-  const mission: Mission = {
+  // Keys in sorted order, as every mission the hall builds (see ownMission).
+  return {
+    ...(entry.binding !== undefined && entry.binding !== '' ? { binding: entry.binding } : {}),
+    ...(entry.cwd !== undefined ? { cwd: entry.cwd } : {}),
     id: entry.id !== undefined && entry.id !== '' ? entry.id : newMissionId(),
-    name,
     mission: typeof entry.mission === 'string' ? entry.mission : entry.mission === undefined ? '' : String(entry.mission),
+    name,
+    ...(entry.permission_mode !== undefined ? { permission_mode: entry.permission_mode } : {}),
+    ...(entry.telegram !== undefined ? { telegram: entry.telegram } : {}),
   };
-  if (entry.binding !== undefined && entry.binding !== '') mission.binding = entry.binding;
-  if (entry.telegram !== undefined) mission.telegram = entry.telegram;
-  if (entry.permission_mode !== undefined) mission.permission_mode = entry.permission_mode;
-  if (entry.cwd !== undefined) mission.cwd = entry.cwd;
-  return mission;
 }
 
 /** Loads the queue entries of `list` (from `file`), reporting those that are not missions; true when one was not in this hall's own format. */
@@ -283,7 +262,8 @@ export function loadStateFiles(stateDir: string, state: DurableState, warnUser: 
   for (const binding of Object.keys(bindingQueues).sort()) {
     const add = (mission: Mission): void => {
       if (mission.binding === undefined) differs = true;
-      state.load({ kind: 'binding', binding }, { ...mission, binding: mission.binding ?? binding });
+      // `binding` sorts first: the keys stay in sorted order.
+      state.load({ kind: 'binding', binding }, mission.binding !== undefined ? mission : { binding, ...mission });
     };
     if (loadQueue(bindingFile, bindingQueues[binding] ?? [], undefined, add, warn)) differs = true;
   }
