@@ -31,6 +31,31 @@ async function openShared(url: string, hallId: string, leaseMs = 60_000): Promis
 
 const m = (id: string, name: string, binding?: string): Mission => ({ id, name, mission: id, ...(binding ? { binding } : {}) });
 
+/**
+ * Submits and claims mission b0 of ulf for the binding, and writes the header of the session its run
+ * created into the hall's root, as a run does before its raider starts: the run record to apply.
+ */
+async function claimRunThatMadeSession(root: string, queue: SharedQueue, binding: string, session: string) {
+  const entry = m('b0', 'ulf', binding);
+  await queue.submit(entry);
+  const [claimed] = await queue.claim(1);
+  if (!claimed) throw new Error('nothing claimed');
+  fs.mkdirSync(path.join(root, '.raider', 'sessions'), { recursive: true });
+  fs.writeFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), '{"header":1}\n');
+  const run = {
+    id: claimed.runId,
+    slot: 'ulf',
+    base_name: 'ulf',
+    entry,
+    binding,
+    session,
+    started_at: 1,
+    events_path: '/e',
+    log_path: '/l',
+  };
+  return { claimed, run };
+}
+
 describe('the shared queue', () => {
   it('lets concurrent claimers hold only the head of each numbered slot and binding, in order', async () => {
     const url = await server.freshDatabase();
@@ -269,25 +294,8 @@ describe('the shared queue', () => {
     open.push(store);
     const queue = store.shared;
     if (!queue) throw new Error('not shared');
-    const entry = m('b0', 'ulf', 'telegram:x:1');
-    await queue.submit(entry);
-    const [claimed] = await queue.claim(1);
-    if (!claimed) throw new Error('nothing claimed');
-    // The run created the session (its journal's header line is in this hall's root), then its raider started.
     const session = '20261202-085725-b129';
-    fs.mkdirSync(path.join(root, '.raider', 'sessions'), { recursive: true });
-    fs.writeFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), '{"header":1}\n');
-    const run = {
-      id: claimed.runId,
-      slot: 'ulf',
-      base_name: 'ulf',
-      entry,
-      binding: 'telegram:x:1',
-      session,
-      started_at: 1,
-      events_path: '/e',
-      log_path: '/l',
-    };
+    const { run } = await claimRunThatMadeSession(root, queue, 'telegram:x:1', session);
     store.apply({ op: 'run', run });
     await store.commit();
     store.apply({ op: 'bind', binding: 'telegram:x:1', session });
@@ -311,23 +319,8 @@ describe('the shared queue', () => {
     const queue = store.shared;
     if (!queue) throw new Error('not shared');
     const binding = 'telegram:x:1';
-    await queue.submit(m('b0', 'ulf', binding));
-    const [claimed] = await queue.claim(1);
-    if (!claimed) throw new Error('nothing claimed');
     const session = '20261202-085725-c0de';
-    fs.mkdirSync(path.join(root, '.raider', 'sessions'), { recursive: true });
-    fs.writeFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), '{"header":1}\n');
-    const run = {
-      id: claimed.runId,
-      slot: 'ulf',
-      base_name: 'ulf',
-      entry: m('b0', 'ulf', binding),
-      binding,
-      session,
-      started_at: 1,
-      events_path: '/e',
-      log_path: '/l',
-    };
+    const { claimed, run } = await claimRunThatMadeSession(root, queue, binding, session);
     store.apply({ op: 'run', run });
     await store.commit();
     // The raider may start now: the session's journal is in the cluster, its binding is not recorded yet.
