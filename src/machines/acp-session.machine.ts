@@ -42,6 +42,8 @@ export type AcpSessionEvent =
   | { type: 'hall.spawned'; missionId: string; runId: string }
   | { type: 'hall.done'; missionId: string; end: RunEnd; cancelRequested: boolean }
   | { type: 'hall.rejected'; missionId: string; error: string }
+  /** The prompt's mission left its queue without a run (cancelled by its id from another face). */
+  | { type: 'hall.dropped'; missionId: string }
   | { type: 'question.asked'; questionId: string; runId: string; rule?: string }
   /** Another face answered the question first: stop asking the client. */
   | { type: 'question.withdraw'; questionId: string; reason: string }
@@ -143,6 +145,14 @@ export const acpSessionMachine = setup({
             if (!slot) return;
             enqueue.assign({ prompts: context.prompts.filter((p) => p !== slot) });
             enqueue.emit({ type: 'acp.answer', promptId: slot.promptId, answer: { error: event.error } });
+          }),
+        },
+        'hall.dropped': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const slot = slotOf(context, event.missionId);
+            if (!slot) return;
+            enqueue.assign({ prompts: context.prompts.filter((p) => p !== slot) });
+            enqueue.emit({ type: 'acp.answer', promptId: slot.promptId, answer: { stopReason: 'cancelled' } });
           }),
         },
         'acp.cancel': { actions: 'cancelAll' },

@@ -44,6 +44,24 @@ describe('ACP sessions', () => {
     expect(third).toEqual({ stopReason: 'end_turn' });
   });
 
+  it('a waiting prompt whose mission another face cancels by its id is answered cancelled; the running one goes on', async () => {
+    const { acp, sessionId } = await open();
+    const first = prompt(acp, sessionId, 'wait 30');
+    await eventually(async () => expect((await hall!.request({ cmd: 'ps' })).raiders).toHaveLength(1));
+    const second = prompt(acp, sessionId, 'answer second');
+    let waiting: Json = {};
+    await eventually(async () => {
+      waiting = await hall!.request({ cmd: 'queue' });
+      expect(waiting).toMatchObject({ queues: [{ binding: `acp:${sessionId}`, missions: [{ mission: 'answer second' }] }] });
+    });
+    const missionId = waiting.queues[0].missions[0].mission_id;
+    expect(await hall!.request({ cmd: 'cancel', id: missionId })).toMatchObject({ dropped: 1, mission_id: missionId });
+    expect(await second).toEqual({ stopReason: 'cancelled' });
+    expect((await hall!.request({ cmd: 'ps' })).raiders).toHaveLength(1);
+    await acp.conn.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect(await first).toEqual({ stopReason: 'cancelled' });
+  });
+
   it('a prompt behind a busy numbered slot waits, then runs and is answered', async () => {
     const { acp, sessionId } = await open('raiders: { bjorn: {} }\n');
     const tap = await hall!.events('raider.');

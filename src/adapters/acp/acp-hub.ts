@@ -274,6 +274,10 @@ export class AcpHub {
         this.missions.delete(missionId);
         handle.actor.send({ type: 'hall.rejected', missionId, error: String(event.error) });
         return;
+      case 'raider.dropped':
+        this.missions.delete(missionId);
+        handle.actor.send({ type: 'hall.dropped', missionId });
+        return;
       case 'raider.done':
         this.missions.delete(missionId);
         void this.endRun(handle, missionId, event);
