@@ -6,7 +6,8 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runStarted, type TestHall } from '../support/test-hall.js';
+import { runStarted } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
 import { launchBrowser, skipBrowserTests } from './browser.js';
 import { startBoardHall, type Board } from './dashboard-support.js';
 
