@@ -30,6 +30,15 @@ const SHARED_WORKER_FILES = [
   'test/postgres/database-settings.test.ts',
 ];
 
+/**
+ * Every Node process reads the file NODE_EXTRA_CA_CERTS names when it starts, used
+ * or not: ~60 ms of CPU per start with the 220 kB system bundle, and a hall test starts
+ * Node dozens of times (test/cli/client-commands.test.ts: 46 workers, halls, CLI calls
+ * and raiders). No test speaks TLS
+ * (remote APIs are local fakes over http), so test processes go without it.
+ */
+delete process.env.NODE_EXTRA_CA_CERTS;
+
 export default defineConfig({
   test: {
     pool: 'forks',

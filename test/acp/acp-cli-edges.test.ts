@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { eventually, hallEnv, RAIDER_BIN, runCli, tempRoot, type TestHall } from '../support/test-hall.js';
+import { eventually, hallEnv, RAIDER_BIN, runCli, tempRoot } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
 import { startAcpHall } from './acp-support.js';
 
 vi.setConfig({ testTimeout: 90_000 });

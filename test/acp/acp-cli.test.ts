@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { promptText } from '../../src/domain/acp-mapping.js';
-import { runCli, type TestHall } from '../support/test-hall.js';
+import { runCli } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
 import { startAcpHall } from './acp-support.js';
 
 let hall: TestHall | undefined;

@@ -6,7 +6,8 @@
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, tempRoot, type TestHall } from '../support/test-hall.js';
+import { runCli, tempRoot } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
 import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
 
 let hall: TestHall | undefined;

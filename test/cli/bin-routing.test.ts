@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO, tempRoot } from '../support/test-hall.js';
+import { REPO, tempRoot } from '../support/hall-client.js';
 
 function install(bundle: string | null, raiderBundle: string | null = null): { root: string; run: (...args: string[]) => string } {
   const root = tempRoot('bin-routing-');

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { eventually, hallEnv, RAIDER_BIN, request, runCli, tapEvents, tempRoot, type EventTap, type Json } from '../support/test-hall.js';
+import { eventually, hallEnv, RAIDER_BIN, request, runCli, tapEvents, tempRoot, type EventTap, type Json } from '../support/hall-client.js';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
 
 export type CliResult = Awaited<ReturnType<typeof runCli>>;

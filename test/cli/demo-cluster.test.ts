@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { RAIDER_BIN } from '../support/test-hall.js';
+import { RAIDER_BIN } from '../support/hall-client.js';
 import { eventually, hallRoot, pidFileOf, removeRoots, request, socketOf } from './cli-helpers.js';
 
 // initdb, a server and three halls: on a busy two-core machine this takes a while.

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { RAIDER_BIN } from '../support/test-hall.js';
+import { RAIDER_BIN } from '../support/hall-client.js';
 import { eventually, hall, hallRoot, pidFileOf, removeRoots, request, runCli, socketOf } from './cli-helpers.js';
 
 // Every command is a whole node process: on a busy machine they take a while.

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { hallEnv, RAIDER_BIN, tapEvents } from '../support/test-hall.js';
+import { hallEnv, RAIDER_BIN, tapEvents } from '../support/hall-client.js';
 import { alive, hall, hallRoot, pidFileOf, raiderStarted, removeRoots, request, socketOf, startHallProcess } from './cli-helpers.js';
 
 // Every command is a whole node process: on a busy machine they take a while.

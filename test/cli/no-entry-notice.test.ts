@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { mcpSocketPath } from '../../src/adapters/mcp/mcp-adapter.js';
 import { connectSocket, startMcpHall } from '../mcp/mcp-support.js';
 import { doneOf, hall, hallForFile, hallRoot, removeRoots, request, socketOf } from './cli-helpers.js';
-import { tempRoot } from '../support/test-hall.js';
+import { tempRoot } from '../support/hall-client.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);

@@ -5,7 +5,8 @@
  * buttons, and no request leaving the hall's origin. One browser for the file.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runStarted, type TestHall } from '../support/test-hall.js';
+import { runStarted } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
 import { startBoardHall, type Board } from './dashboard-support.js';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { eventually, request, spawnHallProcess, tempRoot, type Json } from '../support/test-hall.js';
+import { eventually, request, spawnHallProcess, tempRoot, type Json } from '../support/hall-client.js';
 import { launchBrowser, skipBrowserTests } from './browser.js';
 import { apiGet, boardOf } from './dashboard-support.js';
 

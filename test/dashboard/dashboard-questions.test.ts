@@ -8,7 +8,8 @@
  * without the key.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, type TestHall } from '../support/test-hall.js';
+import { runCli } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
 import { startBoardHall } from './dashboard-support.js';
 import { apiGet as get, apiPost as post } from './dashboard-support.js';
 

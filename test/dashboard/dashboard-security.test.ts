@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, runCli, tapEvents, tempRoot } from '../support/test-hall.js';
+import { request, runCli, tapEvents, tempRoot } from '../support/hall-client.js';
 import { bearer, cookie, httpRequest, json, startBoardProcess, type Board } from './dashboard-support.js';
 
 let hall: Awaited<ReturnType<typeof startBoardProcess>>;

@@ -6,7 +6,8 @@
  */
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventually, runStarted, type Json, type TestHall } from '../support/test-hall.js';
+import { eventually, runStarted, type Json } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
 import type { Board } from './dashboard-support.js';

@@ -6,7 +6,8 @@
  * read-only.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runStarted, type TestHall } from '../support/test-hall.js';
+import { runStarted } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
 import { startBoardHall } from './dashboard-support.js';

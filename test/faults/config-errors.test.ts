@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempRoot } from '../support/test-hall.js';
+import { runCli, tempRoot } from '../support/hall-client.js';
 
 const CASES: Array<{ what: string; config: string | Buffer | 'directory'; says: RegExp }> = [
   { what: 'a list at the top level', config: '- a\n- b\n', says: /expected a mapping of settings at the top level/ },

@@ -10,7 +10,7 @@ import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
 import { prng } from '../support/prng.js';
 import { parentOf } from '../support/processes.js';
-import { eventually, REPO, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/test-hall.js';
+import { eventually, REPO, request, spawnHallProcess, tapEvents, tempRoot, type Json } from '../support/hall-client.js';
 
 /** A raider in sh that records its mission's label: hundreds of runs, each without a Node start-up. */
 const RECORD_RAIDER = path.join(REPO, 'test', 'fixtures', 'record-raider.sh');

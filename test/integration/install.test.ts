@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RAIDER_BIN, runCli, tempRoot } from '../support/test-hall.js';
+import { RAIDER_BIN, runCli, tempRoot } from '../support/hall-client.js';
 
 describe('raider hall install', () => {
   it('--stdout prints a user unit that starts the hall of DIR and restarts it on failure', async () => {

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readLines } from '../../src/protocol/line-reader.js';
-import { REPO, tempRoot } from '../support/test-hall.js';
+import { REPO, tempRoot } from '../support/hall-client.js';
 
 const SPAWNER = path.join(REPO, 'libexec', 'raider-spawner.cjs');
 

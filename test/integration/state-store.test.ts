@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CHECKPOINT_DELAY_MS } from '../../src/adapters/storage/checkpoint-writer.js';
 import { FileStateStore } from '../../src/adapters/storage/file-state-store.js';
 import type { LedgerRun } from '../../src/adapters/storage/durable-state.js';
-import { eventually, tempRoot } from '../support/test-hall.js';
+import { eventually, tempRoot } from '../support/hall-client.js';
 
 // Before any spy replaces it.
 const realFdatasync = fs.fdatasync;

@@ -23,7 +23,7 @@ import {
   tempRoot,
   type EventTap,
   type Json,
-} from '../support/test-hall.js';
+} from '../support/hall-client.js';
 
 const server = usePostgresServer();
 

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
 import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { eventually } from '../support/test-hall.js';
+import { eventually } from '../support/hall-client.js';
 
 const server = usePostgresServer();
 const open: PostgresStateStore[] = [];

@@ -10,7 +10,7 @@ import type { DatabaseSettings } from '../../src/adapters/storage/postgres/datab
 import { readMigrations, SchemaTooNewError } from '../../src/adapters/storage/postgres/migrations.js';
 import { ClusterInUseError, PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
 import { queryDatabase as query, usePostgresServer } from '../support/postgres-server.js';
-import { REPO, tempRoot } from '../support/test-hall.js';
+import { REPO, tempRoot } from '../support/hall-client.js';
 
 const server = usePostgresServer();
 const open: PostgresStateStore[] = [];

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type EventTap, type Json } from '../support/test-hall.js';
+import { eventually, request, spawnHallProcess, tapEvents, tempRoot, type EventTap, type Json } from '../support/hall-client.js';
 
 const server = usePostgresServer();
 const LEASE_SECONDS = 2;

@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rawExchange, request, spawnHallProcess, tempRoot, type Json } from '../support/test-hall.js';
+import { rawExchange, request, spawnHallProcess, tempRoot, type Json } from '../support/hall-client.js';
 
 const SLOT = '1bjorn';
 const ATTEMPTS = 5;

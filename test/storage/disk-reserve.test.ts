@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiskReserve, RESERVE_FILE } from '../../src/adapters/storage/disk-reserve.js';
-import { tempRoot } from '../support/test-hall.js';
+import { tempRoot } from '../support/hall-client.js';
 
 function reserveIn() {
   const dir = tempRoot('reserve-');

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WriteAheadLog } from '../../src/adapters/storage/write-ahead-log.js';
-import { tempRoot } from '../support/test-hall.js';
+import { tempRoot } from '../support/hall-client.js';
 
 afterEach(() => vi.restoreAllMocks());
 

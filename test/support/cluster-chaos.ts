@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { PostgresServer } from './postgres-server.js';
-import { REPO, spawnHallProcess, type Json } from './test-hall.js';
+import { REPO, spawnHallProcess, type Json } from './hall-client.js';
 import { tempRoot } from './temp-roots.js';
 
 export const CHAOS_RAIDER = path.join(REPO, 'test', 'fixtures', 'chaos-raider.sh');

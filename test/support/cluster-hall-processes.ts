@@ -2,7 +2,7 @@
 // processes on roots of their own, against one PostgreSQL database.
 import type { ChildProcess } from 'node:child_process';
 import { afterEach } from 'vitest';
-import type { EventTap } from './test-hall.js';
+import type { EventTap } from './hall-client.js';
 
 /** A hall process of a shared cluster: its `hall_id`, root and control socket. */
 export interface HallProcess {

@@ -4,7 +4,7 @@
  * documented error texts, written down independently of the hall's code.
  * Used by the fuzz test and the fuzz bench.
  */
-import type { Json } from './test-hall.js';
+import type { Json } from './hall-client.js';
 
 export const MAX_FRAME_BYTES = 1024 * 1024;
 const NAME_HINT = "use 1 to 64 letters, digits, '_' or '-', starting with a letter or digit";

@@ -10,7 +10,7 @@ import { UpdateHandler } from '../../src/adapters/telegram/update-handler.js';
 import { DurableState, noDirt } from '../../src/adapters/storage/durable-state.js';
 import { DEFAULT_SEND_POLICY } from '../../src/domain/telegram-retry.js';
 import type { BusEvent, ReplyBody } from '../../src/machines/hall-effects.js';
-import { tempRoot } from '../support/test-hall.js';
+import { tempRoot } from '../support/hall-client.js';
 
 const bot: TelegramBotConfig = {
   name: 'ops',
