@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_RESULT_LINE_BYTES, readRunDocument } from '../../src/adapters/storage/events-file.js';
+import { documentIn, MAX_RESULT_LINE_BYTES, readRunDocument } from '../../src/adapters/storage/events-file.js';
 
 function oracle(data: Buffer): unknown {
   const lines = data.toString('utf8').split('\n');
@@ -46,7 +46,7 @@ function read(data: Buffer): unknown {
 }
 
 describe('readRunDocument', () => {
-  it('agrees with reading the whole file, for 300 random files of lines that cross 64 KiB blocks', () => {
+  it('agrees with reading the whole file (and documentIn with the same bytes in memory), for 300 random files of lines that cross 64 KiB blocks', () => {
     const int = prng(9);
     for (let round = 0; round < 300; round++) {
       const parts: Buffer[] = [];
@@ -78,6 +78,8 @@ describe('readRunDocument', () => {
       }
       const data = Buffer.concat(parts);
       expect(read(data), `round ${round}`).toEqual(oracle(data));
+      // The same events held in memory (the cluster's copy of another hall's run).
+      expect(documentIn(data), `round ${round} in memory`).toEqual(oracle(data));
     }
   });
 

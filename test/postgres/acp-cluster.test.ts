@@ -180,6 +180,13 @@ describe('MCP on a shared cluster, the run on another hall', () => {
       const waiting = mcp.call('wait_for_raider', { id: spawned.id, timeout_s: 20 });
       fs.writeFileSync(release2, '');
       expect((await waiting).json).toMatchObject({ type: 'raider.done', id: spawned.id, hall: 'hall-b', status: 'completed' });
+      // Ended on the other hall before this wait: answered with its outcome (the relayed raider.done this hall kept).
+      expect((await mcp.call('wait_for_raider', { id: spawned.id, timeout_s: 1 })).json).toMatchObject({
+        type: 'raider.done',
+        id: spawned.id,
+        status: 'completed',
+        ended_before_wait: true,
+      });
     } finally {
       await mcp.close();
     }

@@ -12,8 +12,7 @@ import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-ses
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope } from '../control/event-bus.js';
 import { errorMessage } from '../../domain/error-message.js';
-import { isRecord } from '../../domain/records.js';
-import { readDocumentOrNull } from '../storage/events-file.js';
+import { documentIn, readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath } from '../storage/hall-paths.js';
 import { raiderSaid, saidIn } from '../storage/slot-logs.js';
 import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
@@ -317,7 +316,7 @@ export class AcpHub {
     // A run on another hall: its events and its lines of the slot log are in the cluster, complete by its end.
     try {
       const events = await shared.outputs.read(runId, 'events', 0);
-      if (events !== null && hasResult(events)) return [];
+      if (events !== null && documentIn(events) !== null) return [];
       const log = await shared.outputs.read(runId, 'log', 0);
       return log === null ? [] : saidIn(log.toString('utf8'), runId);
     } catch (err) {
@@ -371,19 +370,4 @@ export class AcpHub {
     const target = { sessionId: handle.sessionId, runId, question, announced: handle.runs.get(runId)?.announced };
     return askClientPermission(handle.link, target, signal);
   }
-}
-
-/** True when a run's events hold its result (a `run.finished` line). */
-function hasResult(events: Buffer): boolean {
-  return events
-    .toString('utf8')
-    .split('\n')
-    .some((line) => {
-      try {
-        const value: unknown = JSON.parse(line);
-        return isRecord(value) && value.type === 'run.finished';
-      } catch {
-        return false;
-      }
-    });
 }

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs';
 import { parseRunId } from '../../domain/run-id.js';
-import { runOutcome } from '../../domain/outcome.js';
-import { readDocumentOrNull } from '../storage/events-file.js';
+import { runOutcome, type RunDocument } from '../../domain/outcome.js';
+import { documentIn, readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath, slotLogPath, type HallPaths } from '../storage/hall-paths.js';
 
 export type EndedRun = { found: true; done: Record<string, unknown> } | { found: false; error: string };
@@ -20,20 +20,7 @@ export async function endedRun(paths: HallPaths, id: string): Promise<EndedRun> 
 
   const eventsFile = eventsPath(paths, id);
   const document = readDocumentOrNull(eventsFile);
-  if (document) {
-    const o = runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } });
-    return {
-      found: true,
-      done: {
-        ...base,
-        status: o.status,
-        ...(o.response !== undefined ? { response: o.response } : {}),
-        ...(o.error !== undefined ? { error: o.error } : {}),
-        ...(o.session !== undefined ? { session: o.session } : {}),
-        source: 'events file',
-      },
-    };
-  }
+  if (document) return { found: true, done: doneOf(id, document, 'events file') };
 
   const logFile = slotLogPath(paths, parsed.slot);
   for (const file of [logFile, `${logFile}.1`]) {
@@ -49,6 +36,30 @@ export async function endedRun(paths: HallPaths, id: string): Promise<EndedRun> 
     };
   }
   return notFound;
+}
+
+/**
+ * A run of another hall of a shared cluster, from the cluster's copy of its
+ * events (kept for a day after it ran): null when the copy has no result.
+ */
+export function endedRunInCopy(id: string, events: Buffer): EndedRun | null {
+  const document = documentIn(events);
+  return document ? { found: true, done: doneOf(id, document, 'cluster') } : null;
+}
+
+function doneOf(id: string, document: RunDocument, source: string): Record<string, unknown> {
+  const o = runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } });
+  return {
+    type: 'raider.done',
+    id,
+    slot: parseRunId(id)?.slot ?? id,
+    ended_before_wait: true,
+    status: o.status,
+    ...(o.response !== undefined ? { response: o.response } : {}),
+    ...(o.error !== undefined ? { error: o.error } : {}),
+    ...(o.session !== undefined ? { session: o.session } : {}),
+    source,
+  };
 }
 
 function readText(file: string): string {

@@ -7,7 +7,7 @@
 import type { HallServices } from '../../ports/hall-services.js';
 import type { Envelope } from '../control/event-bus.js';
 import { errorMessage } from '../../domain/error-message.js';
-import { endedRun } from './ended-run.js';
+import { endedRun, endedRunInCopy, type EndedRun } from './ended-run.js';
 import { DEFAULT_WAIT_S, replyResult, toolError, toolResult, type HallToolName, type ToolExtra, type ToolHandler } from './mcp-tools.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RecentOutcomes } from './recent-outcomes.js';
@@ -105,7 +105,9 @@ async function waitForRaider(
       // A run on another hall of a shared cluster: its raider.done comes here on the bus, relayed.
       if ('error' in live && !(await runsElsewhere(services, id))) {
         const fromFiles = await endedRun(services.paths, id);
-        return fromFiles.found ? toolResult(fromFiles.done) : toolError(fromFiles.error);
+        if (fromFiles.found) return toolResult(fromFiles.done);
+        const fromCluster = await endedElsewhere(services, id);
+        return fromCluster?.found ? toolResult(fromCluster.done) : toolError(fromFiles.error);
       }
     }
 
@@ -181,6 +183,12 @@ async function missionState(services: HallServices, missionId: string): Promise<
   if (!shared || !(await shared.faces.missionKnown(missionId))) return null;
   const remote = (await shared.remoteRuns()).find(({ run }) => run.entry.id === missionId);
   return remote ? { runId: remote.run.id } : {};
+}
+
+/** A run that ended on another hall of a shared cluster, from the cluster's copy of its events. */
+async function endedElsewhere(services: HallServices, runId: string): Promise<EndedRun | null> {
+  const events = await services.store.shared?.outputs.read(runId, 'events', 0);
+  return events ? endedRunInCopy(runId, events) : null;
 }
 
 /** True when another hall of a shared cluster runs `runId` now. */

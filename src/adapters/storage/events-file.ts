@@ -76,6 +76,18 @@ export function lastFinished(fd: number, size: number): RunDocument | null {
   return skipping ? null : parseFinished(Buffer.concat(carry));
 }
 
+/** The last run.finished in a run's events held in memory (the cluster's copy of another hall's run). */
+export function documentIn(events: Buffer): RunDocument | null {
+  let end = events.length;
+  while (end > 0) {
+    const newline = end > 0 ? events.lastIndexOf(0x0a, end - 1) : -1;
+    const doc = parseFinished(events.subarray(newline + 1, end));
+    if (doc) return doc;
+    end = newline;
+  }
+  return null;
+}
+
 /** Invalid UTF-8 in a result line is replaced (U+FFFD), not a reason to lose the result. */
 const utf8 = new TextDecoder('utf-8');
 
