@@ -284,15 +284,19 @@ describe('a shared cluster', () => {
         ['c1', 'ulf-4', 'hall-a', 'ulf', JSON.stringify({ session: 'reset-while-running' })],
       );
       await piece('reset');
+      // An ACP session whose client left (its binding went): session/load may bring it back on any hall.
+      await piece('acp-remembered');
+      await pool.query("INSERT INTO raider_hall_kv (cluster, ns, key, value) VALUES ('c1', 'acp', 'acp-remembered', '{}')");
       await piece('of-another-cluster');
       await pool.query("UPDATE raider_hall_journal_chunks SET cluster = 'c2' WHERE session = 'of-another-cluster'");
       await a.prune();
       const sessionsLeft = async () =>
         (await query(url, 'SELECT DISTINCT session FROM raider_hall_journal_chunks ORDER BY session')).map((r) => r.session);
-      expect(await sessionsLeft()).toEqual([session, 'of-another-cluster', 'reset-while-running'].sort());
-      // Its run ended, and the binding was reset: both go.
+      expect(await sessionsLeft()).toEqual([session, 'acp-remembered', 'of-another-cluster', 'reset-while-running'].sort());
+      // Its run ended, the binding was reset, and the ACP session closed (forgotten): all three go.
       await pool.query("DELETE FROM raider_hall_runs WHERE id = 'ulf-4'");
       await pool.query("DELETE FROM raider_hall_sessions WHERE binding = 'telegram:ops:1'");
+      await pool.query("DELETE FROM raider_hall_kv WHERE ns = 'acp'");
       await b.prune();
       expect(await sessionsLeft()).toEqual(['of-another-cluster']);
     } finally {

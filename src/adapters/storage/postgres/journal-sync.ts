@@ -41,11 +41,14 @@ ON CONFLICT (cluster, session, start) DO NOTHING`;
  * The journals of sessions that no binding holds (its binding was reset, or bound to another session) and
  * no run goes on with. A session a run just created is in that run's row (its record) from before its
  * first piece is written until the run ends, and its binding commits before or with that end, so a
- * session in use is never without one of the two.
+ * session in use is never without one of the two. An ACP session the cluster remembers (state namespace
+ * `acp`: session/load can bring it back on any hall) keeps its journal after its client left and its
+ * binding went, until session/close forgets it.
  */
 const PRUNE = `DELETE FROM raider_hall_journal_chunks j WHERE j.cluster = $1
   AND NOT EXISTS (SELECT 1 FROM raider_hall_sessions s WHERE s.cluster = j.cluster AND s.session = j.session)
-  AND NOT EXISTS (SELECT 1 FROM raider_hall_runs r WHERE r.cluster = j.cluster AND r.record->>'session' = j.session)`;
+  AND NOT EXISTS (SELECT 1 FROM raider_hall_runs r WHERE r.cluster = j.cluster AND r.record->>'session' = j.session)
+  AND NOT EXISTS (SELECT 1 FROM raider_hall_kv k WHERE k.cluster = j.cluster AND k.ns = 'acp' AND k.key = j.session)`;
 
 /** A session's first piece, only when the cluster has none of its journal (a run elsewhere may have written it). */
 const SEED = `INSERT INTO raider_hall_journal_chunks (cluster, session, start, data, hall)
