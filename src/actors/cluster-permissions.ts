@@ -115,7 +115,7 @@ export class ClusterPermissions {
         this.timeoutMs + ASKER_GRACE_MS,
       );
       timer.unref();
-      this.waiting.set(id, { questionId: question.id, resolve: (answer) => settle(answer) });
+      this.waiting.set(id, { questionId: question.id, resolve: settle });
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
       this.keepLooking();
@@ -133,7 +133,7 @@ export class ClusterPermissions {
   private keepLooking(): void {
     if (this.timer) return;
     this.timer = setInterval(() => {
-      if (this.served.size === 0 && this.waiting.size === 0 && this.asking.size === 0) {
+      if (this.idle()) {
         if (this.timer) clearInterval(this.timer);
         this.timer = null;
         return;
@@ -143,9 +143,14 @@ export class ClusterPermissions {
     this.timer.unref();
   }
 
+  /** Nothing to look for: no binding answered here, no question of ours waiting, none being asked here. */
+  private idle(): boolean {
+    return this.served.size === 0 && this.waiting.size === 0 && this.asking.size === 0;
+  }
+
   /** One look at a time; a wake during one asks for one more. */
   private look(): void {
-    if (this.served.size === 0 && this.waiting.size === 0 && this.asking.size === 0) return;
+    if (this.idle()) return;
     void this.looks.once('look', () => this.lookOnce());
   }
 
