@@ -18,6 +18,13 @@
  * the prefix (the run id: parallel runs share one slot log). Without it, the
  * file itself is the raider's stderr.
  *
+ * Its first argument is the pid of the hall that started it. A request read
+ * after that hall died (it sat in the pipe while the hall was killed) is
+ * refused, never carried out: the hall's run was committed and is reported
+ * failed by whoever recovers it (the next hall, or on a shared cluster the
+ * hall that takes over), so a raider started now would run unwatched, late,
+ * and beside the next mission of its numbered slot or binding.
+ *
  * It ends when its stdin ends (the hall is gone) and every raider it started
  * has ended: until then it still carries their stderr into the log, so a
  * raider the next hall adopts keeps a stderr that works. The raiders run in
@@ -34,6 +41,14 @@ process.stderr.on('error', () => {});
 // Ctrl-C in a terminal, or a service manager's SIGTERM, is for the hall: it
 // still needs this process to hear how its raiders end while it shuts down.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => {});
+
+/** The hall that started this process (none given: a test driving it by hand). */
+const HALL_PID = Number(process.argv[2]) || null;
+
+/** Its hall died: this process was handed to another parent (init, or a subreaper). */
+function hallGone() {
+  return HALL_PID !== null && process.ppid !== HALL_PID;
+}
 
 function report(message) {
   // Synchronous for a pipe on Linux: a pid is always reported before its exit.
@@ -155,6 +170,11 @@ function linePrefixer(fd, prefix) {
 
 function start(request) {
   const { id } = request;
+  if (hallGone()) {
+    process.stderr.write(`raider-spawner: not starting ${request.command}: the hall that asked for it (pid ${HALL_PID}) is gone\n`);
+    report({ id, error: `the hall (pid ${HALL_PID}) is gone` });
+    return;
+  }
   const prefixed = typeof request.stderrPrefix === 'string';
   let out;
   let err;

@@ -3,10 +3,12 @@
  * a small child process that forks for it and reports the exits. These tests
  * hit that process from outside: a Ctrl-C meant for the hall, and its death.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ForkServer, type SpawnRequest, type SpawnWatcher } from '../../src/adapters/os/fork-server.js';
+import { FORK_SERVER_SCRIPT as SPAWNER, ForkServer, type SpawnRequest, type SpawnWatcher } from '../../src/adapters/os/fork-server.js';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { commandLine, parentOf, processGroupOf } from '../support/processes.js';
 import { eventually, runStarted, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
@@ -172,6 +174,47 @@ describe('ForkServer', () => {
     await eventually(() => expect(second.seen).toEqual(['lost undefined']));
     expect(logs).toHaveLength(2);
     await server.close();
+  });
+
+  it('does not start what a hall asked for once that hall is gone: a request read after its death is refused', async () => {
+    const root = tempRoot('fork-server-');
+    const marker = path.join(root, 'ran');
+    // A stand-in hall: starts the fork server with its own pid, hands it one request on "go", and dies.
+    const standIn = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const server = require('node:child_process').spawn(process.execPath, [${JSON.stringify(SPAWNER)}, String(process.pid)], { stdio: ['pipe', 'ignore', 'inherit'] });
+         console.log(server.pid);
+         process.stdin.once('data', () => server.stdin.write(process.argv[1] + '\\n', () => process.exit(0)));`,
+        JSON.stringify({
+          id: 1,
+          command: '/usr/bin/touch',
+          args: [marker],
+          env: {},
+          cwd: root,
+          stdout: path.join(root, 'out'),
+          stderr: path.join(root, 'err'),
+        }),
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    standIn.stderr.setEncoding('utf8');
+    standIn.stderr.on('data', (chunk: string) => (stderr += chunk));
+    // The fork server holds the stand-in's stderr: it ends when the fork server exits.
+    const serverGone = new Promise((resolve) => standIn.stderr.once('end', resolve));
+    const [pidLine] = (await once(standIn.stdout.setEncoding('utf8'), 'data')) as [string];
+    const server = Number(pidLine.trim());
+    // Stopped, it reads nothing until its hall has died with the request in the pipe.
+    process.kill(server, 'SIGSTOP');
+    const exited = once(standIn, 'exit');
+    standIn.stdin.write('go\n');
+    await exited;
+    process.kill(server, 'SIGCONT');
+    await serverGone;
+    expect(stderr).toBe(`raider-spawner: not starting /usr/bin/touch: the hall that asked for it (pid ${standIn.pid}) is gone\n`);
+    expect(fs.existsSync(marker)).toBe(false);
   });
 
   it('refuses to be made without its script, saying what to do', () => {

@@ -115,7 +115,7 @@ export class ForkServer {
     if (this.closing) throw new Error('the hall is stopping');
     // A bare environment and no loader flags: the script is plain CommonJS, and each
     // raider's environment comes with its request.
-    const child = spawn(process.execPath, ['--v8-pool-size=1', this.script], {
+    const child = spawn(process.execPath, ['--v8-pool-size=1', this.script, String(process.pid)], {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
