@@ -592,12 +592,15 @@ export const hallMachine = hallSetup
           if (out.reqId !== undefined) enqueue.emit(reply(out.reqId, refusedReply(out)));
         } else {
           // A run another hall already reported (this hall had been taken for lost) ends silently.
-          if (own(context.silenced, out.runId)) {
+          const replaced = own(context.silenced, out.runId);
+          if (replaced) {
             const { [out.runId]: _, ...silenced } = context.silenced;
             enqueue.assign({ silenced });
           } else enqueue.emit(bus(doneEvent(out)));
           enqueue.emit(store({ op: 'end', runId: out.runId }));
-          if (out.unstarted) enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
+          // The mission of a replaced run went back to the cluster's queue, where this hall may have claimed it
+          // again meanwhile: removing it would drop that claim, and the mission with it, unrun and unreported.
+          if (out.unstarted && !replaced) enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
           enqueue.emit({ type: 'registry.runEnded', runId: out.runId });
           if (out.unstarted && out.reqId !== undefined) enqueue.emit(reply(out.reqId, unstartedReply(out.outcome)));
         }

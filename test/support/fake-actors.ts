@@ -33,6 +33,9 @@ export interface FakeWorld {
   documents: Map<string, RunDocument | null>;
   refuse: Map<string, { reason: 'provider_not_stored'; error: string }>;
   failPrepare: Set<string>;
+  /** Missions whose record step waits for `releaseRecords()` and then fails (a shared cluster refused the record). */
+  refuseRecord: Set<string>;
+  releaseRecords: () => void;
   /** What happened to runs, in order: `written RUN` when a run's record step ran, `spawned RUN` when its process started. */
   timeline: string[];
   nextPid: number;
@@ -48,6 +51,8 @@ export function createFakeWorld(now: () => number = () => 0): FakeWorld {
     documents: new Map(),
     refuse: new Map(),
     failPrepare: new Set(),
+    refuseRecord: new Set(),
+    releaseRecords: () => undefined,
     timeline: [],
     nextPid: 1000,
     now,
@@ -72,6 +77,12 @@ export function fakeActors(world: FakeWorld) {
   });
 
   const recordWritten = fromPromise<void, RecordInput>(async ({ input }) => {
+    if (world.prepared.some((p) => p.runId === input.runId && world.refuseRecord.has(p.entry.mission))) {
+      await new Promise<void>((resolve) => {
+        world.releaseRecords = resolve;
+      });
+      throw new Error('the cluster gave its mission to another hall');
+    }
     world.timeline.push(`written ${input.runId}`);
   });
 
