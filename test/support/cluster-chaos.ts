@@ -193,6 +193,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       try {
         // A loaded machine (three halls, their raiders and PostgreSQL on two cores) starts a hall slowly.
         const child = await spawnHallProcess(hall.root, env, 45_000);
+        // What the hall says (its warnings: takeovers, refused runs), kept with its root for CHAOS_KEEP.
+        child.stderr?.on('data', (chunk: Buffer) => fs.appendFileSync(path.join(hall.root, 'hall-stderr.log'), chunk));
         hall.child = child;
         hall.up = true;
         child.once('exit', (code, signal) => {
