@@ -182,6 +182,14 @@ describe.concurrent('configuration errors at start', () => {
     expect(fs.existsSync(pidFileOf(root))).toBe(false);
   });
 
+  it('with --inspect too: the inspector it had started does not keep the process alive', async () => {
+    const root = hallRoot('raiders: { bjorn: {} }\ncancel_grace: soon\n');
+    // A WebSocket URL nobody serves: the inspector's client keeps trying to connect until it is stopped.
+    const r = await hall(['start', '--quiet', '--inspect', 'ws://127.0.0.1:9'], root, { timeoutMs: 20_000 });
+    expect(r).toMatchObject({ code: 3, signal: null, stdout: '' });
+    expect(r.stderr).toContain('cancel_grace');
+  });
+
   it('a YAML syntax error makes start exit 3 naming the file', async () => {
     const root = hallRoot('raiders: [\n  bjorn: {\n');
     const r = await hall(['start', '--quiet'], root);

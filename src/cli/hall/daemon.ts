@@ -58,6 +58,8 @@ async function startForeground(options: StartOptions): Promise<number> {
     const [message, code] = err instanceof HallStartError ? [err.message, err.exitCode] : [`Hall error: ${errorText(err)}`, 1];
     if (reporter) await reporter.failed(message, code);
     else process.stderr.write(`${message}\n`);
+    // The inspector's client and relay (the library's) may hold sockets and timers after their stop.
+    if (inspector) process.exit(code);
     return code;
   }
   if (!options.quiet) {
@@ -72,7 +74,8 @@ async function startForeground(options: StartOptions): Promise<number> {
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   // A hall that failed may hold handles of its broken actors: leave now, for the service manager to restart it.
-  if (code !== 0) process.exit(code);
+  // So may the inspector's client and relay after their stop.
+  if (code !== 0 || inspector) process.exit(code);
   return 0;
 }
 
