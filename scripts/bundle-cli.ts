@@ -117,8 +117,67 @@ async function bundle(spec: BundleSpec): Promise<void> {
   }
 }
 
+/** The daemon (`raider hall start`): ES module chunks in dist/daemon/, loaded by src/cli/daemon-bundle.ts. */
+export const DAEMON_BUNDLE = {
+  entry: path.join(DIST, 'cli', 'hall', 'daemon.js'),
+  outdir: path.join(DIST, 'daemon'),
+};
+
+/**
+ * Each module's import.meta.url becomes its own file's URL as seen from the
+ * chunk it lands in (every chunk is in the bundle's directory): files it
+ * finds beside itself (libexec/, the SQL migrations, package.json) are found.
+ */
+function daemonPlugin(outdir: string): Plugin {
+  return {
+    name: 'raider-daemon',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
+        const contents = fs.readFileSync(args.path, 'utf8');
+        if (!contents.includes('import.meta.url')) return undefined;
+        const own = JSON.stringify(relativeToBundle(path.join(outdir, 'x.js'), args.path));
+        return { loader: 'js', contents: contents.replaceAll('import.meta.url', `new URL(${own}, import.meta.url).href`) };
+      });
+    },
+  };
+}
+
+/**
+ * The daemon as a few ES module chunks: loading a hundred files of dist/ and
+ * the packages they use is most of a hall's start (~0.8 s of CPU against
+ * ~0.45 s bundled, measured on `import()` of each), and the test suite
+ * starts a hall a hundred times. ESM with code splitting, not one CommonJS
+ * file: the faces the daemon loads only when configured (cron, Telegram, MCP,
+ * the dashboard, the inspector) stay lazy chunks that share the daemon's own
+ * modules, never second copies of them.
+ */
+async function bundleDaemon(): Promise<void> {
+  const { entry, outdir } = DAEMON_BUNDLE;
+  fs.rmSync(outdir, { recursive: true, force: true });
+  const result = await build({
+    entryPoints: [entry],
+    outdir,
+    bundle: true,
+    splitting: true,
+    metafile: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'linked',
+    plugins: [daemonPlugin(outdir)],
+    // The CommonJS packages in it (pg, yaml's kin) call require() for Node's own modules.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    logLevel: 'warning',
+  });
+  const inputs = Object.keys(result.metafile.inputs)
+    .map((input) => path.resolve(input))
+    .filter((file) => file.startsWith(DIST + path.sep))
+    .map((file) => path.relative(outdir, file).split(path.sep).join('/'));
+  fs.writeFileSync(path.join(outdir, 'inputs.json'), `${JSON.stringify(inputs)}\n`);
+}
+
 export async function bundleCli(): Promise<void> {
-  await Promise.all([bundle(HALL_BUNDLE), bundle(RAIDER_BUNDLE)]);
+  await Promise.all([bundle(HALL_BUNDLE), bundle(RAIDER_BUNDLE), bundleDaemon()]);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

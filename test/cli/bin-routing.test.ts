@@ -4,11 +4,14 @@
  * fails to load, or one older than a module in it (a `tsc` without `npm run
  * build`) falls back to dist/cli/main.js, which runs every command. Checked on
  * a copy of bin/ with a stand-in dist/ whose bundles and main say which one ran.
+ * The daemon's bundle (dist/daemon/, loaded by src/cli/daemon-bundle.ts) follows
+ * the same rule.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { freshBundle } from '../../src/cli/daemon-bundle.js';
 import { REPO, tempRoot } from '../support/hall-client.js';
 
 function install(bundle: string | null, raiderBundle: string | null = null): { root: string; run: (...args: string[]) => string } {
@@ -81,5 +84,41 @@ describe('bin/raider', () => {
     expect(stale.run('--', 'fix')).toBe('main -- fix\n');
     expect(install(null).run('--', 'fix')).toBe('main -- fix\n');
     expect(install(null, "throw new Error('half written');\n").run('--', 'fix')).toBe('main -- fix\n');
+  });
+});
+
+describe('the daemon bundle (dist/daemon/)', () => {
+  function bundleDir(inputs: unknown): string {
+    const dir = path.join(tempRoot('daemon-bundle-'), 'daemon');
+    fs.mkdirSync(path.join(dir, '..', 'cli'), { recursive: true });
+    fs.writeFileSync(path.join(dir, '..', 'cli', 'daemon.js'), 'export {};\n');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'daemon.js'), 'export {};\n');
+    fs.writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify(inputs));
+    return dir;
+  }
+
+  it('is used while no module it was made of is newer than it', () => {
+    const dir = bundleDir(['../cli/daemon.js']);
+    setMtime(path.join(dir, '../cli/daemon.js'), 1_000_000);
+    setMtime(path.join(dir, 'daemon.js'), 2_000_000);
+    expect(freshBundle(dir)).toBe(true);
+    setMtime(path.join(dir, '../cli/daemon.js'), 3_000_000);
+    expect(freshBundle(dir)).toBe(false);
+  });
+
+  it('is not used when a module it names is gone, or its list of modules is not one', () => {
+    expect(freshBundle(bundleDir(['../cli/gone.js']))).toBe(false);
+    expect(freshBundle(bundleDir({ not: 'a list' }))).toBe(false);
+    expect(freshBundle(path.join(tempRoot('daemon-bundle-'), 'none'))).toBe(false);
+  });
+
+  it('is current after npm run build, and names the modules of the daemon', () => {
+    const dir = path.join(REPO, 'dist', 'daemon');
+    expect(freshBundle(dir)).toBe(true);
+    const inputs: unknown = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8'));
+    expect(inputs).toEqual(
+      expect.arrayContaining(['../cli/hall/daemon.js', '../actors/hall-supervisor.js', '../adapters/os/fork-server.js']),
+    );
   });
 });

@@ -3,6 +3,7 @@
  * "Using it"). Exit codes: 0 success, 1 the hall answered an error or is
  * not there, 2 usage, 3 configuration.
  */
+import { loadDaemon } from '../daemon-bundle.js';
 import path from 'node:path';
 import { Command, CommanderError, Option } from '../commonjs-libraries.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
@@ -139,7 +140,7 @@ function buildProgram(setCode: (code: number) => void): Command {
         dir: string | undefined,
         opts: { daemon?: boolean; quiet?: boolean; acpPort?: number; acpHost?: string; inspect?: string | boolean },
       ) => {
-        const { startCommand } = await import('./daemon.js');
+        const { startCommand } = await loadDaemon();
         setCode(
           await startCommand({
             dir: onlyDir(dir ? [dir] : []),
