@@ -204,8 +204,8 @@ describe('ForkServer', () => {
     standIn.stderr.on('data', (chunk: string) => (stderr += chunk));
     // The fork server holds the stand-in's stderr: it ends when the fork server exits.
     const serverGone = new Promise((resolve) => standIn.stderr.once('end', resolve));
-    const [pidLine] = (await once(standIn.stdout.setEncoding('utf8'), 'data')) as [string];
-    const server = Number(pidLine.trim());
+    const [pidLine] = await once(standIn.stdout.setEncoding('utf8'), 'data');
+    const server = Number(String(pidLine).trim());
     // Stopped, it reads nothing until its hall has died with the request in the pipe.
     process.kill(server, 'SIGSTOP');
     const exited = once(standIn, 'exit');
