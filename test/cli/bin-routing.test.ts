@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshBundle } from '../../src/cli/daemon-bundle.js';
+import { freshBundle } from '../../src/adapters/os/esm-bundle.js';
 import { REPO, tempRoot } from '../support/hall-client.js';
 
 function install(bundle: string | null, raiderBundle: string | null = null): { root: string; run: (...args: string[]) => string } {
@@ -87,7 +87,7 @@ describe('bin/raider', () => {
   });
 });
 
-describe('the daemon bundle (dist/daemon/)', () => {
+describe('the ES module bundles (dist/daemon/, dist/raider/engines-bundle/)', () => {
   function bundleDir(inputs: unknown): string {
     const dir = path.join(tempRoot('daemon-bundle-'), 'daemon');
     fs.mkdirSync(path.join(dir, '..', 'cli'), { recursive: true });
@@ -102,23 +102,30 @@ describe('the daemon bundle (dist/daemon/)', () => {
     const dir = bundleDir(['../cli/daemon.js']);
     setMtime(path.join(dir, '../cli/daemon.js'), 1_000_000);
     setMtime(path.join(dir, 'daemon.js'), 2_000_000);
-    expect(freshBundle(dir)).toBe(true);
+    expect(freshBundle(dir, 'daemon.js')).toBe(true);
     setMtime(path.join(dir, '../cli/daemon.js'), 3_000_000);
-    expect(freshBundle(dir)).toBe(false);
+    expect(freshBundle(dir, 'daemon.js')).toBe(false);
   });
 
   it('is not used when a module it names is gone, or its list of modules is not one', () => {
-    expect(freshBundle(bundleDir(['../cli/gone.js']))).toBe(false);
-    expect(freshBundle(bundleDir({ not: 'a list' }))).toBe(false);
-    expect(freshBundle(path.join(tempRoot('daemon-bundle-'), 'none'))).toBe(false);
+    expect(freshBundle(bundleDir(['../cli/gone.js']), 'daemon.js')).toBe(false);
+    expect(freshBundle(bundleDir({ not: 'a list' }), 'daemon.js')).toBe(false);
+    expect(freshBundle(path.join(tempRoot('daemon-bundle-'), 'none'), 'daemon.js')).toBe(false);
   });
 
   it('is current after npm run build, and names the modules of the daemon', () => {
     const dir = path.join(REPO, 'dist', 'daemon');
-    expect(freshBundle(dir)).toBe(true);
+    expect(freshBundle(dir, 'daemon.js')).toBe(true);
     const inputs: unknown = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8'));
     expect(inputs).toEqual(
       expect.arrayContaining(['../cli/hall/daemon.js', '../actors/hall-supervisor.js', '../adapters/os/fork-server.js']),
     );
+  });
+
+  it("of the built-in raider's model engines (dist/raider/engines-bundle/) is current after npm run build too", () => {
+    const dir = path.join(REPO, 'dist', 'raider', 'engines-bundle');
+    expect(freshBundle(dir, 'model-engine.js')).toBe(true);
+    const inputs: unknown = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8'));
+    expect(inputs).toEqual(expect.arrayContaining(['../engines/model-engine.js', '../engines/ai-sdk.js']));
   });
 });

@@ -13,6 +13,7 @@
  * or a provider binding gets `-o api_key=` or the binding's `key_env`, so a
  * cloned repository cannot point your OPENAI_API_KEY at its own server.
  */
+import { loadModelEngine } from '../model-engine-bundle.js';
 import type { OptionValue } from '../args.js';
 import { loadProjectConfig, type ProjectConfig } from '../config/project-config.js';
 import { findProvider, providerStorePath } from '../config/provider-store.js';
@@ -103,7 +104,7 @@ export function planEngine(choice: EngineChoice): EnginePlan {
 export async function selectEngine(choice: EngineChoice): Promise<Engine> {
   const plan = planEngine(choice);
   if (plan.engine === 'scripted') return new ScriptedEngine(loadScript(plan.script), plan.model);
-  return (await import('./model-engine.js')).buildModelEngine(plan);
+  return (await loadModelEngine()).buildModelEngine(plan);
 }
 
 function optionString(options: Readonly<Record<string, OptionValue>>, key: string): string | undefined {
