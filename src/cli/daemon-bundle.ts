@@ -8,16 +8,11 @@
  * It sits in src/cli/ beside the CLI's bundle (dist/cli/hall.bundle.cjs),
  * so that its import.meta.url is right in that bundle and out of it.
  */
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freshBundle } from '../adapters/os/esm-bundle.js';
-
-type Daemon = typeof import('./hall/daemon.js');
+import { importBundled } from '../adapters/os/esm-bundle.js';
 
 const BUNDLE_DIR = fileURLToPath(new URL('../daemon/', import.meta.url));
 
-export async function loadDaemon(): Promise<Daemon> {
-  if (!freshBundle(BUNDLE_DIR, 'daemon.js')) return import('./hall/daemon.js');
-  const daemon: Daemon = await import(path.join(BUNDLE_DIR, 'daemon.js'));
-  return daemon;
+export function loadDaemon(): Promise<typeof import('./hall/daemon.js')> {
+  return importBundled(BUNDLE_DIR, 'daemon.js', () => import('./hall/daemon.js'));
 }

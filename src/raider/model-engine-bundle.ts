@@ -9,16 +9,11 @@
  * (dist/raider/raider.bundle.cjs), so that its import.meta.url is right in
  * that bundle and out of it.
  */
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freshBundle } from '../adapters/os/esm-bundle.js';
-
-type ModelEngine = typeof import('./engines/model-engine.js');
+import { importBundled } from '../adapters/os/esm-bundle.js';
 
 const BUNDLE_DIR = fileURLToPath(new URL('./engines-bundle/', import.meta.url));
 
-export async function loadModelEngine(): Promise<ModelEngine> {
-  if (!freshBundle(BUNDLE_DIR, 'model-engine.js')) return import('./engines/model-engine.js');
-  const engine: ModelEngine = await import(path.join(BUNDLE_DIR, 'model-engine.js'));
-  return engine;
+export function loadModelEngine(): Promise<typeof import('./engines/model-engine.js')> {
+  return importBundled(BUNDLE_DIR, 'model-engine.js', () => import('./engines/model-engine.js'));
 }

@@ -19,3 +19,14 @@ export function freshBundle(dir: string, entry: string): boolean {
     return false;
   }
 }
+
+/**
+ * The module `entry` of the bundle in `dir` while it is fresh; else what
+ * `fallback` imports (the same module from dist/, or src/ under tsx). The
+ * bundle's module is typed as the fallback's: it is the same code, bundled.
+ */
+export async function importBundled<T>(dir: string, entry: string, fallback: () => Promise<T>): Promise<T> {
+  if (!freshBundle(dir, entry)) return fallback();
+  const bundled: T = await import(path.join(dir, entry));
+  return bundled;
+}
