@@ -1,6 +1,6 @@
 // What every view of the dashboard shares: JSON requests to the hall's API,
-// and the bus as live events handed out once per animation frame, so a busy
-// bus costs one render a frame, not one per event.
+// and the bus as live events handed out in batches (a frame's worth; on a
+// busy bus at most ten a second), so a burst costs a few renders a second.
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 /** A failed request leaves the view as it was; the console says why. */
@@ -27,10 +27,23 @@ export async function postJson(path, body) {
 
 /** Events a frozen page holds at most; older ones are summed up as one `resync` (the views load anew). */
 const HELD_MAX = 5000;
+/**
+ * A busy bus (a burst of missions) is handed out at most every
+ * MIN_INTERVAL_MS instead of at every frame; a calm one at the next frame.
+ * A frame's layout and paint of the views, not the events' handling, were
+ * most of a page's work in a burst (500 missions, three pages: their main
+ * threads 27.7 s busy drawing every frame, 10.9 s drawing ten times a
+ * second), and that work competes with the hall for the machine. Busy: the
+ * last hand-out carried BUSY_BATCH events or more (at 60 frames a second,
+ * some 200 events a second); ten runs a second make batches of one or two.
+ */
+const MIN_INTERVAL_MS = 100;
+const BUSY_BATCH = 4;
 
 /**
- * Bus events, handed to listeners in one batch per animation frame. While
- * frozen they are held; `heldListeners` hear how many, once a frame.
+ * Bus events, handed to listeners in one batch at an animation frame (on a
+ * busy bus, at most every MIN_INTERVAL_MS). While frozen they are held;
+ * `heldListeners` hear how many, at each hand-out.
  */
 export const live = {
   queue: [],
@@ -39,6 +52,8 @@ export const live = {
   heldListeners: new Set(),
   frozen: false,
   scheduled: false,
+  lastHandOut: -Infinity,
+  lastBatch: 0,
   push(event) {
     this.queue.push(event);
     if (this.frozen) this.held++;
@@ -48,16 +63,22 @@ export const live = {
   schedule() {
     if (this.scheduled) return;
     this.scheduled = true;
-    requestAnimationFrame(() => {
-      this.scheduled = false;
-      if (this.frozen) {
-        for (const tell of this.heldListeners) tell(this.held);
-        return;
-      }
-      const batch = this.queue;
-      this.queue = [];
-      if (batch.length > 0) for (const listen of this.listeners) listen(batch);
-    });
+    const wait = this.lastBatch >= BUSY_BATCH ? this.lastHandOut + MIN_INTERVAL_MS - performance.now() : 0;
+    const handOut = () =>
+      requestAnimationFrame(() => {
+        this.scheduled = false;
+        this.lastHandOut = performance.now();
+        if (this.frozen) {
+          for (const tell of this.heldListeners) tell(this.held);
+          return;
+        }
+        const batch = this.queue;
+        this.queue = [];
+        this.lastBatch = batch.length;
+        if (batch.length > 0) for (const listen of this.listeners) listen(batch);
+      });
+    if (wait > 0) setTimeout(handOut, wait);
+    else handOut();
   },
   setFrozen(frozen) {
     this.frozen = frozen;
