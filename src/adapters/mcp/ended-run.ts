@@ -16,7 +16,6 @@ export async function endedRun(paths: HallPaths, id: string): Promise<EndedRun> 
   const parsed = parseRunId(id);
   const notFound: EndedRun = { found: false, error: `raider not found: ${id} is not running and the hall has no record of it` };
   if (!parsed) return notFound;
-  const base = { type: 'raider.done', id, slot: parsed.slot, ended_before_wait: true };
 
   const eventsFile = eventsPath(paths, id);
   const document = readDocumentOrNull(eventsFile);
@@ -27,7 +26,7 @@ export async function endedRun(paths: HallPaths, id: string): Promise<EndedRun> 
     const line = lastResultLine(readText(file), id);
     if (!line) continue;
     const field = line.status === 'completed' ? 'response' : 'error';
-    return { found: true, done: { ...base, status: line.status, [field]: line.text, source: 'slot log' } };
+    return { found: true, done: { ...doneBase(id), status: line.status, [field]: line.text, source: 'slot log' } };
   }
   if (fs.existsSync(eventsFile)) {
     return {
@@ -47,13 +46,15 @@ export function endedRunInCopy(id: string, events: Buffer): EndedRun | null {
   return document ? { found: true, done: doneOf(id, document, 'cluster') } : null;
 }
 
+/** What every answer about an ended run says, whatever it was read from. */
+function doneBase(id: string): Record<string, unknown> {
+  return { type: 'raider.done', id, slot: parseRunId(id)?.slot ?? id, ended_before_wait: true };
+}
+
 function doneOf(id: string, document: RunDocument, source: string): Record<string, unknown> {
   const o = runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } });
   return {
-    type: 'raider.done',
-    id,
-    slot: parseRunId(id)?.slot ?? id,
-    ended_before_wait: true,
+    ...doneBase(id),
     status: o.status,
     ...(o.response !== undefined ? { response: o.response } : {}),
     ...(o.error !== undefined ? { error: o.error } : {}),

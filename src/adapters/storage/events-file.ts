@@ -80,7 +80,7 @@ export function lastFinished(fd: number, size: number): RunDocument | null {
 export function documentIn(events: Buffer): RunDocument | null {
   let end = events.length;
   while (end > 0) {
-    const newline = end > 0 ? events.lastIndexOf(0x0a, end - 1) : -1;
+    const newline = events.lastIndexOf(0x0a, end - 1);
     const doc = parseFinished(events.subarray(newline + 1, end));
     if (doc) return doc;
     end = newline;
