@@ -25,7 +25,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const DIST = path.join(REPO, 'dist');
@@ -44,9 +44,22 @@ export const RAIDER_BUNDLE: BundleSpec = {
   outfile: path.join(DIST, 'raider', 'raider.bundle.cjs'),
 };
 
-function relativeToBundle(outfile: string, target: string): string {
-  const relative = path.relative(path.dirname(outfile), target).split(path.sep).join('/');
+/** `target` as a relative import from the directory `dir` (always starting with `.`). */
+function relativeFrom(dir: string, target: string): string {
+  const relative = path.relative(dir, target).split(path.sep).join('/');
   return relative.startsWith('.') ? relative : `./${relative}`;
+}
+
+function relativeToBundle(outfile: string, target: string): string {
+  return relativeFrom(path.dirname(outfile), target);
+}
+
+/** Our modules of dist/ that a build put in its bundle, each relative to `dir`. */
+function distInputs(result: { metafile: Metafile }, dir: string): string[] {
+  return Object.keys(result.metafile.inputs)
+    .map((input) => path.resolve(input))
+    .filter((file) => file.startsWith(DIST + path.sep))
+    .map((file) => relativeFrom(dir, file));
 }
 
 function cliPlugin(outfile: string): Plugin {
@@ -109,10 +122,7 @@ async function bundle(spec: BundleSpec): Promise<void> {
     logOverride: { 'empty-import-meta': 'error' },
   });
   // Our modules in the bundle, for bin/raider to see that a `tsc` alone left it behind.
-  const inputs = Object.keys(result.metafile.inputs)
-    .map((input) => path.resolve(input))
-    .filter((file) => file.startsWith(DIST + path.sep))
-    .map((file) => relativeToBundle(spec.outfile, file));
+  const inputs = distInputs(result, path.dirname(spec.outfile));
   for (const file of result.outputFiles) {
     const text =
       file.path === spec.outfile
@@ -151,7 +161,7 @@ function ownUrlPlugin(outdir: string): Plugin {
       b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
         const contents = fs.readFileSync(args.path, 'utf8');
         if (!contents.includes('import.meta.url')) return undefined;
-        const own = JSON.stringify(relativeToBundle(path.join(outdir, 'x.js'), args.path));
+        const own = JSON.stringify(relativeFrom(outdir, args.path));
         return { loader: 'js', contents: contents.replaceAll('import.meta.url', `new URL(${own}, import.meta.url).href`) };
       });
     },
@@ -185,11 +195,7 @@ async function bundleEsm({ entry, outdir }: EsmBundleSpec): Promise<void> {
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: 'warning',
   });
-  const inputs = Object.keys(result.metafile.inputs)
-    .map((input) => path.resolve(input))
-    .filter((file) => file.startsWith(DIST + path.sep))
-    .map((file) => path.relative(outdir, file).split(path.sep).join('/'));
-  fs.writeFileSync(path.join(outdir, 'inputs.json'), `${JSON.stringify(inputs)}\n`);
+  fs.writeFileSync(path.join(outdir, 'inputs.json'), `${JSON.stringify(distInputs(result, outdir))}\n`);
 }
 
 export async function bundleCli(): Promise<void> {
