@@ -32,8 +32,8 @@ const HELD_MAX = 5000;
  * MIN_INTERVAL_MS instead of at every frame; a calm one at the next frame.
  * A frame's layout and paint of the views, not the events' handling, were
  * most of a page's work in a burst (500 missions, three pages: their main
- * threads 27.7 s busy drawing every frame, 10.9 s drawing ten times a
- * second), and that work competes with the hall for the machine. Busy: the
+ * threads 27.7 s busy drawing every frame, 14.6 s drawing so), and that
+ * work competes with the hall for the machine. Busy: the
  * last hand-out carried BUSY_BATCH events or more (at 60 frames a second,
  * some 200 events a second); ten runs a second make batches of one or two.
  */
