@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshBundle } from '../../src/adapters/os/esm-bundle.js';
+import { freshBundle, importBundled } from '../../src/adapters/os/esm-bundle.js';
 import { REPO, tempRoot } from '../support/hall-client.js';
 
 function install(bundle: string | null, raiderBundle: string | null = null): { root: string; run: (...args: string[]) => string } {
@@ -111,6 +111,17 @@ describe('the ES module bundles (dist/daemon/, dist/raider/engines-bundle/)', ()
     expect(freshBundle(bundleDir(['../cli/gone.js']), 'daemon.js')).toBe(false);
     expect(freshBundle(bundleDir({ not: 'a list' }), 'daemon.js')).toBe(false);
     expect(freshBundle(path.join(tempRoot('daemon-bundle-'), 'none'), 'daemon.js')).toBe(false);
+  });
+
+  it('is the module importBundled loads while fresh; once stale, the fallback is', async () => {
+    const dir = bundleDir(['../cli/daemon.js']);
+    fs.writeFileSync(path.join(dir, 'entry.mjs'), "export const from = 'bundle';\n");
+    setMtime(path.join(dir, '../cli/daemon.js'), 1_000_000);
+    setMtime(path.join(dir, 'entry.mjs'), 2_000_000);
+    const fallback = async () => ({ from: 'dist' });
+    expect(await importBundled(dir, 'entry.mjs', fallback)).toMatchObject({ from: 'bundle' });
+    setMtime(path.join(dir, '../cli/daemon.js'), 3_000_000);
+    expect(await importBundled(dir, 'entry.mjs', fallback)).toEqual({ from: 'dist' });
   });
 
   it('is current after npm run build, and names the modules of the daemon', () => {

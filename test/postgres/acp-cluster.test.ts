@@ -30,9 +30,10 @@ let hallB: TestHall;
 let eventsA: EventTap;
 let acp: AcpTestClient;
 let release: string;
+let url: string;
 
 beforeAll(async () => {
-  const url = await server.freshDatabase();
+  url = await server.freshDatabase();
   hallA = await startTestHall({
     config: hallConfig(url, 'hall-a', 'mcp: { enable: true }\n'),
     adapters: [acpAdapter, mcpAdapter],
@@ -189,6 +190,28 @@ describe('MCP on a shared cluster, the run on another hall', () => {
       });
     } finally {
       await mcp.close();
+    }
+  });
+
+  it("wait_for_raider on a hall that started after the run ended on another answers from the cluster's copy of its events", async () => {
+    const quick = await hallA.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer from the copy' });
+    const done = await eventsA.waitFor((e) => e.type === 'raider.done' && e.mission_id === quick.mission_id);
+    expect(done.hall).toBe('hall-b');
+    // A hall that never saw that raider.done, and has no file of a run that ran on hall-b.
+    const hallC = await startTestHall({ config: hallConfig(url, 'hall-c', 'mcp: { enable: true }\n'), adapters: [mcpAdapter] });
+    const mcp = await connectSocket(path.join(hallC.root, '.raider-hall.mcp'));
+    try {
+      expect((await mcp.call('wait_for_raider', { id: done.id, timeout_s: 1 })).json).toMatchObject({
+        type: 'raider.done',
+        id: done.id,
+        status: 'completed',
+        response: 'from the copy',
+        ended_before_wait: true,
+        source: 'cluster',
+      });
+    } finally {
+      await mcp.close();
+      await hallC.stop();
     }
   });
 });
