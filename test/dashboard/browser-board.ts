@@ -7,7 +7,7 @@
  * `failedLoads` what it asked for.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, onTestFailed } from 'vitest';
 import type { TestHall } from '../support/test-hall.js';
 import { launchBrowser } from './browser.js';
 import { startBoardHall, type Board } from './dashboard-support.js';
@@ -84,9 +84,19 @@ export function useBrowserBoard(config?: string): BrowserBoard {
       page.on('response', (res) => {
         if (res.status() >= 400) failedLoads.push(`${res.status()} ${res.url()}`);
       });
+      const said: string[] = [];
       page.on('console', (message) => {
+        said.push(`${message.type()}: ${message.text()}`);
         // A stopped hall's event stream fails to reconnect; that is not the page's fault.
         if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
+      });
+      // A failed wait says only what it waited for: show what the page showed and said instead.
+      onTestFailed(async () => {
+        const shown = await page
+          .evaluate('document.body.innerText')
+          .then(String)
+          .catch((err: unknown) => `(could not read the page: ${String(err)})`);
+        console.error(`the page at ${page.url()} showed:\n${shown}\nits console said:\n${said.join('\n') || '(nothing)'}`);
       });
       await page.goto(`${to.url}?token=${to.token}`);
       return page;

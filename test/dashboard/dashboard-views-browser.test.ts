@@ -118,6 +118,17 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
     await charts.getByRole('figure', { name: 'Runs per minute' }).getByText('failed').first().waitFor();
   });
 
+  it('shows the view its address names when the address changes while the page starts', async () => {
+    const page = await browserBoard.newPage();
+    // The page has drawn itself (its modules ran) but its effects wait for a frame: the address changes then.
+    await page.addInitScript(`addEventListener('DOMContentLoaded', () => {
+      if (location.hash === '') location.hash = '#/charts';
+    })`);
+    await page.goto(`${board.url}?token=${board.token}`);
+    await page.getByRole('region', { name: 'Charts' }).waitFor();
+    expect(await page.getByRole('table', { name: 'Runs' }).count()).toBe(0);
+  });
+
   it('stays responsive while the bus carries 500 events a second, and shows a run that ends during them', async () => {
     const page = await loggedIn();
     await page.getByRole('table', { name: 'Runs' }).waitFor();

@@ -279,6 +279,8 @@ function App() {
   useEffect(() => {
     const onHash = () => setRoute(currentRoute());
     addEventListener('hashchange', onHash);
+    // The hash may have changed between the first render and this effect (Preact runs it after a paint): no event tells of that.
+    onHash();
     if (firstData.status === undefined) getJson('/api/status').then(setStatus).catch(reportFailure);
     if (firstData.cluster === undefined) getJson('/api/cluster').then(setCluster).catch(reportFailure);
     return () => removeEventListener('hashchange', onHash);
