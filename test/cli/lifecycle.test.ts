@@ -180,11 +180,11 @@ describe.concurrent('raider hall start --daemon and stop', () => {
         if (!$pid) { exec $node, $bin, 'hall', 'stop', $root; die }
         my ($exited, $status, $state);
         my $give_up = time + 90;
+        sub hall_state { my $stat = ''; if (open my $fh, '<', "/proc/$hall/stat") { $stat = <$fh> // '' } my ($s) = $stat =~ /\\) (\\S)/; $s }
         while (1) {
-          if (waitpid($pid, WNOHANG) == $pid) { $status = $?; last }
-          my $stat = '';
-          if (open my $fh, '<', "/proc/$hall/stat") { $stat = <$fh> // '' }
-          ($state) = $stat =~ /\\) (\\S)/;
+          # The hall's state is read after stop returned, not kept from the round before (50 ms older).
+          if (waitpid($pid, WNOHANG) == $pid) { $status = $?; $state = hall_state(); last }
+          $state = hall_state();
           $exited //= time if !defined($state) || $state eq 'Z';
           if ((defined $exited && time - $exited > 3) || time > $give_up) { kill 'KILL', $pid; waitpid($pid, 0); $status = $?; last }
           sleep 0.05;
