@@ -9,6 +9,7 @@ import type { HallStartFlags } from '../../ports/hall-services.js';
 import { renderBusEvent, styleFor } from './render.js';
 import { DaemonReport, daemonReporter } from './daemon-report.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { limitHeapGrowth } from '../../adapters/os/heap-growth.js';
 
 export interface StartOptions {
   dir: string;
@@ -42,6 +43,8 @@ async function startForeground(options: StartOptions): Promise<number> {
   const inspector = options.inspect !== undefined ? await statelyInspector(options.inspect) : null;
   // Started by `start --daemon`: the start-up is reported to the starter, not to the log.
   const reporter = daemonReporter();
+  // This process is the hall from here on: its heap is tuned for a hall.
+  limitHeapGrowth((message) => (reporter ? reporter.log(message) : process.stderr.write(`${message}\n`)));
   try {
     hall = await startHall({
       root: options.dir,
