@@ -771,10 +771,12 @@ describe('event bus', () => {
     );
     const done = await c.waitEvent((e) => e.type === 'raider.done');
     expect(done).toMatchObject({ status: 'completed', response: 'both' });
-    const all = c.lines.map((l) => JSON.parse(l) as Json);
-    const replies = all.filter((x) => typeof x.seq !== 'number');
-    expect(replies).toHaveLength(1);
-    expect(replies[0]).toMatchObject({ id: done.id, slot: 'plain' });
+    // Events and replies share the connection in no promised order: a reply
+    // waits for its fdatasync, which on a loaded disk can take longer than
+    // this raider's whole run.
+    const replies = () => c.lines.map((l) => JSON.parse(l) as Json).filter((x) => typeof x.seq !== 'number');
+    await eventually(() => expect(replies()).toHaveLength(1));
+    expect(replies()[0]).toMatchObject({ id: done.id, slot: 'plain' });
     expect(c.events().map((e) => e.type)).toEqual(['raider.spawned', 'raider.done']);
     const lines = c.lines.length;
     await c.command({ cmd: 'status' });
