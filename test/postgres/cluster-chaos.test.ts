@@ -35,7 +35,8 @@ describe('a shared cluster under chaos', () => {
   }, BUDGET_MS);
 
   it(`loses, repeats and reorders nothing: ${MISSIONS} missions, halls killed with kill -9 and restarted, the database restarted once`, () => {
-    expect(report.violations).toEqual([]);
+    // Joined: a failure then shows each violation, not `[ Array(1) ]`.
+    expect(report.violations.join('\n')).toBe('');
     expect(report.accepted).toBeGreaterThanOrEqual(MISSIONS);
     expect(report.kills).toBeGreaterThanOrEqual(2);
     expect(report.databaseRestarts).toBe(1);
@@ -44,6 +45,6 @@ describe('a shared cluster under chaos', () => {
   });
 
   it("continues a binding's session on every hall: each numbered slot's and binding's runs had one session", () => {
-    expect(report.sessionBreaks).toEqual([]);
+    expect(report.sessionBreaks.join('\n')).toBe('');
   });
 });
