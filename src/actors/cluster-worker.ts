@@ -21,11 +21,15 @@ import type { RunOutputShipper } from './run-output-shipper.js';
 import { orphanRaiders } from './run-recovery.js';
 import { SerialQueue } from '../adapters/storage/serial-queue.js';
 import { signalGroup } from '../adapters/os/process-group.js';
+import { pullPatiently } from './patient-journal-pull.js';
 
 /** How often a hall looks for work and for lost halls without a doorbell (a notification can be lost). */
 const POLL_MS = 500;
 /** Claims per round trip when the hall has no limit. */
 const CLAIM_BATCH = 32;
+/** How long a claimed binding's mission waits for its journal while the database cannot answer (a restart), and how often it asks. */
+const JOURNAL_PATIENCE_MS = 10_000;
+const JOURNAL_RETRY_MS = 250;
 /** How often a hall drops events old enough for every hall to have relayed them. */
 const PRUNE_MS = 60_000;
 
@@ -191,13 +195,15 @@ export class ClusterWorker {
     }
   }
 
-  /** A journal that cannot be brought here leaves the run to start the binding's session over (prepareRun does so). */
+  /** A journal that cannot be brought here (the database away for longer than the patience) leaves the run to start the binding's session over (prepareRun does so). */
   private async pullJournal(session: string): Promise<void> {
-    try {
-      await this.queue.journals.pull(session);
-    } catch (err) {
-      this.log(`cannot bring the journal of session ${session} from the cluster: ${errorMessage(err)}`);
-    }
+    await pullPatiently(session, {
+      pull: () => this.queue.journals.pull(session),
+      stopped: () => this.stopped,
+      log: this.log,
+      patienceMs: JOURNAL_PATIENCE_MS,
+      retryMs: JOURNAL_RETRY_MS,
+    });
   }
 
   private async rescue(): Promise<void> {
