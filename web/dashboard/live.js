@@ -1,6 +1,7 @@
 // What every view of the dashboard shares: JSON requests to the hall's API,
 // and the bus as live events handed out in batches (a frame's worth; on a
-// busy bus at most ten a second), so a burst costs a few renders a second.
+// busy bus at most ten a second, in a burst two), so a burst costs a few
+// renders a second.
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 /** A failed request leaves the view as it was; the console says why. */
@@ -28,21 +29,32 @@ export async function postJson(path, body) {
 /** Events a frozen page holds at most; older ones are summed up as one `resync` (the views load anew). */
 const HELD_MAX = 5000;
 /**
- * A busy bus (a burst of missions) is handed out at most every
- * MIN_INTERVAL_MS instead of at every frame; a calm one at the next frame.
- * A frame's layout and paint of the views, not the events' handling, were
- * most of a page's work in a burst (500 missions, three pages: their main
- * threads 27.7 s busy drawing every frame, 14.6 s drawing so), and that
- * work competes with the hall for the machine. Busy: the
- * last hand-out carried BUSY_BATCH events or more (at 60 frames a second,
- * some 200 events a second); ten runs a second make batches of one or two.
+ * How long the views wait between two hand-outs, by how many events a second
+ * the bus carried over the last RATE_WINDOW_MS: a calm bus (a few runs a
+ * second) at the next frame; a busy one every BUSY_INTERVAL_MS; a burst of missions (hundreds
+ * of events a second) every BURST_INTERVAL_MS. A frame's layout and paint of
+ * the views, not the events' handling, were most of a page's work in a
+ * burst, and that work competes with the hall for the machine: with three
+ * pages open, a 500-mission burst took 2.86x as long as with none when they
+ * drew every frame, ~1.7x at ten draws a second, ~1.3x at two
+ * (bench/RESULTS.md).
  */
-const MIN_INTERVAL_MS = 100;
-const BUSY_BATCH = 4;
+const BUSY_RATE = 40;
+const BUSY_INTERVAL_MS = 100;
+const BURST_RATE = 100;
+const BURST_INTERVAL_MS = 500;
+
+/** The bus's rate is taken over this window: a frame that happens to carry two events is no burst. */
+const RATE_WINDOW_MS = 1000;
+
+function intervalAt(rate) {
+  if (rate >= BURST_RATE) return BURST_INTERVAL_MS;
+  return rate >= BUSY_RATE ? BUSY_INTERVAL_MS : 0;
+}
 
 /**
  * Bus events, handed to listeners in one batch at an animation frame (on a
- * busy bus, at most every MIN_INTERVAL_MS). While frozen they are held;
+ * busy bus, after the wait `intervalAt` gives). While frozen they are held;
  * `heldListeners` hear how many, at each hand-out.
  */
 export const live = {
@@ -53,7 +65,8 @@ export const live = {
   frozen: false,
   scheduled: false,
   lastHandOut: -Infinity,
-  lastBatch: 0,
+  /** [time, events] of the hand-outs of the last RATE_WINDOW_MS: their sum is the bus's rate a second. */
+  recent: [],
   push(event) {
     this.queue.push(event);
     if (this.frozen) this.held++;
@@ -63,22 +76,30 @@ export const live = {
   schedule() {
     if (this.scheduled) return;
     this.scheduled = true;
-    const wait = this.lastBatch >= BUSY_BATCH ? this.lastHandOut + MIN_INTERVAL_MS - performance.now() : 0;
+    const wait = this.lastHandOut + intervalAt(this.rate(performance.now())) - performance.now();
     const handOut = () =>
       requestAnimationFrame(() => {
         this.scheduled = false;
-        this.lastHandOut = performance.now();
+        const now = performance.now();
+        this.lastHandOut = now;
         if (this.frozen) {
           for (const tell of this.heldListeners) tell(this.held);
           return;
         }
         const batch = this.queue;
         this.queue = [];
-        this.lastBatch = batch.length;
+        this.recent.push([now, batch.length]);
         if (batch.length > 0) for (const listen of this.listeners) listen(batch);
       });
     if (wait > 0) setTimeout(handOut, wait);
     else handOut();
+  },
+  /** Events a second over the last RATE_WINDOW_MS: those handed out, and those waiting. */
+  rate(now) {
+    while (this.recent.length > 0 && this.recent[0][0] < now - RATE_WINDOW_MS) this.recent.shift();
+    let events = this.queue.length;
+    for (const [, n] of this.recent) events += n;
+    return (events * 1000) / RATE_WINDOW_MS;
   },
   setFrozen(frozen) {
     this.frozen = frozen;
