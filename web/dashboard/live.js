@@ -36,7 +36,7 @@ const HELD_MAX = 5000;
  * the views, not the events' handling, were most of a page's work in a
  * burst, and that work competes with the hall for the machine: with three
  * pages open, a 500-mission burst took 2.86x as long as with none when they
- * drew every frame, ~1.7x at ten draws a second, ~1.3x at two
+ * drew every frame, ~1.8x at ten draws a second, ~1.5x at two
  * (bench/RESULTS.md).
  */
 const BUSY_RATE = 40;
