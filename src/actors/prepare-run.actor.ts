@@ -18,7 +18,7 @@ import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
 import { createSession, journalPath } from '../raider/journal.js';
 import type { RunEnvironment } from './run-environment.js';
 import { ownEntry } from '../domain/own-entry.js';
-import { errorMessage } from '../domain/error-message.js';
+import { errorMessage, errorCode } from '../domain/error-message.js';
 
 export function prepareRunLogic(env: RunEnvironment) {
   // The ignored-keys note goes into the slot log once per raider name and hall process.
@@ -117,7 +117,7 @@ function reserveEventsFile(file: string): void {
   try {
     create();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (errorCode(err) !== 'ENOENT') throw err;
     fs.mkdirSync(path.dirname(file), { recursive: true });
     create();
   }

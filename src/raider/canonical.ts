@@ -7,6 +7,7 @@
 import { writeSync } from 'node:fs';
 import stringify from 'safe-stable-stringify';
 import { isClosedPipe, readerGone } from '../cli/closed-pipe.js';
+import { errorCode } from '../domain/error-message.js';
 
 const canonical = stringify.configure({ deterministic: true, bigint: true });
 
@@ -34,7 +35,7 @@ export function writeAllSync(fd: number, text: string): void {
     } catch (err) {
       // Our stdout's reader left (`| head -1`): end as quietly as SIGPIPE would.
       if (fd === 1 && isClosedPipe(err)) readerGone();
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      if (errorCode(err) !== 'EAGAIN') throw err;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
     }
   }

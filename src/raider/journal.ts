@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { canonicalLine, epochSeconds, writeAllSync } from './canonical.js';
 import { errorMessage, SessionInUseError, UsageError } from './errors.js';
 import { tryLockExclusive, type HeldLock } from './lock.js';
+import { errorCode } from '../domain/error-message.js';
 
 export const JOURNAL_VERSION = 1;
 export const SESSION_ID_RE = /^\d{8}-\d{6}-[0-9a-f]{4}$/;
@@ -74,7 +75,7 @@ export function createSession(root: string, opts: CreateSessionOptions): Session
   try {
     writeFileSync(join(absRoot, '.raider', '.gitignore'), 'sessions/\nlib/\n', { flag: 'wx' });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if (errorCode(err) !== 'EEXIST') throw err;
   }
   const now = opts.now ?? (() => new Date());
   for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
@@ -84,7 +85,7 @@ export function createSession(root: string, opts: CreateSessionOptions): Session
     try {
       fd = openSync(path, 'wx');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      if (errorCode(err) === 'EEXIST') continue;
       throw err;
     }
     try {
@@ -114,7 +115,7 @@ export function listSessionIds(root: string): string[] {
   try {
     names = readdirSync(sessionsDir(root));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if (errorCode(err) === 'ENOENT') return [];
     throw err;
   }
   return names

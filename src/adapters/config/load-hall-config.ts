@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ConfigResult, defaultHallConfig, parseHallConfig } from './hall-config.js';
+import { errorCode, errorMessage } from '../../domain/error-message.js';
 
 export const HALL_CONFIG_FILE = '.raider-hall.yml';
 
@@ -24,9 +25,8 @@ export function loadHallConfig(root: string): ConfigResult {
   try {
     bytes = readFileSync(file);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'ENOENT') return { ok: true, config: defaultHallConfig(), warnings: [noConfigWarning(root)] };
-    return { ok: false, errors: [`${file}: cannot read: ${e.message}`] };
+    if (errorCode(err) === 'ENOENT') return { ok: true, config: defaultHallConfig(), warnings: [noConfigWarning(root)] };
+    return { ok: false, errors: [`${file}: cannot read: ${errorMessage(err)}`] };
   }
   // Decoding with replacement characters would turn a bad byte in a key into an unknown key, silently.
   const bad = firstInvalidUtf8(bytes);

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { ProviderStoreView } from '../../domain/refusal.js';
-import { errorMessage } from '../../domain/error-message.js';
+import { errorMessage, errorCode } from '../../domain/error-message.js';
 
 export function providerStorePath(home: string = os.homedir()): string {
   return path.join(home, '.raider', 'config.yml');
@@ -18,7 +18,7 @@ export function readProviderStore(file: string = providerStorePath()): ProviderS
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, aliases: new Set() };
+    if (errorCode(err) === 'ENOENT') return { ok: true, aliases: new Set() };
     return { ok: false, error: `${file}: ${errorMessage(err)}` };
   }
   let doc: unknown;

@@ -1,11 +1,12 @@
 /** Whether a process lives: it exists and is not a zombie waiting to be reaped. */
 import fs from 'node:fs';
+import { errorCode } from '../../domain/error-message.js';
 
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if (errorCode(err) !== 'EPERM') return false;
   }
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import type { RunDocument } from '../../domain/outcome.js';
+import { errorCode } from '../../domain/error-message.js';
 
 const BLOCK = 64 * 1024;
 /**
@@ -27,7 +28,7 @@ export function readRunDocument(file: string): RunDocument | null {
   try {
     fd = fs.openSync(file, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (errorCode(err) === 'ENOENT') return null;
     throw err;
   }
   try {

@@ -9,6 +9,7 @@ import { runOutcome } from '../../domain/outcome.js';
 import { parseRunId } from '../../domain/run-id.js';
 import { eventsPath, slotLogPath, type HallPaths } from './hall-paths.js';
 import { readRunDocument } from './events-file.js';
+import { errorCode } from '../../domain/error-message.js';
 
 export async function appendToLog(file: string, text: string): Promise<void> {
   await fs.promises.appendFile(file, text, { encoding: 'utf8', mode: 0o644 });
@@ -26,7 +27,7 @@ export function appendToLogSync(file: string, text: string): boolean {
       return true;
     } catch (err) {
       // Somebody removed the logs directory: make it again, once.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) return false;
+      if (errorCode(err) !== 'ENOENT' || attempt > 0) return false;
       fs.mkdirSync(path.dirname(file), { recursive: true });
     }
   }
@@ -44,7 +45,7 @@ async function readText(file: string): Promise<string | null> {
   try {
     return await fs.promises.readFile(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (errorCode(err) === 'ENOENT') return null;
     throw err;
   }
 }

@@ -13,8 +13,7 @@ import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { KV_NAMESPACE, type DurableOp, type DurableState, type LedgerRun } from './durable-state.js';
 import { newMissionId } from './mission-id.js';
 import { describeIssues, fileEntrySchema, ledgerRunSchema } from './persisted-schemas.js';
-import { errorCode } from './write-ahead-log.js';
-import { errorMessage } from '../../domain/error-message.js';
+import { errorCode, errorMessage } from '../../domain/error-message.js';
 import { isRecord } from '../../domain/records.js';
 import { canonicalJson } from '../../protocol/canonical-json.js';
 

@@ -3,6 +3,7 @@
  * made durable by fdatasync, emptied once a checkpoint holds all of it.
  */
 import fs from 'node:fs';
+import { errorCode } from '../../domain/error-message.js';
 
 /** What the log does when the disk is full: true when room was made and the append may be tried once more. */
 export type OnNoSpace = (err: Error) => boolean;
@@ -87,9 +88,4 @@ export class WriteAheadLog {
     }
     return this.fd;
   }
-}
-
-export function errorCode(err: unknown): string | undefined {
-  if (!(err instanceof Error) || !('code' in err)) return undefined;
-  return typeof err.code === 'string' ? err.code : undefined;
 }

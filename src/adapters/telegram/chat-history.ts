@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../storage/atomic-file.js';
+import { errorCode } from '../../domain/error-message.js';
 
 export const HISTORY_LIMIT = 1000;
 
@@ -43,7 +44,7 @@ export class ChatHistory {
       if (Array.isArray(parsed)) updates = parsed;
     } catch (err) {
       // A missing file starts the history; an unreadable one is started over rather than blocking the chat.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !(err instanceof SyntaxError)) throw err;
+      if (errorCode(err) !== 'ENOENT' && !(err instanceof SyntaxError)) throw err;
     }
     updates.push(update);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });

@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { PROVIDER_ALIAS } from '../../domain/names.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { checkConfig, readConfigDocument } from './yaml-file.js';
+import { errorCode } from '../../domain/error-message.js';
 
 export const PROVIDER_ENGINES = ['openai', 'anthropic'] as const;
 export type ProviderEngine = (typeof PROVIDER_ENGINES)[number];
@@ -89,7 +90,7 @@ function loadDocument(file: string): Document {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`${file}: cannot read: ${errorMessage(err)}`);
+    if (errorCode(err) !== 'ENOENT') throw new ConfigError(`${file}: cannot read: ${errorMessage(err)}`);
   }
   const doc = parseDocument(text);
   const [yamlError] = doc.errors;

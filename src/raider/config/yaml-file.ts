@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.js';
+import { errorCode } from '../../domain/error-message.js';
 
 /** The parsed document, or `undefined` when the file does not exist. */
 export function readConfigDocument(file: string, format: 'yaml' | 'json' = 'yaml'): unknown {
@@ -14,7 +15,7 @@ export function readConfigDocument(file: string, format: 'yaml' | 'json' = 'yaml
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (errorCode(err) === 'ENOENT') return undefined;
     throw new ConfigError(`${file}: cannot read: ${errorMessage(err)}`);
   }
   try {

@@ -26,6 +26,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.js';
 import { firstIssue } from '../config/yaml-file.js';
+import { errorCode } from '../../domain/error-message.js';
 
 export type ScriptStep = { tool: string; arguments: Record<string, unknown> } | { sleep: number } | { message: string } | { fail: string };
 
@@ -72,7 +73,7 @@ export function loadScript(file: string): Script {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = errorCode(err);
     throw new ConfigError(
       code === 'ENOENT'
         ? `scripted engine: script ${file} not found (give one with -o script=FILE or RAIDER_SCRIPT)`

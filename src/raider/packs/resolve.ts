@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, errorMessage } from '../errors.js';
 import { BUILTIN_PACKS } from './builtin.js';
+import { errorCode } from '../../domain/error-message.js';
 
 export interface Pack {
   name: string;
@@ -48,7 +49,7 @@ function resolvePack(name: string, root: string, home: string): Pack {
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      if (errorCode(err) === 'ENOENT') continue;
       throw new ConfigError(`pack '${name}': cannot read ${file}: ${errorMessage(err)}`);
     }
     return { name, source: file, text: text.trim() };

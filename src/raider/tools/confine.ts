@@ -8,6 +8,7 @@
 import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { ToolError } from './tool.js';
+import { errorCode } from '../../domain/error-message.js';
 
 function inside(root: string, target: string): boolean {
   const rel = relative(root, target);
@@ -23,7 +24,7 @@ async function realOrNearest(abs: string): Promise<string> {
       const real = await realpath(at);
       return missing ? resolve(real, missing) : real;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(at) === at) throw err;
+      if (errorCode(err) !== 'ENOENT' || dirname(at) === at) throw err;
       missing = missing ? `${at.slice(dirname(at).length + 1)}/${missing}` : at.slice(dirname(at).length + 1);
       at = dirname(at);
     }

@@ -7,6 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { errorCode } from '../../domain/error-message.js';
 
 /** TERM-to-KILL grace: a second to clean up, so the group is gone within 2 s of a cancel. */
 export const TERMINATE_GRACE_MS = 1000;
@@ -22,7 +23,7 @@ export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return errorCode(err) === 'EPERM';
   }
   let pids: string[];
   try {
