@@ -94,7 +94,7 @@ export class LineTransport implements Transport {
       try {
         this.onmessage?.(parsed.data);
       } catch (err) {
-        this.onerror?.(err as Error);
+        this.onerror?.(err instanceof Error ? err : new Error(String(err)));
       }
     }
   };

@@ -8,6 +8,7 @@
  */
 import { Telegram, TelegramError } from 'telegraf';
 import type { ApiFailure } from '../../domain/telegram-retry.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export interface OutgoingMessage {
   chat_id: number | string;
@@ -76,7 +77,9 @@ function toBotApiError(err: unknown, token: string): BotApiError {
       typeof retryAfter === 'number' ? retryAfter : undefined,
     );
   }
-  const e = err as Error & { type?: string };
-  const aborted = e?.name === 'AbortError' || e?.type === 'aborted' || e?.name === 'TimeoutError';
-  return new BotApiError(redact(e?.message ?? String(err)), undefined, undefined, aborted);
+  const name = err instanceof Error ? err.name : undefined;
+  // node-fetch's abort error carries `type: 'aborted'`.
+  const type = typeof err === 'object' && err !== null && 'type' in err ? err.type : undefined;
+  const aborted = name === 'AbortError' || name === 'TimeoutError' || type === 'aborted';
+  return new BotApiError(redact(errorMessage(err)), undefined, undefined, aborted);
 }

@@ -127,7 +127,8 @@ export function describeModelError(engine: string, url: string, err: unknown): s
   if (APICallError.isInstance(last)) {
     if (last.statusCode === undefined) {
       const cause = last.cause instanceof Error ? last.cause : undefined;
-      const detail = cause ? errorMessage((cause as Error & { cause?: unknown }).cause ?? cause) : last.message;
+      // fetch's own error ("fetch failed") says why in its cause (ECONNREFUSED ...).
+      const detail = cause ? errorMessage(cause.cause ?? cause) : last.message;
       return `${engine} engine: cannot reach ${url}${attempts}: ${detail}`;
     }
     return `${engine} engine: ${url} answered HTTP ${last.statusCode}${attempts}: ${last.message}`;
