@@ -26,6 +26,7 @@
  *
  *   node --import tsx bench/queue.ts [--quick] [--missions N] [--waiting N] [--started N]
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -97,6 +98,62 @@ function appendSyncFloor(dir: string, n: number): { perSecond: number; latencies
   return { perSecond: (n / (nowMs() - start)) * 1000, latencies };
 }
 
+/**
+ * The protocol's floor: what a sequential spawn must wait for and nothing
+ * else. A separate Node process (as the hall is) serves one line per request
+ * on a UNIX socket: it appends the line to a file, fdatasyncs it through
+ * libuv's thread pool (as the hall's log does) and answers one line. The
+ * bench's client sends `n` requests one at a time on one connection.
+ */
+const ROUND_TRIP_SERVER = `
+const fs = require('node:fs');
+const net = require('node:net');
+const [socket, file] = process.argv.slice(1);
+const fd = fs.openSync(file, 'a', 0o600);
+net.createServer((conn) => {
+  let buffered = '';
+  conn.on('data', (chunk) => {
+    buffered += chunk;
+    let nl;
+    while ((nl = buffered.indexOf('\\n')) >= 0) {
+      const line = buffered.slice(0, nl + 1);
+      buffered = buffered.slice(nl + 1);
+      fs.writeSync(fd, line);
+      fs.fdatasync(fd, (err) => conn.write(err ? '{"error":1}\\n' : '{"ok":1}\\n'));
+    }
+  });
+}).listen(socket, () => process.stdout.write('ready\\n'));
+`;
+
+async function roundTripFloor(dir: string, n: number): Promise<{ perSecond: number; latencies: number[] }> {
+  const socket = path.join(dir, 'floor.sock');
+  const file = path.join(dir, 'bench-round-trip.jsonl');
+  const server = spawn(process.execPath, ['-e', ROUND_TRIP_SERVER, socket, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('exit', (code) => reject(new Error(`the round-trip floor's server exited (${code})`)));
+      server.stdout?.once('data', () => resolve());
+    });
+    const client = await Client.connect(socket);
+    const latencies: number[] = [];
+    const start = nowMs();
+    try {
+      for (let i = 0; i < n; i++) {
+        const t = nowMs();
+        await client.command(spawnPayload());
+        latencies.push(nowMs() - t);
+      }
+    } finally {
+      client.close();
+    }
+    return { perSecond: (n / (nowMs() - start)) * 1000, latencies };
+  } finally {
+    server.kill('SIGKILL');
+    fs.rmSync(file, { force: true });
+    fs.rmSync(socket, { force: true });
+  }
+}
+
 function expectQueued(reply: Json): void {
   if (reply.queued !== 1) throw new Error(`spawn to ${SLOT} was not queued: ${JSON.stringify(reply)}`);
 }
@@ -158,6 +215,7 @@ runMain(async () => {
   const startNow = await startedAgainstBare(hall.socket, raider, startedRuns);
 
   const floor = appendSyncFloor(path.join(root, '.raider-hall', 'state'), Math.min(2000, missions));
+  const tripFloor = await roundTripFloor(path.join(root, '.raider-hall', 'state'), Math.min(2000, missions));
 
   const client = await Client.connect(hall.socket);
   const latencies: number[] = [];
@@ -196,12 +254,13 @@ runMain(async () => {
   console.log(
     table(STATS_HEADERS, [
       statsRow('floor: append + fdatasync of one line (ms)', stats(floor.latencies), 3),
+      statsRow('floor: socket round trip with append + fdatasync (ms)', stats(tripFloor.latencies), 3),
       statsRow(`spawn → queued reply, first ${windowSize} (ms)`, first, 3),
       statsRow(`spawn → queued reply, last ${windowSize} of ${missions} (ms)`, last, 3),
     ]),
   );
   console.log('');
-  console.log(`floor: ${fmt(floor.perSecond, 0)} append+fdatasync/s`);
+  console.log(`floor: ${fmt(floor.perSecond, 0)} append+fdatasync/s; ${fmt(tripFloor.perSecond, 0)}/s as socket round trips`);
   console.log(
     `sequential: ${missions} in ${fmt(seqMs, 0)} ms = ${fmt(seqRate, 0)} spawns/s  target >= ${TARGET_SEQUENTIAL}: ${seqRate >= TARGET_SEQUENTIAL ? 'met' : 'MISSED'}`,
   );
@@ -272,8 +331,13 @@ runMain(async () => {
     { bench: 'queue', metric: 'floor: append+fdatasync/s (one line, state dir)', value: fmt(floor.perSecond, 0) },
     {
       bench: 'queue',
+      metric: 'floor: socket round trips/s, each an append + fdatasync (one connection, one at a time)',
+      value: fmt(tripFloor.perSecond, 0),
+    },
+    {
+      bench: 'queue',
       metric: `sequential spawns/s, ${missions} to busy ${SLOT}, one connection`,
-      value: `${fmt(seqRate, 0)} (${fmt(seqRate / floor.perSecond)}x floor)`,
+      value: `${fmt(seqRate, 0)} (${fmt(seqRate / floor.perSecond)}x floor, ${fmt(seqRate / tripFloor.perSecond)}x round-trip floor)`,
       target: `>= ${TARGET_SEQUENTIAL}`,
       met: seqRate >= TARGET_SEQUENTIAL,
     },
