@@ -18,6 +18,7 @@ const realFdatasync = fs.fdatasync;
 
 const stores: FileStateStore[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   vi.restoreAllMocks();
   for (const store of stores.splice(0)) await store.close().catch(() => {});
 });
@@ -68,6 +69,22 @@ describe('FileStateStore commits', () => {
     await store.commit();
     expect(syncs).toHaveBeenCalledTimes(1);
     expect(walLines(dir).map((l) => JSON.parse(l).op)).toEqual(['run']);
+  });
+
+  it('starts the fdatasync of an operation that is owed one by itself, before anybody waits for it', async () => {
+    const dir = path.join(tempRoot('store-'), 'state');
+    const store = await openStore(dir);
+    const syncs = vi.spyOn(fs, 'fdatasync');
+    // Timers stand still: the background checkpoint (which syncs the log first) cannot be what syncs it.
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    // A run's record: its raider is spawned meanwhile, and the spawn's reply (which waits for the record) goes out with the pid.
+    store.apply({ op: 'run', run: ledgerRun('bjorn-1') });
+    for (let turn = 0; turn < 20 && syncs.mock.calls.length === 0; turn++) await new Promise((r) => setImmediate(r));
+    expect(syncs).toHaveBeenCalledTimes(1);
+    vi.useRealTimers();
+    // The commit asked for later finds it done, or waits for that same fdatasync.
+    await store.commit();
+    expect(syncs).toHaveBeenCalledTimes(1);
   });
 
   it("writes a pid and a run's end at once, and syncs them with the next fdatasync or on their own shortly after", async () => {

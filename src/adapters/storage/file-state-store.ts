@@ -181,7 +181,13 @@ export class FileStateStore implements HallStateStore {
     this.appendScheduled = true;
     queueMicrotask(() => {
       this.appendScheduled = false;
-      if (!this.closed) this.writeThrough();
+      if (this.closed) return;
+      this.writeThrough();
+      // The sync starts now, not when a reply first waits for it: a run's
+      // record is then durable while its raider is being spawned, and the
+      // spawn's reply, which waits for the record, goes out with the pid.
+      // (A failure is reported by the sync and thrown to those who wait.)
+      this.commits.commit().catch(() => undefined);
     });
   }
 
