@@ -70,6 +70,8 @@ export const acpSessionMachine = setup({
   actors: { question: permissionQuestionMachine },
   actions: {
     cancelAll: enqueueActions(({ context, enqueue, self }) => {
+      // The waiting prompts are dropped first: the running one's end frees the binding for them.
+      enqueue.emit({ type: 'acp.dropQueued' });
       const keep: PromptSlot[] = [];
       const abandoned = [...context.abandoned];
       for (const p of context.prompts) {
@@ -82,7 +84,6 @@ export const acpSessionMachine = setup({
         }
       }
       enqueue.assign({ prompts: keep, abandoned });
-      enqueue.emit({ type: 'acp.dropQueued' });
       for (const child of Object.values(self.getSnapshot().children)) {
         if (child) enqueue.sendTo(child, { type: 'question.cancel', reason: 'the turn was cancelled' });
       }

@@ -48,6 +48,8 @@ interface SessionHandle extends AcpSessionInfo {
   runs: Map<string, AcpRunStream>;
   questions: Map<string, PendingQuestion>;
   closed: Promise<void>;
+  /** The drops of the session's waiting prompts last asked for: a cancel of its run waits for them (see carryOut). */
+  drops: Promise<unknown>;
 }
 
 const binding = (sessionId: string) => `acp:${sessionId}`;
@@ -117,7 +119,7 @@ export class AcpHub {
     const handle = this.sessions.get(sessionId);
     if (!handle) return;
     this.sessions.delete(sessionId);
-    this.dropInCluster(sessionId);
+    void Promise.allSettled(this.dropInCluster(sessionId));
     for (const [missionId, owner] of this.missions) if (owner === sessionId) this.missions.delete(missionId);
     this.services.permissionChannels.unregister(binding(sessionId));
     handle.actor.send({ type: 'acp.close' });
@@ -129,9 +131,11 @@ export class AcpHub {
    * On a shared cluster a session's waiting missions wait in the cluster's queue, not in this hall's:
    * each is cancelled there by its mission id (one that already runs is not found so, and is cancelled by its run id).
    */
-  private dropInCluster(sessionId: string): void {
-    if (!this.services.store.shared) return;
-    for (const [missionId, owner] of this.missions) if (owner === sessionId) void this.services.command('cancel', { id: missionId });
+  private dropInCluster(sessionId: string): Array<Promise<unknown>> {
+    if (!this.services.store.shared) return [];
+    const drops: Array<Promise<unknown>> = [];
+    for (const [missionId, owner] of this.missions) if (owner === sessionId) drops.push(this.services.command('cancel', { id: missionId }));
+    return drops;
   }
 
   prompt(sessionId: string, text: string): Promise<PromptAnswer> {
@@ -170,6 +174,7 @@ export class AcpHub {
       runs: new Map(),
       questions: new Map(),
       closed,
+      drops: Promise.resolve(),
     } as unknown as SessionHandle;
     const askClient = fromPromise<ClientChoice, QuestionInput>(({ input, signal }) => this.askClient(handle, input, signal));
     const logic = acpSessionMachine.provide({ actors: { question: permissionQuestionMachine.provide({ actors: { askClient } }) } });
@@ -198,13 +203,20 @@ export class AcpHub {
         resolve?.(effect.answer);
         return;
       }
-      case 'acp.cancelRun':
+      case 'acp.cancelRun': {
         // The control command: on a shared cluster it reaches a run on another hall.
-        void this.services.command('cancel', { id: effect.runId });
+        // Only once the session's waiting prompts are dropped: the run's end frees
+        // the binding, and a prompt still waiting then would start (and run) although
+        // its client heard `cancelled`.
+        const runId = effect.runId;
+        void handle.drops.then(() => this.services.command('cancel', { id: runId }));
         return;
+      }
       case 'acp.dropQueued':
-        void this.services.request({ type: 'cmd.dropQueued', binding: binding(handle.sessionId) });
-        this.dropInCluster(handle.sessionId);
+        handle.drops = Promise.allSettled([
+          this.services.request({ type: 'cmd.dropQueued', binding: binding(handle.sessionId) }),
+          ...this.dropInCluster(handle.sessionId),
+        ]);
         return;
       case 'acp.modeChanged':
         void handle.link.update(handle.sessionId, { sessionUpdate: 'current_mode_update', currentModeId: effect.modeId }).catch(() => {});
