@@ -3,38 +3,45 @@
  * one key per job id), and how a job's last outcome follows its run. Times
  * are ISO strings so the file reads well.
  */
+import { z } from 'zod';
 import { isRecord } from './records.js';
 
-export type CronResult =
+const CRON_RESULTS = [
   /** A run started at once. */
-  | 'started'
+  'started',
   /** The mission waits (binding or slot queue). */
-  | 'queued'
+  'queued',
   /** The hall refused the raider entry; nothing ran. */
-  | 'refused'
+  'refused',
   /** The hall answered with an error; nothing ran. */
-  | 'error'
+  'error',
   /** The previous occurrence had not ended (coalesce: true). */
-  | 'coalesced'
+  'coalesced',
   /** Missed while the hall was down, and catch_up is skip. */
-  | 'skipped'
+  'skipped',
   /** The hall stopped while handing this occurrence over and it was not found afterwards; not fired again. */
-  | 'unknown';
+  'unknown',
+] as const;
 
-export interface CronOutcome {
+export type CronResult = (typeof CRON_RESULTS)[number];
+
+/** A job's last outcome as state/cron.json keeps it; read back through this schema, not cast. */
+const CronOutcomeSchema = z.object({
   /** The occurrence (scheduled time). */
-  slot: string;
-  result: CronResult;
+  slot: z.string(),
+  result: z.enum(CRON_RESULTS),
   /** When it was handled. */
-  at: string;
+  at: z.string(),
   /** A missed occurrence run at start-up (catch_up: once). */
-  catch_up?: boolean;
-  mission_id?: string;
-  raider_id?: string;
+  catch_up: z.boolean().optional(),
+  mission_id: z.string().optional(),
+  raider_id: z.string().optional(),
   /** How the run ended: completed, failed, cancelled, interrupted. */
-  status?: string;
-  error?: string;
-}
+  status: z.string().optional(),
+  error: z.string().optional(),
+});
+
+export type CronOutcome = z.infer<typeof CronOutcomeSchema>;
 
 export interface CronJobRecord {
   /** The last occurrence handled (fired, coalesced or skipped); null before the first. */
@@ -63,9 +70,8 @@ export function readCronRecord(raw: unknown): CronJobRecord | null {
   if (isRecord(pending) && validTime(pending.slot) && typeof pending.mission_id === 'string') {
     record.pending = { slot: pending.slot, mission_id: pending.mission_id };
   }
-  if (isRecord(raw.last) && validTime(raw.last.slot) && typeof raw.last.result === 'string') {
-    record.last = raw.last as unknown as CronOutcome;
-  }
+  const last = CronOutcomeSchema.safeParse(raw.last);
+  if (last.success && validTime(last.data.slot)) record.last = last.data;
   return record;
 }
 

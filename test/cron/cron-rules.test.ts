@@ -100,6 +100,21 @@ describe('cron records', () => {
     }
   });
 
+  it('keeps a last outcome only when it reads as one: a known result, its times and fields of their types', () => {
+    const since = '2026-05-01T00:00:00.000Z';
+    const last = { slot: '2026-05-04T06:00:00.000Z', result: 'started', at: '2026-05-04T06:00:01.000Z', raider_id: 'bjorn-1' };
+    expect(readCronRecord({ slot: last.slot, since, last })?.last).toEqual(last);
+    for (const odd of [
+      { ...last, result: 'exploded' },
+      { ...last, at: 5 },
+      { ...last, slot: 'yesterday' },
+      { ...last, catch_up: 'yes' },
+    ]) {
+      const record = readCronRecord({ slot: last.slot, since, last: odd });
+      expect(record).toEqual({ slot: last.slot, since });
+    }
+  });
+
   it('maps the hall reply to an outcome', () => {
     const at = slot + 5;
     expect(outcomeFromReply(slot, 'm1', { id: 'bjorn-1', pid: 1 }, at, false)).toMatchObject({ result: 'started', raider_id: 'bjorn-1' });

@@ -166,8 +166,17 @@ export class AcpHub {
   private createHandle(info: AcpSessionInfo, link: AcpClientLink): SessionHandle {
     let resolveClosed!: () => void;
     const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-    const handle = {
+    // Asked only once a run asks, by then `handle` is made.
+    const askClient = fromPromise<ClientChoice, QuestionInput>(({ input, signal }) => this.askClient(handle, input, signal));
+    const logic = acpSessionMachine.provide({ actors: { question: permissionQuestionMachine.provide({ actors: { askClient } }) } });
+    const actor = createActor(logic, {
+      id: `acp:${info.sessionId}`,
+      input: { sessionId: info.sessionId, modeId: info.modeId, permissionTimeoutMs: this.permissionTimeoutMs },
+      ...(this.services.inspect ? { inspect: this.services.inspect } : {}),
+    });
+    const handle: SessionHandle = {
       ...info,
+      actor,
       link,
       texts: new Map(),
       answers: new Map(),
@@ -175,15 +184,8 @@ export class AcpHub {
       questions: new Map(),
       closed,
       drops: Promise.resolve(),
-    } as unknown as SessionHandle;
-    const askClient = fromPromise<ClientChoice, QuestionInput>(({ input, signal }) => this.askClient(handle, input, signal));
-    const logic = acpSessionMachine.provide({ actors: { question: permissionQuestionMachine.provide({ actors: { askClient } }) } });
-    handle.actor = createActor(logic, {
-      id: `acp:${info.sessionId}`,
-      input: { sessionId: info.sessionId, modeId: info.modeId, permissionTimeoutMs: this.permissionTimeoutMs },
-      ...(this.services.inspect ? { inspect: this.services.inspect } : {}),
-    });
-    handle.actor.on('*', (effect) => this.carryOut(handle, effect as AcpSessionEffect, resolveClosed));
+    };
+    handle.actor.on('*', (effect) => this.carryOut(handle, effect, resolveClosed));
     handle.actor.subscribe({ error: (err) => this.services.log(`acp session ${info.sessionId} failed: ${String(err)}`) });
     handle.actor.start();
     const untrack = this.services.trackActor(handle.actor);
