@@ -147,6 +147,9 @@ describe('the tree renderer', () => {
       since: 6,
     });
     expect(tree.get('slot:x')).toEqual({ id: 'slot:x', parent: 'hall', kind: 'slot', state: 'busy', status: 'active', since: 6 });
+    // A change that does not read as its schema says (a state that is no string) leaves the tree as it was.
+    applyInspectEvent(tree, { type: 'inspect.state', id: 'slot:x', parent: 'hall', kind: 'slot', state: 7, status: 'active', since: 7 });
+    expect(tree.get('slot:x')?.state).toBe('busy');
     applyInspectEvent(tree, { type: 'inspect.stopped', id: 'slot:x' });
     expect([...tree.keys()]).toEqual(['hall']);
   });

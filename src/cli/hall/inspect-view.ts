@@ -6,6 +6,8 @@
 import type { InspectedActor } from '../../adapters/inspect/actor-inspection.js';
 import { formatAge, type Style } from './render.js';
 import { hallSubscribe } from '../../protocol/hall-client.js';
+import { InspectActor, InspectSnapshot, InspectState } from '../../protocol/events.js';
+import type { z } from 'zod';
 
 /** The tree as text: one line per actor, children indented under their parent. */
 export function renderTree(actors: readonly InspectedActor[], now: number, style: Style): string {
@@ -44,17 +46,26 @@ export function renderTree(actors: readonly InspectedActor[], now: number, style
   return `${rows.map(([name, state, age]) => `${name.padEnd(width)}  ${style.cyan(state.padEnd(stateWidth))}  ${style.dim(age)}`).join('\n')}\n`;
 }
 
-/** Applies one inspect.* event to the tree. */
+/** The actor an `inspect.actor` or `inspect.state` event describes (its schema leaves the envelope out). */
+function actorOf(data: z.infer<typeof InspectActor> | z.infer<typeof InspectState>): InspectedActor {
+  const { type: _t, ...node } = data;
+  return node;
+}
+
+/** Applies one inspect.* event to the tree; one that does not read as its schema says is left out. */
 export function applyInspectEvent(tree: Map<string, InspectedActor>, event: Record<string, unknown>): void {
   switch (event.type) {
-    case 'inspect.snapshot':
+    case 'inspect.snapshot': {
+      const snapshot = InspectSnapshot.safeParse(event);
+      if (!snapshot.success) return;
       tree.clear();
-      for (const a of (event.actors as InspectedActor[]) ?? []) tree.set(a.id, a);
+      for (const a of snapshot.data.actors) tree.set(a.id, a);
       return;
+    }
     case 'inspect.actor':
     case 'inspect.state': {
-      const { type: _t, version: _v, seq: _s, time: _tm, ts: _ts, ...node } = event;
-      tree.set(String(event.id), node as unknown as InspectedActor);
+      const changed = (event.type === 'inspect.actor' ? InspectActor : InspectState).safeParse(event);
+      if (changed.success) tree.set(changed.data.id, actorOf(changed.data));
       return;
     }
     case 'inspect.stopped':
