@@ -2,25 +2,7 @@
  * A statechart picture of a machine, as Mermaid `stateDiagram-v2`, generated
  * from the machine definition itself so it never drifts from the code.
  */
-import type { AnyStateMachine } from 'xstate';
-
-interface NodeLike {
-  key: string;
-  id: string;
-  type: string;
-  initial?: { target: ReadonlyArray<{ key: string }> };
-  states: Record<string, NodeLike>;
-  transitions: Map<string, ReadonlyArray<TransitionLike>>;
-  always?: ReadonlyArray<TransitionLike>;
-  invoke: ReadonlyArray<{ src: unknown }>;
-  parent?: NodeLike;
-}
-
-interface TransitionLike {
-  eventType: string;
-  target?: ReadonlyArray<{ id: string }>;
-  guard?: string | { type?: string } | ((...args: never[]) => unknown);
-}
+import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
 
 /** Mermaid ids must be simple: one per state node, from its path. */
 function nodeName(id: string): string {
@@ -36,7 +18,7 @@ function eventLabel(eventType: string, invokes: string[]): string {
   return eventType;
 }
 
-function guardLabel(t: TransitionLike): string {
+function guardLabel(t: AnyTransitionDefinition): string {
   const g = t.guard;
   if (!g) return '';
   const name = typeof g === 'string' ? g : typeof g === 'function' ? 'guard' : (g.type ?? 'guard');
@@ -45,7 +27,7 @@ function guardLabel(t: TransitionLike): string {
 
 export function mermaidChart(machine: AnyStateMachine): string {
   const lines = ['stateDiagram-v2'];
-  const render = (node: NodeLike, indent: string) => {
+  const render = (node: AnyStateNode, indent: string) => {
     const children = Object.values(node.states);
     const first = node.initial?.target[0];
     if (first) {
@@ -68,13 +50,13 @@ export function mermaidChart(machine: AnyStateMachine): string {
       if (child.type === 'final') lines.push(`${indent}${name} --> [*]`);
     }
   };
-  const root = machine.root as unknown as NodeLike;
+  const root: AnyStateNode = machine.root;
   render(root, '  ');
-  const edges = (node: NodeLike) => {
+  const edges = (node: AnyStateNode) => {
     const invokes = node.invoke.map((i) => (typeof i.src === 'string' ? i.src : 'actor'));
     const from = nodeName(node.id);
     const seen = new Set<string>();
-    const add = (t: TransitionLike, label: string) => {
+    const add = (t: AnyTransitionDefinition, label: string) => {
       for (const target of t.target ?? []) {
         const line = `  ${from} --> ${nodeName(target.id)}: ${label}${guardLabel(t)}`;
         if (!seen.has(line)) lines.push(line);

@@ -8,6 +8,7 @@
 import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
 import { missionTakenAt, type Mission } from '../../domain/mission.js';
 import { MissionQueue } from '../../domain/mission-queue.js';
+import { isRecord } from '../../domain/records.js';
 import type { EventBus } from '../control/event-bus.js';
 
 /** A mission waiting in a slot or binding queue, shown under its queue's actor. */
@@ -104,9 +105,12 @@ function firstSince(state: string, snap: Snap, now: number): number {
   return state.startsWith('alive.') && typeof startedAt === 'number' && startedAt > 0 && startedAt <= now ? startedAt : now;
 }
 
+/** The machine an actor runs, by its logic's id (an Actor has its logic; an ActorRef does not say). */
 function kindOf(actor: AnyActorRef): string {
-  const logic = (actor as unknown as { logic?: { id?: string; config?: { id?: string } } }).logic;
-  return logic?.id ?? logic?.config?.id ?? 'actor';
+  const logic: unknown = 'logic' in actor ? actor.logic : undefined;
+  if (!isRecord(logic)) return 'actor';
+  if (typeof logic.id === 'string') return logic.id;
+  return isRecord(logic.config) && typeof logic.config.id === 'string' ? logic.config.id : 'actor';
 }
 
 export class ActorInspection {

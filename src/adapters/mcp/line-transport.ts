@@ -107,6 +107,7 @@ export class LineTransport implements Transport {
   };
 
   private reject(code: number, message: string): void {
+    // JSON-RPC 2.0 answers a request it could not read with `id: null`; the SDK's message type has no null id.
     this.send({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as JSONRPCMessage).catch(() => {});
     this.onerror?.(new Error(message));
   }
