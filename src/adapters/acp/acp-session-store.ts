@@ -4,17 +4,21 @@
  * session/list, session/load and session/resume can bring it back. The
  * conversation itself is the session's journal.
  */
+import { z } from 'zod';
 import type { HallStateStore } from '../storage/state-store.js';
 
-export interface AcpSessionRecord {
-  raider: string;
-  cwd: string;
-  mode: string;
+/** A session as the `acp` namespace keeps it; read back through this schema (a value that does not read so is no session). */
+const AcpSessionRecordSchema = z.object({
+  raider: z.string(),
+  cwd: z.string(),
+  mode: z.string(),
   /** The first prompt, cut: the title session/list shows. */
-  title?: string;
+  title: z.string().optional(),
   /** ISO time of the last prompt. */
-  updatedAt: string;
-}
+  updatedAt: z.string(),
+});
+
+export type AcpSessionRecord = z.infer<typeof AcpSessionRecordSchema>;
 
 const NS = 'acp';
 
@@ -22,8 +26,8 @@ export class AcpSessionStore {
   constructor(private readonly store: HallStateStore) {}
 
   get(sessionId: string): AcpSessionRecord | undefined {
-    const value = this.store.state.get(NS, sessionId);
-    return value && typeof value === 'object' ? (value as AcpSessionRecord) : undefined;
+    const read = AcpSessionRecordSchema.safeParse(this.store.state.get(NS, sessionId));
+    return read.success ? read.data : undefined;
   }
 
   async put(sessionId: string, record: AcpSessionRecord): Promise<void> {
@@ -33,10 +37,11 @@ export class AcpSessionStore {
 
   /** Newest first. */
   list(): Array<{ sessionId: string } & AcpSessionRecord> {
-    const entries = [...(this.store.state.kv.get(NS) ?? new Map<string, unknown>())];
-    return entries
-      .filter(([, v]) => v && typeof v === 'object')
-      .map(([sessionId, v]) => ({ sessionId, ...(v as AcpSessionRecord) }))
-      .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
+    const sessions: Array<{ sessionId: string } & AcpSessionRecord> = [];
+    for (const [sessionId, value] of this.store.state.kv.get(NS) ?? new Map<string, unknown>()) {
+      const read = AcpSessionRecordSchema.safeParse(value);
+      if (read.success) sessions.push({ sessionId, ...read.data });
+    }
+    return sessions.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
   }
 }

@@ -12,6 +12,7 @@
  * the offset the last poller wrote. A poller checks it still holds the role
  * before it handles a batch, and writes the offset only while it does.
  */
+import { z } from 'zod';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { ClusterFaces } from '../storage/cluster-faces.js';
 import { isBadToken, pollRetryDelay, type ApiFailure, type PollBackoff } from '../../domain/telegram-retry.js';
@@ -37,10 +38,9 @@ export interface PollHealth {
   offset: number | null;
 }
 
-interface StoredOffset {
-  bot_id: string;
-  offset: number;
-}
+/** A bot's update offset as the `telegram` namespace keeps it; read back through this schema. */
+const StoredOffsetSchema = z.object({ bot_id: z.string(), offset: z.number() });
+type StoredOffset = z.infer<typeof StoredOffsetSchema>;
 
 export class BotPoller {
   private offset: number | undefined;
@@ -181,10 +181,10 @@ export class BotPoller {
   }
 
   private storedOffset(stored: unknown): number | undefined {
-    const offset = stored as Partial<StoredOffset> | undefined | null;
+    const read = StoredOffsetSchema.safeParse(stored);
     // An offset of another token (the bot name now holds a different bot) would skip that bot's messages.
-    if (!offset || offset.bot_id !== this.parts.botId || typeof offset.offset !== 'number') return undefined;
-    return offset.offset;
+    if (!read.success || read.data.bot_id !== this.parts.botId) return undefined;
+    return read.data.offset;
   }
 
   /** Records the offset; false when, on a shared cluster, another hall polls the bot now (nothing written). */
