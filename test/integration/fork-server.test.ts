@@ -159,6 +159,30 @@ describe('ForkServer', () => {
     await server.close();
   });
 
+  it('a report that does not read as one (a pid that is no number, an unknown signal) is logged and left out', async () => {
+    const root = tempRoot('fork-server-');
+    const odd = path.join(root, 'odd.cjs');
+    fs.writeFileSync(
+      odd,
+      [
+        'process.stdin.once("data", () => {',
+        '  process.stdout.write(\'{"id":1,"pid":"many"}\\n{"id":1,"pid":4242}\\n{"id":1,"code":null,"signal":"SIGNOPE"}\\n{"id":1,"code":null,"signal":"SIGTERM"}\\n\');',
+        '});',
+        '',
+      ].join('\n'),
+    );
+    const logs: string[] = [];
+    const server = new ForkServer((line) => logs.push(line), odd);
+    const seen = watch();
+    server.spawn(request(root, '/bin/true'), seen.watcher);
+    await eventually(() => expect(seen.seen).toEqual(['spawned number', 'exited null SIGTERM']));
+    expect(logs).toEqual([
+      'raider spawner said something it should not: {"id":1,"pid":"many"}',
+      'raider spawner said something it should not: {"id":1,"code":null,"signal":"SIGNOPE"}',
+    ]);
+    await server.close();
+  });
+
   it('one that dies before it answers fails the runs waiting for it, says so, and is started again', async () => {
     const root = tempRoot('fork-server-');
     const dying = path.join(root, 'dying.cjs');

@@ -11,9 +11,11 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import fs from 'node:fs';
+import os from 'node:os';
 import { describeLineFault, MAX_LINE_BYTES } from '../../protocol/line-reader.js';
 import { onLines } from './unix-socket.js';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 
 /** Where the fork server's script is: `libexec/` at the package root, seen from `src/` and `dist/` alike. */
 export const FORK_SERVER_SCRIPT = fileURLToPath(new URL('../../../libexec/raider-spawner.cjs', import.meta.url));
@@ -49,10 +51,14 @@ interface Watch {
   pid?: number;
 }
 
-type ServerMessage =
-  | { id: number; pid: number }
-  | { id: number; error: string }
-  | { id: number; code: number | null; signal: NodeJS.Signals | null };
+const signalName = z.custom<NodeJS.Signals>((v) => typeof v === 'string' && v in os.constants.signals, 'a signal name');
+
+/** What the fork server reports, a line each: a raider's pid, why it could not start one, or how one ended. */
+const ServerMessage = z.union([
+  z.object({ id: z.number(), pid: z.number().int() }),
+  z.object({ id: z.number(), error: z.string() }),
+  z.object({ id: z.number(), code: z.number().int().nullable(), signal: signalName.nullable() }),
+]);
 
 export class ForkServer {
   /** Its stdin takes requests, its stdout gives reports; its stderr is the hall's. */
@@ -142,13 +148,19 @@ export class ForkServer {
   }
 
   private receive(line: string): void {
-    let message: ServerMessage;
+    let parsed: unknown;
     try {
-      message = JSON.parse(line) as ServerMessage;
+      parsed = JSON.parse(line);
     } catch {
       this.log(`raider spawner said something that is not JSON: ${line.slice(0, 200)}`);
       return;
     }
+    const read = ServerMessage.safeParse(parsed);
+    if (!read.success) {
+      this.log(`raider spawner said something it should not: ${line.slice(0, 200)}`);
+      return;
+    }
+    const message = read.data;
     const watch = this.watches.get(message.id);
     if (watch === undefined) return;
     if ('pid' in message) {
