@@ -15,6 +15,7 @@ import { RAIDER_VERSION } from '../../raider/version.js';
 import type { AcpHub, AcpClientLink, AcpSessionInfo } from './acp-hub.js';
 import type { AcpSessionStore } from './acp-session-store.js';
 import { ownEntry } from '../../domain/own-entry.js';
+import { isRecord } from '../../domain/records.js';
 
 export const ACP_PROTOCOL_VERSION = 1;
 
@@ -149,7 +150,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
       const records = lines.flatMap((line) => {
         try {
           const value: unknown = JSON.parse(line);
-          return value && typeof value === 'object' && !Array.isArray(value) ? [value as Record<string, unknown>] : [];
+          return isRecord(value) ? [value] : [];
         } catch {
           return [];
         }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import type { ProviderStoreView } from '../../domain/refusal.js';
 import { errorMessage, errorCode } from '../../domain/error-message.js';
+import { isRecord } from '../../domain/records.js';
 
 export function providerStorePath(home: string = os.homedir()): string {
   return path.join(home, '.raider', 'config.yml');
@@ -28,8 +29,8 @@ export function readProviderStore(file: string = providerStorePath()): ProviderS
     return { ok: false, error: `${file}: ${errorMessage(err).split('\n')[0]}` };
   }
   if (doc === null || doc === undefined) return { ok: true, aliases: new Set() };
-  if (typeof doc !== 'object' || Array.isArray(doc)) return { ok: false, error: `${file}: expected a mapping at the top level` };
-  const providers = (doc as Record<string, unknown>).providers;
+  if (!isRecord(doc)) return { ok: false, error: `${file}: expected a mapping at the top level` };
+  const providers = doc.providers;
   if (providers === undefined || providers === null) return { ok: true, aliases: new Set() };
   if (typeof providers !== 'object' || Array.isArray(providers)) {
     return { ok: false, error: `${file}: providers: expected a mapping of aliases` };

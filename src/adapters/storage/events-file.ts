@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import type { RunDocument } from '../../domain/outcome.js';
 import { errorCode } from '../../domain/error-message.js';
+import { isRecord } from '../../domain/records.js';
 
 const BLOCK = 64 * 1024;
 /**
@@ -101,8 +102,8 @@ function parseFinished(line: Buffer): RunDocument | null {
   } catch {
     return null;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const event = value as Record<string, unknown>;
+  if (!isRecord(value)) return null;
+  const event = value;
   if (event.type !== 'run.finished') return null;
   const { type: _type, seq: _seq, time: _time, ...document } = event;
   return document;

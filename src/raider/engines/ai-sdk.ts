@@ -8,6 +8,7 @@
 import { APICallError, jsonSchema, RetryError, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { errorMessage } from '../errors.js';
 import type { Engine, HistoryEntry, RequestedCall, ToolSpec, Turn, TurnContext } from './engine.js';
+import { isRecord } from '../../domain/records.js';
 
 export interface ModelSettings {
   /** Retries of a failed call (the SDK backs off exponentially); 2 unless `-o max_retries=`. */
@@ -109,7 +110,7 @@ function toToolSet(specs: readonly ToolSpec[]): ToolSet {
  * than the tool complaining about missing arguments.
  */
 function requestedCall(name: string, input: unknown): RequestedCall {
-  if (input && typeof input === 'object' && !Array.isArray(input)) return { name, arguments: input as Record<string, unknown> };
+  if (isRecord(input)) return { name, arguments: input };
   if (typeof input === 'string' && input.trim() !== '') {
     return { name, arguments: {}, problem: `the arguments were not a JSON object: ${input.slice(0, 200)}` };
   }

@@ -17,6 +17,7 @@ import { MAX_LINE_BYTES, readLines } from '../../protocol/line-reader.js';
 import { canonicalLine } from '../canonical.js';
 import { errorMessage } from '../errors.js';
 import type { ToolKind } from '../tools/tool.js';
+import { isRecord } from '../../domain/records.js';
 
 export interface PermissionQuestion {
   tool: string;
@@ -127,11 +128,11 @@ export class PermissionChannel implements Asker {
       this.badLine('not JSON');
       return;
     }
-    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) {
+    if (!isRecord(msg)) {
       this.badLine('not an object');
       return;
     }
-    const { type, id, answer, reason } = msg as Record<string, unknown>;
+    const { type, id, answer, reason } = msg;
     if (type !== 'answer' || typeof id !== 'string') {
       this.badLine('not {"type":"answer","id":...}');
       return;
