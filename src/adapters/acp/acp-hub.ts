@@ -119,7 +119,8 @@ export class AcpHub {
     const handle = this.sessions.get(sessionId);
     if (!handle) return;
     this.sessions.delete(sessionId);
-    void Promise.allSettled(this.dropInCluster(sessionId));
+    // Before its missions are forgotten: the close's cancel of the running run waits for these drops too.
+    handle.drops = Promise.allSettled([handle.drops, ...this.dropInCluster(sessionId)]);
     for (const [missionId, owner] of this.missions) if (owner === sessionId) this.missions.delete(missionId);
     this.services.permissionChannels.unregister(binding(sessionId));
     handle.actor.send({ type: 'acp.close' });
@@ -216,6 +217,7 @@ export class AcpHub {
       }
       case 'acp.dropQueued':
         handle.drops = Promise.allSettled([
+          handle.drops,
           this.services.request({ type: 'cmd.dropQueued', binding: binding(handle.sessionId) }),
           ...this.dropInCluster(handle.sessionId),
         ]);
