@@ -218,6 +218,8 @@ export class FileStateStore implements HallStateStore {
 
   /** The group commit's sync: append what is left over, then fdatasync. */
   private async syncLog(): Promise<void> {
+    // A sync started just before close() (an operation applied while it checkpointed) must not reopen the log.
+    if (this.closed) throw new Error('the hall could not record this on disk: its state store is closed');
     try {
       const failure = this.writeThrough();
       if (failure) throw failure;
