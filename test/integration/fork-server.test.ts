@@ -177,8 +177,8 @@ describe('ForkServer', () => {
     server.spawn(request(root, '/bin/true'), seen.watcher);
     await eventually(() => expect(seen.seen).toEqual(['spawned number', 'exited null SIGTERM']));
     expect(logs).toEqual([
-      'raider spawner said something it should not: {"id":1,"pid":"many"}',
-      'raider spawner said something it should not: {"id":1,"code":null,"signal":"SIGNOPE"}',
+      'raider spawner sent a report this hall cannot read (is libexec/raider-spawner.cjs from another version? reinstall raider-hall): {"id":1,"pid":"many"}',
+      'raider spawner sent a report this hall cannot read (is libexec/raider-spawner.cjs from another version? reinstall raider-hall): {"id":1,"code":null,"signal":"SIGNOPE"}',
     ]);
     await server.close();
   });

@@ -13,7 +13,7 @@ describe('an ACP session cancelled with a running prompt and a waiting one', () 
   it('drops the waiting prompts first, then cancels the run, and answers the waiting prompt cancelled', () => {
     const actor = createActor(acpSessionMachine, { input: { sessionId: 's-1', modeId: 'default', permissionTimeoutMs: 60_000 } });
     const effects: AcpSessionEffect[] = [];
-    actor.on('*', (effect) => effects.push(effect as AcpSessionEffect));
+    actor.on('*', (effect) => effects.push(effect));
     actor.start();
     actor.send({ type: 'acp.prompt', promptId: 'p1', missionId: 'm-1' });
     actor.send({ type: 'hall.spawned', missionId: 'm-1', runId: 'run-1' });

@@ -157,7 +157,9 @@ export class ForkServer {
     }
     const read = ServerMessage.safeParse(parsed);
     if (!read.success) {
-      this.log(`raider spawner said something it should not: ${line.slice(0, 200)}`);
+      this.log(
+        `raider spawner sent a report this hall cannot read (is libexec/raider-spawner.cjs from another version? reinstall raider-hall): ${line.slice(0, 200)}`,
+      );
       return;
     }
     const message = read.data;
