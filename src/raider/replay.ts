@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { HistoryEntry } from './engines/engine.js';
+import { isRecord } from '../domain/records.js';
 
 export interface JournalRecord {
   type: string;
@@ -25,9 +26,12 @@ export function parseJournal(text: string): JournalContents {
   lines.forEach((line, i) => {
     try {
       const rec: unknown = JSON.parse(line);
-      if (rec && typeof rec === 'object' && !Array.isArray(rec) && typeof (rec as { type?: unknown }).type === 'string') {
-        records.push(rec as JournalRecord);
-        return;
+      if (isRecord(rec)) {
+        const { type } = rec;
+        if (typeof type === 'string') {
+          records.push({ ...rec, type });
+          return;
+        }
       }
     } catch {
       // falls through to damaged

@@ -271,6 +271,28 @@ describe('raider acp --stdio', () => {
   });
 });
 
+describe('raider acp --stdio with garbage', () => {
+  it('answers a line that is no JSON -32700, and one that is no JSON-RPC message (not an object, an id that is an object) -32600', async () => {
+    const root = tempRoot();
+    const child = spawn(process.execPath, [RAIDER_BIN, 'acp', '--stdio', root], { env: hallEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const lines: Json[] = [];
+    let buffered = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const part of parts) if (part.trim() !== '') lines.push(JSON.parse(part) as Json);
+    });
+    child.stdin.write('not json\n[1]\n{"jsonrpc":"2.0","id":{"x":1},"method":"initialize","params":{}}\n');
+    child.stdin.write('{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n');
+    await eventually(() => expect(lines).toHaveLength(4));
+    expect(lines.map((l) => l.error?.code ?? l.id)).toEqual([-32700, -32600, -32600, 7]);
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+  });
+});
+
 async function startAcpHallAt(root: string): Promise<TestHall> {
   const { startTestHall } = await import('../support/test-hall.js');
   const { acpAdapter } = await import('../../src/adapters/acp/acp-adapter.js');

@@ -13,9 +13,15 @@ import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { initializeResult } from '../../adapters/acp/acp-agent.js';
 import { hallNotRunning } from './hall-down.js';
 import { isRecord } from '../../domain/records.js';
+import { z } from 'zod';
 
+/** A JSON-RPC message as the bridge relays it: only its id and method are read, the rest passes as it came. */
+const MessageSchema = z.looseObject({
+  id: z.union([z.string(), z.number()]).nullable().optional(),
+  method: z.string().optional(),
+});
+type Message = z.infer<typeof MessageSchema>;
 type Id = string | number;
-type Message = Record<string, unknown> & { id?: Id | null; method?: string };
 
 const HALL_DOWN = -32000;
 
@@ -87,11 +93,12 @@ class AcpBridge {
       this.error(null, -32700, 'Parse error');
       return;
     }
-    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
+    const read = MessageSchema.safeParse(msg);
+    if (!read.success) {
       this.error(null, -32600, 'Invalid request');
       return;
     }
-    const m = msg as Message;
+    const m = read.data;
     if (m.method === undefined) {
       // A response to a request the hall sent (a permission question).
       const hallId = m.id !== undefined && m.id !== null ? this.fromHall.get(String(m.id)) : undefined;
@@ -169,12 +176,16 @@ class AcpBridge {
   private readonly ownWaiters = new Map<string, () => void>();
 
   private fromHallLine(line: string): void {
-    let msg: Message;
+    let parsed: unknown;
     try {
-      msg = JSON.parse(line) as Message;
+      parsed = JSON.parse(line);
     } catch {
       return;
     }
+    const read = MessageSchema.safeParse(parsed);
+    // The hall's side speaks JSON-RPC; anything else is not relayed.
+    if (!read.success) return;
+    const msg = read.data;
     if (msg.method !== undefined) {
       if (msg.id === undefined || msg.id === null) {
         this.write(msg);
