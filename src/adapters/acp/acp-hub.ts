@@ -119,11 +119,11 @@ export class AcpHub {
     const handle = this.sessions.get(sessionId);
     if (!handle) return;
     this.sessions.delete(sessionId);
-    // Before its missions are forgotten: the close's cancel of the running run waits for these drops too.
-    handle.drops = Promise.allSettled([handle.drops, ...this.dropInCluster(sessionId)]);
+    // The machine drops the waiting prompts and cancels the run as session/cancel does
+    // (its effects are carried out before send returns): only then are the missions forgotten.
+    handle.actor.send({ type: 'acp.close' });
     for (const [missionId, owner] of this.missions) if (owner === sessionId) this.missions.delete(missionId);
     this.services.permissionChannels.unregister(binding(sessionId));
-    handle.actor.send({ type: 'acp.close' });
     await handle.closed;
     await this.services.request({ type: 'cmd.unbindSession', binding: binding(sessionId) });
   }
