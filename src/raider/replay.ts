@@ -5,12 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { HistoryEntry } from './engines/engine.js';
-import { isRecord } from '../domain/records.js';
+import { z } from 'zod';
 
-export interface JournalRecord {
-  type: string;
-  [field: string]: unknown;
-}
+/** A journal line: an object with a `type`, its other fields as they were written. */
+const JournalRecordSchema = z.looseObject({ type: z.string() });
+export type JournalRecord = z.infer<typeof JournalRecordSchema>;
 
 export interface JournalContents {
   records: JournalRecord[];
@@ -25,13 +24,10 @@ export function parseJournal(text: string): JournalContents {
   if (lines.at(-1) === '') lines.pop();
   lines.forEach((line, i) => {
     try {
-      const rec: unknown = JSON.parse(line);
-      if (isRecord(rec)) {
-        const { type } = rec;
-        if (typeof type === 'string') {
-          records.push({ ...rec, type });
-          return;
-        }
+      const read = JournalRecordSchema.safeParse(JSON.parse(line));
+      if (read.success) {
+        records.push(read.data);
+        return;
       }
     } catch {
       // falls through to damaged

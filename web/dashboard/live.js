@@ -64,8 +64,7 @@ export const live = {
   heldListeners: new Set(),
   frozen: false,
   scheduled: false,
-  lastHandOut: -Infinity,
-  /** [time, events] of the hand-outs of the last RATE_WINDOW_MS: their sum is the bus's rate a second. */
+  /** [time, events] of the hand-outs of the last RATE_WINDOW_MS: their sum is the bus's rate a second, the last one when the views last got a batch. */
   recent: [],
   push(event) {
     this.queue.push(event);
@@ -76,13 +75,16 @@ export const live = {
   schedule() {
     if (this.scheduled) return;
     this.scheduled = true;
-    const wait = this.lastHandOut + intervalAt(this.rate(performance.now())) - performance.now();
+    const now = performance.now();
+    const rate = this.rate(now);
+    // Older than the window, the last hand-out is gone from `recent`, and no wait is left anyway.
+    const wait = (this.recent.at(-1)?.[0] ?? -Infinity) + intervalAt(rate) - now;
     const handOut = () =>
       requestAnimationFrame(() => {
         this.scheduled = false;
         const now = performance.now();
-        this.lastHandOut = now;
         if (this.frozen) {
+          this.recent.push([now, 0]);
           for (const tell of this.heldListeners) tell(this.held);
           return;
         }

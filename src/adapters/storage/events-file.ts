@@ -102,10 +102,8 @@ function parseFinished(line: Buffer): RunDocument | null {
   } catch {
     return null;
   }
-  if (!isRecord(value)) return null;
-  const event = value;
-  if (event.type !== 'run.finished') return null;
-  const { type: _type, seq: _seq, time: _time, ...document } = event;
+  if (!isRecord(value) || value.type !== 'run.finished') return null;
+  const { type: _type, seq: _seq, time: _time, ...document } = value;
   return document;
 }
 

@@ -21,7 +21,7 @@ const MessageSchema = z.looseObject({
   method: z.string().optional(),
 });
 type Message = z.infer<typeof MessageSchema>;
-type Id = string | number;
+type Id = NonNullable<Message['id']>;
 
 const HALL_DOWN = -32000;
 
