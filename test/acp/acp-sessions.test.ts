@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { onLines } from '../../src/adapters/os/unix-socket.js';
 import { eventually, RAIDER_BIN, hallEnv, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
 import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
 
@@ -276,12 +277,8 @@ describe('raider acp --stdio with garbage', () => {
     const root = tempRoot();
     const child = spawn(process.execPath, [RAIDER_BIN, 'acp', '--stdio', root], { env: hallEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     const lines: Json[] = [];
-    let buffered = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const parts = buffered.split('\n');
-      buffered = parts.pop() ?? '';
-      for (const part of parts) if (part.trim() !== '') lines.push(JSON.parse(part) as Json);
+    onLines(child.stdout, (line) => {
+      if (line.trim() !== '') lines.push(JSON.parse(line) as Json);
     });
     child.stdin.write('not json\n[1]\n{"jsonrpc":"2.0","id":{"x":1},"method":"initialize","params":{}}\n');
     child.stdin.write('{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n');

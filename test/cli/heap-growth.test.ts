@@ -2,10 +2,13 @@
  * The hall's heap growing factor (src/adapters/os/heap-growth.ts): its
  * default, the variable that overrides it, and a bad value reported by a
  * real `raider hall start --daemon` on its starter's terminal, naming the
- * variable, while the hall starts anyway.
+ * variable, while the hall starts anyway. The flag it sets is one this
+ * Node's V8 knows (an unknown one would be ignored without a word).
  */
+import { spawnSync } from 'node:child_process';
+import v8 from 'node:v8';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_HEAP_GROWING_PERCENT, heapGrowingPercent } from '../../src/adapters/os/heap-growth.js';
+import { DEFAULT_HEAP_GROWING_PERCENT, heapGrowingPercent, limitHeapGrowth } from '../../src/adapters/os/heap-growth.js';
 import { alive, hall, hallRoot, removeRoots } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -23,6 +26,21 @@ describe('the heap growing factor', () => {
       expect(got).toBeInstanceOf(Error);
       expect(String(got)).toContain(`RAIDER_HALL_HEAP_GROWING_PERCENT must be a whole number from 0 to 1000 (0: V8's own), not "${bad}"`);
     }
+  });
+
+  it('sets the factor as a V8 flag this Node knows, and none for 0 or a bad value', () => {
+    const set = vi.spyOn(v8, 'setFlagsFromString').mockImplementation(() => undefined);
+    try {
+      const warnings: string[] = [];
+      limitHeapGrowth((w) => warnings.push(w), {});
+      limitHeapGrowth((w) => warnings.push(w), { RAIDER_HALL_HEAP_GROWING_PERCENT: '0' });
+      limitHeapGrowth((w) => warnings.push(w), { RAIDER_HALL_HEAP_GROWING_PERCENT: 'lots' });
+      expect(set.mock.calls).toEqual([['--heap-growing-percent=100']]);
+      expect(warnings).toHaveLength(1);
+    } finally {
+      set.mockRestore();
+    }
+    expect(spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8' }).stdout).toContain('--heap-growing-percent');
   });
 
   it("a bad value is said on the terminal of start --daemon, and the hall starts with V8's own factor", async () => {
