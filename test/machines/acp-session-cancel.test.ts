@@ -27,4 +27,20 @@ describe('an ACP session cancelled with a running prompt and a waiting one', () 
     expect(effects[2]).toEqual({ type: 'acp.answer', promptId: 'p2', answer: { stopReason: 'cancelled' } });
     actor.stop();
   });
+
+  it('closing does the same, in the same order, then closes', () => {
+    const actor = createActor(acpSessionMachine, { input: { sessionId: 's-1', modeId: 'default', permissionTimeoutMs: 60_000 } });
+    const effects: AcpSessionEffect[] = [];
+    actor.on('*', (effect) => effects.push(effect));
+    actor.start();
+    actor.send({ type: 'acp.prompt', promptId: 'p1', missionId: 'm-1' });
+    actor.send({ type: 'hall.spawned', missionId: 'm-1', runId: 'run-1' });
+    actor.send({ type: 'acp.prompt', promptId: 'p2', missionId: 'm-2' });
+    actor.send({ type: 'hall.queued', missionId: 'm-2' });
+    effects.length = 0;
+
+    actor.send({ type: 'acp.close' });
+    expect(effects.map((e) => e.type)).toEqual(['acp.dropQueued', 'acp.cancelRun', 'acp.answer', 'acp.closed']);
+    expect(actor.getSnapshot().status).toBe('done');
+  });
 });
