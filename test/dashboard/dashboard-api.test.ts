@@ -213,6 +213,31 @@ describe('GET /api/events', () => {
     stale.close();
   });
 
+  it('answers a poll (poll=1) with what came after `since` as the bus sent it, the newest seq, or reload when it is gone', async () => {
+    const { hall, board } = await started();
+    const first = await runToEnd(hall, board, 'answer before');
+    const socketTap = await hall.events('');
+    const second = await runToEnd(hall, board, 'answer polled');
+    const polled = await httpRequest(board, `/api/events?poll=1&since=${first.seq}`, { headers: bearer(board) });
+    expect(polled.status).toBe(200);
+    expect(polled.headers['content-type']).toMatch(/^application\/json/);
+    const reply = JSON.parse(polled.body) as Json;
+    // The second run's spawn and end, each exactly as the socket's subscribe sent it, and nothing of the first.
+    const lines = socketTap.lines.filter((l) => (JSON.parse(l) as Json).seq > first.seq && (JSON.parse(l) as Json).seq <= second.seq);
+    expect(reply.events.map((e: Json) => JSON.stringify(e))).toEqual(lines);
+    expect(reply.events.map((e: Json) => e.type)).toEqual(expect.arrayContaining(['raider.spawned', 'raider.done']));
+    expect(reply.latest).toBeGreaterThanOrEqual(second.seq);
+    socketTap.close();
+
+    const caughtUp = await get(board, `/api/events?poll=1&since=${reply.latest}`);
+    expect(caughtUp).toMatchObject({ status: 200, events: [], latest: reply.latest });
+    // A seq this hall never sent: what came is not known, the page loads its views again.
+    expect(await get(board, '/api/events?poll=1&since=999999')).toEqual({ status: 200, latest: reply.latest, reload: true });
+    const noSince = await httpRequest(board, '/api/events?poll=1', { headers: bearer(board) });
+    expect(noSince.status).toBe(400);
+    expect(noSince.body).toMatch(/since=SEQ/);
+  });
+
   it('keeps at least the last 1,000 events; an older Last-Event-ID gets reload', () => {
     const bus = new EventBus(() => {});
     const ring = new EventRing(bus);

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { EventRing, EventStreams } from './event-stream.js';
-import { readJsonBody, sendJson } from './http-io.js';
+import { readJsonBody, sendJson, sendJsonText } from './http-io.js';
 import { serveQuestionChange, serveQuestionsRead } from './dashboard-questions-api.js';
 import { serveQueueChange, serveQueueRead } from './dashboard-queue-api.js';
 import type { QuestionDesk } from './question-desk.js';
@@ -73,6 +73,12 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
   }
   if (url.pathname === '/api/cluster') {
     sendJson(res, 200, await clusterReply(services.store.shared));
+    return true;
+  }
+  if (url.pathname === '/api/events' && url.searchParams.get('poll') === '1') {
+    const since = url.searchParams.get('since') ?? '';
+    if (!/^\d+$/.test(since)) sendJson(res, 400, { error: 'poll=1 needs since=SEQ: the seq of the newest event the page has' });
+    else sendJsonText(res, 200, deps.ring.batchSince(Number(since)));
     return true;
   }
   if (url.pathname === '/api/events') {

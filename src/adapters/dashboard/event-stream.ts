@@ -58,8 +58,24 @@ export class EventRing {
 
   /** The messages after `lastSeq`, or null when some of them are no longer kept (or it is not a seq of this hall). */
   since(lastSeq: number): string[] | null {
+    return this.after(lastSeq)?.map((l) => message(l.line, l.seq)) ?? null;
+  }
+
+  /**
+   * The same as one JSON text, for a page that polls instead of streaming
+   * (under a burst: one request and one parse a second instead of an event
+   * each): `{"events": [EVENT...], "latest": SEQ}`, the events as the bus
+   * sends them; `{"latest": SEQ, "reload": true}` when some of them are gone.
+   */
+  batchSince(lastSeq: number): string {
+    const kept = this.after(lastSeq);
+    if (kept === null) return `{"latest":${this.newest},"reload":true}`;
+    return `{"events":[${kept.map((l) => l.line.trimEnd()).join(',')}],"latest":${this.newest}}`;
+  }
+
+  private after(lastSeq: number): Array<{ seq: number; line: string }> | null {
     if (lastSeq > this.newest || lastSeq < this.droppedThrough) return null;
-    return this.lines.filter((l) => l.seq > lastSeq).map((l) => message(l.line, l.seq));
+    return this.lines.filter((l) => l.seq > lastSeq);
   }
 
   /** The kept events about one run (its spawn, the dashboard's cancel and kill, its end), oldest first. */

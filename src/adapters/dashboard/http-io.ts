@@ -7,7 +7,12 @@ import { errorMessage } from '../../domain/error-message.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = `${stringify(body) ?? 'null'}\n`;
+  sendJsonText(res, status, stringify(body) ?? 'null');
+}
+
+/** A reply already made as JSON text (put together from the bus's own lines, say). */
+export function sendJsonText(res: ServerResponse, status: number, json: string): void {
+  const text = `${json}\n`;
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
