@@ -73,6 +73,32 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
     expect(await runs.getByRole('cell', { name: 'running', exact: true }).count()).toBe(0);
   });
 
+  it('in a burst stops streaming and asks for what came, then streams again; the table ends right', async () => {
+    const page = await loggedIn();
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await runs.waitFor();
+    // How this page gets the bus from here on: streams (EventSource) and polls.
+    const feed: string[] = [];
+    page.on('request', (req) => {
+      const url = new URL(req.url());
+      if (url.pathname === '/api/events') feed.push(url.searchParams.get('poll') === '1' ? 'poll' : 'stream');
+    });
+    // Hundreds of events a second: the page polls instead of taking each event from a stream.
+    await Promise.all(Array.from({ length: 300 }, (_, i) => hall.request({ cmd: 'spawn', name: 'sven', mission: `answer polled ${i}` })));
+    await expect.poll(() => feed, { timeout: 20_000 }).toContain('poll');
+    // Every run of the burst shown ended: the page got every run's end.
+    await expect.poll(() => runs.getByRole('cell', { name: 'running', exact: true }).count(), { timeout: 20_000 }).toBe(0);
+    const shown = runs.getByRole('row').filter({ has: page.getByRole('cell', { name: 'sven', exact: true }) });
+    expect(await shown.count()).toBeGreaterThan(0);
+    expect(await shown.getByRole('cell', { name: 'completed', exact: true }).count()).toBe(await shown.count());
+    // Calm again: back to a stream, which shows a run as it starts and ends.
+    await expect.poll(() => feed.at(-1), { timeout: 20_000 }).toBe('stream');
+    const calm = await hall.request({ cmd: 'spawn', name: 'sven', mission: 'answer calm again' });
+    const row = runs.getByRole('row').filter({ has: page.getByRole('link', { name: calm.id, exact: true }) });
+    await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
+    expect(feed.filter((f) => f === 'stream')).toHaveLength(1);
+  });
+
   it('holds live updates while Freeze is pressed, and shows them when it is released', async () => {
     const page = await loggedIn();
     const runs = page.getByRole('table', { name: 'Runs' });

@@ -1,7 +1,7 @@
 // What every view of the dashboard shares: JSON requests to the hall's API,
 // and the bus as live events handed out in batches (a frame's worth; on a
-// busy bus at most ten a second, in a burst two), so a burst costs a few
-// renders a second.
+// busy bus at most ten a second), so a burst costs a few renders a second.
+// In a burst the page stops streaming and asks for what came once a second.
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 /** A failed request leaves the view as it was; the console says why. */
@@ -43,6 +43,17 @@ const BUSY_RATE = 40;
 const BUSY_INTERVAL_MS = 100;
 const BURST_RATE = 100;
 const BURST_INTERVAL_MS = 500;
+/**
+ * From BURST_RATE the page closes its event stream and asks the hall for what
+ * came (`/api/events?poll=1`) every POLL_MS, until the bus is back under
+ * BUSY_RATE: a streamed event costs the browser its own delivery, parse and
+ * dispatch, which in a burst (hundreds a second, on each open page) was as
+ * much of the page's work as its renders; a poll costs one request and one
+ * parse.
+ */
+const POLL_MS = 1000;
+/** Events waiting for their hand-out that make a burst: BURST_RATE's worth of BURST_INTERVAL_MS. */
+const BURST_QUEUE = (BURST_RATE * BURST_INTERVAL_MS) / 1000;
 
 /** The bus's rate is taken over this window: a frame that happens to carry two events is no burst. */
 const RATE_WINDOW_MS = 1000;
@@ -70,6 +81,8 @@ export const live = {
     this.queue.push(event);
     if (this.frozen) this.held++;
     if (this.queue.length > HELD_MAX) this.queue = [{ type: 'raider.resync' }, ...this.queue.slice(-HELD_MAX / 2)];
+    // As many waiting as a burst brings between two hand-outs: a burst, known before the next hand-out says so.
+    if (this.queue.length === BURST_QUEUE) this.onBurst?.();
     this.schedule();
   },
   schedule() {
@@ -92,6 +105,7 @@ export const live = {
         this.queue = [];
         this.recent.push([now, batch.length]);
         if (batch.length > 0) for (const listen of this.listeners) listen(batch);
+        this.onHandOut?.(this.rate(now));
       });
     if (wait > 0) setTimeout(handOut, wait);
     else handOut();
@@ -103,6 +117,10 @@ export const live = {
     for (const [, n] of this.recent) events += n;
     return (events * 1000) / RATE_WINDOW_MS;
   },
+  /** Told the bus's rate after each hand-out: the feed switches between streaming and polling by it. */
+  onHandOut: null,
+  /** Told when BURST_QUEUE events wait (the feed polls from then on). */
+  onBurst: null,
   setFrozen(frozen) {
     this.frozen = frozen;
     this.held = 0;
@@ -111,26 +129,66 @@ export const live = {
 };
 
 /**
- * `since`: the seq of the newest event in the data the page was drawn from;
- * the stream starts after it. (Reconnects say what they saw in Last-Event-ID.)
+ * Feeds `live` from the hall: an event stream while the bus is calm or busy,
+ * polls every POLL_MS in a burst. `since`: the seq of the newest event in the
+ * data the page was drawn from; the feed starts after it (a stream's
+ * reconnects say what they saw in Last-Event-ID).
  */
 export function connectEvents(since) {
-  const source = new EventSource(Number.isInteger(since) ? `/api/events?since=${since}` : '/api/events');
+  let last = Number.isInteger(since) ? since : null;
+  let source = null;
   let received = false;
-  source.onmessage = (message) => {
-    received = true;
-    try {
-      live.push(JSON.parse(message.data));
-    } catch {
-      /* not an event */
-    }
+  let polling = false;
+  const take = (event) => {
+    if (Number.isInteger(event.seq)) last = event.seq;
+    live.push(event);
   };
-  source.addEventListener('reload', () => {
-    // More happened since the page was drawn than the hall keeps: its views ask again (a reload would only meet the same).
-    if (!received) live.push({ type: 'raider.resync' });
-    // The hall no longer has what we missed (or restarted): start from its present.
-    else location.reload();
-  });
+  const stream = () => {
+    polling = false;
+    source = new EventSource(last !== null ? `/api/events?since=${last}` : '/api/events');
+    source.onmessage = (message) => {
+      received = true;
+      try {
+        take(JSON.parse(message.data));
+      } catch {
+        /* not an event */
+      }
+    };
+    source.addEventListener('reload', () => {
+      // More happened since the page was drawn than the hall keeps: its views ask again (a reload would only meet the same).
+      if (!received) live.push({ type: 'raider.resync' });
+      // The hall no longer has what we missed (or restarted): start from its present.
+      else location.reload();
+    });
+  };
+  const poll = async () => {
+    try {
+      const reply = await getJson(`/api/events?poll=1&since=${last}`);
+      if (reply.reload === true) live.push({ type: 'raider.resync' });
+      else for (const event of reply.events) take(event);
+      if (Number.isInteger(reply.latest)) last = reply.latest;
+    } catch (err) {
+      // The hall is away: the stream's own reconnects wait for it.
+      reportFailure(err);
+      stream();
+      return;
+    }
+    // Calm again: stream (the rate counts what this poll brought).
+    if (live.rate(performance.now()) < BUSY_RATE) stream();
+    else setTimeout(poll, POLL_MS);
+  };
+  const startPolling = () => {
+    if (polling || last === null) return;
+    polling = true;
+    source?.close();
+    source = null;
+    setTimeout(poll, POLL_MS);
+  };
+  live.onHandOut = (rate) => {
+    if (rate >= BURST_RATE) startPolling();
+  };
+  live.onBurst = startPolling;
+  stream();
 }
 
 /** The data the hall drew the page from (a JSON block in it), once: later views ask for theirs. */

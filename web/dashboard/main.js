@@ -108,13 +108,27 @@ class RunRow extends Component {
   }
 }
 
-/** Epoch ms, once a second while `ticking`: what moves a running run's duration on. */
+/**
+ * Epoch ms while `ticking`: what moves a running run's duration on. It moves
+ * with each batch of events (drawn anyway) and a second after the last move:
+ * in a burst the clock adds no drawing of its own.
+ */
 function useClock(ticking) {
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     if (!ticking) return undefined;
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
+    let timer = null;
+    const tick = () => {
+      clearTimeout(timer);
+      setNow(Date.now());
+      timer = setTimeout(tick, 1000);
+    };
+    timer = setTimeout(tick, 1000);
+    live.listeners.add(tick);
+    return () => {
+      clearTimeout(timer);
+      live.listeners.delete(tick);
+    };
   }, [ticking]);
   return now;
 }
