@@ -11,6 +11,7 @@ import type { ControlSocket } from '../adapters/control/control-socket.js';
 import { liveRuns, type RunRegistry } from '../adapters/control/run-registry.js';
 import type { ForkServer } from '../adapters/os/fork-server.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
+import type { EventsFileMaker } from '../adapters/storage/events-file-maker.js';
 import type { HallStateStore } from '../adapters/storage/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
 import type { hallMachine } from '../machines/hall.machine.js';
@@ -30,6 +31,7 @@ export interface HallHoldings {
   socket: ControlSocket;
   forkServer: ForkServer;
   permissionChannels: PermissionChannels;
+  eventsFiles: EventsFileMaker;
   registry: RunRegistry;
   adapters: readonly HallAdapter[];
   log: (line: string) => void;
@@ -71,10 +73,11 @@ export class HallShutdown {
   private async close(code: number): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    const { socket, permissionChannels, forkServer, store, paths, lock, log } = this.holdings;
+    const { socket, permissionChannels, forkServer, eventsFiles, store, paths, lock, log } = this.holdings;
     await socket.close().catch(() => {});
     permissionChannels.closeAll();
     await forkServer.close();
+    eventsFiles.close();
     await store.close().catch((err: unknown) => log(`cannot write the final state: ${errorMessage(err)}`));
     removePidFile(paths);
     await lock.release();

@@ -23,6 +23,7 @@ import { ForkServer } from '../adapters/os/fork-server.js';
 import { SocketPathError } from '../adapters/os/socket-path.js';
 import { socketAnswers } from '../adapters/os/unix-socket.js';
 import { writeFileAtomic } from '../adapters/storage/atomic-file.js';
+import { EventsFileMaker } from '../adapters/storage/events-file-maker.js';
 import { hallPaths, type HallPaths } from '../adapters/storage/hall-paths.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import { hallWithRunActors } from '../machines/hall-tree.js';
@@ -140,6 +141,7 @@ async function startLocked(
     : null;
   const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log, clusterPermissions);
   const forkServer = new ForkServer(log);
+  const eventsFiles = new EventsFileMaker(paths.logsDir);
   const bus = new EventBus(log);
   // On a shared cluster every event names its hall.
   if (store.shared) bus.nameHall(store.shared.hallId);
@@ -157,6 +159,7 @@ async function startLocked(
       providerStore: () => readProviderStore(providerStorePath(env.HOME)),
       raiderVersion: RAIDER_VERSION,
       permissionChannels,
+      eventsFiles,
       warn: log,
     }),
     recordWritten: recordWrittenLogic(store),
@@ -216,7 +219,18 @@ async function startLocked(
   addFaceCommands(commands, adapters);
   const socket = new ControlSocket({ socketPath: paths.socket, commands, bus, warn: log });
   actor.on('hall.stopped', () => cluster?.stop());
-  const shutdown = new HallShutdown(actor, { paths, lock, store, socket, forkServer, permissionChannels, registry, adapters, log });
+  const shutdown = new HallShutdown(actor, {
+    paths,
+    lock,
+    store,
+    socket,
+    forkServer,
+    eventsFiles,
+    permissionChannels,
+    registry,
+    adapters,
+    log,
+  });
 
   // The pid file first: whoever sees the socket answer can find the hall's pid. Then the boot:
   // what a previous hall left waiting is handed out before any client can send a new mission.

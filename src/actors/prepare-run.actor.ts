@@ -1,6 +1,6 @@
 /**
  * Preparing a run before its process starts: refuse the raider entry if the
- * hall must, rotate the slot log, reserve the events file, write the start
+ * hall must, rotate the slot log, create the events file, write the start
  * line, get the binding's session and build the raider's command. Recording
  * the run in the ledger is the hall's (run.machine.ts: `recording`), through
  * the same store channel as every other durable write.
@@ -18,7 +18,7 @@ import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
 import { createSession, journalPath } from '../raider/journal.js';
 import type { RunEnvironment } from './run-environment.js';
 import { ownEntry } from '../domain/own-entry.js';
-import { errorMessage, errorCode } from '../domain/error-message.js';
+import { errorMessage } from '../domain/error-message.js';
 
 export function prepareRunLogic(env: RunEnvironment) {
   // The ignored-keys note goes into the slot log once per raider name and hall process.
@@ -40,7 +40,7 @@ export function prepareRunLogic(env: RunEnvironment) {
 
     if (input.rotateLog) rotateSlotLog(logPath, config.logs.max_log_size);
     const events = eventsPath(paths, input.runId);
-    reserveEventsFile(events);
+    env.eventsFiles.create(events);
     if (!appendToLogSync(logPath, startLine(input.runId))) throw new Error(`cannot write ${logPath}`);
     try {
       if (!noted.has(input.baseName)) {
@@ -106,21 +106,6 @@ export function prepareRunLogic(env: RunEnvironment) {
       throw err;
     }
   });
-}
-
-/**
- * Creates the run's events file. O_EXCL: a run id is never reused, even by a
- * hall that crashed. Makes the logs directory again if somebody removed it.
- */
-function reserveEventsFile(file: string): void {
-  const create = () => fs.closeSync(fs.openSync(file, 'wx', 0o644));
-  try {
-    create();
-  } catch (err) {
-    if (errorCode(err) !== 'ENOENT') throw err;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    create();
-  }
 }
 
 /** A run works in the hall root, or in a directory inside it that its mission asked for. */

@@ -1,5 +1,6 @@
 /** What the run actors need from the hall around them, passed in once at start-up. */
 import type { HallConfig } from '../adapters/config/hall-config.js';
+import type { EventsFileMaker } from '../adapters/storage/events-file-maker.js';
 import type { HallPaths } from '../adapters/storage/hall-paths.js';
 import type { ProviderStoreView } from '../domain/refusal.js';
 import type { PermissionChannels } from './permission-channels.js';
@@ -23,6 +24,8 @@ export interface RunEnvironment {
   raiderVersion: string;
   /** Opens a run's permission channel when a surface answers for its binding. */
   permissionChannels: PermissionChannels;
+  /** Creates each run's events file (from a spare made ahead of time). */
+  eventsFiles: EventsFileMaker;
   /** Diagnostics for the hall's own log. */
   warn: (message: string) => void;
 }
