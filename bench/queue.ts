@@ -102,7 +102,8 @@ function appendSyncFloor(dir: string, n: number): { perSecond: number; latencies
  * The protocol's floor: what a sequential spawn must wait for and nothing
  * else. A separate Node process (as the hall is) serves one line per request
  * on a UNIX socket: it appends the line to a file, fdatasyncs it through
- * libuv's thread pool (as the hall's log does) and answers one line. The
+ * libuv's thread pool (as the hall's log does on a slow disk; a fast one it
+ * syncs on its event loop) and answers one line. The
  * bench's client sends `n` requests one at a time on one connection.
  */
 const ROUND_TRIP_SERVER = `

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { CHECKPOINT_DELAY_MS } from '../../src/adapters/storage/checkpoint-writer.js';
 import { FileStateStore } from '../../src/adapters/storage/file-state-store.js';
 import type { LedgerRun } from '../../src/adapters/storage/durable-state.js';
@@ -23,11 +23,16 @@ afterEach(async () => {
   for (const store of stores.splice(0)) await store.close().catch(() => {});
 });
 
-async function openStore(dir: string): Promise<FileStateStore> {
-  const store = await FileStateStore.open(dir, { warn: () => {} });
+async function openStore(dir: string, inlineSyncMs?: number): Promise<FileStateStore> {
+  const store = await FileStateStore.open(dir, { warn: () => {}, ...(inlineSyncMs !== undefined ? { inlineSyncMs } : {}) });
   stores.push(store);
   return store;
 }
+
+/** The two ways the log is synced (write-ahead-log.ts), each held to one of them whatever the disk's speed. */
+const THREAD_POOL = { where: 'on the thread pool', inlineSyncMs: 0, spy: () => vi.spyOn(fs, 'fdatasync') };
+const EVENT_LOOP = { where: 'on the event loop', inlineSyncMs: 60_000, spy: () => vi.spyOn(fs, 'fdatasyncSync') };
+const SYNC_MODES: Array<{ where: string; inlineSyncMs: number; spy: () => MockInstance }> = [THREAD_POOL, EVENT_LOOP];
 
 function ledgerRun(id: string): LedgerRun {
   return {
@@ -46,12 +51,12 @@ function walLines(dir: string): string[] {
 }
 
 /** A store in which run bjorn-1 has started (and is durable); fdatasyncs counted from here. */
-async function storeWithStartedRun() {
+async function storeWithStartedRun<S>(mode: { inlineSyncMs: number; spy: () => S }) {
   const dir = path.join(tempRoot('store-'), 'state');
-  const store = await openStore(dir);
+  const store = await openStore(dir, mode.inlineSyncMs);
   store.apply({ op: 'run', run: ledgerRun('bjorn-1') });
   await store.commit();
-  return { dir, store, syncs: vi.spyOn(fs, 'fdatasync') };
+  return { dir, store, syncs: mode.spy() };
 }
 
 async function reopen(store: FileStateStore, dir: string): Promise<FileStateStore> {
@@ -60,11 +65,11 @@ async function reopen(store: FileStateStore, dir: string): Promise<FileStateStor
   return openStore(dir);
 }
 
-describe('FileStateStore commits', () => {
+describe.each(SYNC_MODES)('FileStateStore commits, syncing $where', (mode) => {
   it("fdatasyncs a run's start before its commit resolves", async () => {
     const dir = path.join(tempRoot('store-'), 'state');
-    const store = await openStore(dir);
-    const syncs = vi.spyOn(fs, 'fdatasync');
+    const store = await openStore(dir, mode.inlineSyncMs);
+    const syncs = mode.spy();
     store.apply({ op: 'run', run: ledgerRun('bjorn-1') });
     await store.commit();
     expect(syncs).toHaveBeenCalledTimes(1);
@@ -73,8 +78,8 @@ describe('FileStateStore commits', () => {
 
   it('starts the fdatasync of an operation that is owed one by itself, before anybody waits for it', async () => {
     const dir = path.join(tempRoot('store-'), 'state');
-    const store = await openStore(dir);
-    const syncs = vi.spyOn(fs, 'fdatasync');
+    const store = await openStore(dir, mode.inlineSyncMs);
+    const syncs = mode.spy();
     // Timers stand still: the background checkpoint (which syncs the log first) cannot be what syncs it.
     vi.useFakeTimers({ toFake: ['setTimeout'] });
     // A run's record: its raider is spawned meanwhile, and the spawn's reply (which waits for the record) goes out with the pid.
@@ -88,7 +93,7 @@ describe('FileStateStore commits', () => {
   });
 
   it("writes a pid and a run's end at once, and syncs them with the next fdatasync or on their own shortly after", async () => {
-    const { dir, store, syncs } = await storeWithStartedRun();
+    const { dir, store, syncs } = await storeWithStartedRun(mode);
 
     store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
     store.apply({ op: 'end', runId: 'bjorn-1' });
@@ -107,14 +112,27 @@ describe('FileStateStore commits', () => {
   });
 
   it('a checkpoint (and so close) syncs the log with what was waiting, even before the files are written', async () => {
-    const { store, syncs } = await storeWithStartedRun();
+    const { store, syncs } = await storeWithStartedRun(mode);
     store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
     await store.checkpoint();
     expect(syncs).toHaveBeenCalledTimes(1);
   });
 
+  it('an operation that is owed an fdatasync takes the pending pid with it', async () => {
+    const { dir, store, syncs } = await storeWithStartedRun(mode);
+    store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
+    store.apply({ op: 'run', run: ledgerRun('bjorn-2') });
+    await store.commit();
+    expect(syncs).toHaveBeenCalledTimes(1);
+    const again = await reopen(store, dir);
+    expect(again.state.runs.get('bjorn-1')?.pid).toBe(4242);
+    expect(again.state.runs.has('bjorn-2')).toBe(true);
+  });
+});
+
+describe('FileStateStore syncs on the thread pool', () => {
   it('a checkpoint made while the pid is being synced on its own resolves', async () => {
-    const { store, syncs } = await storeWithStartedRun();
+    const { store, syncs } = await storeWithStartedRun(THREAD_POOL);
     // Hold the lazy fdatasync until the checkpoint waits on it.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -128,17 +146,6 @@ describe('FileStateStore commits', () => {
     await expect(Promise.race([checkpoint.then(() => 'done'), new Promise((r) => setTimeout(() => r('hung'), 5_000))])).resolves.toBe(
       'done',
     );
-  });
-
-  it('an operation that is owed an fdatasync takes the pending pid with it', async () => {
-    const { dir, store, syncs } = await storeWithStartedRun();
-    store.apply({ op: 'pid', runId: 'bjorn-1', pid: 4242 });
-    store.apply({ op: 'run', run: ledgerRun('bjorn-2') });
-    await store.commit();
-    expect(syncs).toHaveBeenCalledTimes(1);
-    const again = await reopen(store, dir);
-    expect(again.state.runs.get('bjorn-1')?.pid).toBe(4242);
-    expect(again.state.runs.has('bjorn-2')).toBe(true);
   });
 });
 

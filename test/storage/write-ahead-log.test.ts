@@ -54,4 +54,44 @@ describe('WriteAheadLog', () => {
     expect(log.read()).toBe('{"op":"a"}\n{"op":"b"}\n');
     log.close();
   });
+
+  it('syncs on the event loop while syncs are fast, on the thread pool once they are slow, and back when they are fast again', async () => {
+    let now = 0;
+    const log = new WriteAheadLog(path.join(tempRoot('wal-'), 'wal.jsonl'), { inlineSyncMs: 1, now: () => now });
+    log.append('{"op":"a"}\n', () => false);
+    const realSyncSync = fs.fdatasyncSync;
+    const realSync = fs.fdatasync;
+    // Each sync takes what the disk is set to, on the test's clock.
+    let diskMs = 0.2;
+    const inline = vi.spyOn(fs, 'fdatasyncSync').mockImplementation((fd: number) => {
+      now += diskMs;
+      realSyncSync(fd);
+    });
+    const pooled = vi.spyOn(fs, 'fdatasync').mockImplementation(((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+      now += diskMs;
+      realSync(fd, cb);
+    }) as typeof fs.fdatasync);
+    await log.sync();
+    expect([inline.mock.calls.length, pooled.mock.calls.length]).toEqual([1, 0]);
+    // The disk slows down: one slow sync is enough to leave the loop.
+    diskMs = 20;
+    await log.sync();
+    expect(log.syncInline).toBe(false);
+    await log.sync();
+    expect([inline.mock.calls.length, pooled.mock.calls.length]).toEqual([2, 1]);
+    // Fast again: the average comes down and the loop takes the syncs back.
+    diskMs = 0.2;
+    for (let i = 0; i < 30 && !log.syncInline; i++) await log.sync();
+    expect(log.syncInline).toBe(true);
+    log.close();
+  });
+
+  it('never syncs on the event loop when told so', async () => {
+    const log = new WriteAheadLog(path.join(tempRoot('wal-'), 'wal.jsonl'), { inlineSyncMs: 0 });
+    const inline = vi.spyOn(fs, 'fdatasyncSync');
+    await log.sync();
+    await log.sync();
+    expect(inline).not.toHaveBeenCalled();
+    log.close();
+  });
 });

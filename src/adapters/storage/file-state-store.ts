@@ -39,6 +39,8 @@ const SYNC_LATER: ReadonlySet<DurableOp['op']> = new Set(['pid', 'end']);
 export interface FileStateStoreOptions {
   /** Problems worth a line in the hall's log (unreadable files, write failures). */
   warn: (message: string) => void;
+  /** Log syncs up to this long (on average) are done on the event loop (write-ahead-log.ts); 0: always on the thread pool. */
+  inlineSyncMs?: number;
 }
 
 type FailureKind = 'wal' | 'files';
@@ -65,7 +67,10 @@ export class FileStateStore implements HallStateStore {
     private readonly dir: string,
     private readonly options: FileStateStoreOptions,
   ) {
-    this.log = new WriteAheadLog(path.join(dir, WAL_FILE));
+    this.log = new WriteAheadLog(
+      path.join(dir, WAL_FILE),
+      options.inlineSyncMs !== undefined ? { inlineSyncMs: options.inlineSyncMs } : {},
+    );
     this.reserve = new DiskReserve(dir, options.warn);
     this.files = new CheckpointWriter(dir, this.state, () => void this.checkpoints.once('background', () => this.background()));
   }
