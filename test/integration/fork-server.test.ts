@@ -159,6 +159,45 @@ describe('ForkServer', () => {
     await server.close();
   });
 
+  /** A fork server that answers the first request with its pid and its exit in one write, then does `then`. */
+  function quickExitServer(root: string, then: string): string {
+    const script = path.join(root, 'quick.cjs');
+    fs.writeFileSync(
+      script,
+      `process.stdin.once("data", () => { process.stdout.write('{"id":1,"pid":4242}\\n{"id":1,"code":0,"signal":null}\\n'); ${then} });\n`,
+    );
+    return script;
+  }
+
+  it('tells an exit read with the pid on the next turn: what the pid set going comes first', async () => {
+    const root = tempRoot('fork-server-');
+    const server = new ForkServer(() => {}, quickExitServer(root, ''));
+    const seen: string[] = [];
+    server.spawn(request(root, '/bin/true'), {
+      spawned: () => {
+        seen.push('spawned');
+        // What a spawn's reply waits on: promise steps after the pid.
+        void Promise.resolve()
+          .then(() => undefined)
+          .then(() => seen.push('answered'));
+      },
+      failed: (error) => seen.push(`failed ${error}`),
+      exited: (code) => seen.push(`exited ${String(code)}`),
+      lost: () => seen.push('lost'),
+    });
+    await eventually(() => expect(seen).toEqual(['spawned', 'answered', 'exited 0']));
+    await server.close();
+  });
+
+  it('an exit it read before it ended is told as that exit, not as a lost process', async () => {
+    const root = tempRoot('fork-server-');
+    const server = new ForkServer(() => {}, quickExitServer(root, 'process.exit(0);'));
+    const seen = watch();
+    server.spawn(request(root, '/bin/true'), seen.watcher);
+    await eventually(() => expect(seen.seen).toEqual(['spawned number', 'exited 0 null']));
+    await server.close();
+  });
+
   it('a report that does not read as one (a pid that is no number, an unknown signal) is logged and left out', async () => {
     const root = tempRoot('fork-server-');
     const odd = path.join(root, 'odd.cjs');

@@ -49,6 +49,8 @@ export interface SpawnWatcher {
 interface Watch {
   watcher: SpawnWatcher;
   pid?: number;
+  /** Its exit was reported and is told on the next turn (see receive). */
+  exit?: { code: number | null; signal: NodeJS.Signals | null };
 }
 
 const signalName = z.custom<NodeJS.Signals>((v) => typeof v === 'string' && v in os.constants.signals, 'a signal name');
@@ -139,7 +141,10 @@ export class ForkServer {
       this.log(`raider spawner ended (${why}); a new one starts with the next run`);
       const watches = [...this.watches.values()];
       this.watches.clear();
-      for (const watch of watches) watch.watcher.lost(watch.pid);
+      for (const watch of watches) {
+        if (watch.exit) watch.watcher.exited(watch.exit.code, watch.exit.signal);
+        else watch.watcher.lost(watch.pid);
+      }
     };
     // Only when it could not be started at all: no exit event follows then.
     child.once('error', (err) => ended(err.message));
@@ -171,9 +176,19 @@ export class ForkServer {
     } else if ('error' in message) {
       this.watches.delete(message.id);
       watch.watcher.failed(message.error);
-    } else {
-      this.watches.delete(message.id);
-      watch.watcher.exited(message.code, message.signal);
+    } else if (watch.exit === undefined) {
+      // Told on the next turn of the event loop: a raider that ends at once has its pid and
+      // its exit read in one chunk, and what the pid set going (the spawn's reply) goes
+      // out before the hall spends its time on the end of the run.
+      watch.exit = { code: message.code, signal: message.signal };
+      setImmediate(() => this.tellExit(message.id, watch));
     }
+  }
+
+  private tellExit(id: number, watch: Watch): void {
+    // Gone meanwhile: its watcher stopped listening, or the fork server's end told it.
+    if (this.watches.get(id) !== watch || watch.exit === undefined) return;
+    this.watches.delete(id);
+    watch.watcher.exited(watch.exit.code, watch.exit.signal);
   }
 }
