@@ -37,6 +37,23 @@ export function isSafeRunId(id: string): boolean {
   return parsed !== null && SAFE_RAIDER_NAME.test(parsed.slot);
 }
 
+/** Which of two cursors is older: negative, zero or positive, as a sort wants. */
+export function compareRunCursors(a: RunIdCursor, b: RunIdCursor): number {
+  return a.sec - b.sec || a.n - b.n;
+}
+
+/**
+ * Orders run ids by when they started: the second, then the suffix (`.10`
+ * after `.9`, which text order puts before it); then by text (other slots,
+ * ids that are not run ids).
+ */
+export function compareRunIds(a: string, b: string): number {
+  const x = parseRunId(a);
+  const y = parseRunId(b);
+  const byStart = x && y ? compareRunCursors(x.cursor, y.cursor) : 0;
+  return byStart || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 export function laterCursor(a: RunIdCursor | undefined, b: RunIdCursor): RunIdCursor {
   if (a === undefined) return b;
   if (b.sec !== a.sec) return b.sec > a.sec ? b : a;

@@ -3,6 +3,8 @@
  * runs live and past (surviving a restart), a run's page, the event stream
  * with its replay, spawn with its refusals, cancel and kill.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/adapters/control/event-bus.js';
@@ -79,6 +81,24 @@ describe('GET /api/runs', () => {
     expect(board2.token).not.toBe(board.token);
     const runs = await get(board2, '/api/runs');
     expect(runs.runs).toEqual([expect.objectContaining({ id: done.id, slot: 'bjorn', status: 'completed' })]);
+  });
+});
+
+describe('GET /api/runs, runs of one second', () => {
+  it('lists past runs that started in the same second newest first: .10 before .9', async () => {
+    const { hall, board } = await started();
+    const done = await runToEnd(hall, board, 'answer one of a second');
+    await hall.stop();
+    halls.splice(0);
+    // Ten more runs of that second, as a burst leaves them: SLOT-SEC.2 ... SLOT-SEC.11.
+    const logs = path.join(hall.root, '.raider-hall', 'logs');
+    const suffixes = Array.from({ length: 10 }, (_, i) => i + 2);
+    for (const n of suffixes) fs.copyFileSync(path.join(logs, `${done.id}.events.jsonl`), path.join(logs, `${done.id}.${n}.events.jsonl`));
+
+    const again = await startTestHall({ root: hall.root, adapters: [dashboardAdapter] });
+    halls.push(again);
+    const runs = await get(await boardOf(again.root), '/api/runs');
+    expect(runs.runs.map((r: Json) => r.id)).toEqual([...suffixes.reverse().map((n) => `${done.id}.${n}`), done.id]);
   });
 });
 

@@ -13,10 +13,26 @@ function startedSecond(id) {
   return m ? Number(m[1]) : null;
 }
 
-/** The table's order, as the hall's: running runs first, then the others; newest first in each. */
+/** Which run of its second an id names: `.N`, 1 without. */
+function suffix(id) {
+  const m = /-\d+\.(\d+)$/.exec(id);
+  return m ? Number(m[1]) : 1;
+}
+
+/**
+ * The table's order, as the hall's: running runs first, then the others;
+ * newest first in each. Past runs the hall lists start on whole seconds:
+ * within one, `.10` is newer than `.9` (which text order would not say).
+ */
 function order(a, b) {
   const running = (b.status === 'running') - (a.status === 'running');
-  return running || b.started_at - a.started_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+  return (
+    running ||
+    b.started_at - a.started_at ||
+    (startedSecond(b.id) ?? 0) - (startedSecond(a.id) ?? 0) ||
+    suffix(b.id) - suffix(a.id) ||
+    (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+  );
 }
 
 function raiderMatches(filter, slot) {

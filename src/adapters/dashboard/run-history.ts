@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { runOutcome, type RunDocument } from '../../domain/outcome.js';
-import { isSafeRunId, parseRunId } from '../../domain/run-id.js';
+import { compareRunIds, isSafeRunId, parseRunId } from '../../domain/run-id.js';
 import type { HallQueries } from '../control/queries.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath, type HallPaths } from '../storage/hall-paths.js';
@@ -121,7 +121,7 @@ export class RunHistory {
     const own = (row: RunRow): RunRow => (cluster ? { ...row, hall: cluster.hall } : row);
     const live = [...this.live().map(own), ...(cluster?.remote ?? [])];
     const liveIds = new Set(live.map((r) => r.id));
-    this.pastList ??= this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
+    this.pastList ??= this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || compareRunIds(b.id, a.id));
     // A run that started since the list was made is live, not past (its raider.spawned cleared the list; this is for safety).
     const past = this.pastList.filter((r) => !liveIds.has(r.id)).map(own);
     const all = [...live.sort((a, b) => b.started_at - a.started_at), ...past].filter((r) => matches(r, filter));

@@ -6,13 +6,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseRunId, type RunIdCursor } from '../../domain/run-id.js';
+import { compareRunCursors, parseRunId, type RunIdCursor } from '../../domain/run-id.js';
 
 const SUFFIX = '.events.jsonl';
-
-function older(a: RunIdCursor, b: RunIdCursor): number {
-  return a.sec - b.sec || a.n - b.n;
-}
 
 export class EventsRetention {
   /** Per slot, its runs' ids, oldest first. */
@@ -40,7 +36,7 @@ export class EventsRetention {
     }
     const newest: Record<string, RunIdCursor> = {};
     for (const [slot, list] of this.files) {
-      list.sort((a, b) => older(a.cursor, b.cursor));
+      list.sort((a, b) => compareRunCursors(a.cursor, b.cursor));
       const last = list.at(-1);
       if (last) newest[slot] = last.cursor;
     }
@@ -56,7 +52,7 @@ export class EventsRetention {
     list.push({ id: runId, cursor: parsed.cursor });
     // Ids grow within a slot; a run adopted from a previous hall may be older.
     const before = list.at(-2);
-    if (before && older(before.cursor, parsed.cursor) > 0) list.sort((a, b) => older(a.cursor, b.cursor));
+    if (before && compareRunCursors(before.cursor, parsed.cursor) > 0) list.sort((a, b) => compareRunCursors(a.cursor, b.cursor));
   }
 
   /** A run of the slot ended: the oldest files beyond `keep` go, except those of live runs. */
