@@ -62,15 +62,17 @@ export class RunHistory {
   /** Past runs read before, by id; an events file that did not change is not read again. */
   private readonly past = new Map<string, PastRun>();
   /**
-   * The past runs as last listed, newest first; null once a run started or
-   * ended (`changed`), which are the only times the list changes: between
-   * them a request lists no directory and stats no file.
+   * The past runs as last listed, newest first, and the runs that were live
+   * then (left out of it); null once a run started or ended (`changed`).
+   * Between those a request lists no directory and stats no file, unless a
+   * run live then is no longer: a run leaves the live ones just after its
+   * `raider.done`, and a list made in between would lack it for good.
    */
-  private pastList: RunRow[] | null = null;
+  private pastList: { rows: RunRow[]; live: ReadonlySet<string> } | null = null;
 
   constructor(
     private readonly paths: HallPaths,
-    private readonly queries: HallQueries,
+    private readonly queries: Pick<HallQueries, 'ps' | 'status'>,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -121,9 +123,15 @@ export class RunHistory {
     const own = (row: RunRow): RunRow => (cluster ? { ...row, hall: cluster.hall } : row);
     const live = [...this.live().map(own), ...(cluster?.remote ?? [])];
     const liveIds = new Set(live.map((r) => r.id));
-    this.pastList ??= this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || compareRunIds(b.id, a.id));
+    const made = this.pastList;
+    const current = made !== null && [...made.live].every((id) => liveIds.has(id)) ? made : null;
+    const pastList = current ?? {
+      rows: this.pastRuns(liveIds).sort((a, b) => b.started_at - a.started_at || compareRunIds(b.id, a.id)),
+      live: liveIds,
+    };
+    this.pastList = pastList;
     // A run that started since the list was made is live, not past (its raider.spawned cleared the list; this is for safety).
-    const past = this.pastList.filter((r) => !liveIds.has(r.id)).map(own);
+    const past = pastList.rows.filter((r) => !liveIds.has(r.id)).map(own);
     const all = [...live.sort((a, b) => b.started_at - a.started_at), ...past].filter((r) => matches(r, filter));
     return { runs: all.slice(filter.offset, filter.offset + filter.limit), total: all.length, offset: filter.offset, limit: filter.limit };
   }
