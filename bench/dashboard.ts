@@ -219,6 +219,18 @@ function treeCpuMs(root: number): Map<number, number> {
   return cpu;
 }
 
+/** Waits (at most 10 s) until the processes under `root` use no more than 20 ms of CPU in half a second. */
+async function waitTreeIdle(root: number): Promise<void> {
+  const deadline = nowMs() + 10_000;
+  let before = treeCpuMs(root);
+  while (nowMs() < deadline) {
+    await sleep(500);
+    const now = treeCpuMs(root);
+    if (cpuSince(before, now) <= 20) return;
+    before = now;
+  }
+}
+
 /**
  * The CPU the processes of `after` used since `before`: one that started
  * meanwhile counts whole, one that ended meanwhile (a closed page's renderer)
@@ -305,6 +317,8 @@ async function burstSides(browser: Browser, browserPid: number, chromiumPath: st
       const tabs =
         side === 'three' ? await Promise.all([0, 1, 2].map(() => plain.open(`${board.url}?token=${board.token}`, RUNS_DRAWN_NOW))) : [];
       const pages = side === 'driven' ? await Promise.all([0, 1, 2].map(() => openPage(browser, board))) : [];
+      // Open before the burst comes, as a person's dashboard would be: what loading them costs is done.
+      if (side !== 'none') await waitTreeIdle(side === 'three' ? plain.pid : browserPid);
       const pagesBusyMs = await pagesMetrics(pages);
       const busy0 = await pagesBusyMs();
       // The hall's own CPU per side: the pages' Chromium shares the machine's cores, the hall's CPU time does not count it.

@@ -79,8 +79,17 @@ export class PlainBrowser {
     return targetId;
   }
 
-  /** Attaches to the page for as long as it takes `expression` to be true in it (up to `timeoutMs`). */
-  async waitFor(targetId: string, expression: string, timeoutMs = 30_000): Promise<void> {
+  /**
+   * Attaches to the page for as long as it takes `expression` to be true in
+   * it (up to `timeoutMs`; then the error says what `describe`, evaluated in
+   * the page, gives).
+   */
+  async waitFor(
+    targetId: string,
+    expression: string,
+    timeoutMs = 30_000,
+    describe = 'document.body.innerText.slice(0, 2000)',
+  ): Promise<void> {
     const { sessionId } = await this.send('Target.attachToTarget', { targetId, flatten: true });
     if (typeof sessionId !== 'string') throw new Error('Target.attachToTarget gave no sessionId');
     const deadline = Date.now() + timeoutMs;
@@ -89,7 +98,12 @@ export class PlainBrowser {
       const ready = await this.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId).catch(() => null);
       const value = ready?.result;
       if (typeof value === 'object' && value !== null && 'value' in value && value.value === true) break;
-      if (Date.now() > deadline) throw new Error(`not so within ${timeoutMs} ms: ${expression}`);
+      if (Date.now() > deadline) {
+        const shown = await this.send('Runtime.evaluate', { expression: describe, returnByValue: true }, sessionId).catch(
+          (err: unknown) => err,
+        );
+        throw new Error(`not so within ${timeoutMs} ms: ${expression}\nthe page: ${JSON.stringify(shown)}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await this.send('Target.detachFromTarget', { sessionId });
