@@ -55,16 +55,20 @@ export class EventsRetention {
     if (before && compareRunCursors(before.cursor, parsed.cursor) > 0) list.sort((a, b) => compareRunCursors(a.cursor, b.cursor));
   }
 
-  /** A run of the slot ended: the oldest files beyond `keep` go, except those of live runs. */
+  /**
+   * A run of the slot ended: the files older than the newest `keep` go,
+   * except those of live runs (they go at a later end). A live old run is no
+   * reason to remove a newer file instead: in a burst of many more runs than
+   * `keep`, that left the oldest runs' files and removed the newest.
+   */
   ended(slot: string, live: (runId: string) => boolean): void {
     if (this.keep <= 0) return;
     const list = this.files.get(slot);
     if (!list) return;
-    let excess = list.length - this.keep;
+    const beyond = list.length - this.keep;
     const kept: typeof list = [];
-    for (const file of list) {
-      if (excess > 0 && !live(file.id)) {
-        excess--;
+    for (const [i, file] of list.entries()) {
+      if (i < beyond && !live(file.id)) {
         // The callback form: a promise and its file-handle machinery cost more than the unlink.
         fs.unlink(path.join(this.logsDir, `${file.id}${SUFFIX}`), (err) => {
           if (err && err.code !== 'ENOENT') this.warn(`cannot remove ${file.id}${SUFFIX}: ${err.message}`);

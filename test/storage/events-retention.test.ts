@@ -1,0 +1,53 @@
+/**
+ * keep_events (src/adapters/storage/events-retention.ts) on real files: the
+ * newest files of a slot stay, whatever runs of it are still going.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventsRetention } from '../../src/adapters/storage/events-retention.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function logsDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'events-retention-'));
+  dirs.push(dir);
+  return dir;
+}
+
+const files = (dir: string): string[] =>
+  fs
+    .readdirSync(dir)
+    .map((name) => name.replace(/\.events\.jsonl$/, ''))
+    .sort();
+
+describe('events retention', () => {
+  it('keeps the newest files and a live old run, and removes no newer file in its place', async () => {
+    const dir = logsDir();
+    const retention = new EventsRetention(dir, 3, (message) => expect.fail(message));
+    retention.load();
+    const ids = ['bjorn-1000', 'bjorn-1000.2', 'bjorn-1000.3', 'bjorn-1000.4', 'bjorn-1000.5'];
+    for (const id of ids) {
+      fs.writeFileSync(path.join(dir, `${id}.events.jsonl`), '');
+      retention.started(id);
+    }
+    // The first run still goes; the others end, the last one last.
+    const live = new Set(['bjorn-1000']);
+    retention.ended('bjorn', (id) => live.has(id));
+    await expect.poll(() => files(dir)).toEqual(['bjorn-1000', 'bjorn-1000.3', 'bjorn-1000.4', 'bjorn-1000.5']);
+    // It ends: now it is older than the newest three.
+    live.clear();
+    retention.ended('bjorn', (id) => live.has(id));
+    await expect.poll(() => files(dir)).toEqual(['bjorn-1000.3', 'bjorn-1000.4', 'bjorn-1000.5']);
+  });
+
+  it('knows the files a previous hall left, and the newest id of each slot', () => {
+    const dir = logsDir();
+    for (const id of ['bjorn-1000.10', 'bjorn-1000.9', 'ivar-999']) fs.writeFileSync(path.join(dir, `${id}.events.jsonl`), '');
+    expect(new EventsRetention(dir, 3, () => undefined).load()).toEqual({ bjorn: { sec: 1000, n: 10 }, ivar: { sec: 999, n: 1 } });
+  });
+});
