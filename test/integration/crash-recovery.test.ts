@@ -43,15 +43,15 @@ describe('crash recovery', () => {
   it('adopts a raider that outlived the hall and reports a run that ended while it was down', async () => {
     const root = tempRoot();
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
-    // The Node raider itself (not the sh front that answers at once): `answer quick` must still
-    // run when `answer after` comes, so that one queues.
-    const nodeRaider = { RAIDER_HALL_RAIDER_BIN: path.join(REPO, 'test', 'fixtures', 'fake-raider.mjs') };
-    const first = await spawnHallProcess(root, nodeRaider);
+    const first = await spawnHallProcess(root);
     halls.push(first);
     const release = path.join(root, 'release');
     const long = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
     raiders.push(long.pid);
-    const short = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer quick' });
+    // It runs until the test says (after the crash), so the next mission of its numbered slot queues.
+    const releaseShort = path.join(root, 'release-short');
+    const short = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: `until ${releaseShort}` });
+    raiders.push(short.pid);
     const queued = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer after' });
     expect(queued).toMatchObject({ queued: 1 });
     const forkServer = parentOf(long.pid);
@@ -66,10 +66,11 @@ describe('crash recovery', () => {
     await crash(first);
     // The raiders live on, and so does the hall's fork server, while it carries their stderr into the slot log.
     expect(processAlive(long.pid)).toBe(true);
-    // The quick one ends while no hall runs.
+    // The short one ends while no hall runs.
+    fs.writeFileSync(releaseShort, '');
     await eventually(() => expect(fs.readFileSync(short.events_path, 'utf8')).toContain('run.finished'));
 
-    const second = await spawnHallProcess(root, nodeRaider);
+    const second = await spawnHallProcess(root);
     halls.push(second);
     const socket = path.join(root, '.raider-hall.socket');
     const tap = await tapEvents(socket, 'raider.');
@@ -81,7 +82,9 @@ describe('crash recovery', () => {
     // Its last raider gone, the old fork server follows its hall.
     await eventually(() => expect(processAlive(forkServer)).toBe(false));
     // The run that ended while the hall was down was reported at start: its result line is in the log.
-    expect((await request(socket, { cmd: 'logs', id: short.id })).log).toContain(`[hall] raider ${short.id} completed: quick`);
+    expect((await request(socket, { cmd: 'logs', id: short.id })).log).toContain(
+      `[hall] raider ${short.id} completed: saw ${releaseShort}`,
+    );
     // The waiting mission ran once, after the hall came back (from the slot logs: it may
     // have ended before the tap above subscribed).
     const ranAfter = () =>
