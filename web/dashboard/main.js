@@ -152,6 +152,8 @@ function RunsPage({ readOnly, cluster }) {
   };
   // The events that came while a request for the runs was on its way: its answer may predate them.
   const sinceAsked = useRef(null);
+  // Rows newer runs pushed off the table (runs-live.js): their end places them again.
+  const pushedOut = useRef(new Map());
   const [frozen, setFrozen] = useState(false);
   const [stamp, setStamp] = useState(0);
   const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== '')).toString();
@@ -168,7 +170,8 @@ function RunsPage({ readOnly, cluster }) {
       .then((reply) => {
         if (!current) return;
         if (sinceAsked.current === missed) sinceAsked.current = null;
-        setRuns(followsEvents(filter) ? applyRunEvents(reply, missed, filter, cluster?.hall).runs : reply);
+        pushedOut.current.clear();
+        setRuns(followsEvents(filter) ? applyRunEvents(reply, missed, filter, cluster?.hall, pushedOut.current).runs : reply);
       })
       .catch(reportFailure);
     return () => {
@@ -184,7 +187,7 @@ function RunsPage({ readOnly, cluster }) {
         if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) lookAgain();
         return;
       }
-      const next = applyRunEvents(shown.current, batch, filter, cluster?.hall);
+      const next = applyRunEvents(shown.current, batch, filter, cluster?.hall, pushedOut.current);
       if (next.runs !== shown.current) setRuns(next.runs);
       if (next.lookAgain) lookAgainLater();
     },

@@ -48,9 +48,12 @@ export function followsEvents(filter) {
  * Applies one frame's events to the table `runs` (`{runs, total, limit}`, as
  * /api/runs answered). Returns the new table (the same object when nothing
  * changed) and whether to ask the hall again. `hall`: in a shared cluster,
- * this hall's id, for events that do not name theirs.
+ * this hall's id, for events that do not name theirs. `pushedOut` (a Map the
+ * page keeps, id → row) holds the rows newer runs pushed off the table: a
+ * run that ends after that is placed again from it, without asking the hall
+ * (in a burst most runs end after fifty newer ones started).
  */
-export function applyRunEvents(runs, batch, filter, hall) {
+export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map()) {
   let rows = null;
   let total = runs.total;
   let lookAgain = false;
@@ -78,16 +81,22 @@ export function applyRunEvents(runs, batch, filter, hall) {
     } else if (e.type === 'raider.done' && typeof e.id === 'string') {
       const list = rows ?? runs.runs;
       const at = list.findIndex((r) => r.id === e.id);
-      if (at >= 0) {
-        const row = list[at];
+      const out = at < 0 && typeof e.slot === 'string' && raiderMatches(filter, e.slot) ? pushedOut.get(e.id) : undefined;
+      if (at >= 0 || out !== undefined) {
+        const row = out ?? list[at];
         if (row.status !== 'running') continue;
         const { pid: _pid, ...rest } = row;
-        edit()[at] = {
+        const ended = {
           ...rest,
           status: typeof e.status === 'string' ? e.status : 'failed',
           duration: Math.max(0, (Number(e.time) * 1000 - row.started_at) / 1000),
           ...(typeof e.error === 'string' ? { error: e.error } : {}),
         };
+        // Back among the others: the sort below says whether it shows.
+        if (out !== undefined) {
+          pushedOut.delete(e.id);
+          edit().push(ended);
+        } else edit()[at] = ended;
       } else if (typeof e.slot === 'string' && raiderMatches(filter, e.slot)) {
         // A run this page does not list: it shows only when it is not older than every row shown.
         const second = startedSecond(e.id);
@@ -98,5 +107,15 @@ export function applyRunEvents(runs, batch, filter, hall) {
   }
   if (rows === null) return { runs, lookAgain };
   rows.sort(order);
+  for (const row of rows.slice(runs.limit)) remember(pushedOut, row);
   return { runs: { ...runs, runs: rows.slice(0, runs.limit), total }, lookAgain };
+}
+
+/** Rows pushed off the table that a page remembers at most: the oldest are forgotten (their end then asks the hall). */
+const PUSHED_OUT_KEPT = 2000;
+
+function remember(pushedOut, row) {
+  pushedOut.delete(row.id);
+  pushedOut.set(row.id, row);
+  if (pushedOut.size > PUSHED_OUT_KEPT) pushedOut.delete(pushedOut.keys().next().value);
 }
