@@ -5,7 +5,7 @@
  * buttons, and no request leaving the hall's origin. One browser for the file.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runStarted } from '../support/hall-client.js';
+import { rawExchange, runStarted } from '../support/hall-client.js';
 import type { TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
@@ -84,8 +84,12 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
       if (url.pathname === '/api/events') feed.push(url.searchParams.get('poll') === '1' ? 'poll' : 'stream');
       if (url.pathname === '/api/runs') feed.push('runs');
     });
-    // Hundreds of events a second: the page polls instead of taking each event from a stream.
-    await Promise.all(Array.from({ length: 300 }, (_, i) => hall.request({ cmd: 'spawn', name: 'sven', mission: `answer polled ${i}` })));
+    // Hundreds of events a second (pipelined on one connection, as a script would): the page polls instead of taking each event from a stream.
+    const spawns = Array.from({ length: 300 }, (_, i) =>
+      JSON.stringify({ type: 'command', payload: { cmd: 'spawn', name: 'sven', mission: `answer polled ${i}` } }),
+    );
+    const replies = await rawExchange(hall.socket, `${spawns.join('\n')}\n`, spawns.length, 60_000);
+    expect(replies.filter((r) => typeof r.pid === 'number')).toHaveLength(spawns.length);
     await expect.poll(() => feed, { timeout: 20_000 }).toContain('poll');
     // Every run of the burst shown ended: the page got every run's end.
     await expect.poll(() => runs.getByRole('cell', { name: 'running', exact: true }).count(), { timeout: 20_000 }).toBe(0);
