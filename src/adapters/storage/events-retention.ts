@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { errorCode, errorMessage } from '../../domain/error-message.js';
 import { compareRunCursors, parseRunId, type RunIdCursor } from '../../domain/run-id.js';
 
 const SUFFIX = '.events.jsonl';
@@ -69,10 +70,12 @@ export class EventsRetention {
     const kept: typeof list = [];
     for (const [i, file] of list.entries()) {
       if (i < beyond && !live(file.id)) {
-        // The callback form: a promise and its file-handle machinery cost more than the unlink.
-        fs.unlink(path.join(this.logsDir, `${file.id}${SUFFIX}`), (err) => {
-          if (err && err.code !== 'ENOENT') this.warn(`cannot remove ${file.id}${SUFFIX}: ${err.message}`);
-        });
+        // At once: an unlink costs ~0.02 ms, handing it to the thread pool ~0.1 ms of this thread (bench/RESULTS.md).
+        try {
+          fs.unlinkSync(path.join(this.logsDir, `${file.id}${SUFFIX}`));
+        } catch (err) {
+          if (errorCode(err) !== 'ENOENT') this.warn(`cannot remove ${file.id}${SUFFIX}: ${errorMessage(err)}`);
+        }
       } else kept.push(file);
     }
     this.files.set(slot, kept);
