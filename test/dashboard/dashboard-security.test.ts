@@ -34,8 +34,16 @@ describe('the dashboard file and status', () => {
 });
 
 describe('login', () => {
-  it('answers 401 and no data without the token, on the page, the API and the event stream', async () => {
-    for (const route of ['/', '/api/status', '/api/runs', '/api/events', '/app/main.js', '/vendor/preact.mjs']) {
+  it('answers 401 and no data without the token, on the page, the API and the event stream (streamed or polled)', async () => {
+    for (const route of [
+      '/',
+      '/api/status',
+      '/api/runs',
+      '/api/events',
+      '/api/events?poll=1&since=0',
+      '/app/main.js',
+      '/vendor/preact.mjs',
+    ]) {
       const reply = await httpRequest(board, route);
       expect(reply.status, route).toBe(401);
       expect(reply.body).not.toContain(hall.root);
@@ -70,8 +78,8 @@ describe('login', () => {
 });
 
 describe('the Host header', () => {
-  it('answers 421 to any other name, the event stream included (DNS rebinding)', async () => {
-    for (const route of ['/', '/api/status', '/api/events', `/?token=${board.token}`]) {
+  it('answers 421 to any other name, the event stream (streamed or polled) included (DNS rebinding)', async () => {
+    for (const route of ['/', '/api/status', '/api/events', '/api/events?poll=1&since=0', `/?token=${board.token}`]) {
       const reply = await httpRequest(board, route, { headers: { ...bearer(board), Host: `rebound.example:${board.port}` } });
       expect(reply.status, route).toBe(421);
       expect(reply.body).not.toContain(hall.root);
