@@ -36,6 +36,7 @@ import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { readDashboardFile } from '../src/adapters/dashboard/dashboard-file.js';
 import { PlainBrowser } from './plain-browser.js';
+import { compareRunIds } from '../src/domain/run-id.js';
 import {
   Client,
   count,
@@ -276,15 +277,9 @@ interface BurstSides {
 
 const RUNS_DRAWN_NOW = `document.querySelector('table[aria-label="Runs"] tbody tr') !== null`;
 
-/** The newest of run ids `SLOT-SECONDS[.N]`. */
+/** The newest of run ids, by when they started. */
 function newestRun(ids: readonly string[]): string {
-  const key = (id: string): number[] => (/-(\d+)(?:\.(\d+))?$/.exec(id) ?? []).slice(1).map((n) => Number(n ?? 0));
-  const later = (a: string, b: string): boolean => {
-    const [sa = 0, na = 0] = key(a);
-    const [sb = 0, nb = 0] = key(b);
-    return sa > sb || (sa === sb && na > nb);
-  };
-  return ids.reduce((newest, id) => (later(id, newest) ? id : newest), ids[0] ?? '');
+  return ids.reduce((newest, id) => (compareRunIds(id, newest) > 0 ? id : newest), ids[0] ?? '');
 }
 
 /** True in a page whose Runs table shows the run `id` and no run running. */

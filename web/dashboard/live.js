@@ -81,7 +81,7 @@ export const live = {
     this.queue.push(event);
     if (this.frozen) this.held++;
     if (this.queue.length > HELD_MAX) this.queue = [{ type: 'raider.resync' }, ...this.queue.slice(-HELD_MAX / 2)];
-    // As many waiting as a burst brings between two hand-outs: a burst, known before the next hand-out says so.
+    // As many waiting as a burst brings between two hand-outs: a burst, known before the next hand-out's rate says so.
     if (this.queue.length === BURST_QUEUE) this.onBurst?.();
     this.schedule();
   },
@@ -105,7 +105,7 @@ export const live = {
         this.queue = [];
         this.recent.push([now, batch.length]);
         if (batch.length > 0) for (const listen of this.listeners) listen(batch);
-        this.onHandOut?.(this.rate(now));
+        if (this.rate(now) >= BURST_RATE) this.onBurst?.();
       });
     if (wait > 0) setTimeout(handOut, wait);
     else handOut();
@@ -117,9 +117,7 @@ export const live = {
     for (const [, n] of this.recent) events += n;
     return (events * 1000) / RATE_WINDOW_MS;
   },
-  /** Told the bus's rate after each hand-out: the feed switches between streaming and polling by it. */
-  onHandOut: null,
-  /** Told when BURST_QUEUE events wait (the feed polls from then on). */
+  /** Told when the bus is in a burst (BURST_RATE at a hand-out, or BURST_QUEUE events waiting): the feed polls from then on. */
   onBurst: null,
   setFrozen(frozen) {
     this.frozen = frozen;
@@ -177,17 +175,13 @@ export function connectEvents(since) {
     if (live.rate(performance.now()) < BUSY_RATE) stream();
     else setTimeout(poll, POLL_MS);
   };
-  const startPolling = () => {
+  live.onBurst = () => {
     if (polling || last === null) return;
     polling = true;
     source?.close();
     source = null;
     setTimeout(poll, POLL_MS);
   };
-  live.onHandOut = (rate) => {
-    if (rate >= BURST_RATE) startPolling();
-  };
-  live.onBurst = startPolling;
   stream();
 }
 

@@ -7,16 +7,10 @@
 // filter, which needs the run's end or mission; the hall's restart; a run
 // this page never listed that would show) makes the page ask again.
 
-/** Run ids are `SLOT-SECONDS[.N]`: when a run started, to the second. */
-function startedSecond(id) {
-  const m = /-(\d+)(?:\.\d+)?$/.exec(id);
-  return m ? Number(m[1]) : null;
-}
-
-/** Which run of its second an id names: `.N`, 1 without. */
-function suffix(id) {
-  const m = /-\d+\.(\d+)$/.exec(id);
-  return m ? Number(m[1]) : 1;
+/** Run ids are `SLOT-SECONDS[.N]`: when a run started, to the second, and which run of that second it was (1 without `.N`). */
+function cursorOf(id) {
+  const m = /-(\d+)(?:\.(\d+))?$/.exec(id);
+  return m ? { sec: Number(m[1]), n: m[2] === undefined ? 1 : Number(m[2]) } : null;
 }
 
 /**
@@ -26,11 +20,13 @@ function suffix(id) {
  */
 function order(a, b) {
   const running = (b.status === 'running') - (a.status === 'running');
+  const x = cursorOf(a.id);
+  const y = cursorOf(b.id);
   return (
     running ||
     b.started_at - a.started_at ||
-    (startedSecond(b.id) ?? 0) - (startedSecond(a.id) ?? 0) ||
-    suffix(b.id) - suffix(a.id) ||
+    (y?.sec ?? 0) - (x?.sec ?? 0) ||
+    (y?.n ?? 1) - (x?.n ?? 1) ||
     (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
   );
 }
@@ -99,7 +95,7 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
         } else edit()[at] = ended;
       } else if (typeof e.slot === 'string' && raiderMatches(filter, e.slot)) {
         // A run this page does not list: it shows only when it is not older than every row shown.
-        const second = startedSecond(e.id);
+        const second = cursorOf(e.id)?.sec ?? null;
         const oldest = list.length > 0 ? Math.min(...list.map((r) => r.started_at)) : 0;
         if (list.length < runs.limit || second === null || second * 1000 >= oldest - 1000) lookAgain = true;
       }
