@@ -270,6 +270,20 @@ describe('GET /api/events', () => {
     expect(bus.subscriberCount()).toBe(0);
   });
 
+  it('answers a poll after an older seq than it keeps with reload, and one it keeps with what came after', () => {
+    const bus = new EventBus(() => {});
+    const ring = new EventRing(bus);
+    for (let i = 0; i < 1500; i++) bus.publish({ type: 'test.tick', i });
+    expect(JSON.parse(ring.batchSince(10))).toEqual({ latest: 1500, reload: true });
+    const polled = JSON.parse(ring.batchSince(1498)) as Json;
+    expect(polled.latest).toBe(1500);
+    expect(polled.events.map((e: Json) => [e.seq, e.i])).toEqual([
+      [1499, 1498],
+      [1500, 1499],
+    ]);
+    ring.close();
+  });
+
   it('holds no more than its byte bound, however big the events', () => {
     const bus = new EventBus(() => {});
     const ring = new EventRing(bus, 1024, 1024 * 1024);

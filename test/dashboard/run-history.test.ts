@@ -5,17 +5,13 @@
  * must not keep it out for good.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RunHistory, runFilterSchema } from '../../src/adapters/dashboard/run-history.js';
 import { hallPaths } from '../../src/adapters/storage/hall-paths.js';
+import { tempRoot } from '../support/temp-roots.js';
 
 const FINISHED = '{"elapsed":0.5,"response":"ok","seq":1,"status":"completed","time":0,"type":"run.finished","version":1}\n';
-const roots: string[] = [];
-afterEach(() => {
-  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
-});
 
 interface Live {
   id: string;
@@ -25,8 +21,7 @@ interface Live {
 
 /** A hall root with `ids` as events files, and queries that list `live` as running. */
 function historyOf(ids: string[], live: Live[]): RunHistory {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'run-history-'));
-  roots.push(root);
+  const root = tempRoot('run-history-');
   const paths = hallPaths(root);
   fs.mkdirSync(paths.logsDir, { recursive: true });
   for (const id of ids) fs.writeFileSync(path.join(paths.logsDir, `${id}.events.jsonl`), FINISHED);

@@ -3,21 +3,12 @@
  * newest files of a slot stay, whatever runs of it are still going.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventsRetention } from '../../src/adapters/storage/events-retention.js';
+import { tempRoot } from '../support/temp-roots.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function logsDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'events-retention-'));
-  dirs.push(dir);
-  return dir;
-}
+const logsDir = (): string => tempRoot('events-retention-');
 
 const files = (dir: string): string[] =>
   fs
