@@ -91,7 +91,8 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
     const replies = await rawExchange(hall.socket, `${spawns.join('\n')}\n`, spawns.length, 60_000);
     expect(replies.filter((r) => typeof r.pid === 'number')).toHaveLength(spawns.length);
     await expect.poll(() => feed, { timeout: 20_000 }).toContain('poll');
-    // Every run of the burst shown ended: the page got every run's end.
+    // The newest run of the burst (the last spawned on the connection) shows; then every run shown ended.
+    await runs.getByRole('link', { name: String(replies.at(-1)?.id), exact: true }).waitFor({ timeout: 20_000 });
     await expect.poll(() => runs.getByRole('cell', { name: 'running', exact: true }).count(), { timeout: 20_000 }).toBe(0);
     const shown = runs.getByRole('row').filter({ has: page.getByRole('cell', { name: 'sven', exact: true }) });
     expect(await shown.count()).toBeGreaterThan(0);

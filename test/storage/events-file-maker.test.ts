@@ -49,6 +49,12 @@ describe('EventsFileMaker', () => {
     expect(fs.statSync(next).ino).not.toBe(fs.statSync(earlier).ino);
     await eventually(() => expect(maker.hasSpare).toBe(true));
     expect(fs.statSync(spare).ino).not.toBe(fs.statSync(earlier).ino);
+    // The spare it hands out next is an empty file of its own; the earlier run's file is left whole, linked once.
+    const third = path.join(dir, 'a-3.events.jsonl');
+    maker.create(third);
+    expect(fs.statSync(third).ino).not.toBe(fs.statSync(earlier).ino);
+    expect(fs.readFileSync(third, 'utf8')).toBe('');
+    expect(fs.statSync(earlier).nlink).toBe(1);
     expect(fs.readFileSync(earlier, 'utf8')).toBe('{"type":"run.finished"}\n');
   });
 
