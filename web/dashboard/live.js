@@ -54,6 +54,17 @@ const BURST_INTERVAL_MS = 500;
 const POLL_MS = 1000;
 /** Events waiting for their hand-out that make a burst: BURST_RATE's worth of BURST_INTERVAL_MS. */
 const BURST_QUEUE = (BURST_RATE * BURST_INTERVAL_MS) / 1000;
+/**
+ * A calm bus's events wait CALM_WAIT_MS for their hand-out (then the next
+ * frame): SUDDEN_BURST coming during a wait (from a few hundred a second
+ * when calm) are the start of a burst, and the page polls before it has
+ * drawn any. A burst's first
+ * frames, drawn from the stream before its rate said burst, were most of a
+ * page's work in one (a trace of a 500-mission burst: three or four frames of
+ * 30-200 ms each in its first 250 ms, then one a second).
+ */
+const CALM_WAIT_MS = 30;
+const SUDDEN_BURST = 10;
 
 /** The bus's rate is taken over this window: a frame that happens to carry two events is no burst. */
 const RATE_WINDOW_MS = 1000;
@@ -65,8 +76,9 @@ function intervalAt(rate) {
 
 /**
  * Bus events, handed to listeners in one batch at an animation frame (on a
- * busy bus, after the wait `intervalAt` gives). While frozen they are held;
- * `heldListeners` hear how many, at each hand-out.
+ * busy bus, after the wait `intervalAt` gives; while the feed polls, once per
+ * poll). While frozen they are held; `heldListeners` hear how many, at each
+ * hand-out.
  */
 export const live = {
   queue: [],
@@ -75,6 +87,10 @@ export const live = {
   heldListeners: new Set(),
   frozen: false,
   scheduled: false,
+  /** True while the feed polls: each poll hands out what it brought, nothing else does. */
+  polling: false,
+  /** How many waited when the pending hand-out was scheduled: those that came after came during its wait. */
+  queuedAtSchedule: 0,
   /** [time, events] of the hand-outs of the last RATE_WINDOW_MS: their sum is the bus's rate a second, the last one when the views last got a batch. */
   recent: [],
   push(event) {
@@ -86,29 +102,48 @@ export const live = {
     this.schedule();
   },
   schedule() {
-    if (this.scheduled) return;
+    if (this.scheduled || this.polling) return;
     this.scheduled = true;
+    this.queuedAtSchedule = this.queue.length;
     const now = performance.now();
     const rate = this.rate(now);
+    const last = this.recent.at(-1)?.[0];
     // Older than the window, the last hand-out is gone from `recent`, and no wait is left anyway.
-    const wait = (this.recent.at(-1)?.[0] ?? -Infinity) + intervalAt(rate) - now;
+    const wait = rate < BUSY_RATE || last === undefined ? CALM_WAIT_MS : last + intervalAt(rate) - now;
     const handOut = () =>
       requestAnimationFrame(() => {
         this.scheduled = false;
-        const now = performance.now();
-        if (this.frozen) {
-          this.recent.push([now, 0]);
-          for (const tell of this.heldListeners) tell(this.held);
-          return;
-        }
-        const batch = this.queue;
-        this.queue = [];
-        this.recent.push([now, batch.length]);
-        if (batch.length > 0) for (const listen of this.listeners) listen(batch);
-        if (this.rate(now) >= BURST_RATE) this.onBurst?.();
+        // The feed began to poll meanwhile: the poll hands these out with what it brings.
+        if (this.polling) return;
+        const cameMeanwhile = this.queue.length - this.queuedAtSchedule;
+        if (!this.frozen && cameMeanwhile >= SUDDEN_BURST && this.onBurst?.()) return;
+        this.handOut();
       });
     if (wait > 0) setTimeout(handOut, wait);
     else handOut();
+  },
+  /** Gives the views what waits (the frozen page: how much waits). */
+  handOut() {
+    const now = performance.now();
+    if (this.frozen) {
+      this.recent.push([now, 0]);
+      for (const tell of this.heldListeners) tell(this.held);
+      return;
+    }
+    const batch = this.queue;
+    this.queue = [];
+    this.recent.push([now, batch.length]);
+    if (batch.length > 0) for (const listen of this.listeners) listen(batch);
+    if (this.rate(now) >= BURST_RATE) this.onBurst?.();
+  },
+  /** A poll's hand-out: at the next frame, whatever the rate. */
+  handOutPolled() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      this.handOut();
+    });
   },
   /** Events a second over the last RATE_WINDOW_MS: those handed out, and those waiting. */
   rate(now) {
@@ -117,12 +152,17 @@ export const live = {
     for (const [, n] of this.recent) events += n;
     return (events * 1000) / RATE_WINDOW_MS;
   },
-  /** Told when the bus is in a burst (BURST_RATE at a hand-out, or BURST_QUEUE events waiting): the feed polls from then on. */
+  /**
+   * Told when the bus is in a burst (BURST_RATE at a hand-out, BURST_QUEUE
+   * events waiting, or SUDDEN_BURST at a calm hand-out): the feed polls from
+   * then on. Returns whether it does (it cannot before it knows a seq).
+   */
   onBurst: null,
   setFrozen(frozen) {
     this.frozen = frozen;
     this.held = 0;
-    this.schedule();
+    if (this.polling) this.handOutPolled();
+    else this.schedule();
   },
 };
 
@@ -136,13 +176,12 @@ export function connectEvents(since) {
   let last = Number.isInteger(since) ? since : null;
   let source = null;
   let received = false;
-  let polling = false;
   const take = (event) => {
     if (Number.isInteger(event.seq)) last = event.seq;
     live.push(event);
   };
   const stream = () => {
-    polling = false;
+    live.polling = false;
     source = new EventSource(last !== null ? `/api/events?since=${last}` : '/api/events');
     source.onmessage = (message) => {
       received = true;
@@ -158,6 +197,8 @@ export function connectEvents(since) {
       // The hall no longer has what we missed (or restarted): start from its present.
       else location.reload();
     });
+    // What waited when the polls ended.
+    if (live.queue.length > 0) live.schedule();
   };
   const poll = async () => {
     try {
@@ -171,16 +212,21 @@ export function connectEvents(since) {
       stream();
       return;
     }
-    // Calm again: stream (the rate counts what this poll brought).
+    // Calm again: stream (the rate counts what this poll brought, and hands it out).
     if (live.rate(performance.now()) < BUSY_RATE) stream();
-    else setTimeout(poll, POLL_MS);
+    else {
+      live.handOutPolled();
+      setTimeout(poll, POLL_MS);
+    }
   };
   live.onBurst = () => {
-    if (polling || last === null) return;
-    polling = true;
+    if (live.polling) return true;
+    if (last === null) return false;
+    live.polling = true;
     source?.close();
     source = null;
     setTimeout(poll, POLL_MS);
+    return true;
   };
   stream();
 }

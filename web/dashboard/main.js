@@ -121,9 +121,14 @@ function useClock(ticking) {
     const tick = () => {
       clearTimeout(timer);
       setNow(Date.now());
-      timer = setTimeout(tick, 1000);
+      timer = setTimeout(onTimer, 1000);
     };
-    timer = setTimeout(tick, 1000);
+    // While the feed polls, its hand-outs (one a second) move the clock: a tick of its own would be a second render.
+    const onTimer = () => {
+      if (!live.polling) tick();
+      else timer = setTimeout(onTimer, 1000);
+    };
+    timer = setTimeout(onTimer, 1000);
     live.listeners.add(tick);
     return () => {
       clearTimeout(timer);
