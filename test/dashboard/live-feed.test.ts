@@ -27,6 +27,7 @@ class TestEventSource {
 interface PollReply {
   events?: Array<Record<string, unknown>>;
   latest: number;
+  reload?: true;
 }
 
 interface Feed {
@@ -37,7 +38,8 @@ interface Feed {
 const spawned = (seq: number) => ({ seq, type: 'raider.spawned', id: `bjorn-1000.${seq}`, slot: 'bjorn', time: 1000 });
 
 let asked: string[];
-let pollReplies: PollReply[];
+/** What the next polls answer, in turn; `away`: the request fails, as when the hall is gone. */
+let pollReplies: Array<PollReply | 'away'>;
 let batches: Array<Array<Record<string, unknown>>>;
 let latestGiven: number;
 
@@ -71,6 +73,7 @@ beforeEach(() => {
     asked.push(path);
     // After the replies the test gave: nothing new, as the hall says it.
     const reply = pollReplies.shift() ?? { events: [], latest: latestGiven };
+    if (reply === 'away') throw new TypeError('Failed to fetch');
     latestGiven = reply.latest;
     return { json: async () => reply };
   });
@@ -120,6 +123,33 @@ describe("the page's live feed", () => {
     expect(stream().url).toBe('/api/events?since=58');
     // What the polls brought after the first was handed out too, once.
     expect(batches.flat().map((e) => e.seq)).toEqual(Array.from({ length: 53 }, (_, i) => 6 + i));
+  });
+
+  it('streams again when a poll fails, after the last event it has', async () => {
+    await connect(5);
+    for (let seq = 6; seq <= 17; seq++) stream().message(spawned(seq));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(stream().closed).toBe(true);
+    pollReplies.push('away');
+    const warned = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(warned).toHaveBeenCalledWith('dashboard: TypeError: Failed to fetch');
+    expect(TestEventSource.opened).toHaveLength(2);
+    expect(stream().url).toBe('/api/events?since=17');
+    // What waited is drawn from there.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(batches.flat().map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => 6 + i));
+  });
+
+  it('tells the views to load anew when a poll says the hall no longer has what the page missed', async () => {
+    await connect(5);
+    for (let seq = 6; seq <= 17; seq++) stream().message(spawned(seq));
+    await vi.advanceTimersByTimeAsync(100);
+    pollReplies.push({ latest: 5000, reload: true });
+    await vi.advanceTimersByTimeAsync(1100);
+    expect(batches.flat().at(-1)).toEqual({ type: 'raider.resync' });
+    // Calm (thirteen events in the last second): the stream goes on from the hall's present.
+    expect(stream().url).toBe('/api/events?since=5000');
   });
 
   it('takes a few runs at once for what they are, not a burst', async () => {
