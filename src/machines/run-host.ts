@@ -7,8 +7,10 @@
  * O(n) per run start and end (profiled: 1.8 ms of hall CPU per mission in a
  * burst of 1,000). The host keeps its runs in a Map instead; each run is an
  * actor of the same system, found by its system id `run:ID`, with the host
- * as its parent. What a run tells its parent (`run.prepared`, `run.spawned`,
- * its done or error event) goes on to the slot unchanged, in order.
+ * as its parent. What a run tells its parent goes on unchanged, in order:
+ * its record and its pid (`run.prepared`, `run.spawned`) to the hall, whose
+ * business they are (through the slot they cost a macrostep more each, on
+ * the path of every start), its done or error event to the slot.
  *
  * Inspection (`raider hall inspect`) sees through the host: the runs in
  * `hosted` count as children of the slot.
@@ -81,7 +83,9 @@ export function runHostLogic(runLogic: typeof runMachine): RunHostLogic {
           // A run's report: an ended run is already stopped by XState; forget it, and pass the report on.
           const ended = endedRun(event.type);
           if (ended !== undefined) snapshot.hosted.delete(ended);
-          defer(() => self._parent?.send(event));
+          // The host's parent is the slot, the slot's the hall.
+          const to = event.type === 'run.prepared' || event.type === 'run.spawned' ? self._parent?._parent : self._parent;
+          defer(() => to?.send(event));
           return snapshot;
         }
       }

@@ -13,7 +13,7 @@ import { splitQueue, toFront, type Mission } from '../domain/mission.js';
 import { MissionQueue } from '../domain/mission-queue.js';
 import { effectiveBinding } from '../domain/names.js';
 import { laterCursor, nextRunId, parseRunId, type RunIdCursor } from '../domain/run-id.js';
-import { runMachine, type RunInput, type RunOutput, type RunPreparedReport, type RunSpawnedReport } from './run.machine.js';
+import { runMachine, type RunInput, type RunOutput } from './run.machine.js';
 import { runHostLogic, type RunHostCommand } from './run-host.js';
 
 /** Why waiting missions leave a queue without a run: a cancel, or their binding went away. */
@@ -67,8 +67,6 @@ export type SlotEvent =
   | { type: 'slot.stop' }
   | { type: 'slot.forceKill' }
   | ({ type: 'slot.adopt' } & AdoptedRun)
-  | RunPreparedReport
-  | RunSpawnedReport
   | DoneActorEvent<RunOutput>;
 
 /** What a slot tells the hall. */
@@ -78,10 +76,8 @@ export type SlotReport =
   | { type: 'slot.offer'; slot: string; entry: Mission; at: number }
   | { type: 'slot.runEnded'; slot: string; output: RunOutput }
   | { type: 'slot.dropped'; slot: string; entries: Mission[]; reason: DropReason }
-  | RunPreparedReport
   /** `from`: the mission's place before the move (1 first); absent when it no longer waited. */
-  | { type: 'slot.moved'; slot: string; missionId: string; entry?: Mission; from?: number; reqId?: string }
-  | RunSpawnedReport;
+  | { type: 'slot.moved'; slot: string; missionId: string; entry?: Mission; from?: number; reqId?: string };
 
 /** The event of one type: what an action with typed params is given. */
 type EventOf<T extends SlotEvent['type']> = Extract<SlotEvent, { type: T }>;
@@ -180,8 +176,6 @@ export const slotMachine = setup({
         at: context.now,
       }),
     ),
-    /** What a run tells the hall passes through its slot unchanged. */
-    forwardToHall: sendParent((_, report: RunPreparedReport | RunSpawnedReport) => report),
     endRun: enqueueActions(({ context, enqueue }, event: DoneActorEvent<RunOutput>) => {
       const runId = runIdOf(event.actorId);
       enqueue.assign({
@@ -244,8 +238,6 @@ export const slotMachine = setup({
   invoke: { id: 'runs', src: 'runHost' },
   initial: 'choosing',
   on: {
-    'run.prepared': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
-    'run.spawned': { actions: { type: 'forwardToHall', params: ({ event }) => event } },
     'slot.stop': { actions: 'stopRuns' },
     'slot.forceKill': { actions: 'forceKillRuns' },
     'slot.drop': { actions: { type: 'dropBinding', params: ({ event }) => event } },
