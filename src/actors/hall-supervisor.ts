@@ -44,7 +44,7 @@ import { HallShutdown, removePidFile } from './hall-shutdown.js';
 import { PermissionChannels } from './permission-channels.js';
 import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
-import { recordWrittenLogic } from './record-written.actor.js';
+import { recordWritten } from './record-written.js';
 import { reapRunLogic } from './reap-run.actor.js';
 import { RunOutputMirror } from './run-output-mirror.js';
 import { RunOutputShipper } from './run-output-shipper.js';
@@ -162,8 +162,7 @@ async function startLocked(
       eventsFiles,
       warn: log,
     }),
-    recordWritten: recordWrittenLogic(store),
-    raiderProcess: raiderProcessLogic(forkServer, (id, pid, signal) =>
+    raiderProcess: raiderProcessLogic(forkServer, recordWritten(store), (id, pid, signal) =>
       publish({ type: 'raider.signal', id, slot: parseRunId(id)?.slot ?? id, pid, signal }),
     ),
     reapRun: reapRunLogic,

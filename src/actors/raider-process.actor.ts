@@ -6,7 +6,8 @@
  * group). A run is over only when the process has exited, and whatever it
  * left behind in its group is killed then. Stopping the actor kills the group.
  * The fork server starts the process and reports its exit; signals go from the
- * hall straight to the process.
+ * hall straight to the process. It is asked only once the run's record is
+ * written (record-written.ts): at once when it is, as it almost always is.
  */
 import os from 'node:os';
 import { fromCallback } from 'xstate';
@@ -17,6 +18,7 @@ import type { ProcessExit } from '../domain/outcome.js';
 import type { ProcessCommand, ProcessInput, RunEvent, RunSignal } from '../machines/run.machine.js';
 import { errorMessage } from '../domain/error-message.js';
 import { raiderLinePrefix } from '../domain/log-lines.js';
+import type { RecordWritten } from './record-written.js';
 
 /** How often a process adopted from a previous hall (or a lost fork server) is checked: it is not our child. */
 const ADOPTED_POLL_MS = 250;
@@ -24,8 +26,8 @@ const ADOPTED_POLL_MS = 250;
 /** Told of each signal the hall sends a raider (the bus shows the steps of a cancel). */
 export type SignalSent = (runId: string, pid: number, signal: RunSignal) => void;
 
-/** Raider processes started through the hall's fork server. */
-export function raiderProcessLogic(forkServer: ForkServer, onSignal: SignalSent = () => {}) {
+/** Raider processes started through the hall's fork server, each once its run's record is written. */
+export function raiderProcessLogic(forkServer: ForkServer, recordWritten: RecordWritten, onSignal: SignalSent = () => {}) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
     const send = (event: RunEvent) => sendBack(event);
     const sendSignal = (p: number, sig: RunSignal) => {
@@ -41,51 +43,64 @@ export function raiderProcessLogic(forkServer: ForkServer, onSignal: SignalSent 
     let pid: number | undefined;
     let exited = false;
     let stopWatching: (() => void) | undefined;
+    const stopped = new AbortController();
     const fail = (error: string) => {
       exited = true;
       releaseEventsFile(input.eventsPath);
       send({ type: 'proc.failed', error, at: Date.now() });
     };
-    try {
-      // The reap reads the result through this, even if the file is deleted meanwhile.
-      holdEventsFile(input.eventsPath);
-      const stop = forkServer.spawn(
-        {
-          command: spec.command,
-          args: spec.args,
-          env: spec.env,
-          cwd: spec.cwd,
-          stdoutPath: input.eventsPath,
-          stderrPath: input.logPath,
-          stderrPrefix: raiderLinePrefix(input.runId),
+    const start = () => {
+      try {
+        // The reap reads the result through this, even if the file is deleted meanwhile.
+        holdEventsFile(input.eventsPath);
+        stopWatching = forkServer.spawn(
+          {
+            command: spec.command,
+            args: spec.args,
+            env: spec.env,
+            cwd: spec.cwd,
+            stdoutPath: input.eventsPath,
+            stderrPath: input.logPath,
+            stderrPrefix: raiderLinePrefix(input.runId),
+          },
+          {
+            spawned: (p) => {
+              pid = p;
+              send({ type: 'proc.spawned', pid: p, at: Date.now() });
+            },
+            failed: fail,
+            exited: (code, sig) => {
+              exited = true;
+              send({ type: 'proc.exited', exit: exitOf(code, sig), at: Date.now() });
+            },
+            lost: (p) => {
+              if (p === undefined) fail('the raider spawner ended before the raider started');
+              else stopWatching = watchAdopted(p, send, () => {}, sendSignal);
+            },
+          },
+        );
+      } catch (e) {
+        fail(errorMessage(e));
+      }
+    };
+    const waiting = recordWritten({ runId: input.runId, logPath: input.logPath }, stopped.signal);
+    if (waiting === null) start();
+    else
+      waiting.then(
+        () => {
+          if (!stopped.signal.aborted) start();
         },
-        {
-          spawned: (p) => {
-            pid = p;
-            send({ type: 'proc.spawned', pid: p, at: Date.now() });
-          },
-          failed: fail,
-          exited: (code, sig) => {
-            exited = true;
-            send({ type: 'proc.exited', exit: exitOf(code, sig), at: Date.now() });
-          },
-          lost: (p) => {
-            if (p === undefined) fail('the raider spawner ended before the raider started');
-            else stopWatching = watchAdopted(p, send, () => {}, sendSignal);
-          },
+        (err: unknown) => {
+          if (!stopped.signal.aborted) fail(errorMessage(err));
         },
       );
-      stopWatching = stop;
-    } catch (e) {
-      fail(errorMessage(e));
-      return undefined;
-    }
 
     receive((command) => {
       if (pid === undefined || exited) return;
       sendSignal(pid, command.signal);
     });
     return () => {
+      stopped.abort();
       stopWatching?.();
       if (pid !== undefined && !exited) killGroup(pid);
     };

@@ -5,22 +5,13 @@
 import type { CallbackActorLogic, PromiseActorLogic } from 'xstate';
 import type { RunOutcome } from '../domain/outcome.js';
 import { hallMachine } from './hall.machine.js';
-import {
-  type PrepareOutput,
-  type ProcessCommand,
-  type ProcessInput,
-  type ReapInput,
-  type RecordInput,
-  type RunInput,
-  runMachine,
-} from './run.machine.js';
+import { type PrepareOutput, type ProcessCommand, type ProcessInput, type ReapInput, type RunInput, runMachine } from './run.machine.js';
 import { runHostLogic } from './run-host.js';
 import { slotMachine } from './slot.machine.js';
 
 export interface RunActors {
   prepareRun: PromiseActorLogic<PrepareOutput, RunInput>;
-  /** Resolves once the store has written the run's record (the hall applied it when it said run.recorded). */
-  recordWritten: PromiseActorLogic<void, RecordInput>;
+  /** Starts the raider once the store has written the run's record (the hall applied it when it said run.recorded). */
   raiderProcess: CallbackActorLogic<ProcessCommand, ProcessInput>;
   reapRun: PromiseActorLogic<RunOutcome, ReapInput>;
 }

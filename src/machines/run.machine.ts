@@ -1,19 +1,23 @@
 /**
  * The life of one mission's run, from admission to its reported end:
  *
- *   queued → recording → writing → alive.spawning → alive.running
+ *   queued → recording → alive.spawning → alive.running
  *          → alive.cancelling (SIGINT sent) → alive.terminating (SIGTERM)
  *          → alive.killing (SIGKILL) → reaping → done
  *
  * and `refused` when the hall refuses the raider entry. Before its raider
  * starts, a run hands its ledger record to the hall (`run.prepared`), which
  * emits it as a store operation like every other durable write and answers
- * `run.recorded`; the run then waits until the store has written it, so a
- * crash of the hall never runs the mission again and never forgets the run.
+ * `run.recorded`; the run's process then waits until the store has written
+ * it before it asks for the raider, so a crash of the hall never runs the
+ * mission again and never forgets the run. (The wait is the process actor's,
+ * not a state of its own: the record is almost always written by then, and a
+ * step between the record and the spawn request would be on the path of
+ * every start.)
  *
  * Timers are XState delays, so tests drive escalation with a simulated
- * clock. The run never touches the OS itself: it invokes four named actors
- * (prepareRun, recordWritten, raiderProcess, reapRun) that the daemon provides.
+ * clock. The run never touches the OS itself: it invokes three named actors
+ * (prepareRun, raiderProcess, reapRun) that the daemon provides.
  */
 import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } from 'xstate';
 import type { Mission } from '../domain/mission.js';
@@ -76,12 +80,6 @@ export interface ProcessInput {
   eventsPath: string;
   logPath: string;
   adoptedPid?: number;
-}
-
-/** What waiting for the run's record needs: the log to close if the run cannot start after all. */
-export interface RecordInput {
-  runId: string;
-  logPath: string;
 }
 
 export interface ReapInput {
@@ -231,7 +229,6 @@ export const runMachine = setup({
   },
   actors: {
     prepareRun: fromPromise<PrepareOutput, RunInput>(notProvided('prepareRun')),
-    recordWritten: fromPromise<void, RecordInput>(notProvided('recordWritten')),
     raiderProcess: fromCallback<ProcessCommand, ProcessInput>(notProvided('raiderProcess')),
     reapRun: fromPromise<RunOutcome, ReapInput>(notProvided('reapRun')),
   },
@@ -350,16 +347,7 @@ export const runMachine = setup({
     },
     recording: {
       entry: 'reportPrepared',
-      on: { ...PENDING_STOPS, 'run.recorded': 'writing' },
-    },
-    writing: {
-      invoke: {
-        src: 'recordWritten',
-        input: ({ context }) => ({ runId: context.runId, logPath: context.logPath }),
-        onDone: 'alive',
-        onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorMessage(event.error) }) } },
-      },
-      on: PENDING_STOPS,
+      on: { ...PENDING_STOPS, 'run.recorded': 'alive' },
     },
     alive: {
       invoke: {

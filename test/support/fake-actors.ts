@@ -1,19 +1,11 @@
 /**
- * Fake actor logic for machine tests: a process the test ends by hand, a
- * prepare step that admits or refuses, a record step that notes when the run
- * waited for its record, and a reap step that computes the outcome as the
- * real one does, without files.
+ * Fake actor logic for machine tests: a process the test ends by hand (which
+ * first notes that its run waited for its record, as the real one waits), a
+ * prepare step that admits or refuses, and a reap step that computes the
+ * outcome as the real one does, without files.
  */
 import { fromCallback, fromPromise } from 'xstate';
-import type {
-  PrepareOutput,
-  ProcessCommand,
-  ProcessInput,
-  ReapInput,
-  RecordInput,
-  RunInput,
-  RunSignal,
-} from '../../src/machines/run.machine.js';
+import type { PrepareOutput, ProcessCommand, ProcessInput, ReapInput, RunInput, RunSignal } from '../../src/machines/run.machine.js';
 import { runOutcome, type RunDocument } from '../../src/domain/outcome.js';
 
 export interface FakeProcess {
@@ -33,7 +25,7 @@ export interface FakeWorld {
   documents: Map<string, RunDocument | null>;
   refuse: Map<string, { reason: 'provider_not_stored'; error: string }>;
   failPrepare: Set<string>;
-  /** Missions whose record step waits for `releaseRecords()` and then fails (a shared cluster refused the record). */
+  /** Missions whose process waits for `releaseRecords()` and then fails unstarted (a shared cluster refused the record). */
   refuseRecord: Set<string>;
   releaseRecords: () => void;
   /** What happened to runs, in order: `written RUN` when a run's record step ran, `spawned RUN` when its process started. */
@@ -76,17 +68,13 @@ export function fakeActors(world: FakeWorld) {
     };
   });
 
-  const recordWritten = fromPromise<void, RecordInput>(async ({ input }) => {
-    if (world.prepared.some((p) => p.runId === input.runId && world.refuseRecord.has(p.entry.mission))) {
-      await new Promise<void>((resolve) => {
-        world.releaseRecords = resolve;
-      });
-      throw new Error('the cluster gave its mission to another hall');
-    }
-    world.timeline.push(`written ${input.runId}`);
-  });
-
   const raiderProcess = fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
+    if (input.adoptedPid === undefined && world.prepared.some((p) => p.runId === input.runId && world.refuseRecord.has(p.entry.mission))) {
+      world.releaseRecords = () =>
+        sendBack({ type: 'proc.failed', error: 'the cluster gave its mission to another hall', at: world.now() });
+      return undefined;
+    }
+    if (input.adoptedPid === undefined) world.timeline.push(`written ${input.runId}`);
     const pid = input.adoptedPid ?? world.nextPid++;
     const proc: FakeProcess = {
       runId: input.runId,
@@ -125,7 +113,7 @@ export function fakeActors(world: FakeWorld) {
     }),
   );
 
-  return { prepareRun, recordWritten, raiderProcess, reapRun };
+  return { prepareRun, raiderProcess, reapRun };
 }
 
 /** Lets promise-based actors (prepare, reap) settle. */

@@ -1,0 +1,91 @@
+/**
+ * The last step before a raider starts: wait until the state store has
+ * written the run's record, which the hall applied as a store operation just
+ * before it told the run to go on. From then a crash of the hall cannot run
+ * the mission again nor forget the run. (Replies wait for the fdatasync; the
+ * start need not.) When the record cannot be written (a full disk, a database
+ * that does not answer), the run waits until it can: the mission is not
+ * lost, and a crash meanwhile finds it still waiting in its queue.
+ *
+ * The raider process actor asks this before it asks the fork server
+ * (raider-process.actor.ts): the record is almost always written at once,
+ * and then the spawn request leaves in the same step, with no promise, no
+ * actor and no machine step of its own between the record and the request.
+ */
+import { appendToLogSync } from '../adapters/storage/slot-logs.js';
+import type { HallStateStore } from '../adapters/storage/state-store.js';
+import { errorMessage } from '../domain/error-message.js';
+import { resultLine } from '../domain/log-lines.js';
+
+/** How often a store that could not write is asked again. */
+const WRITE_RETRY_MS = 250;
+
+type RecordStore = Pick<HallStateStore, 'written' | 'commit' | 'lastError' | 'refusal'>;
+
+/** The run whose record is waited for, and its slot log (closed with a result line if it cannot start). */
+export interface RecordedRun {
+  runId: string;
+  logPath: string;
+}
+
+/**
+ * Null when the run's record is written and the raider may start now; else a
+ * promise that resolves once it is, or rejects with why the run cannot start
+ * (`signal`: the run is stopped meanwhile).
+ */
+export type RecordWritten = (run: RecordedRun, signal: AbortSignal) => Promise<void> | null;
+
+export function recordWritten(store: RecordStore): RecordWritten {
+  const check = (run: RecordedRun): boolean => {
+    if (!store.written()) return false;
+    // A shared cluster refuses the record of a run whose mission's claim went to another hall.
+    const refused = store.refusal?.(run.runId) ?? null;
+    if (refused !== null) throw new Error(refused);
+    return true;
+  };
+  const failed = (run: RecordedRun, err: unknown): Error => {
+    // prepareRun wrote the run's start line: close its section of the log.
+    appendToLogSync(run.logPath, resultLine(run.runId, 'failed', `could not be started: ${errorMessage(err)}`));
+    return err instanceof Error ? err : new Error(errorMessage(err));
+  };
+  return (run, signal) => {
+    try {
+      if (check(run)) return null;
+    } catch (err) {
+      return Promise.reject(failed(run, err));
+    }
+    return untilWritten(store, signal).then(
+      () => {
+        try {
+          check(run);
+        } catch (err) {
+          throw failed(run, err);
+        }
+      },
+      (err: unknown) => {
+        throw failed(run, err);
+      },
+    );
+  };
+}
+
+function untilWritten(store: RecordStore, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!store.written()) return;
+      clearInterval(timer);
+      resolve();
+    };
+    const timer = setInterval(check, WRITE_RETRY_MS);
+    // A store that writes only by committing (PostgreSQL) is written when its commit is: no poll to wait for.
+    store.commit().then(check, () => undefined);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(timer);
+        reject(new Error(store.lastError() ?? 'the run could not be recorded'));
+      },
+      { once: true },
+    );
+  });
+}
