@@ -80,4 +80,19 @@ describe('GroupCommit', () => {
     held.pending[1]!.resolve();
     await retried;
   });
+
+  it('a sync that blocks the loop waits for the end of the turn; one that does not starts at once', async () => {
+    for (const holdsLoop of [true, false]) {
+      const held = heldSync();
+      const commits = new GroupCommit(held.sync, () => holdsLoop);
+      commits.note(false);
+      const done = commits.commit();
+      // Microtasks only: the turn is not over yet.
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+      expect(held.pending).toHaveLength(holdsLoop ? 0 : 1);
+      await held.started(1);
+      held.pending[0]?.resolve();
+      await done;
+    }
+  });
 });

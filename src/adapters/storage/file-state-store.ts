@@ -49,7 +49,10 @@ export class FileStateStore implements HallStateStore {
   readonly state = new DurableState();
   private readonly log: WriteAheadLog;
   private readonly reserve: DiskReserve;
-  private readonly commits = new GroupCommit(() => this.syncLog());
+  private readonly commits = new GroupCommit(
+    () => this.syncLog(),
+    () => this.log.syncInline,
+  );
   private readonly files: CheckpointWriter;
   /** Checkpoints run one at a time; a background one asked for while one waits is the same one. */
   private readonly checkpoints = new SerialQueue();

@@ -12,8 +12,15 @@ export class GroupCommit {
   private durable = 0;
   private readonly syncs = new SerialQueue();
 
-  /** `sync` makes every operation applied so far durable, or throws an error a user can act on. */
-  constructor(private readonly sync: () => Promise<void>) {}
+  /**
+   * `sync` makes every operation applied so far durable, or throws an error a
+   * user can act on. `holdsLoop`: whether the next sync blocks the event loop
+   * (see syncApplied); by default it is taken to.
+   */
+  constructor(
+    private readonly sync: () => Promise<void>,
+    private readonly holdsLoop: () => boolean = () => true,
+  ) {}
 
   /** One more operation was applied; a `later` one does not hold up a commit (the next sync takes it along). */
   note(later: boolean): void {
@@ -41,8 +48,12 @@ export class GroupCommit {
   }
 
   private async syncApplied(): Promise<void> {
-    // Every operation of this turn of the event loop joins the sync.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    // Every operation of this turn of the event loop joins a sync that blocks the loop
+    // (one such sync per turn, after the turn's work: a raider's spawn request has left
+    // by then). A sync on the thread pool starts at once instead: it costs the loop
+    // nothing, a slow disk's sync is then under way sooner (a started spawn's reply waits
+    // for it), and what comes later in the turn joins the next one.
+    if (this.holdsLoop()) await new Promise<void>((resolve) => setImmediate(resolve));
     const upTo = this.applied;
     if (this.durable >= upTo) return;
     await this.sync();
