@@ -58,4 +58,30 @@ describe('the Runs table from bus events', () => {
     expect(ids(filtered.runs)).toEqual(['bjorn-1000.3', 'bjorn-1000.2']);
     expect(other.has('ivar-1000')).toBe(true);
   });
+
+  it('draws a polled burst of hundreds of runs in one batch as the hall lists them', () => {
+    // The table the page came with: one run still running, 49 ended.
+    const past = Array.from({ length: 50 }, (_, i) =>
+      i === 0
+        ? { id: 'bjorn-999', slot: 'bjorn', status: 'running', started_at: 999_000, duration: null }
+        : { id: `bjorn-999.${i + 1}`, slot: 'bjorn', status: 'completed', started_at: 999_000, duration: 0 },
+    );
+    const burst: Array<Record<string, unknown>> = [];
+    // 300 runs start, each ends twenty starts later (the last twenty do not, within the batch); the table's running run ends.
+    for (let k = 1; k <= 300; k++) {
+      burst.push(spawned(`bjorn-1000.${k}`, 1000 + k / 1000));
+      if (k > 20) burst.push(done(`bjorn-1000.${k - 20}`, 1000 + k / 1000));
+    }
+    burst.push({ ...done('bjorn-999', 1001), status: 'failed' });
+    const pushedOut = new Map();
+    const drawn = applyRunEvents({ runs: past, total: 50, limit: 50 }, burst, NO_FILTER, undefined, pushedOut);
+    // Running first, newest first (the last twenty); then the ended ones, newest first: the fifty newest runs.
+    expect(ids(drawn.runs)).toEqual(Array.from({ length: 50 }, (_, i) => `bjorn-1000.${300 - i}`));
+    expect(drawn.runs.runs.map((r: { status: string }) => r.status)).toEqual([
+      ...Array<string>(20).fill('running'),
+      ...Array<string>(30).fill('completed'),
+    ]);
+    expect(drawn.runs.total).toBe(350);
+    expect(drawn.lookAgain).toBe(false);
+  });
 });

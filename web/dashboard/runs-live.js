@@ -19,16 +19,14 @@ function cursorOf(id) {
  * within one, `.10` is newer than `.9` (which text order would not say).
  */
 function order(a, b) {
-  const running = (b.status === 'running') - (a.status === 'running');
-  const x = cursorOf(a.id);
-  const y = cursorOf(b.id);
-  return (
-    running ||
-    b.started_at - a.started_at ||
-    (y?.sec ?? 0) - (x?.sec ?? 0) ||
-    (y?.n ?? 1) - (x?.n ?? 1) ||
-    (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
-  );
+  return (b.status === 'running') - (a.status === 'running') || b.started_at - a.started_at || newerId(a.id, b.id);
+}
+
+/** Two runs of one start time by their ids (parsed only then: a polled batch sorts hundreds of rows). */
+function newerId(a, b) {
+  const x = cursorOf(a);
+  const y = cursorOf(b);
+  return (y?.sec ?? 0) - (x?.sec ?? 0) || (y?.n ?? 1) - (x?.n ?? 1) || (a < b ? 1 : a > b ? -1 : 0);
 }
 
 function raiderMatches(filter, slot) {
@@ -53,6 +51,8 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
   let rows = null;
   let total = runs.total;
   let lookAgain = false;
+  // Where each run is in `rows` (or, before any edit, in runs.runs): a polled batch holds hundreds of runs, each looked up.
+  const at = new Map(runs.runs.map((r, i) => [r.id, i]));
   const edit = () => {
     rows ??= [...runs.runs];
     return rows;
@@ -62,8 +62,9 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
     if (e.type.startsWith('hall.') || e.type === 'raider.resync') {
       lookAgain = true;
     } else if (e.type === 'raider.spawned' && typeof e.id === 'string' && typeof e.slot === 'string') {
-      if (!raiderMatches(filter, e.slot) || (rows ?? runs.runs).some((r) => r.id === e.id)) continue;
+      if (!raiderMatches(filter, e.slot) || at.has(e.id)) continue;
       const where = e.hall ?? hall;
+      at.set(e.id, edit().length);
       edit().push({
         id: e.id,
         slot: e.slot,
@@ -76,10 +77,10 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
       total++;
     } else if (e.type === 'raider.done' && typeof e.id === 'string') {
       const list = rows ?? runs.runs;
-      const at = list.findIndex((r) => r.id === e.id);
-      const out = at < 0 && typeof e.slot === 'string' && raiderMatches(filter, e.slot) ? pushedOut.get(e.id) : undefined;
-      if (at >= 0 || out !== undefined) {
-        const row = out ?? list[at];
+      const place = at.get(e.id);
+      const out = place === undefined && typeof e.slot === 'string' && raiderMatches(filter, e.slot) ? pushedOut.get(e.id) : undefined;
+      if (place !== undefined || out !== undefined) {
+        const row = out ?? list[place];
         if (row.status !== 'running') continue;
         const { pid: _pid, ...rest } = row;
         const ended = {
@@ -91,8 +92,9 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
         // Back among the others: the sort below says whether it shows.
         if (out !== undefined) {
           pushedOut.delete(e.id);
+          at.set(e.id, edit().length);
           edit().push(ended);
-        } else edit()[at] = ended;
+        } else edit()[place] = ended;
       } else if (typeof e.slot === 'string' && raiderMatches(filter, e.slot)) {
         // A run this page does not list: it shows only when it is not older than every row shown.
         const second = cursorOf(e.id)?.sec ?? null;
