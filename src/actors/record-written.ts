@@ -71,21 +71,20 @@ export function recordWritten(store: RecordStore): RecordWritten {
 
 function untilWritten(store: RecordStore, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    // The run stopped before its record was written; once written, its stop is none of this.
+    const stopped = () => {
+      clearInterval(timer);
+      reject(new Error(store.lastError() ?? 'the run could not be recorded'));
+    };
     const check = () => {
       if (!store.written()) return;
       clearInterval(timer);
+      signal.removeEventListener('abort', stopped);
       resolve();
     };
     const timer = setInterval(check, WRITE_RETRY_MS);
     // A store that writes only by committing (PostgreSQL) is written when its commit is: no poll to wait for.
     store.commit().then(check, () => undefined);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearInterval(timer);
-        reject(new Error(store.lastError() ?? 'the run could not be recorded'));
-      },
-      { once: true },
-    );
+    signal.addEventListener('abort', stopped, { once: true });
   });
 }
