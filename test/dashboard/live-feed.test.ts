@@ -32,7 +32,11 @@ interface PollReply {
 
 interface Feed {
   connectEvents(since: number): void;
-  live: { listeners: Set<(batch: Array<Record<string, unknown>>) => void> };
+  live: {
+    listeners: Set<(batch: Array<Record<string, unknown>>) => void>;
+    heldListeners: Set<(held: number) => void>;
+    setFrozen(frozen: boolean): void;
+  };
 }
 
 const spawned = (seq: number) => ({ seq, type: 'raider.spawned', id: `bjorn-1000.${seq}`, slot: 'bjorn', time: 1000 });
@@ -68,6 +72,7 @@ beforeEach(() => {
   latestGiven = 0;
   // A frame every 16 ms of the simulated clock.
   vi.stubGlobal('requestAnimationFrame', (draw: (t: number) => void) => setTimeout(() => draw(performance.now()), 16));
+  vi.stubGlobal('cancelAnimationFrame', (frame: ReturnType<typeof setTimeout> | null) => clearTimeout(frame ?? undefined));
   vi.stubGlobal('EventSource', TestEventSource);
   vi.stubGlobal('fetch', async (path: string) => {
     asked.push(path);
@@ -83,6 +88,16 @@ afterEach(() => {
   vi.useRealTimers();
   vi.unstubAllGlobals();
 });
+
+/** The start of a burst on the stream: `n` events from seq `from`, one every 2 ms (500 a second). */
+async function burstStart(source: TestEventSource, from: number, n: number): Promise<void> {
+  for (let seq = from; seq < from + n; seq++) {
+    source.message(spawned(seq));
+    await vi.advanceTimersByTimeAsync(2);
+  }
+}
+
+const seqs = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe("the page's live feed", () => {
   it('hands a calm bus to the views a moment after it comes, from the stream', async () => {
@@ -100,65 +115,84 @@ describe("the page's live feed", () => {
   it("draws nothing of a burst's sudden start: it polls, and hands out what waited with the poll's events", async () => {
     await connect(5);
     const first = stream();
-    // Twelve events within 12 ms: hundreds a second.
-    for (let seq = 6; seq <= 17; seq++) {
-      first.message(spawned(seq));
-      await vi.advanceTimersByTimeAsync(1);
-    }
+    // Forty events in 80 ms: as many come during a second look as during the first.
+    await burstStart(first, 6, 40);
     await vi.advanceTimersByTimeAsync(100);
     expect(first.closed).toBe(true);
     expect(batches).toEqual([]);
     // A second later the page asks for what came since the last event it has, and draws it all at once.
-    pollReplies.push({ events: Array.from({ length: 40 }, (_, i) => spawned(18 + i)), latest: 57 });
+    pollReplies.push({ events: seqs(46, 85).map(spawned), latest: 85 });
     await vi.advanceTimersByTimeAsync(1000);
-    expect(asked).toEqual(['/api/events?poll=1&since=17']);
+    expect(asked).toEqual(['/api/events?poll=1&since=45']);
     expect(batches).toHaveLength(1);
-    expect(batches[0]?.map((e) => e.seq)).toEqual(Array.from({ length: 52 }, (_, i) => 6 + i));
-    // Still busy (52 events in the last second): it polls on, until a poll finds the bus calm; then it streams after what it has.
-    pollReplies.push({ events: [spawned(58)], latest: 58 });
+    expect(batches[0]?.map((e) => e.seq)).toEqual(seqs(6, 85));
+    // Still busy (80 events in the last second): it polls on, until a poll finds the bus calm; then it streams after what it has.
+    pollReplies.push({ events: [spawned(86)], latest: 86 });
     await vi.advanceTimersByTimeAsync(3000);
-    expect(asked[1]).toBe('/api/events?poll=1&since=57');
-    expect(asked.slice(2).every((path) => path === '/api/events?poll=1&since=58')).toBe(true);
+    expect(asked[1]).toBe('/api/events?poll=1&since=85');
+    expect(asked.slice(2).every((path) => path === '/api/events?poll=1&since=86')).toBe(true);
     expect(TestEventSource.opened).toHaveLength(2);
-    expect(stream().url).toBe('/api/events?since=58');
+    expect(stream().url).toBe('/api/events?since=86');
     // What the polls brought after the first was handed out too, once.
-    expect(batches.flat().map((e) => e.seq)).toEqual(Array.from({ length: 53 }, (_, i) => 6 + i));
+    expect(batches.flat().map((e) => e.seq)).toEqual(seqs(6, 86));
+  });
+
+  it('takes a few runs started at once for what they are, not a burst', async () => {
+    await connect(5);
+    // Three runs started and ended together: six events at once, drawn after the calm wait.
+    for (let seq = 6; seq <= 11; seq++) stream().message(spawned(seq));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(batches.flat().map((e) => e.seq)).toEqual(seqs(6, 11));
+    // Eight at once: twelve events, more than a calm wait's share; nothing follows them, so they are drawn after a second look.
+    for (let seq = 12; seq <= 23; seq++) stream().message(spawned(seq));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(batches.flat().map((e) => e.seq)).toEqual(seqs(6, 23));
+    expect(stream().closed).toBe(false);
+    expect(asked).toEqual([]);
   });
 
   it('streams again when a poll fails, after the last event it has', async () => {
     await connect(5);
-    for (let seq = 6; seq <= 17; seq++) stream().message(spawned(seq));
-    await vi.advanceTimersByTimeAsync(100);
+    await burstStart(stream(), 6, 40);
+    await vi.advanceTimersByTimeAsync(20);
     expect(stream().closed).toBe(true);
     pollReplies.push('away');
     const warned = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
-    await vi.advanceTimersByTimeAsync(1000);
+    await vi.advanceTimersByTimeAsync(1100);
     expect(warned).toHaveBeenCalledWith('dashboard: TypeError: Failed to fetch');
     expect(TestEventSource.opened).toHaveLength(2);
-    expect(stream().url).toBe('/api/events?since=17');
+    expect(stream().url).toBe('/api/events?since=45');
     // What waited is drawn from there.
-    await vi.advanceTimersByTimeAsync(100);
-    expect(batches.flat().map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => 6 + i));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(batches.flat().map((e) => e.seq)).toEqual(seqs(6, 45));
   });
 
   it('tells the views to load anew when a poll says the hall no longer has what the page missed', async () => {
     await connect(5);
-    for (let seq = 6; seq <= 17; seq++) stream().message(spawned(seq));
-    await vi.advanceTimersByTimeAsync(100);
+    await burstStart(stream(), 6, 40);
     pollReplies.push({ latest: 5000, reload: true });
     await vi.advanceTimersByTimeAsync(1100);
     expect(batches.flat().at(-1)).toEqual({ type: 'raider.resync' });
-    // Calm (thirteen events in the last second): the stream goes on from the hall's present.
-    expect(stream().url).toBe('/api/events?since=5000');
+    // Busy still (41 events in the last second): the next poll goes on from the hall's present.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(asked.at(-1)).toBe('/api/events?poll=1&since=5000');
   });
 
-  it('takes a few runs at once for what they are, not a burst', async () => {
-    await connect(5);
-    // Three runs started and ended together: six events at once.
-    for (let seq = 6; seq <= 11; seq++) stream().message(spawned(seq));
-    await vi.advanceTimersByTimeAsync(100);
-    expect(batches).toHaveLength(1);
-    expect(stream().closed).toBe(false);
-    expect(asked).toEqual([]);
+  it('tells a frozen page how many updates it holds at each poll, and draws them when it is released', async () => {
+    const feed = await connect(5);
+    const held: number[] = [];
+    feed.live.heldListeners.add((n) => held.push(n));
+    feed.live.setFrozen(true);
+    await burstStart(stream(), 6, 40);
+    // Frozen, the feed does not tell a burst by its first waits: fifty waiting make it one.
+    await burstStart(stream(), 46, 10);
+    expect(stream().closed).toBe(true);
+    pollReplies.push({ events: seqs(56, 60).map(spawned), latest: 60 });
+    await vi.advanceTimersByTimeAsync(1100);
+    expect(held.at(-1)).toBe(55);
+    expect(batches).toEqual([]);
+    feed.live.setFrozen(false);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(batches.flat().map((e) => e.seq)).toEqual(seqs(6, 60));
   });
 });

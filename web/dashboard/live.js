@@ -56,11 +56,12 @@ const POLL_MS = 1000;
 const BURST_QUEUE = (BURST_RATE * BURST_INTERVAL_MS) / 1000;
 /**
  * A calm bus's events wait CALM_WAIT_MS for their hand-out (then the next
- * frame): SUDDEN_BURST coming during a wait (from a few hundred a second
- * when calm) are the start of a burst, and the page polls before it has
- * drawn any. A burst's first
- * frames, drawn from the stream before its rate said burst, were most of a
- * page's work in one (a trace of a 500-mission burst: three or four frames of
+ * frame). SUDDEN_BURST coming during that wait (a few hundred a second) may
+ * be the start of a burst, or a few runs started at once: the page looks
+ * once more, and if as many come during a second wait it is a burst, and
+ * the page polls before it has drawn any of it. A burst's first frames,
+ * drawn from the stream before its rate said burst, were most of a page's
+ * work in one (a trace of a 500-mission burst: three or four frames of
  * 30-200 ms each in its first 250 ms, then one a second).
  */
 const CALM_WAIT_MS = 30;
@@ -87,10 +88,10 @@ export const live = {
   heldListeners: new Set(),
   frozen: false,
   scheduled: false,
+  /** The pending hand-out's timer and frame (cancelled when the feed begins to poll). */
+  pending: { timer: null, frame: null },
   /** True while the feed polls: each poll hands out what it brought, nothing else does. */
   polling: false,
-  /** How many waited when the pending hand-out was scheduled: those that came after came during its wait. */
-  queuedAtSchedule: 0,
   /** [time, events] of the hand-outs of the last RATE_WINDOW_MS: their sum is the bus's rate a second, the last one when the views last got a batch. */
   recent: [],
   push(event) {
@@ -101,26 +102,39 @@ export const live = {
     if (this.queue.length === BURST_QUEUE) this.onBurst?.();
     this.schedule();
   },
-  schedule() {
+  /** A hand-out after the wait the bus's rate gives; `secondLook`: the last calm wait saw SUDDEN_BURST come. */
+  schedule(secondLook = false) {
     if (this.scheduled || this.polling) return;
     this.scheduled = true;
-    this.queuedAtSchedule = this.queue.length;
+    const queued = this.queue.length;
     const now = performance.now();
     const rate = this.rate(now);
     const last = this.recent.at(-1)?.[0];
     // Older than the window, the last hand-out is gone from `recent`, and no wait is left anyway.
-    const wait = rate < BUSY_RATE || last === undefined ? CALM_WAIT_MS : last + intervalAt(rate) - now;
-    const handOut = () =>
-      requestAnimationFrame(() => {
+    const calm = rate < BUSY_RATE || last === undefined;
+    const wait = calm ? CALM_WAIT_MS : last + intervalAt(rate) - now;
+    const atFrame = () => {
+      this.pending.timer = null;
+      this.pending.frame = requestAnimationFrame(() => {
         this.scheduled = false;
-        // The feed began to poll meanwhile: the poll hands these out with what it brings.
-        if (this.polling) return;
-        const cameMeanwhile = this.queue.length - this.queuedAtSchedule;
-        if (!this.frozen && cameMeanwhile >= SUDDEN_BURST && this.onBurst?.()) return;
-        this.handOut();
+        this.pending.frame = null;
+        if (calm && !this.frozen && this.queue.length - queued >= SUDDEN_BURST) {
+          if (!secondLook) return this.schedule(true);
+          // Still coming: a burst, which the feed polls for (when it can: it knows a seq).
+          if (this.onBurst?.()) return undefined;
+        }
+        return this.handOut();
       });
-    if (wait > 0) setTimeout(handOut, wait);
-    else handOut();
+    };
+    if (wait > 0) this.pending.timer = setTimeout(atFrame, wait);
+    else atFrame();
+  },
+  /** Forgets the pending hand-out: the feed polls now, and each poll hands out. */
+  cancelPending() {
+    clearTimeout(this.pending.timer);
+    cancelAnimationFrame(this.pending.frame);
+    this.pending = { timer: null, frame: null };
+    this.scheduled = false;
   },
   /** Gives the views what waits (the frozen page: how much waits). */
   handOut() {
@@ -154,8 +168,9 @@ export const live = {
   },
   /**
    * Told when the bus is in a burst (BURST_RATE at a hand-out, BURST_QUEUE
-   * events waiting, or SUDDEN_BURST at a calm hand-out): the feed polls from
-   * then on. Returns whether it does (it cannot before it knows a seq).
+   * events waiting, or SUDDEN_BURST coming during each of two calm waits):
+   * the feed polls from then on. Returns whether it does (it cannot before
+   * it knows a seq).
    */
   onBurst: null,
   setFrozen(frozen) {
@@ -222,6 +237,7 @@ export function connectEvents(since) {
   live.onBurst = () => {
     if (live.polling) return true;
     if (last === null) return false;
+    live.cancelPending();
     live.polling = true;
     source?.close();
     source = null;

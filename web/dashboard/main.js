@@ -118,15 +118,21 @@ function useClock(ticking) {
   useEffect(() => {
     if (!ticking) return undefined;
     let timer = null;
+    let waited = false;
     const tick = () => {
       clearTimeout(timer);
+      waited = false;
       setNow(Date.now());
       timer = setTimeout(onTimer, 1000);
     };
-    // While the feed polls, its hand-outs (one a second) move the clock: a tick of its own would be a second render.
+    // While the feed polls, its hand-outs (about one a second) move the clock: a tick of its own just
+    // before one would be a second render. It waits once for the poll's batch, not longer (a frozen
+    // page or a poll that brought nothing hands out no batch).
     const onTimer = () => {
-      if (!live.polling) tick();
-      else timer = setTimeout(onTimer, 1000);
+      if (live.polling && !waited) {
+        waited = true;
+        timer = setTimeout(onTimer, 500);
+      } else tick();
     };
     timer = setTimeout(onTimer, 1000);
     live.listeners.add(tick);
