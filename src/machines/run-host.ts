@@ -24,7 +24,7 @@ export type RunHostCommand =
   /** An event for each of these runs that still lives. */
   | { type: 'runs.send'; runIds: readonly string[]; event: RunEvent };
 
-/** What a run tells its parent, passed on to the slot. */
+/** What a run tells its parent, passed on: its record and pid to the hall, its end to the slot. */
 export type RunReport = RunPreparedReport | RunSpawnedReport | DoneActorEvent<RunOutput> | ErrorActorEvent;
 
 export type RunHostEvent = RunHostCommand | RunReport;

@@ -116,7 +116,7 @@ export interface RunPreparedReport {
   run: LedgerRun;
 }
 
-/** What a run tells its slot while it lives. */
+/** What a run tells the hall (through its host) while it lives. */
 export interface RunSpawnedReport {
   type: 'run.spawned';
   runId: string;

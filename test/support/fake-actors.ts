@@ -28,7 +28,7 @@ export interface FakeWorld {
   /** Missions whose process waits for `releaseRecords()` and then fails unstarted (a shared cluster refused the record). */
   refuseRecord: Set<string>;
   releaseRecords: () => void;
-  /** What happened to runs, in order: `written RUN` when a run's record step ran, `spawned RUN` when its process started. */
+  /** What happened to runs, in order: `written RUN` when a run's record was found written (its process may start), `spawned RUN` when its process started. */
   timeline: string[];
   nextPid: number;
   now: () => number;
