@@ -84,4 +84,32 @@ describe('the Runs table from bus events', () => {
     expect(drawn.runs.total).toBe(350);
     expect(drawn.lookAgain).toBe(false);
   });
+
+  it('puts a run back when room opens above it: more ran at once than the table holds, and the newest ended first', () => {
+    const pushedOut = new Map();
+    const empty = { runs: [], total: 0, limit: 2 };
+    // Four run at once; the table holds two: the two newest running.
+    const four = ['bjorn-1000', 'bjorn-1000.2', 'bjorn-1000.3', 'bjorn-1000.4'];
+    let table = applyRunEvents(
+      empty,
+      four.map((id, i) => spawned(id, 1000 + i / 10)),
+      NO_FILTER,
+      undefined,
+      pushedOut,
+    ).runs;
+    expect(ids(table)).toEqual(['bjorn-1000.4', 'bjorn-1000.3']);
+    // The newest ends: below the three still running, off the table.
+    table = applyRunEvents(table, [done('bjorn-1000.4', 1001)], NO_FILTER, undefined, pushedOut).runs;
+    expect(ids(table)).toEqual(['bjorn-1000.3', 'bjorn-1000.2']);
+    // The others end: the table shows the two newest runs again, as the hall lists them.
+    table = applyRunEvents(
+      table,
+      [done('bjorn-1000.3', 1002), done('bjorn-1000.2', 1002), done('bjorn-1000', 1002)],
+      NO_FILTER,
+      undefined,
+      pushedOut,
+    ).runs;
+    expect(ids(table)).toEqual(['bjorn-1000.4', 'bjorn-1000.3']);
+    expect(table.runs.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed']);
+  });
 });

@@ -105,6 +105,16 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
   }
   if (rows === null) return { runs, lookAgain };
   rows.sort(order);
+  // Rows pushed off earlier come back when room opens above them, as the hall would list them: more
+  // than a table of runs ran at once, the newer ones ended first (off the table, below the running
+  // ones), then the older ones ended too.
+  const last = rows[runs.limit - 1];
+  const back = [...pushedOut.values()].filter((row) => !at.has(row.id) && (last === undefined || order(row, last) < 0));
+  if (back.length > 0) {
+    rows.push(...back);
+    rows.sort(order);
+  }
+  for (const row of rows.slice(0, runs.limit)) pushedOut.delete(row.id);
   for (const row of rows.slice(runs.limit)) remember(pushedOut, row);
   return { runs: { ...runs, runs: rows.slice(0, runs.limit), total }, lookAgain };
 }
