@@ -54,18 +54,13 @@ export function recordWritten(store: RecordStore): RecordWritten {
     } catch (err) {
       return Promise.reject(failed(run, err));
     }
-    return untilWritten(store, signal).then(
-      () => {
-        try {
-          check(run);
-        } catch (err) {
-          throw failed(run, err);
-        }
-      },
-      (err: unknown) => {
+    return untilWritten(store, signal)
+      .then(() => {
+        check(run);
+      })
+      .catch((err: unknown) => {
         throw failed(run, err);
-      },
-    );
+      });
   };
 }
 

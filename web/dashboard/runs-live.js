@@ -43,9 +43,10 @@ export function followsEvents(filter) {
  * /api/runs answered). Returns the new table (the same object when nothing
  * changed) and whether to ask the hall again. `hall`: in a shared cluster,
  * this hall's id, for events that do not name theirs. `pushedOut` (a Map the
- * page keeps, id → row) holds the rows newer runs pushed off the table: a
- * run that ends after that is placed again from it, without asking the hall
- * (in a burst most runs end after fifty newer ones started).
+ * page keeps, id → row) holds the rows newer runs pushed off the table, kept
+ * up to date by their ends: each batch takes back those that sort among the
+ * shown again, without asking the hall (in a burst most runs end after fifty
+ * newer ones started).
  */
 export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map()) {
   let rows = null;
@@ -89,12 +90,12 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
           duration: Math.max(0, (Number(e.time) * 1000 - row.started_at) / 1000),
           ...(typeof e.error === 'string' ? { error: e.error } : {}),
         };
-        // Back among the others: the sort below says whether it shows.
-        if (out !== undefined) {
-          pushedOut.delete(e.id);
-          at.set(e.id, edit().length);
-          edit().push(ended);
-        } else edit()[place] = ended;
+        if (out === undefined) edit()[place] = ended;
+        else {
+          // Still off the table, ended: the last step below takes it back if it sorts among the shown.
+          pushedOut.set(e.id, ended);
+          edit();
+        }
       } else if (typeof e.slot === 'string' && raiderMatches(filter, e.slot)) {
         // A run this page does not list: it shows only when it is not older than every row shown.
         const second = cursorOf(e.id)?.sec ?? null;
@@ -108,8 +109,9 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
   // Rows pushed off earlier come back when room opens above them, as the hall would list them: more
   // than a table of runs ran at once, the newer ones ended first (off the table, below the running
   // ones), then the older ones ended too.
+  // (No row is both shown and remembered: each batch ends by forgetting the shown ones.)
   const last = rows[runs.limit - 1];
-  const back = [...pushedOut.values()].filter((row) => !at.has(row.id) && (last === undefined || order(row, last) < 0));
+  const back = [...pushedOut.values()].filter((row) => last === undefined || order(row, last) < 0);
   if (back.length > 0) {
     rows.push(...back);
     rows.sort(order);

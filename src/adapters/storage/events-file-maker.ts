@@ -24,8 +24,6 @@ export class EventsFileMaker {
   /** Whatever is at the spare's name must go before a spare is made there (a crash may have left it linked to a run's file). */
   private clearFirst = true;
   private closed = false;
-  /** A spare is to be made at the end of this turn (makeSpareSoon). */
-  private spareSoon = false;
 
   constructor(logsDir: string) {
     this.spare = path.join(logsDir, SPARE_EVENTS_FILE);
@@ -83,12 +81,8 @@ export class EventsFileMaker {
    * same turn. The next run needs the spare, this one does not.
    */
   private makeSpareSoon(): void {
-    if (this.spareSoon) return;
-    this.spareSoon = true;
-    setImmediate(() => {
-      this.spareSoon = false;
-      this.makeSpare();
-    });
+    // Several calls in one turn make one spare: makeSpare does nothing while one is ready or being made.
+    setImmediate(() => this.makeSpare());
   }
 
   /** Makes the next spare on the thread pool. */
