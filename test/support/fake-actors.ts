@@ -74,6 +74,7 @@ export function fakeActors(world: FakeWorld) {
         sendBack({ type: 'proc.failed', error: 'the cluster gave its mission to another hall', at: world.now() });
       return undefined;
     }
+    // The real actor waits for the record before the fork server (test/integration/raider-process.test.ts); this one marks where.
     if (input.adoptedPid === undefined) world.timeline.push(`written ${input.runId}`);
     const pid = input.adoptedPid ?? world.nextPid++;
     const proc: FakeProcess = {
