@@ -6,7 +6,7 @@
  */
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { HallServices } from '../../ports/hall-services.js';
-import type { AcpUpdate, PromptAnswer, RunEnd } from '../../domain/acp-mapping.js';
+import type { AcpUpdate, AnnouncedCalls, PromptAnswer, RunEnd } from '../../domain/acp-mapping.js';
 import { isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } from '../../domain/permission.js';
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
@@ -46,6 +46,12 @@ interface SessionHandle extends AcpSessionInfo {
   texts: Map<string, string>;
   answers: Map<string, (answer: PromptAnswer) => void>;
   runs: Map<string, AcpRunStream>;
+  /**
+   * The tool calls each run's client was shown (by run id), whoever showed
+   * them first: the run's events, or a permission question, which the
+   * raider may ask before the hall's raider.spawned made the run's stream.
+   */
+  announced: Map<string, AnnouncedCalls>;
   questions: Map<string, PendingQuestion>;
   closed: Promise<void>;
   /** The drops of the session's waiting prompts last asked for: a cancel of its run waits for them (see carryOut). */
@@ -53,6 +59,16 @@ interface SessionHandle extends AcpSessionInfo {
 }
 
 const binding = (sessionId: string) => `acp:${sessionId}`;
+
+/** The tool calls shown for one run of the session, made by whichever shows one first. */
+function announcedOf(handle: SessionHandle, runId: string): AnnouncedCalls {
+  let calls = handle.announced.get(runId);
+  if (calls === undefined) {
+    calls = new Map();
+    handle.announced.set(runId, calls);
+  }
+  return calls;
+}
 
 export class AcpHub {
   private readonly sessions = new Map<string, SessionHandle>();
@@ -182,6 +198,7 @@ export class AcpHub {
       texts: new Map(),
       answers: new Map(),
       runs: new Map(),
+      announced: new Map(),
       questions: new Map(),
       closed,
       drops: Promise.resolve(),
@@ -307,6 +324,7 @@ export class AcpHub {
       runId,
       (update) => handle.link.update(handle.sessionId, update),
       (line) => this.services.log(line),
+      announcedOf(handle, runId),
     );
     handle.runs.set(runId, stream);
     stream.start();
@@ -355,6 +373,7 @@ export class AcpHub {
     };
     const stream = handle.runs.get(runId);
     handle.runs.delete(runId);
+    handle.announced.delete(runId);
     const send = (update: AcpUpdate) => handle.link.update(handle.sessionId, update);
     await (stream ? stream.finish(end) : sendFinalAnswer(end, send));
     handle.actor.send({ type: 'hall.done', missionId, end, cancelRequested: event.cancel_requested === true });
@@ -383,7 +402,7 @@ export class AcpHub {
     const pending = handle.questions.get(input.questionId);
     if (!pending) return 'cancelled';
     const { question, runId } = pending;
-    const target = { sessionId: handle.sessionId, runId, question, announced: handle.runs.get(runId)?.announced };
+    const target = { sessionId: handle.sessionId, runId, question, announced: announcedOf(handle, runId) };
     return askClientPermission(handle.link, target, signal);
   }
 }

@@ -15,8 +15,6 @@ export type RunEventSourceFactory = (
 ) => RunEventSource;
 
 export class AcpRunStream {
-  /** The tool calls the client has been shown, so a later event about one updates it. */
-  readonly announced: AnnouncedCalls = new Map();
   private streamedText = false;
   private readonly tail: RunEventSource;
 
@@ -26,6 +24,8 @@ export class AcpRunStream {
     /** Sends one update to the session's client. */
     private readonly send: (update: AcpUpdate) => Promise<void>,
     log: (line: string) => void,
+    /** The tool calls the client has been shown (by the run or a permission question), so a later event about one updates it. */
+    private readonly announced: AnnouncedCalls,
   ) {
     this.tail = source(
       (event) => {
