@@ -38,6 +38,7 @@ export function routeHallEffects(actor: Actor<typeof hallMachine>, targets: Effe
   actor.on('registry.runEnded', (e) => {
     const run = registry.getSnapshot().context.runs.get(e.runId);
     registry.trigger.runEnded({ runId: e.runId });
-    if (run) retention.ended(run.slot, (id) => registry.getSnapshot().context.runs.has(id));
+    // Nobody waits for the old files to go.
+    if (run) void retention.ended(run.slot, (id) => registry.getSnapshot().context.runs.has(id));
   });
 }

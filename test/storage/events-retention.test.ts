@@ -17,7 +17,7 @@ const files = (dir: string): string[] =>
     .sort();
 
 describe('events retention', () => {
-  it('keeps the newest files and a live old run, and removes no newer file in its place', () => {
+  it('keeps the newest files and a live old run, and removes no newer file in its place', async () => {
     const dir = logsDir();
     const retention = new EventsRetention(dir, 3, (message) => expect.fail(message));
     retention.load();
@@ -28,11 +28,11 @@ describe('events retention', () => {
     }
     // The first run still goes; the others end, the last one last.
     const live = new Set(['bjorn-1000']);
-    retention.ended('bjorn', (id) => live.has(id));
+    await retention.ended('bjorn', (id) => live.has(id));
     expect(files(dir)).toEqual(['bjorn-1000', 'bjorn-1000.3', 'bjorn-1000.4', 'bjorn-1000.5']);
     // It ends: now it is older than the newest three.
     live.clear();
-    retention.ended('bjorn', (id) => live.has(id));
+    await retention.ended('bjorn', (id) => live.has(id));
     expect(files(dir)).toEqual(['bjorn-1000.3', 'bjorn-1000.4', 'bjorn-1000.5']);
   });
 
