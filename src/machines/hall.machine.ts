@@ -38,7 +38,7 @@ import {
 } from './hall-payloads.js';
 import type { RunOutput, RunPreparedReport, RunSpawnedReport } from './run.machine.js';
 import { runActorId } from './run-host.js';
-import { type AdoptedRun, type DropReason, slotMachine, type SlotReport } from './slot.machine.js';
+import { type AdoptedRun, type DropReason, slotMachine, type SlotReport, waitingPlace } from './slot.machine.js';
 
 export type { EndedRun };
 
@@ -200,6 +200,36 @@ function bindingRefOf(context: HallContext, binding: string): BindingRef {
 /** The queue actor of a mission's explicit binding, if it has one and the actor exists. */
 function bindingRefOfEntry(context: HallContext, entry: Mission): BindingRef | undefined {
   return entry.binding !== undefined ? own(context.bindings, entry.binding) : undefined;
+}
+
+/** A slot's report that a mission waits in its queue. */
+type SlotQueued = EventOf<'slot.queued'>;
+
+/** Records, announces and answers a mission that waits in a numbered slot's queue. */
+function tellSlotQueued(enqueue: HallEnqueue, queued: SlotQueued): void {
+  enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot: queued.slot }, entry: queued.entry }));
+  enqueue.emit(bus(slotQueuedEvent(queued)));
+  if (queued.reqId !== undefined) enqueue.emit(reply(queued.reqId, slotQueuedReply(queued)));
+}
+
+/**
+ * A new mission for a numbered slot that runs or offers one waits in its
+ * queue: the hall reads that from the slot's snapshot and tells it in this
+ * step, instead of submitting it and hearing `slot.queued` back (two machine
+ * steps more on the path of every queued spawn). It takes no room under
+ * `max_running`: it does not start. False when the slot would start it (or
+ * has no actor yet): it is submitted as any other.
+ */
+function holdInBusySlot(context: HallContext, enqueue: HallEnqueue, params: { entry: Mission; at: number; reqId?: string }): boolean {
+  const { entry } = params;
+  const slot = slotOf(entry.name).slot;
+  const ref = own(context.slots, slot);
+  const depth = ref ? waitingPlace(ref.getSnapshot()) : undefined;
+  if (ref === undefined || depth === undefined) return false;
+  // The slot holds it before anyone hears of it.
+  enqueue.sendTo(ref, { type: 'slot.hold', entry, at: params.at });
+  tellSlotQueued(enqueue, { type: 'slot.queued', slot, entry, depth, ...(params.reqId !== undefined ? { reqId: params.reqId } : {}) });
+  return true;
 }
 
 /** The mission a slot would start next, read where an answer to its offer is decided. */
@@ -464,8 +494,11 @@ export const hallMachine = hallSetup
       acceptSpawn: hallAction(({ context, enqueue }, cmd: SpawnCommand) => {
         const entry = missionOf(cmd);
         if (!roomFull(context)) {
+          const reqId = cmd.reqId !== undefined ? { reqId: cmd.reqId } : {};
+          // An explicit binding has its own queue first; a busy numbered slot's queue is known here.
+          if (entry.binding === undefined && holdInBusySlot(context, enqueue, { entry, at: cmd.at, ...reqId })) return;
           enqueue.assign({ tickets: context.tickets + 1 });
-          routeMission(context, enqueue, { entry, at: cmd.at, ...(cmd.reqId !== undefined ? { reqId: cmd.reqId } : {}) });
+          routeMission(context, enqueue, { entry, at: cmd.at, ...reqId });
           return;
         }
         // Over max_running: it waits, recorded in its slot's queue, until a run ends.
@@ -609,10 +642,8 @@ export const hallMachine = hallSetup
         makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
-      reportSlotQueued: hallAction(({ context, enqueue, self }, queued: EventOf<'slot.queued'>) => {
-        enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot: queued.slot }, entry: queued.entry }));
-        enqueue.emit(bus(slotQueuedEvent(queued)));
-        if (queued.reqId !== undefined) enqueue.emit(reply(queued.reqId, slotQueuedReply(queued)));
+      reportSlotQueued: hallAction(({ context, enqueue, self }, queued: SlotQueued) => {
+        tellSlotQueued(enqueue, queued);
         // The binding passed this mission on; it waits in the slot, so the binding is free again.
         const bindingRef = bindingRefOfEntry(context, queued.entry);
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.waiting', at: 0 });

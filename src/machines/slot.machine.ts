@@ -8,7 +8,7 @@
  * moves it to its busy binding's queue.
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import type { DoneActorEvent } from 'xstate';
+import type { DoneActorEvent, SnapshotFrom } from 'xstate';
 import { splitQueue, toFront, type Mission } from '../domain/mission.js';
 import { MissionQueue } from '../domain/mission-queue.js';
 import { effectiveBinding } from '../domain/names.js';
@@ -55,6 +55,11 @@ export interface SlotContext extends Omit<SlotInput, 'queue'> {
 export type SlotEvent =
   /** `queued`: the mission had already waited (in its binding's queue). */
   | { type: 'slot.submit'; entry: Mission; at: number; reqId?: string; session?: string; queued?: boolean; runId?: string }
+  /**
+   * The hall read the slot busy (`waitingPlace`) and tells, in the same
+   * step, that the mission waits: it joins the queue, with no report back.
+   */
+  | { type: 'slot.hold'; entry: Mission; at: number }
   | { type: 'slot.drain'; at: number }
   /** `runId`: the id a shared cluster reserved for the mission when this hall claimed it. */
   | { type: 'slot.offerAccepted'; missionId: string; at: number; session?: string; runId?: string }
@@ -168,6 +173,7 @@ export const slotMachine = setup({
         ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
       } satisfies SlotReport);
     }),
+    hold: assign(({ context }, event: EventOf<'slot.hold'>) => ({ queue: context.queue.push(event.entry), now: event.at })),
     offerHead: sendParent(
       ({ context }): SlotReport => ({
         type: 'slot.offer',
@@ -271,12 +277,15 @@ export const slotMachine = setup({
           },
         },
         'slot.drain': { target: 'draining', actions: assign({ now: ({ event }) => event.at }) },
+        // Only when events that came before it freed the slot (the hall read the slot busy): it waits its turn as if it had.
+        'slot.hold': { target: 'draining', actions: { type: 'hold', params: ({ event }) => event } },
         'slot.adopt': { target: 'busy', actions: { type: 'adoptRun', params: ({ event }) => event } },
       },
     },
     busy: {
       on: {
         'slot.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'slot.hold': { actions: { type: 'hold', params: ({ event }) => event } },
         'xstate.done.actor.*': [
           { guard: 'idleAfterRunEnds', target: 'draining', actions: { type: 'endRun', params: ({ event }) => event } },
           { actions: { type: 'endRun', params: ({ event }) => event } },
@@ -292,6 +301,7 @@ export const slotMachine = setup({
     offering: {
       on: {
         'slot.submit': { actions: { type: 'enqueue', params: ({ event }) => event } },
+        'slot.hold': { actions: { type: 'hold', params: ({ event }) => event } },
         'slot.offerAccepted': [
           {
             guard: 'isOfferedHead',
@@ -328,6 +338,18 @@ export const slotMachine = setup({
     },
   },
 });
+
+/**
+ * Where a new mission would wait in this slot (1: first), or undefined when
+ * the slot would start it: a numbered slot that runs or offers a mission
+ * queues every new one (its `busy` and `offering` states). The hall reads it
+ * to answer a queued spawn in its own step: asking the slot and hearing
+ * `slot.queued` back costs two machine steps more per queued spawn.
+ */
+export function waitingPlace(snapshot: SnapshotFrom<typeof slotMachine>): number | undefined {
+  const state = snapshot.value;
+  return state === 'busy' || state === 'offering' ? snapshot.context.queue.length + 1 : undefined;
+}
 
 /** The run's id: the one reserved for it, or the slot's next; the cursor never goes back. */
 function startId(context: SlotContext, req: StartRequest): { id: string; cursor: RunIdCursor } {

@@ -38,6 +38,49 @@ describe('slots (hall + slot machines, simulated time)', () => {
     expect(h.errors).toEqual([]);
   });
 
+  it('a spawn into a busy numbered slot is queued by the hall itself: held by the slot, then recorded, announced and answered', async () => {
+    const h = startHall({ maxRunning: 5 });
+    h.boot();
+    h.spawn('1bjorn', 'a');
+    await h.settle();
+    const slot = h.hall.getSnapshot().context.slots['1bjorn'];
+    expect(slot?.getSnapshot().value).toBe('busy');
+    const before = h.emitted.length;
+    let heldWhenRecorded: string[] = [];
+    const off = h.hall.on('store', () => {
+      heldWhenRecorded = [...(slot?.getSnapshot().context.queue ?? [])].map((m) => m.mission);
+    });
+    const r = h.spawn('1bjorn', 'b');
+    off.unsubscribe();
+    expect(heldWhenRecorded).toEqual(['b']);
+    expect(h.emitted.slice(before)).toEqual([
+      { type: 'store', op: { op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: { id: 'm2', mission: 'b', name: '1bjorn' } } },
+      { type: 'bus', event: { type: 'raider.queued', slot: '1bjorn', queue_depth: 1, mission_id: 'm2' } },
+      { type: 'reply', reqId: r, body: { mission_id: 'm2', queue_depth: 1, queued: 1, slot: '1bjorn' } },
+    ]);
+    // A waiting mission takes no room under max_running: only a's run holds one.
+    expect(h.hall.getSnapshot().context.tickets).toBe(1);
+    await h.complete('a');
+    expect(h.started()).toEqual(['a', 'b']);
+    expect(h.errors).toEqual([]);
+  });
+
+  it('a mission the hall saw queued waits its turn in a slot that has gone idle since', async () => {
+    const h = startHall();
+    h.boot();
+    h.spawn('1bjorn', 'a');
+    await h.settle();
+    await h.complete('a');
+    const slot = h.hall.getSnapshot().context.slots['1bjorn'];
+    expect(slot?.getSnapshot().value).toBe('idle');
+    // What the hall sends when it read the slot busy and events before this one freed it.
+    slot?.send({ type: 'slot.hold', entry: { id: 'm9', mission: 'late', name: '1bjorn' }, at: h.clock.now() });
+    await h.settle();
+    expect(h.started()).toEqual(['a', 'late']);
+    expect(slot?.getSnapshot().context.queue.length).toBe(0);
+    expect(h.errors).toEqual([]);
+  });
+
   it('the numbered slot binding keeps one session across its missions', async () => {
     const h = startHall();
     h.boot();
