@@ -68,7 +68,7 @@ export class ClusterWorker {
   shareOwnEvents(): void {
     this.bus.subscribe({
       filter: '',
-      deliver: (_line, envelope) => {
+      receive: (envelope) => {
         // A hall's own lifecycle (hall.started, hall.stopping) stays its own: clients read it as their hall's.
         if (envelope.hall !== this.queue.hallId || envelope.type.startsWith(INSPECT_PREFIX) || envelope.type.startsWith('hall.')) return;
         // Relayed from the cluster, so already there: a takeover's report names this hall when it was the lost one.

@@ -107,7 +107,7 @@ describe(`${RUNS} runs in a row`, () => {
     const early = new Map<string, Json>();
     h.hall.bus.subscribe({
       filter: 'raider.done',
-      deliver: (_line, event) => {
+      receive: (event) => {
         const id = String(event.id);
         const resolve = waiters.get(id);
         if (!resolve) return void early.set(id, event);

@@ -30,4 +30,30 @@ describe('the event bus', () => {
     expect(Object.keys(envelopes[1] ?? {})).toEqual(['type', 'slot', 'queue_depth', 'mission_id', 'hall', 'version', 'seq', 'time', 'ts']);
     expect(event).toEqual({ type: 'raider.queued', slot: '1q', queue_depth: 2, mission_id: 'm1' });
   });
+
+  it('renders the line only when a subscriber takes it as text', () => {
+    const bus = new EventBus(() => undefined);
+    let renders = 0;
+    // Written through its toJSON (as a Date is), which counts the renders.
+    const probe = new (class {
+      toJSON() {
+        return `render ${++renders}`;
+      }
+    })();
+    const received: Envelope[] = [];
+    const off = bus.subscribe({ filter: '', receive: (event) => received.push(event) });
+    bus.publish({ type: 'x.one', probe });
+    expect(received.map((e) => e.seq)).toEqual([1]);
+    expect(renders).toBe(0);
+    const lines: string[] = [];
+    bus.subscribe({ filter: '', deliver: (line) => lines.push(line) });
+    bus.subscribe({ filter: '', deliver: (line) => lines.push(line) });
+    off();
+    bus.publish({ type: 'x.two', probe });
+    // Once for both text subscribers.
+    expect(renders).toBe(1);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toBe(lines[1]);
+    expect(received).toHaveLength(1);
+  });
 });

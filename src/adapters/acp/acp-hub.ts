@@ -82,7 +82,7 @@ export class AcpHub {
   ) {}
 
   start(): void {
-    this.unsubscribe = this.services.bus.subscribe({ filter: 'raider.', deliver: (_line, event) => this.route(event) });
+    this.unsubscribe = this.services.bus.subscribe({ filter: 'raider.', receive: (event) => this.route(event) });
   }
 
   stop(): void {

@@ -32,14 +32,25 @@ export interface Envelope extends BusEvent {
   ts: number;
 }
 
-export interface BusSubscriber {
+interface SubscriberBase {
   filter: string;
-  /** Takes one encoded line (with its newline) and the decoded envelope. */
-  deliver(line: string, event: Envelope): void;
   /** Bytes written but not yet sent; a subscriber over the limit is dropped. */
   backlog?(): number;
   drop?(reason: string): void;
 }
+
+/** A subscriber that passes events on as text (a socket, the dashboard's stream). */
+export interface LineSubscriber extends SubscriberBase {
+  /** Takes one encoded line (with its newline) and the decoded envelope. */
+  deliver(line: string, event: Envelope): void;
+}
+
+/** A subscriber inside the hall that reads the events: no line is rendered for it. */
+export interface EnvelopeSubscriber extends SubscriberBase {
+  receive(event: Envelope): void;
+}
+
+export type BusSubscriber = LineSubscriber | EnvelopeSubscriber;
 
 export class EventBus {
   private seq = 0;
@@ -88,7 +99,8 @@ export class EventBus {
     // a spread takes a slow path, ~10 us for an envelope (profiled: 4% of a queued spawn's hall CPU).
     const envelope: Envelope = Object.assign({}, event, hall, { version: ENVELOPE_VERSION, seq: ++this.seq, time, ts: Math.floor(time) });
     if (this.subscribers.size === 0) return envelope;
-    // Rendered once, and only when someone takes it: a burst with nobody listening pays no JSON per event.
+    // Rendered once, and only when a subscriber takes it as text: a burst that only the hall's own
+    // faces follow (ACP's subscriber is always there) pays no JSON per event.
     let line: string | null = null;
     // A copy: a subscriber added while delivering gets the next event, not this one.
     for (const sub of [...this.subscribers]) {
@@ -101,8 +113,11 @@ export class EventBus {
         continue;
       }
       try {
-        line ??= `${canonicalJson(envelope)}\n`;
-        sub.deliver(line, envelope);
+        if ('receive' in sub) sub.receive(envelope);
+        else {
+          line ??= `${canonicalJson(envelope)}\n`;
+          sub.deliver(line, envelope);
+        }
       } catch (err) {
         this.warn(`event subscriber failed on ${event.type}: ${errorMessage(err)}`);
       }

@@ -93,7 +93,7 @@ class CronAdapter implements HallAdapter {
     }
     await this.services.store.commit();
     // Kept past stop(): the runs of a stopping hall still end, and their outcomes belong in the records.
-    this.services.bus.subscribe({ filter: 'raider.', deliver: (_line, event) => this.noteRunEvent(event) });
+    this.services.bus.subscribe({ filter: 'raider.', receive: (event) => this.noteRunEvent(event) });
     for (const job of this.jobs) {
       const record = this.records.get(job.id) ?? newCronRecord(now);
       const actor = createActor(cronJobLogic(job, this.world), {

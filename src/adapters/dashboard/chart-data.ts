@@ -50,7 +50,7 @@ export class QueueDepthSamples {
   ) {
     this.file = path.join(root, '.raider-hall', 'dashboard-queue.jsonl');
     this.trim();
-    this.unsubscribe = bus.subscribe({ filter: 'raider.', deliver: () => this.schedule() });
+    this.unsubscribe = bus.subscribe({ filter: 'raider.', receive: () => this.schedule() });
     this.sample();
   }
 

@@ -64,12 +64,12 @@ class DashboardAdapter implements HallAdapter {
     const history = new RunHistory(services.paths, services.queries);
     // From the start: the ring holds the hall's first events too.
     const ring = new EventRing(services.bus);
-    services.bus.subscribe({ filter: 'raider.spawned', deliver: () => history.noteLiveMissions() });
+    services.bus.subscribe({ filter: 'raider.spawned', receive: () => history.noteLiveMissions() });
     // What changes the past-run list: a run that starts (its events file appears) or ends (it becomes past,
     // and the kept events files are pruned).
     services.bus.subscribe({
       filter: 'raider.',
-      deliver: (_line, event) => {
+      receive: (event) => {
         if (event.type === 'raider.spawned' || event.type === 'raider.done') history.changed();
       },
     });

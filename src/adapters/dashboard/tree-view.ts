@@ -77,7 +77,7 @@ export class OpenQuestions {
   private readonly unsubscribe: () => void;
 
   constructor(bus: EventBus) {
-    this.unsubscribe = bus.subscribe({ filter: 'permission.', deliver: (_line, event) => this.note(event) });
+    this.unsubscribe = bus.subscribe({ filter: 'permission.', receive: (event) => this.note(event) });
   }
 
   private note(event: Record<string, unknown>): void {

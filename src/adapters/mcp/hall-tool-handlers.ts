@@ -78,7 +78,7 @@ async function waitForRaider(
   let runId: string | undefined = byMission ? undefined : id;
   const off = services.bus.subscribe({
     filter: 'raider.',
-    deliver: (_line, e) => {
+    receive: (e) => {
       if (e.type === 'raider.done' && (e.id === id || (byMission && e.mission_id === id))) settle({ kind: 'done', event: e });
       else if (byMission && e.type === 'raider.refused' && e.mission_id === id) settle({ kind: 'refused', event: e });
       else if (byMission && e.type === 'raider.spawned' && e.mission_id === id && typeof e.id === 'string') runId = e.id;

@@ -14,7 +14,7 @@ export class RecentOutcomes {
   start(bus: EventBus): void {
     this.off = bus.subscribe({
       filter: 'raider.',
-      deliver: (_line, event) => {
+      receive: (event) => {
         if (event.type !== 'raider.done' && event.type !== 'raider.refused') return;
         for (const key of [event.id, event.mission_id]) if (typeof key === 'string') this.remember(key, event);
       },
