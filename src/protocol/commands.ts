@@ -30,6 +30,20 @@ export const SpawnPayload = z
   })
   .describe('Gives a raider a mission: it starts at once, or waits in its slot or binding queue.');
 
+/**
+ * A spawn payload that plainly passes SpawnPayload, read without it (zod
+ * cost 5-10% of the hall's CPU per queued spawn); undefined for any other,
+ * which then goes through the schema for its words. Gives what the schema
+ * gives: the three fields, a null binding as none, unknown fields dropped.
+ */
+export function plainSpawn(body: Readonly<Record<string, unknown>>): CommandPayload<'spawn'> | undefined {
+  const { cmd, name, mission, binding } = body;
+  if (cmd !== 'spawn' || typeof name !== 'string' || typeof mission !== 'string') return undefined;
+  if (raiderNameProblem(name) !== null || missionProblem(mission) !== null) return undefined;
+  if (binding === undefined || binding === null) return { cmd, name, mission, binding: undefined };
+  return typeof binding === 'string' && bindingProblem(binding) === null ? { cmd, name, mission, binding } : undefined;
+}
+
 export const PsPayload = z.object({ cmd: z.literal('ps') }).describe('The running raiders.');
 
 export const StatusPayload = z

@@ -5,7 +5,7 @@
  * of them is answered `{"error": TEXT}`; the connection stays open.
  */
 import { z } from 'zod';
-import { COMMAND_PAYLOADS, isCommandName, type CommandName, type CommandPayload } from './commands.js';
+import { COMMAND_PAYLOADS, isCommandName, plainSpawn, type CommandName, type CommandPayload } from './commands.js';
 import { firstProblem } from './checks.js';
 import { errorMessage } from '../domain/error-message.js';
 
@@ -46,9 +46,10 @@ export function parseFrame(line: string): ParsedFrame {
   } catch (err) {
     return { kind: 'error', error: `invalid JSON: ${errorMessage(err)}` };
   }
-  const frame = Frame.safeParse(json);
-  if (!frame.success) return { kind: 'error', error: firstProblem(frame.error) };
-  const { type, payload: body } = frame.data;
+  const plain = plainFrame(json);
+  const frame = plain === undefined ? Frame.safeParse(json) : undefined;
+  if (frame !== undefined && !frame.success) return { kind: 'error', error: firstProblem(frame.error) };
+  const { type, payload: body } = plain ?? frame?.data ?? { type: undefined, payload: {} };
   if (type === 'subscribe') {
     const subscription = SubscribePayload.safeParse(body);
     return subscription.success
@@ -61,6 +62,26 @@ export function parseFrame(line: string): ParsedFrame {
   return { kind: 'command', cmd, body };
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A frame as clients write it, a JSON object whose payload is one (or
+ * absent, or null), read without the schema: it answers every other frame.
+ * A payload with an own `__proto__` key goes through the schema, which reads
+ * it its own way.
+ */
+function plainFrame(json: unknown): { type: unknown; payload: Record<string, unknown> } | undefined {
+  if (!isRecord(json)) return undefined;
+  const { type, payload } = json;
+  if (payload === undefined || payload === null) return { type, payload: {} };
+  return isRecord(payload) && !Object.hasOwn(payload, '__proto__') ? { type, payload } : undefined;
+}
+
+/** Payloads read without their schema when they plainly pass it (on every mission's path); see plainSpawn. */
+const PLAIN: { [C in CommandName]?: (body: Readonly<Record<string, unknown>>) => CommandPayload<C> | undefined } = { spawn: plainSpawn };
+
 /** Each command's schema, typed by its name, so a checked payload keeps the type of the command it belongs to. */
 const CHECKED: { [C in CommandName]: z.ZodType<CommandPayload<C>> } = COMMAND_PAYLOADS;
 
@@ -69,6 +90,8 @@ export function checkCommand<C extends CommandName>(
   cmd: C,
   body: unknown,
 ): { ok: true; payload: CommandPayload<C> } | { ok: false; error: string } {
+  const plain = isRecord(body) ? PLAIN[cmd]?.(body) : undefined;
+  if (plain !== undefined) return { ok: true, payload: plain };
   const checked = CHECKED[cmd].safeParse(body);
   return checked.success ? { ok: true, payload: checked.data } : { ok: false, error: firstProblem(checked.error) };
 }

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { commandService, type CommandHandlers } from '../../src/protocol/command-service.js';
-import { checkCommand, parseFrame } from '../../src/protocol/frames.js';
+import { SpawnPayload } from '../../src/protocol/commands.js';
+import { checkCommand, Frame, parseFrame } from '../../src/protocol/frames.js';
 
 const frame = (value: unknown) => parseFrame(JSON.stringify(value));
 
@@ -71,6 +72,58 @@ describe('checkCommand', () => {
       ok: true,
       payload: { cmd: 'spawn', name: 'bjorn', mission: 'go' },
     });
+  });
+});
+
+describe('the plain reading of frames and spawns (no schema on their path)', () => {
+  const bodies: unknown[] = [
+    { cmd: 'spawn', name: '1q', mission: 'wait 600' },
+    { cmd: 'spawn', name: 'bjorn', mission: 'go', binding: 'telegram:ops:42' },
+    { cmd: 'spawn', name: 'bjorn', mission: 'go', binding: null, extra: [1] },
+    { cmd: 'spawn', name: 'bjorn', mission: 'go', binding: '' },
+    { cmd: 'spawn', name: 'bjorn', mission: 'go', binding: 'a b' },
+    { cmd: 'spawn', name: 'bjorn', mission: 'go', binding: 7 },
+    { cmd: 'spawn', name: '../x', mission: 'go' },
+    { cmd: 'spawn', name: 'x'.repeat(65), mission: 'go' },
+    { cmd: 'spawn', name: 'bjorn', mission: '   ' },
+    { cmd: 'spawn', name: 'bjorn', mission: null },
+    { cmd: 'spawn', name: 'bjorn', mission: 'x'.repeat(100_001) },
+    { cmd: 'spawn', name: 'bjorn' },
+    { cmd: 'spawn', mission: 'go' },
+    { cmd: 'ps', name: 'bjorn', mission: 'go' },
+    { cmd: 'spawn', name: 7, mission: 'go' },
+    JSON.parse('{"cmd":"spawn","name":"bjorn","mission":"go","__proto__":{"binding":"x"}}'),
+    [],
+    null,
+  ];
+
+  it('takes and refuses a spawn exactly as its schema does', () => {
+    for (const body of bodies) {
+      const schema = SpawnPayload.safeParse(body);
+      const checked = checkCommand('spawn', body);
+      if (schema.success) expect(checked).toEqual({ ok: true, payload: schema.data });
+      else expect(checked).toEqual({ ok: false, error: schema.error.issues[0]?.message });
+    }
+  });
+
+  it('reads a frame exactly as its schema does', () => {
+    const lines = [
+      ...bodies.map((payload) => JSON.stringify({ type: 'command', payload })),
+      '{"type":"command"}',
+      '{"type":"subscribe","payload":{"filter":"raider."}}',
+      '{"type":"command","payload":"x"}',
+      '{"payload":{"cmd":"ps"}}',
+      '{"type":"command","payload":{"__proto__":{"cmd":"ps"}}}',
+      '[{"type":"command"}]',
+    ];
+    for (const line of lines) {
+      const schema = Frame.safeParse(JSON.parse(line));
+      const frame = parseFrame(line);
+      if (!schema.success) expect(frame).toEqual({ kind: 'error', error: schema.error.issues[0]?.message });
+      else if (schema.data.type === 'command' && typeof schema.data.payload.cmd === 'string' && frame.kind === 'command')
+        expect(frame.body).toEqual(schema.data.payload);
+    }
+    expect(parseFrame(lines[0] ?? '')).toEqual({ kind: 'command', cmd: 'spawn', body: bodies[0] });
   });
 });
 
