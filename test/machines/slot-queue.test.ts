@@ -178,6 +178,28 @@ describe('slots (hall + slot machines, simulated time)', () => {
     expect(h.emitted).toEqual(expect.not.arrayContaining([expect.objectContaining({ type: 'reply' })]));
   });
 
+  it('the gateway adds a notice to a taken spawn; a queued reply keeps its keys in sorted order', async () => {
+    const h = startHall();
+    h.boot();
+    const store = { accepting: () => true, lastError: () => null, commit: () => Promise.resolve() };
+    const gateway = new HallGateway(h.hall, store, (name) => (name === '1ivar' ? 'no entry' : undefined));
+    const spawn = (missionId: string, mission: string) => gateway.request({ type: 'cmd.spawn', missionId, name: '1ivar', mission, at: 0 });
+    const started = spawn('m-a', 'a');
+    await h.settle();
+    expect(await started).toMatchObject({ slot: '1ivar', mission_id: 'm-a', notice: 'no entry' });
+    const queued = await spawn('m-b', 'b');
+    expect(queued).toEqual({ mission_id: 'm-b', notice: 'no entry', queue_depth: 1, queued: 1, slot: '1ivar' });
+    // Sorted keys: the control socket writes it with the native JSON writer (canonical-json.ts).
+    expect(Object.keys(queued)).toEqual(['mission_id', 'notice', 'queue_depth', 'queued', 'slot']);
+    const plain = new HallGateway(h.hall, store, () => undefined);
+    expect(await plain.request({ type: 'cmd.spawn', missionId: 'm-c', name: '1ivar', mission: 'c', at: 0 })).toEqual({
+      mission_id: 'm-c',
+      queue_depth: 2,
+      queued: 1,
+      slot: '1ivar',
+    });
+  });
+
   it('stopping: no waiting mission starts, raiders get SIGTERM, then SIGKILL after 5 s', async () => {
     const h = startHall();
     h.boot();
