@@ -205,10 +205,12 @@ describe('refusal of raider entries (provider aliases)', () => {
     const storeHome = home('providers:\n  acme: { url: "https://x/v1" }\n');
     hall = await startTestHall({ config, env: { HOME: storeHome } });
     const tap = await hall.events('raider.');
-    const first = await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'wait 0.4' });
+    // The first waits until it is cancelled, after the provider is gone: no timing window to miss.
+    const first = await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'wait 600' });
     const second = await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'answer later' });
     expect(second).toMatchObject({ queued: 1 });
     fs.writeFileSync(path.join(storeHome, '.raider/config.yml'), 'providers: {}\n');
+    expect(await hall.request({ cmd: 'cancel', id: first.id })).toMatchObject({ cancelled: 1 });
     const refused = await tap.waitFor((e) => e.type === 'raider.refused');
     expect(refused).toMatchObject({ slot: '1ivar', name: '1ivar', reason: 'provider_not_stored', queued: true, binding: 'slot:1ivar' });
     expect(tap.all.find((e) => e.type === 'raider.done')).toMatchObject({ id: first.id });
