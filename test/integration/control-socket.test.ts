@@ -222,7 +222,11 @@ describe.concurrent('framing', () => {
     const h = await started();
     const c = await connect(h);
     await c.send(
-      frame({ cmd: 'spawn', name: 'plain', mission: 'wait 1' }) + frame({ cmd: 'ps' }) + frame({ cmd: 'kill' }) + frame({ cmd: 'status' }),
+      // It runs until it is killed below: `running: 1` cannot miss it.
+      frame({ cmd: 'spawn', name: 'plain', mission: `until ${path.join(h.root, 'never')}` }) +
+        frame({ cmd: 'ps' }) +
+        frame({ cmd: 'kill' }) +
+        frame({ cmd: 'status' }),
     );
     const [spawn, ps, kill, status] = await c.replies(4);
     expect(spawn).toMatchObject({ id: expect.stringMatching(/^plain-\d+$/), slot: 'plain', pid: expect.any(Number) });
@@ -723,9 +727,12 @@ describe('event bus', () => {
     const c = await connect(h);
     // raider.spawned comes first and matches no 'raider.done' filter: that subscriber must stay.
     await c.command({ cmd: 'spawn', name: 'plain', mission: 'answer a' });
-    await c.command({ cmd: 'spawn', name: '1q', mission: 'wait 0.3' });
+    // 1q runs until the second has queued behind it (no timing window to miss).
+    const release = path.join(h.root, 'release-1q');
+    await c.command({ cmd: 'spawn', name: '1q', mission: `until ${release}` });
     await c.command({ cmd: 'spawn', name: '1q', mission: 'answer queued' });
     await c.replies(3);
+    fs.writeFileSync(release, '');
     const all = subs.get('all')!;
     await eventually(() => expect(all.events().filter((e) => e.type === 'raider.done')).toHaveLength(3));
     await new Promise((r) => setTimeout(r, 100));

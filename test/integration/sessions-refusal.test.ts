@@ -90,7 +90,9 @@ describe('session bindings', () => {
   it('a socket spawn may carry a binding: missions of one binding run one after the other', async () => {
     hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
     const tap = await hall.events('raider.');
-    const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 0.3', binding: 'telegram:ops:42' });
+    // The first runs until the test has seen the second wait (no timing window to miss).
+    const release = path.join(hall.root, 'release-a');
+    const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}`, binding: 'telegram:ops:42' });
     const b = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer b', binding: 'telegram:ops:42' });
     expect(b).toMatchObject({ queued: 1, slot: 'bjorn', binding: 'telegram:ops:42', queue_depth: 1 });
     // The file is a checkpoint: it follows the queue shortly after the reply (docs/storage.md).
@@ -100,6 +102,7 @@ describe('session bindings', () => {
       2000,
       10,
     );
+    fs.writeFileSync(release, '');
     const doneB = await tap.waitFor((e) => e.type === 'raider.done' && e.response === 'b');
     const doneA = tap.all.find((e) => e.type === 'raider.done' && e.id === a.id)!;
     expect(doneB.session).toBe(doneA.session);

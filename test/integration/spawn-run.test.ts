@@ -164,12 +164,15 @@ describe('spawning a raider', () => {
   it('answers logs for a running and an ended run, and refuses ids it has no trace of', async () => {
     hall = await startTestHall({ config: CONFIG });
     const tap = await hall.events('raider.done');
-    const running = await hall.request({ cmd: 'spawn', name: 'plain', mission: 'wait 0.5' });
+    // It runs until the test has read its live log (no timing window to miss).
+    const release = path.join(hall.root, 'release');
+    const running = await hall.request({ cmd: 'spawn', name: 'plain', mission: `until ${release}` });
     const live = await hall.request({ cmd: 'logs', id: running.id });
     expect(live.log).toBe(`[hall] raider ${running.id} started\n`);
+    fs.writeFileSync(release, '');
     await tap.waitFor((e) => e.id === running.id);
     const ended = await hall.request({ cmd: 'logs', id: running.id });
-    expect(ended.log).toBe(`[hall] raider ${running.id} started\n[hall] raider ${running.id} completed: waited 0.5\n`);
+    expect(ended.log).toBe(`[hall] raider ${running.id} started\n[hall] raider ${running.id} completed: saw ${release}\n`);
     for (const id of ['plain-8', 'nope-1', 'plain', '../plain-7', 'x/../plain-7', '']) {
       expect(await hall.request({ cmd: 'logs', id })).toEqual({ error: id === '' ? 'logs requires an id' : 'raider not found' });
     }

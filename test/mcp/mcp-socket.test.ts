@@ -226,12 +226,15 @@ describe('the MCP socket', () => {
 
   it('a queued mission: spawn_raider answers queued; wait_for_raider takes its mission_id', async () => {
     const c = await up();
-    const first = await c.call('spawn_raider', { name: '1bjorn', mission: 'wait 1' });
+    // The first runs until the second was seen waiting (no timing window to miss).
+    const release = path.join(tempRoot('release-'), 'first');
+    const first = await c.call('spawn_raider', { name: '1bjorn', mission: `until ${release}` });
     const second = await c.call('spawn_raider', { name: '1bjorn', mission: 'answer second' });
     expect(second.json).toMatchObject({ queued: 1, slot: '1bjorn', queue_depth: 1, mission_id: expect.any(String) });
     const missionId = second.json!.mission_id as string;
     const still = await c.call('wait_for_raider', { id: missionId, timeout_s: 0.1 });
     expect(still.json).toMatchObject({ status: 'still queued', mission_id: missionId });
+    fs.writeFileSync(release, '');
     const done = await c.call('wait_for_raider', { id: missionId, timeout_s: 20 });
     expect(done.json).toMatchObject({
       type: 'raider.done',

@@ -104,11 +104,14 @@ describe('a hall with its state in PostgreSQL', () => {
     const url = await server.freshDatabase();
     hall = await startOn(url);
     const tap = await hall.events('raider.');
-    const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 0.3', binding: 'telegram:ops:42' });
+    // The first runs until the test has seen the second wait (no timing window to miss).
+    const release = path.join(hall.root, 'release-a');
+    const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}`, binding: 'telegram:ops:42' });
     const b = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer b', binding: 'telegram:ops:42' });
     expect(b).toMatchObject({ queued: 1, slot: 'bjorn', binding: 'telegram:ops:42', queue_depth: 1 });
     const waiting = await rows(url, "SELECT queue_kind, queue_key, entry->>'mission' AS mission FROM raider_hall_missions");
     expect(waiting).toEqual([{ queue_kind: 'binding', queue_key: 'telegram:ops:42', mission: 'answer b' }]);
+    fs.writeFileSync(release, '');
     const doneB = await tap.waitFor((e) => e.type === 'raider.done' && e.response === 'b');
     const doneA = tap.all.find((e) => e.type === 'raider.done' && e.id === a.id);
     expect(doneB.session).toBe(doneA?.session);
@@ -126,10 +129,13 @@ describe('a hall with its state in PostgreSQL', () => {
       env: { PGPW: server.password, HOME: home },
     });
     const tap = await hall.events('raider.');
-    await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'wait 0.4' });
+    // The first runs until the provider is gone (no timing window to miss).
+    const release = path.join(hall.root, 'release-first');
+    await hall.request({ cmd: 'spawn', name: '1ivar', mission: `until ${release}` });
     expect(await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'answer later' })).toMatchObject({ queued: 1 });
     expect(await rows(url, 'SELECT queue_key FROM raider_hall_missions')).toEqual([{ queue_key: '1ivar' }]);
     fs.writeFileSync(path.join(home, '.raider/config.yml'), 'providers: {}\n');
+    fs.writeFileSync(release, '');
     expect(await tap.waitFor((e) => e.type === 'raider.refused')).toMatchObject({ reason: 'provider_not_stored', queued: true });
     await eventually(async () => expect(await rows(url, 'SELECT id FROM raider_hall_missions')).toEqual([]));
   });
