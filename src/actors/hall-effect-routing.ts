@@ -32,12 +32,13 @@ export function routeHallEffects(actor: Actor<typeof hallMachine>, targets: Effe
     if (e.event.type === 'raider.done') permissionChannels.close(String(e.event.id));
   });
   actor.on('registry.runStarted', (e) => {
-    registry.trigger.runStarted({ run: e.run });
+    // send, not trigger: a trigger copies its payload into an event with a spread (V8's slow path on Node 20).
+    registry.send({ type: 'runStarted', run: e.run });
     retention.started(e.run.id);
   });
   actor.on('registry.runEnded', (e) => {
     const run = registry.getSnapshot().context.runs.get(e.runId);
-    registry.trigger.runEnded({ runId: e.runId });
+    registry.send({ type: 'runEnded', runId: e.runId });
     // Nobody waits for the old files to go.
     if (run) void retention.ended(run.slot, (id) => registry.getSnapshot().context.runs.has(id));
   });
