@@ -206,6 +206,7 @@ async function startLocked(
       newMissionId: () => newMissionId(),
       permissionChannels,
       trackActor: (root) => inspection.track(root),
+      onEventsPruned: (listener) => retention.onPruned(listener),
       ...(inspect ? { inspect } : {}),
       log,
     });

@@ -62,6 +62,12 @@ export interface HallServices {
   permissionChannels: PermissionRegistry;
   /** Shows an actor system of the adapter's own (an ACP session) in `raider hall inspect`; returns its untrack. */
   trackActor(root: AnyActorRef): () => void;
+  /**
+   * Calls `listener` each time old events files were removed (keep_events), which is done on the
+   * thread pool after a run's end: a view that lists the files (the dashboard's past runs) reads
+   * them again then. Returns its unsubscribe.
+   */
+  onEventsPruned(listener: () => void): () => void;
   /** The XState inspection observer the hall runs with, for actors an adapter creates. */
   inspect?: (event: InspectionEvent) => void;
   log(line: string): void;

@@ -73,6 +73,8 @@ class DashboardAdapter implements HallAdapter {
         if (event.type === 'raider.spawned' || event.type === 'raider.done') history.changed();
       },
     });
+    // The pruned files go on the thread pool, after raider.done: a list made in between still names them.
+    services.onEventsPruned(() => history.changed());
     const questions = config.questions ? new QuestionDesk(services, services.config.permission_timeout * 1000) : null;
     this.deps = {
       services,

@@ -15,6 +15,8 @@ const DONE: Promise<void> = Promise.resolve();
 export class EventsRetention {
   /** Per slot, its runs' ids, oldest first. */
   private readonly files = new Map<string, Array<{ id: string; cursor: RunIdCursor }>>();
+  /** Told once the files a run's end removed are gone. */
+  private readonly pruned = new Set<() => void>();
 
   constructor(
     private readonly logsDir: string,
@@ -62,7 +64,8 @@ export class EventsRetention {
    * except those of live runs (they go at a later end). A live old run is no
    * reason to remove a newer file instead: in a burst of many more runs than
    * `keep`, that left the oldest runs' files and removed the newest.
-   * Resolves once the files are gone (or could not be removed: said in the log).
+   * Resolves once the files are gone (or could not be removed: said in the log),
+   * after the `onPruned` listeners.
    */
   ended(slot: string, live: (runId: string) => boolean): Promise<void> {
     if (this.keep <= 0) return DONE;
@@ -76,7 +79,16 @@ export class EventsRetention {
       else kept.push(file);
     }
     this.files.set(slot, kept);
-    return removals.length === 0 ? DONE : Promise.all(removals).then(() => undefined);
+    if (removals.length === 0) return DONE;
+    return Promise.all(removals).then(() => {
+      for (const listener of [...this.pruned]) listener();
+    });
+  }
+
+  /** `listener` is called each time files removed at a run's end are gone; returns its unsubscribe. */
+  onPruned(listener: () => void): () => void {
+    this.pruned.add(listener);
+    return () => this.pruned.delete(listener);
   }
 
   /**
