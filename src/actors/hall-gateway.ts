@@ -110,7 +110,9 @@ export class HallGateway {
       const { depth } = await shared.submit(entry);
       this.publish(missionQueuedEvent(entry, depth, entry.binding));
       const notice = this.spawnNotice(entry.name);
-      return { ...missionQueuedReply(entry, depth, entry.binding), ...(notice !== undefined ? { notice } : {}) };
+      const reply = missionQueuedReply(entry, depth, entry.binding);
+      // As a local queued reply: its keys in the same order, the notice among them.
+      return notice !== undefined && isTakenSpawn(reply) ? withNotice(reply, notice) : reply;
     } catch (err) {
       return { error: `mission not accepted: the cluster's queue cannot record it: ${errorMessage(err)}` };
     }
