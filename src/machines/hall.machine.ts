@@ -224,6 +224,8 @@ function holdInBusySlot(context: HallContext, enqueue: HallEnqueue, params: { en
   const { entry } = params;
   const slot = slotOf(entry.name).slot;
   const ref = own(context.slots, slot);
+  // Exact while no spawn reaches the hall from inside one of the slot's own steps (none does today):
+  // an event still in the slot's mailbox would make it one off; a slot freed meanwhile offers it in turn.
   const depth = ref ? waitingPlace(ref.getSnapshot()) : undefined;
   if (ref === undefined || depth === undefined) return false;
   // The slot holds it before anyone hears of it.
