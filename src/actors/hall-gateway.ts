@@ -112,7 +112,7 @@ export class HallGateway {
       const notice = this.spawnNotice(entry.name);
       const reply = missionQueuedReply(entry, depth, entry.binding);
       // As a local queued reply: its keys in the same order, the notice among them.
-      return notice !== undefined && isTakenSpawn(reply) ? withNotice(reply, notice) : reply;
+      return notice !== undefined ? withNotice(reply, notice) : reply;
     } catch (err) {
       return { error: `mission not accepted: the cluster's queue cannot record it: ${errorMessage(err)}` };
     }

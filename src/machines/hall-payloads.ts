@@ -8,7 +8,7 @@
 import type { Mission } from '../domain/mission.js';
 import type { RunOutcome } from '../domain/outcome.js';
 import type { HallBusEvent, RaiderDoneEvent } from '../protocol/events.js';
-import type { CancelQueuedReply, QueueFrontReply } from '../protocol/replies.js';
+import type { CancelQueuedReply, QueueFrontReply, SpawnQueuedReply } from '../protocol/replies.js';
 import type { BindingQueueReport } from './binding-queue.machine.js';
 import type { HallEmitted, LiveRun, ReplyBody, StoreOp } from './hall-effects.js';
 import type { RunOutput, RunSpawnedReport } from './run.machine.js';
@@ -16,7 +16,8 @@ import type { DropReason, SlotReport } from './slot.machine.js';
 
 type BusEventOf<T extends HallBusEvent['type']> = Extract<HallBusEvent, { type: T }>;
 type RefusedRun = Extract<RunOutput, { kind: 'refused' }>;
-type SlotQueued = Extract<SlotReport, { type: 'slot.queued' }>;
+/** A slot's report that a mission waits in its queue. */
+export type SlotQueued = Extract<SlotReport, { type: 'slot.queued' }>;
 type BindingQueued = Extract<BindingQueueReport, { type: 'binding.queued' }>;
 
 /** A run of a previous hall found already gone at start-up: reported, never run again. */
@@ -146,7 +147,7 @@ export function missionQueuedEvent(entry: Mission, depth: number, binding: strin
   };
 }
 
-export function missionQueuedReply(entry: Mission, depth: number, binding: string | undefined): ReplyBody {
+export function missionQueuedReply(entry: Mission, depth: number, binding: string | undefined): SpawnQueuedReply {
   return { ...(binding !== undefined ? { binding } : {}), mission_id: entry.id, queue_depth: depth, queued: 1, slot: entry.name };
 }
 

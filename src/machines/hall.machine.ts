@@ -31,6 +31,7 @@ import {
   replyEffect as reply,
   slotQueuedEvent,
   slotQueuedReply,
+  type SlotQueued,
   spawnedEvent,
   spawnedReply,
   storeEffect as store,
@@ -201,9 +202,6 @@ function bindingRefOf(context: HallContext, binding: string): BindingRef {
 function bindingRefOfEntry(context: HallContext, entry: Mission): BindingRef | undefined {
   return entry.binding !== undefined ? own(context.bindings, entry.binding) : undefined;
 }
-
-/** A slot's report that a mission waits in its queue. */
-type SlotQueued = EventOf<'slot.queued'>;
 
 /** Records, announces and answers a mission that waits in a numbered slot's queue. */
 function tellSlotQueued(enqueue: HallEnqueue, queued: SlotQueued): void {

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { COMMAND_PAYLOADS, isCommandName, plainSpawn, type CommandName, type CommandPayload } from './commands.js';
 import { firstProblem } from './checks.js';
 import { errorMessage } from '../domain/error-message.js';
+import { isRecord } from '../domain/records.js';
 
 const payload = z
   .record(z.string(), z.unknown(), { error: 'invalid frame: payload must be a JSON object' })
@@ -46,10 +47,13 @@ export function parseFrame(line: string): ParsedFrame {
   } catch (err) {
     return { kind: 'error', error: `invalid JSON: ${errorMessage(err)}` };
   }
-  const plain = plainFrame(json);
-  const frame = plain === undefined ? Frame.safeParse(json) : undefined;
-  if (frame !== undefined && !frame.success) return { kind: 'error', error: firstProblem(frame.error) };
-  const { type, payload: body } = plain ?? frame?.data ?? { type: undefined, payload: {} };
+  let frame = plainFrame(json);
+  if (frame === undefined) {
+    const checked = Frame.safeParse(json);
+    if (!checked.success) return { kind: 'error', error: firstProblem(checked.error) };
+    frame = checked.data;
+  }
+  const { type, payload: body } = frame;
   if (type === 'subscribe') {
     const subscription = SubscribePayload.safeParse(body);
     return subscription.success
@@ -62,17 +66,13 @@ export function parseFrame(line: string): ParsedFrame {
   return { kind: 'command', cmd, body };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * A frame as clients write it, a JSON object whose payload is one (or
  * absent, or null), read without the schema: it answers every other frame.
  * A payload with an own `__proto__` key goes through the schema, which reads
  * it its own way.
  */
-function plainFrame(json: unknown): { type: unknown; payload: Record<string, unknown> } | undefined {
+function plainFrame(json: unknown): z.infer<typeof Frame> | undefined {
   if (!isRecord(json)) return undefined;
   const { type, payload } = json;
   if (payload === undefined || payload === null) return { type, payload: {} };
