@@ -23,9 +23,6 @@ import type { RecordWritten } from './record-written.js';
 /** How often a process adopted from a previous hall (or a lost fork server) is checked: it is not our child. */
 const ADOPTED_POLL_MS = 250;
 
-/** Why a run's record wait ends when its process actor stops first (record-written.ts then says the store's error). */
-const RUN_STOPPED = new Error('the run stopped');
-
 /** Told of each signal the hall sends a raider (the bus shows the steps of a cancel). */
 export type SignalSent = (runId: string, pid: number, signal: RunSignal) => void;
 
@@ -46,7 +43,7 @@ export function raiderProcessLogic(forkServer: ForkServer, recordWritten: Record
     let pid: number | undefined;
     let exited = false;
     let stopWatching: (() => void) | undefined;
-    const stopped = new AbortController();
+    let stopped = false;
     const fail = (error: string) => {
       exited = true;
       releaseEventsFile(input.eventsPath);
@@ -86,28 +83,25 @@ export function raiderProcessLogic(forkServer: ForkServer, recordWritten: Record
         fail(errorMessage(e));
       }
     };
-    const waiting = recordWritten({ runId: input.runId, logPath: input.logPath }, stopped.signal);
-    let recordPending = waiting !== null;
-    waiting?.then(
-      () => {
-        recordPending = false;
-        if (!stopped.signal.aborted) start();
-      },
-      (err: unknown) => {
-        recordPending = false;
-        if (!stopped.signal.aborted) fail(errorMessage(err));
-      },
-    );
+    const waiting = recordWritten({ runId: input.runId, logPath: input.logPath });
     if (waiting === null) start();
+    else
+      waiting.done.then(
+        () => {
+          if (!stopped) start();
+        },
+        (err: unknown) => {
+          if (!stopped) fail(errorMessage(err));
+        },
+      );
 
     receive((command) => {
       if (pid === undefined || exited) return;
       sendSignal(pid, command.signal);
     });
     return () => {
-      // Only a wait still under way listens: an abort costs 10-15 us of event dispatch (and
-      // without a reason a DOMException with its stack trace), at every run's end.
-      if (recordPending) stopped.abort(RUN_STOPPED);
+      stopped = true;
+      waiting?.stop();
       stopWatching?.();
       if (pid !== undefined && !exited) killGroup(pid);
     };

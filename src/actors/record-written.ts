@@ -29,11 +29,17 @@ export interface RecordedRun {
 }
 
 /**
- * Null when the run's record is written and the raider may start now; else a
- * promise that resolves once it is, or rejects with why the run cannot start
- * (`signal`: the run is stopped meanwhile).
+ * A record being waited for: `done` resolves once it is written, or rejects
+ * with why the run cannot start; `stop` (the run is stopped meanwhile) ends a
+ * wait still under way with the store's reason, and does nothing after.
  */
-export type RecordWritten = (run: RecordedRun, signal: AbortSignal) => Promise<void> | null;
+export interface RecordWait {
+  done: Promise<void>;
+  stop(): void;
+}
+
+/** Null when the run's record is written and the raider may start now; else the wait for it. */
+export type RecordWritten = (run: RecordedRun) => RecordWait | null;
 
 export function recordWritten(store: RecordStore): RecordWritten {
   const check = (run: RecordedRun): boolean => {
@@ -48,38 +54,45 @@ export function recordWritten(store: RecordStore): RecordWritten {
     appendToLogSync(run.logPath, resultLine(run.runId, 'failed', `could not be started: ${errorMessage(err)}`));
     return err instanceof Error ? err : new Error(errorMessage(err));
   };
-  return (run, signal) => {
+  return (run) => {
     try {
       if (check(run)) return null;
     } catch (err) {
-      return Promise.reject(failed(run, err));
+      return { done: Promise.reject(failed(run, err)), stop: () => {} };
     }
-    return untilWritten(store, signal)
+    const wait = untilWritten(store);
+    const done = wait.done
       .then(() => {
         check(run);
       })
       .catch((err: unknown) => {
         throw failed(run, err);
       });
+    return { done, stop: wait.stop };
   };
 }
 
-function untilWritten(store: RecordStore, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    // The run stopped before its record was written; once written, its stop is none of this.
-    const stopped = () => {
+function untilWritten(store: RecordStore): RecordWait {
+  let stop = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    /** Polls while the record is not written; null once the wait is over. */
+    let timer: NodeJS.Timeout | null = null;
+    const end = (): boolean => {
+      if (timer === null) return false;
       clearInterval(timer);
-      reject(new Error(store.lastError() ?? 'the run could not be recorded'));
+      timer = null;
+      return true;
     };
     const check = () => {
-      if (!store.written()) return;
-      clearInterval(timer);
-      signal.removeEventListener('abort', stopped);
-      resolve();
+      if (store.written() && end()) resolve();
     };
-    const timer = setInterval(check, WRITE_RETRY_MS);
+    // The run stopped before its record was written; once written, its stop is none of this.
+    stop = () => {
+      if (end()) reject(new Error(store.lastError() ?? 'the run could not be recorded'));
+    };
+    timer = setInterval(check, WRITE_RETRY_MS);
     // A store that writes only by committing (PostgreSQL) is written when its commit is: no poll to wait for.
     store.commit().then(check, () => undefined);
-    signal.addEventListener('abort', stopped, { once: true });
   });
+  return { done, stop };
 }

@@ -28,7 +28,7 @@ function heldRecord() {
     written = resolve;
     fails = reject;
   });
-  const recordWritten: RecordWritten = () => wait;
+  const recordWritten: RecordWritten = () => ({ done: wait, stop: () => {} });
   return { recordWritten, wait, written, fails };
 }
 

@@ -42,19 +42,18 @@ function slotLog(): { run: { runId: string; logPath: string }; lines: () => stri
 describe("a run's record before its raider starts", () => {
   it('lets the raider start at once when the record is written', () => {
     const { run, lines } = slotLog();
-    expect(recordWritten(testStore(true))(run, new AbortController().signal)).toBeNull();
+    expect(recordWritten(testStore(true))(run)).toBeNull();
     expect(lines()).toEqual([]);
   });
 
   it('waits until the record is written, and then a stop of the run does not ask the store why', async () => {
     const { run, lines } = slotLog();
     const store = testStore(false);
-    const stopped = new AbortController();
-    const waiting = recordWritten(store)(run, stopped.signal);
+    const waiting = recordWritten(store)(run);
     expect(waiting).not.toBeNull();
     store.write();
-    await expect(waiting).resolves.toBeUndefined();
-    stopped.abort();
+    await expect(waiting?.done).resolves.toBeUndefined();
+    waiting?.stop();
     expect(store.lastError).not.toHaveBeenCalled();
     expect(lines()).toEqual([]);
   });
@@ -62,17 +61,16 @@ describe("a run's record before its raider starts", () => {
   it('fails with one result line in the slot log when a shared cluster refused the record', async () => {
     const { run, lines } = slotLog();
     const refused = 'the mission went to hall b';
-    await expect(recordWritten(testStore(true, refused))(run, new AbortController().signal)).rejects.toThrow(refused);
+    await expect(recordWritten(testStore(true, refused))(run)?.done).rejects.toThrow(refused);
     expect(lines()).toHaveLength(1);
     expect(lines()[0]).toContain(`could not be started: ${refused}`);
   });
 
   it('fails with the store’s reason, once in the slot log, when the run is stopped before its record is written', async () => {
     const { run, lines } = slotLog();
-    const stopped = new AbortController();
-    const waiting = recordWritten(testStore(false))(run, stopped.signal);
-    stopped.abort();
-    await expect(waiting).rejects.toThrow('the disk is full');
+    const waiting = recordWritten(testStore(false))(run);
+    waiting?.stop();
+    await expect(waiting?.done).rejects.toThrow('the disk is full');
     expect(lines()).toHaveLength(1);
     expect(lines()[0]).toContain('could not be started: the disk is full');
   });
