@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { HallAdapterFactory } from '../../src/ports/hall-services.js';
 import { eventually, FAKE_RAIDER, readJsonLines, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 
 const CONFIG = `
@@ -159,6 +160,26 @@ describe('spawning a raider', () => {
     const files = fs.readdirSync(path.join(hall.root, '.raider-hall/logs'));
     expect(files).toContain('plain.log.1');
     expect(fs.statSync(path.join(hall.root, '.raider-hall/logs/plain.log')).size).toBeLessThan(600);
+  });
+
+  it('tells its faces once the events files keep_events removed are gone', async () => {
+    // What a face sees when told (the dashboard then lists its past runs anew): the slot's files as they are.
+    const seen: string[][] = [];
+    const probe: HallAdapterFactory = (services) => {
+      const logs = path.join(services.paths.root, '.raider-hall/logs');
+      services.onEventsPruned(() => seen.push(fs.readdirSync(logs)));
+      return { name: 'probe', start: async () => {}, stop: async () => {} };
+    };
+    hall = await startTestHall({ config: CONFIG, adapters: [probe] });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await runToEnd(hall, 'plain', `answer ${i}`)).reply.id);
+    // keep_events is 3: the ends of the fourth and fifth runs each removed one file, the first's and the
+    // second's. Each call comes once its own removal is done: by the k-th, k of those two are gone.
+    await eventually(() => expect(seen).toHaveLength(2));
+    const removed = ids.slice(0, 2).map((id) => `${id}.events.jsonl`);
+    for (const [k, files] of seen.entries()) {
+      expect(removed.filter((f) => !files.includes(f)).length).toBeGreaterThanOrEqual(k + 1);
+    }
   });
 
   it('answers logs for a running and an ended run, and refuses ids it has no trace of', async () => {
