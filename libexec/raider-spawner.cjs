@@ -190,6 +190,7 @@ function start(request) {
     });
   } catch (e) {
     if (err !== undefined) fs.closeSync(err);
+    err = undefined;
     report({ id, error: e.message });
     return;
   } finally {

@@ -48,3 +48,27 @@ describe('the fork server with an overlong request line', () => {
     await new Promise((resolve) => child.once('exit', resolve));
   });
 });
+
+describe('the fork server with a request Node refuses at once', () => {
+  it('reports the error and serves the next request', async () => {
+    // Node's spawn throws (not an error event) for some requests, here args that are not a
+    // list: the fork server closed the log file twice then, and died of EBADF.
+    const root = tempRoot();
+    const child = spawn(process.execPath, [SPAWNER], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const replies: unknown[] = [];
+    const exited = new Promise<unknown>((resolve) => {
+      readLines(child.stdout, (line) => {
+        const reply: unknown = JSON.parse(line);
+        replies.push(reply);
+        if (typeof reply === 'object' && reply !== null && 'code' in reply) resolve(reply);
+      });
+    });
+    const request = { command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
+    child.stdin.write(`${JSON.stringify({ ...request, id: 'bad', args: 5 })}\n`);
+    child.stdin.write(`${JSON.stringify({ ...request, id: 'good' })}\n`);
+    expect(await exited).toEqual({ id: 'good', code: 0, signal: null });
+    expect(replies[0]).toEqual({ id: 'bad', error: expect.stringContaining('"args"') });
+    child.stdin.end();
+    await new Promise((resolve) => child.once('exit', resolve));
+  });
+});
