@@ -1,11 +1,11 @@
 'use strict';
 /**
  * The hall's fork server: starts raider processes for the hall and reports
- * their exits. A fork copies the page tables of the process that forks, so
- * forking from this small process costs a few milliseconds less per run than
- * forking from the hall, and the hall's event loop is not blocked while it
- * happens. Plain CommonJS without dependencies: it starts fast and needs no
- * TypeScript loader.
+ * their exits. The hall's event loop is not blocked while a process starts,
+ * and where posix_spawn is not to be had (spawn-process.cjs), Node's spawn
+ * forks this small process, not the hall. Plain CommonJS, one optional
+ * dependency (koffi, for posix_spawn): it starts fast and needs no TypeScript
+ * loader.
  *
  * Protocol (one JSON object per line):
  *   stdin   {"id", "command", "args", "env", "cwd", "stdout", "stderr", "stderrPrefix"?}
@@ -30,8 +30,8 @@
  * raider the next hall adopts keeps a stderr that works. The raiders run in
  * their own process groups, for the next hall to adopt.
  */
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
+const { loadPosixSpawn, nodeStart } = require('./spawn-process.cjs');
 
 // Once the hall is gone, its end of stdout (and maybe stderr) is closed: a
 // report it can no longer read is dropped, this process goes on.
@@ -44,6 +44,18 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => {
 
 /** The hall that started this process (none given: a test driving it by hand). */
 const HALL_PID = Number(process.argv[2]) || null;
+
+/**
+ * How raiders are started (spawn-process.cjs): posix_spawn where it loads, else
+ * Node's spawn. `--node-spawn` after the hall's pid asks for Node's (tests run both).
+ */
+const startProcess = (() => {
+  if (process.argv[3] === '--node-spawn') return nodeStart;
+  const posix = loadPosixSpawn();
+  if (posix.start !== null) return posix.start;
+  process.stderr.write(`raider-spawner: raiders are started with Node's spawn, about 1 ms slower each: ${posix.why}\n`);
+  return nodeStart;
+})();
 
 /** Its hall died: this process was handed to another parent (init, or a subreaper). */
 function hallGone() {
@@ -182,11 +194,13 @@ function start(request) {
   try {
     out = fs.openSync(request.stdout, 'w');
     err = fs.openSync(request.stderr, 'a');
-    child = spawn(request.command, request.args, {
-      cwd: request.cwd,
+    child = startProcess({
+      command: request.command,
+      args: request.args,
       env: request.env,
-      stdio: ['ignore', out, prefixed ? 'pipe' : err],
-      detached: true,
+      cwd: request.cwd,
+      stdout: out,
+      stderr: prefixed ? 'pipe' : err,
     });
   } catch (e) {
     if (err !== undefined) fs.closeSync(err);
@@ -203,7 +217,7 @@ function start(request) {
   const pid = child.pid;
   if (pid === undefined) {
     if (err !== undefined) fs.closeSync(err);
-    child.once('error', (e) => report({ id, error: e.message }));
+    child.onError((e) => report({ id, error: e.message }));
     return;
   }
   running++;
@@ -229,8 +243,7 @@ function start(request) {
       finish();
     });
   }
-  child.on('error', () => {});
-  child.once('exit', (code, signal) => {
+  child.onExit((code, signal) => {
     // What the raider left behind in its group dies before its run counts as over.
     killGroup(pid);
     exit = { code, signal };

@@ -15,6 +15,10 @@ export function processGroupOf(pid: number): number {
   return Number(statFields(pid)[2]);
 }
 
+export function sessionOf(pid: number): number {
+  return Number(statFields(pid)[3]);
+}
+
 export function commandLine(pid: number): string {
   return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
 }

@@ -1,0 +1,222 @@
+'use strict';
+/**
+ * How the fork server starts one raider process: glibc's posix_spawn, called
+ * through koffi (a foreign-function library whose npm package carries its
+ * binaries) when both load, else Node's child_process.spawn. Node's spawn
+ * forks the whole Node process (libuv forks, it does not vfork): about 1 ms
+ * on a small VM, on the path of every started run's reply; posix_spawn
+ * starts the process without copying this one: about 0.1 ms.
+ *
+ * Both ways start the process alike (docs/architecture.md, "Starting a
+ * raider"): `command` found as execvp finds it, in the PATH of the raider's
+ * environment; stdin /dev/null; stdout and stderr the given descriptors, or
+ * stderr a pipe to this process; a session (so a process group) of its own;
+ * every signal at its default and none blocked; the working directory `cwd`;
+ * exactly the environment `env`. A process that cannot be started throws an
+ * Error whose message is Node's (`spawn COMMAND ENOENT`).
+ *
+ * start({ command, args, env, cwd, stdout, stderr }) returns
+ *   { pid, stderr: Readable | null, onExit(listener(code, signal)) }, or
+ *   { pid: undefined, onError(listener(error)) } when Node tells a failure later,
+ * or throws.
+ */
+const childProcess = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+/** Node's spawn: the way that works wherever Node does. */
+function nodeStart({ command, args, env, cwd, stdout, stderr }) {
+  const child = childProcess.spawn(command, args, {
+    cwd,
+    env,
+    stdio: ['ignore', stdout, stderr === 'pipe' ? 'pipe' : stderr],
+    detached: true,
+  });
+  // Node tells a failed start as an 'error' event, on the next tick.
+  if (child.pid === undefined) return { pid: undefined, onError: (listener) => child.once('error', listener) };
+  child.on('error', () => {});
+  return {
+    pid: child.pid,
+    stderr: child.stderr,
+    onExit: (listener) => child.once('exit', listener),
+  };
+}
+
+/** glibc's constants and structure sizes (x86_64 and aarch64 alike; a larger buffer is harmless). */
+const O_RDONLY = 0;
+const AF_UNIX = 1;
+const SOCK_STREAM = 1;
+const SOCK_CLOEXEC = 0o2000000;
+const POSIX_SPAWN_SETSIGDEF = 0x04;
+const POSIX_SPAWN_SETSIGMASK = 0x08;
+const POSIX_SPAWN_SETSID = 0x80;
+const WNOHANG = 1;
+const FILE_ACTIONS_BYTES = 256;
+const SPAWNATTR_BYTES = 1024;
+const SIGSET_BYTES = 256;
+
+/** Errno numbers to their names (ENOENT), for Node's wording of a failed start. */
+const ERRNO_NAMES = new Map(Object.entries(os.constants.errno).map(([name, number]) => [number, name]));
+const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([name, number]) => [number, name]));
+
+function spawnError(command, errno) {
+  const code = ERRNO_NAMES.get(errno) ?? `errno ${errno}`;
+  const err = new Error(`spawn ${command} ${code}`);
+  err.code = code;
+  err.errno = -errno;
+  err.syscall = `spawn ${command}`;
+  err.path = command;
+  return err;
+}
+
+/** posix_spawn through koffi, or null (with why) where koffi or one of these glibc functions is missing. */
+function loadPosixSpawn() {
+  let libc;
+  try {
+    if (process.platform !== 'linux') return { start: null, why: `no posix_spawn path on ${process.platform}` };
+    const koffi = require('koffi');
+    const lib = koffi.load('libc.so.6');
+    libc = {
+      posixSpawn: lib.func('int posix_spawn(void *pid, const char *path, void *actions, void *attr, const char **argv, const char **envp)'),
+      actionsInit: lib.func('int posix_spawn_file_actions_init(void *actions)'),
+      actionsDestroy: lib.func('int posix_spawn_file_actions_destroy(void *actions)'),
+      addOpen: lib.func('int posix_spawn_file_actions_addopen(void *actions, int fd, const char *path, int flags, int mode)'),
+      addDup2: lib.func('int posix_spawn_file_actions_adddup2(void *actions, int fd, int newfd)'),
+      addChdir: lib.func('int posix_spawn_file_actions_addchdir_np(void *actions, const char *path)'),
+      attrInit: lib.func('int posix_spawnattr_init(void *attr)'),
+      setFlags: lib.func('int posix_spawnattr_setflags(void *attr, short flags)'),
+      setSigDefault: lib.func('int posix_spawnattr_setsigdefault(void *attr, const void *sigset)'),
+      setSigMask: lib.func('int posix_spawnattr_setsigmask(void *attr, const void *sigset)'),
+      sigFillSet: lib.func('int sigfillset(void *sigset)'),
+      sigEmptySet: lib.func('int sigemptyset(void *sigset)'),
+      socketpair: lib.func('int socketpair(int domain, int type, int protocol, void *fds)'),
+      waitpid: lib.func('int waitpid(int pid, void *status, int options)'),
+      errno: () => koffi.errno(),
+    };
+  } catch (err) {
+    return { start: null, why: err.message };
+  }
+
+  // One set of attributes for every process: all signals at their default (this
+  // process ignores SIGPIPE and catches SIGINT/SIGTERM/SIGHUP), none blocked, setsid.
+  const attr = Buffer.alloc(SPAWNATTR_BYTES);
+  const all = Buffer.alloc(SIGSET_BYTES);
+  const none = Buffer.alloc(SIGSET_BYTES);
+  if (libc.sigFillSet(all) !== 0) return { start: null, why: 'sigfillset failed' };
+  // sigfillset leaves out glibc's two internal signals (32 and 33), which posix_spawn then
+  // sets to be ignored, and an ignored signal stays ignored through exec. Node's spawn leaves
+  // them at their default: so does this (bits 31 and 32 of the set's first word).
+  if (os.endianness() === 'LE') all.writeBigUInt64LE(all.readBigUInt64LE(0) | (1n << 31n) | (1n << 32n), 0);
+  if (
+    libc.attrInit(attr) !== 0 ||
+    libc.sigEmptySet(none) !== 0 ||
+    libc.setSigDefault(attr, all) !== 0 ||
+    libc.setSigMask(attr, none) !== 0 ||
+    libc.setFlags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSID) !== 0
+  )
+    return { start: null, why: 'posix_spawnattr could not be set up' };
+
+  /** Processes started and not yet reaped: their exit listeners. */
+  const running = new Map();
+  const status = Buffer.alloc(4);
+  // Node's spawn keeps this process's event loop alive while a child runs; a child of
+  // posix_spawn is no handle of Node's, so a timer does (nothing else may be left: a raider
+  // can close its stderr and run on after the hall's stdin has ended).
+  let keepAlive = null;
+  const watch = (pid, listener) => {
+    running.set(pid, listener);
+    keepAlive ??= setInterval(() => {}, 2 ** 30);
+  };
+  const reaped = (pid) => {
+    running.delete(pid);
+    if (running.size > 0 || keepAlive === null) return;
+    clearInterval(keepAlive);
+    keepAlive = null;
+  };
+  // SIGCHLD says some child changed; each of ours is asked (never waitpid(-1): that
+  // could reap a child of Node's own spawn, which then never reports its exit).
+  process.on('SIGCHLD', () => {
+    for (const [pid, listener] of running) {
+      if (libc.waitpid(pid, status, WNOHANG) !== pid) continue;
+      reaped(pid);
+      const raw = status.readInt32LE(0);
+      const termSignal = raw & 0x7f;
+      if (termSignal === 0) listener((raw >> 8) & 0xff, null);
+      else if (termSignal !== 0x7f) listener(null, SIGNAL_NAMES.get(termSignal) ?? null);
+    }
+  });
+
+  /** Where execvp would look for `command`, in the PATH of the raider's environment. */
+  function candidates(command, env) {
+    if (command.includes('/')) return [command];
+    const dirs = (typeof env.PATH === 'string' ? env.PATH : '/usr/local/bin:/usr/bin:/bin').split(':');
+    return dirs.map((dir) => path.join(dir === '' ? '.' : dir, command));
+  }
+
+  function start({ command, args, env, cwd, stdout, stderr }) {
+    // What Node's spawn checks first, in its words: a request that is not one starts nothing.
+    if (typeof command !== 'string' || command === '') throw new TypeError('The "file" argument must be a non-empty string');
+    if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string'))
+      throw new TypeError('The "args" argument must be an array of strings');
+    if (typeof env !== 'object' || env === null) throw new TypeError('The "options.env" property must be an object');
+    let pipe = null;
+    if (stderr === 'pipe') {
+      // A socket pair, as Node's spawn makes for a 'pipe': the raider's stderr is the same kind of file either way.
+      const fds = Buffer.alloc(8);
+      if (libc.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) !== 0) throw spawnError(command, libc.errno());
+      pipe = { read: fds.readInt32LE(0), write: fds.readInt32LE(4) };
+    }
+    const actions = Buffer.alloc(FILE_ACTIONS_BYTES);
+    libc.actionsInit(actions);
+    try {
+      for (const rc of [
+        libc.addOpen(actions, 0, '/dev/null', O_RDONLY, 0),
+        libc.addDup2(actions, stdout, 1),
+        libc.addDup2(actions, pipe !== null ? pipe.write : stderr, 2),
+        ...(cwd !== undefined ? [libc.addChdir(actions, cwd)] : []),
+      ])
+        if (rc !== 0) throw spawnError(command, rc);
+      const argv = [command, ...args, null];
+      const envp = [];
+      for (const [key, value] of Object.entries(env)) if (value !== undefined) envp.push(`${key}=${value}`);
+      envp.push(null);
+      const pidOut = Buffer.alloc(4);
+      // As execvp: a file that is not there is looked for further on; one that is there but
+      // may not be run is remembered, and said if nothing else runs.
+      let denied = false;
+      for (const file of candidates(command, env)) {
+        const rc = libc.posixSpawn(pidOut, file, actions, attr, argv, envp);
+        if (rc === 0) {
+          const pid = pidOut.readInt32LE(0);
+          const exit = { listener: null, told: null };
+          watch(pid, (code, signal) => {
+            if (exit.listener !== null) exit.listener(code, signal);
+            else exit.told = [code, signal];
+          });
+          return {
+            pid,
+            stderr: pipe !== null ? new net.Socket({ fd: pipe.read, readable: true, writable: false }) : null,
+            onExit: (listener) => {
+              if (exit.told !== null) listener(...exit.told);
+              else exit.listener = listener;
+            },
+          };
+        }
+        if (rc === os.constants.errno.EACCES) denied = true;
+        else if (rc !== os.constants.errno.ENOENT && rc !== os.constants.errno.ENOTDIR) throw spawnError(command, rc);
+      }
+      throw spawnError(command, denied ? os.constants.errno.EACCES : os.constants.errno.ENOENT);
+    } catch (err) {
+      if (pipe !== null) fs.closeSync(pipe.read);
+      throw err;
+    } finally {
+      libc.actionsDestroy(actions);
+      if (pipe !== null) fs.closeSync(pipe.write);
+    }
+  }
+  return { start, why: null };
+}
+
+module.exports = { nodeStart, loadPosixSpawn };

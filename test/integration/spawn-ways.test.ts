@@ -1,0 +1,183 @@
+/**
+ * The fork server starts a raider with posix_spawn where it can, else with
+ * Node's spawn (libexec/spawn-process.cjs). Both ways must start the same
+ * process: these tests drive the fork server's protocol each way and look at
+ * the started processes in /proc.
+ */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FORK_SERVER_SCRIPT } from '../../src/adapters/os/fork-server.js';
+import { eventually } from '../support/hall-client.js';
+import { processGroupOf, sessionOf } from '../support/processes.js';
+import { tempRoot } from '../support/temp-roots.js';
+
+type Report = Record<string, unknown>;
+
+/** A fork server driven by hand: requests in, reports and its stderr collected. */
+class Driver {
+  readonly reports: Report[] = [];
+  stderr = '';
+  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private nextId = 1;
+
+  constructor(way: 'posix' | 'node') {
+    // No hall pid (''): the test process is its parent, not a hall.
+    this.child = spawn(process.execPath, [FORK_SERVER_SCRIPT, '', ...(way === 'node' ? ['--node-spawn'] : [])], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    });
+    let pending = '';
+    this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      pending += chunk;
+      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+        this.reports.push(JSON.parse(pending.slice(0, nl)) as Report);
+        pending = pending.slice(nl + 1);
+      }
+    });
+    this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+  }
+
+  /** Sends a request; resolves with its first report (a pid or an error). */
+  async start(request: Record<string, unknown>): Promise<{ id: number; first: Report }> {
+    const id = this.nextId++;
+    this.child.stdin.write(`${JSON.stringify({ id, ...request })}\n`);
+    const first = await eventually(() => {
+      const found = this.reports.find((r) => r.id === id);
+      expect(found).toBeDefined();
+      return found as Report;
+    });
+    return { id, first };
+  }
+
+  /** Resolves with the exit report of request `id`. */
+  exit(id: number): Promise<Report> {
+    return eventually(() => {
+      const found = this.reports.find((r) => r.id === id && 'code' in r);
+      expect(found).toBeDefined();
+      return found as Report;
+    });
+  }
+
+  /** Ends the fork server, after killing what it started that still runs (a failed test's). */
+  async close(): Promise<void> {
+    for (const report of this.reports) {
+      if (typeof report.pid !== 'number' || this.reports.some((r) => r.id === report.id && 'code' in r)) continue;
+      try {
+        process.kill(-report.pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.stdin.end();
+    await exited;
+  }
+}
+
+let driver: Driver | undefined;
+afterEach(async () => {
+  await driver?.close();
+  driver = undefined;
+});
+
+/** A signal mask field of /proc/PID/status, as a number. */
+function mask(pid: number, field: string): bigint {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return BigInt(`0x${new RegExp(`^${field}:\\s*([0-9a-f]+)$`, 'm').exec(status)?.[1] ?? 'ffff'}`);
+}
+
+describe.each(['posix', 'node'] as const)('a raider started by the fork server (%s)', (way) => {
+  it(way === 'posix' ? 'uses posix_spawn here, without a word' : 'uses Node spawn when told to', async () => {
+    const d = new Driver(way);
+    driver = d;
+    await d.close();
+    driver = undefined;
+    expect(d.stderr).toBe('');
+  });
+
+  it('has stdin /dev/null, the given stdout, stderr through the prefixer, its cwd, exactly its env, a session, default signals', async () => {
+    const root = tempRoot('spawn-ways-');
+    const work = path.join(root, 'work');
+    fs.mkdirSync(work);
+    driver = new Driver(way);
+    const env = { PATH: '/usr/bin:/bin', ONLY_THIS: 'a b\nc' };
+    const { id, first } = await driver.start({
+      command: 'sleep',
+      args: ['30'],
+      env,
+      cwd: work,
+      stdout: path.join(root, 'out'),
+      stderr: path.join(root, 'err'),
+      stderrPrefix: '[r] ',
+    });
+    const pid = first.pid;
+    if (typeof pid !== 'number') throw new Error(`not started: ${JSON.stringify(first)}`);
+    expect(processGroupOf(pid)).toBe(pid);
+    expect(sessionOf(pid)).toBe(pid);
+    expect(fs.readlinkSync(`/proc/${pid}/cwd`)).toBe(work);
+    expect(fs.readFileSync(`/proc/${pid}/environ`, 'utf8')).toBe('PATH=/usr/bin:/bin\0ONLY_THIS=a b\nc\0');
+    // Beyond 0-2 only what this test's process was given itself (a test runner's descriptor):
+    // nothing of the fork server's.
+    const extra = fs.readdirSync(`/proc/${pid}/fd`).filter((fd) => Number(fd) > 2);
+    for (const fd of extra) expect(fs.readlinkSync(`/proc/${pid}/fd/${fd}`)).toBe(fs.readlinkSync(`/proc/self/fd/${fd}`));
+    expect(fs.readlinkSync(`/proc/${pid}/fd/0`)).toBe('/dev/null');
+    expect(fs.readlinkSync(`/proc/${pid}/fd/1`)).toBe(path.join(root, 'out'));
+    expect(fs.readlinkSync(`/proc/${pid}/fd/2`)).toMatch(/^socket:/);
+    // The fork server ignores SIGPIPE and catches SIGINT and SIGTERM: none of that is passed on.
+    expect(mask(pid, 'SigIgn')).toBe(0n);
+    expect(mask(pid, 'SigBlk')).toBe(0n);
+    expect(mask(pid, 'SigCgt')).toBe(0n);
+    process.kill(pid, 'SIGTERM');
+    expect(await driver.exit(id)).toEqual({ id, code: null, signal: 'SIGTERM' });
+  });
+
+  it('reports exit codes, appends stderr (prefixed or not), and finds a command in the PATH of its env', async () => {
+    const root = tempRoot('spawn-ways-');
+    const bin = path.join(root, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'raider'), '#!/bin/sh\necho "out $1"; echo "err $1" >&2; exit 7\n', { mode: 0o755 });
+    driver = new Driver(way);
+    const common = { env: { PATH: `/nowhere:${bin}:/usr/bin:/bin` }, cwd: root, stderr: path.join(root, 'err') };
+    const plain = await driver.start({ command: 'raider', args: ['one'], stdout: path.join(root, 'out1'), ...common });
+    expect(await driver.exit(plain.id)).toEqual({ id: plain.id, code: 7, signal: null });
+    const prefixed = await driver.start({
+      command: 'raider',
+      args: ['two words'],
+      stdout: path.join(root, 'out2'),
+      stderrPrefix: '[r2] ',
+      ...common,
+    });
+    expect(await driver.exit(prefixed.id)).toEqual({ id: prefixed.id, code: 7, signal: null });
+    expect(fs.readFileSync(path.join(root, 'out1'), 'utf8')).toBe('out one\n');
+    expect(fs.readFileSync(path.join(root, 'out2'), 'utf8')).toBe('out two words\n');
+    expect(fs.readFileSync(path.join(root, 'err'), 'utf8')).toBe('err one\n[r2] err two words\n');
+  });
+
+  it("refuses what cannot start in Node's words: no such command, not executable, no such directory", async () => {
+    const root = tempRoot('spawn-ways-');
+    const notExecutable = path.join(root, 'plain.txt');
+    fs.writeFileSync(notExecutable, 'echo hi\n');
+    driver = new Driver(way);
+    const base = { args: [], env: { PATH: '/usr/bin:/bin' }, cwd: root, stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...base, command: path.join(root, 'missing') }, `spawn ${path.join(root, 'missing')} ENOENT`],
+      [{ ...base, command: 'no-such-raider-anywhere' }, 'spawn no-such-raider-anywhere ENOENT'],
+      [{ ...base, command: notExecutable }, `spawn ${notExecutable} EACCES`],
+      [{ ...base, command: 'sh', cwd: path.join(root, 'gone') }, 'spawn sh ENOENT'],
+    ];
+    for (const [request, error] of cases) {
+      const { id, first } = await driver.start(request);
+      expect(first).toEqual({ id, error });
+    }
+    // A request Node's spawn throws on at once (args not a list) is refused too, and the fork
+    // server goes on (it used to close the log file twice then, and die).
+    const malformed = await driver.start({ ...base, command: 'true', args: 5 });
+    expect(malformed.first).toEqual({ id: malformed.id, error: expect.any(String) });
+    // Nothing of a refused start is left open: the next one works.
+    const ok = await driver.start({ ...base, command: 'true' });
+    expect(await driver.exit(ok.id)).toEqual({ id: ok.id, code: 0, signal: null });
+  });
+});
