@@ -1,8 +1,9 @@
 /**
  * The hall's side of its fork server (`libexec/raider-spawner.cjs`): a small
- * child process that starts the raiders and reports their exits. Forking
- * from it instead of from the hall takes the fork (a copy of every page table
- * of the forking process) off the hall's event loop and makes it cheaper.
+ * child process that starts the raiders and reports their exits, so that a
+ * start never holds up the hall's event loop (docs/architecture.md,
+ * "Starting a raider": posix_spawn where it can, else Node's spawn, which
+ * then forks the small fork server, not the hall).
  *
  * If the fork server dies, its raiders live on in their own process groups:
  * each watcher is told it lost its process (and watches the pid instead), and
