@@ -161,6 +161,15 @@ function loadPosixSpawn() {
     if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string'))
       throw new TypeError('The "args" argument must be an array of strings');
     if (typeof env !== 'object' || env === null) throw new TypeError('The "options.env" property must be an object');
+    // A C string ends at its first NUL: a mission with one would reach the raider cut short.
+    const nul = (text) => text.includes('\0');
+    if (nul(command)) throw new TypeError("The argument 'file' must be a string without null bytes");
+    const arg = args.findIndex(nul);
+    if (arg >= 0) throw new TypeError(`The argument 'args[${arg}]' must be a string without null bytes`);
+    for (const [key, value] of Object.entries(env))
+      if (nul(key) || (typeof value === 'string' && nul(value)))
+        throw new TypeError(`The property 'options.env['${key.replaceAll('\0', '\\x00')}']' must be a string without null bytes`);
+    if (typeof cwd === 'string' && nul(cwd)) throw new TypeError("The property 'options.cwd' must be a string without null bytes");
     let pipe = null;
     if (stderr === 'pipe') {
       // A socket pair, as Node's spawn makes for a 'pipe': the raider's stderr is the same kind of file either way.
@@ -187,7 +196,10 @@ function loadPosixSpawn() {
       // may not be run is remembered, and said if nothing else runs.
       let denied = false;
       for (const file of candidates(command, env)) {
-        const rc = libc.posixSpawn(pidOut, file, actions, attr, argv, envp);
+        let rc = libc.posixSpawn(pidOut, file, actions, attr, argv, envp);
+        // As execvp: an executable file that is no program (a script without `#!`) is run by /bin/sh.
+        if (rc === os.constants.errno.ENOEXEC)
+          rc = libc.posixSpawn(pidOut, '/bin/sh', actions, attr, ['/bin/sh', file, ...args, null], envp);
         if (rc === 0) {
           const pid = pidOut.readInt32LE(0);
           const exit = { listener: null, told: null };

@@ -151,12 +151,17 @@ describe.each(['posix', 'node'] as const)('a raider started by the fork server (
       ...common,
     });
     expect(await driver.exit(prefixed.id)).toEqual({ id: prefixed.id, code: 7, signal: null });
+    // An executable script without `#!` is run by /bin/sh, as execvp does.
+    fs.writeFileSync(path.join(bin, 'bare-script'), 'echo "bare $1"; exit 3\n', { mode: 0o755 });
+    const bare = await driver.start({ command: 'bare-script', args: ['x'], stdout: path.join(root, 'out3'), ...common });
+    expect(await driver.exit(bare.id)).toEqual({ id: bare.id, code: 3, signal: null });
+    expect(fs.readFileSync(path.join(root, 'out3'), 'utf8')).toBe('bare x\n');
     expect(fs.readFileSync(path.join(root, 'out1'), 'utf8')).toBe('out one\n');
     expect(fs.readFileSync(path.join(root, 'out2'), 'utf8')).toBe('out two words\n');
     expect(fs.readFileSync(path.join(root, 'err'), 'utf8')).toBe('err one\n[r2] err two words\n');
   });
 
-  it("refuses what cannot start in Node's words: no such command, not executable, no such directory", async () => {
+  it("refuses what cannot start in Node's words: no such command, not executable, no such directory, a NUL", async () => {
     const root = tempRoot('spawn-ways-');
     const notExecutable = path.join(root, 'plain.txt');
     fs.writeFileSync(notExecutable, 'echo hi\n');
@@ -176,6 +181,16 @@ describe.each(['posix', 'node'] as const)('a raider started by the fork server (
     // server goes on (it used to close the log file twice then, and die).
     const malformed = await driver.start({ ...base, command: 'true', args: 5 });
     expect(malformed.first).toEqual({ id: malformed.id, error: expect.any(String) });
+    // A NUL would end a C string: a mission with one must not reach the raider cut short.
+    for (const request of [
+      { ...base, command: 'true', args: ['a\0b'] },
+      { ...base, command: 'true', env: { A: 'x\0y' } },
+      { ...base, command: 'true\0x' },
+      { ...base, command: 'true', cwd: `${root}\0x` },
+    ]) {
+      const { id, first } = await driver.start(request);
+      expect(first).toEqual({ id, error: expect.stringContaining('without null bytes') });
+    }
     // Nothing of a refused start is left open: the next one works.
     const ok = await driver.start({ ...base, command: 'true' });
     expect(await driver.exit(ok.id)).toEqual({ id: ok.id, code: 0, signal: null });
