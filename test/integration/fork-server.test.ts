@@ -79,11 +79,15 @@ describe('the fork server', () => {
     fs.writeFileSync(flag, '');
     expect(await tap.waitFor((e) => e.id === a.id)).toMatchObject({ status: 'completed', response: `saw ${flag}` });
 
-    const b = await h.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${flag}` });
+    // The next run waits for a flag of its own: with the first one there it could end before
+    // its parent is read from /proc.
+    const flagB = path.join(h.root, 'go-b');
+    const b = await h.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${flagB}` });
     await runStarted(b.events_path);
     const next = parentOf(b.pid as number);
     expect(next).not.toBe(server);
     expect(commandLine(next)).toContain('libexec/raider-spawner.cjs');
+    fs.writeFileSync(flagB, '');
     expect(await tap.waitFor((e) => e.id === b.id)).toMatchObject({ status: 'completed' });
     tap.close();
   });
