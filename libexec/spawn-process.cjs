@@ -61,14 +61,56 @@ const SIGSET_BYTES = 256;
 const ERRNO_NAMES = new Map(Object.entries(os.constants.errno).map(([name, number]) => [number, name]));
 const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([name, number]) => [number, name]));
 
+/** The failures Node's spawn tells as an 'error' event, naming the command; it throws the others as `spawn CODE`. */
+const NAMED_FAILURES = new Set(['ENOENT', 'EACCES', 'EAGAIN', 'EMFILE', 'ENFILE']);
+
 function spawnError(command, errno) {
-  const code = ERRNO_NAMES.get(errno) ?? `errno ${errno}`;
-  const err = new Error(`spawn ${command} ${code}`);
+  const code = ERRNO_NAMES.get(errno) ?? `Unknown system error ${errno}`;
+  const err = new Error(NAMED_FAILURES.has(code) ? `spawn ${command} ${code}` : `spawn ${code}`);
   err.code = code;
   err.errno = -errno;
   err.syscall = `spawn ${command}`;
   err.path = command;
   return err;
+}
+
+/** Errors after which execvp goes on to the next directory of PATH (glibc's list). */
+const LOOK_FURTHER = new Set(['ENOENT', 'ENOTDIR', 'ESTALE', 'ENODEV', 'ETIMEDOUT'].map((name) => os.constants.errno[name]));
+
+/**
+ * A request read as Node's spawn reads its arguments: no args is none, each
+ * arg a string, no env the fork server's, no (or an empty) cwd its own; what
+ * Node refuses is refused in its words. A NUL is refused too: a C string ends
+ * there, so a mission with one would reach the raider cut short.
+ */
+function normalised({ command, args, env, cwd }) {
+  if (typeof command !== 'string') throw new TypeError('The "file" argument must be of type string');
+  if (command === '') throw new TypeError("The argument 'file' cannot be empty");
+  if (args != null && !Array.isArray(args)) throw new TypeError('The "args" argument must be an instance of Array');
+  const argStrings = args == null ? [] : args.map(String);
+  if (env != null && typeof env !== 'object') throw new TypeError('The "options.env" property must be of type object');
+  if (cwd != null && typeof cwd !== 'string') throw new TypeError('The "options.cwd" property must be of type string');
+  const nul = (text) => text.includes('\0');
+  if (nul(command)) throw new TypeError("The argument 'file' must be a string without null bytes");
+  const arg = argStrings.findIndex(nul);
+  if (arg >= 0) throw new TypeError(`The argument 'args[${arg}]' must be a string without null bytes`);
+  const envp = [];
+  for (const [key, value] of Object.entries(env ?? process.env)) {
+    if (value === undefined) continue;
+    const pair = `${key}=${value}`;
+    if (nul(pair))
+      throw new TypeError(`The property 'options.env['${key.replaceAll('\0', '\\x00')}']' must be a string without null bytes`);
+    envp.push(pair);
+  }
+  if (typeof cwd === 'string' && nul(cwd)) throw new TypeError("The property 'options.cwd' must be a string without null bytes");
+  const searchPath = (env ?? process.env).PATH;
+  return {
+    command,
+    args: argStrings,
+    envp,
+    cwd: cwd === '' || cwd == null ? undefined : cwd,
+    searchPath: typeof searchPath === 'string' ? searchPath : undefined,
+  };
 }
 
 /** posix_spawn through koffi, or null (with why) where koffi or one of these glibc functions is missing. */
@@ -148,28 +190,29 @@ function loadPosixSpawn() {
     }
   });
 
-  /** Where execvp would look for `command`, in the PATH of the raider's environment. */
-  function candidates(command, env) {
+  /**
+   * Where execvp looks for `command`: as it is when it has a slash, else in
+   * each directory of PATH (glibc's default without one), joined as execvp
+   * joins them (`dir/command`, nothing normalised; an empty entry is the
+   * working directory).
+   */
+  function candidates(command, searchPath) {
     if (command.includes('/')) return [command];
-    const dirs = (typeof env.PATH === 'string' ? env.PATH : '/usr/local/bin:/usr/bin:/bin').split(':');
-    return dirs.map((dir) => path.join(dir === '' ? '.' : dir, command));
+    return (searchPath ?? '/bin:/usr/bin').split(':').map((dir) => (dir === '' ? command : `${dir}/${command}`));
   }
 
-  function start({ command, args, env, cwd, stdout, stderr }) {
-    // What Node's spawn checks first, in its words: a request that is not one starts nothing.
-    if (typeof command !== 'string' || command === '') throw new TypeError('The "file" argument must be a non-empty string');
-    if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string'))
-      throw new TypeError('The "args" argument must be an array of strings');
-    if (typeof env !== 'object' || env === null) throw new TypeError('The "options.env" property must be an object');
-    // A C string ends at its first NUL: a mission with one would reach the raider cut short.
-    const nul = (text) => text.includes('\0');
-    if (nul(command)) throw new TypeError("The argument 'file' must be a string without null bytes");
-    const arg = args.findIndex(nul);
-    if (arg >= 0) throw new TypeError(`The argument 'args[${arg}]' must be a string without null bytes`);
-    for (const [key, value] of Object.entries(env))
-      if (nul(key) || (typeof value === 'string' && nul(value)))
-        throw new TypeError(`The property 'options.env['${key.replaceAll('\0', '\\x00')}']' must be a string without null bytes`);
-    if (typeof cwd === 'string' && nul(cwd)) throw new TypeError("The property 'options.cwd' must be a string without null bytes");
+  /** Why a file of the PATH search cannot be run, seen without starting a process (0: it is there). */
+  function missing(file, cwd) {
+    try {
+      return fs.statSync(path.resolve(cwd ?? process.cwd(), file), { throwIfNoEntry: false }) === undefined ? os.constants.errno.ENOENT : 0;
+    } catch (err) {
+      return os.constants.errno[err.code] ?? 0;
+    }
+  }
+
+  function start(request) {
+    const { command, args, envp, cwd, searchPath } = normalised(request);
+    const { stdout, stderr } = request;
     let pipe = null;
     if (stderr === 'pipe') {
       // A socket pair, as Node's spawn makes for a 'pipe': the raider's stderr is the same kind of file either way.
@@ -188,15 +231,17 @@ function loadPosixSpawn() {
       ])
         if (rc !== 0) throw spawnError(command, rc);
       const argv = [command, ...args, null];
-      const envp = [];
-      for (const [key, value] of Object.entries(env)) if (value !== undefined) envp.push(`${key}=${value}`);
       envp.push(null);
       const pidOut = Buffer.alloc(4);
       // As execvp: a file that is not there is looked for further on; one that is there but
-      // may not be run is remembered, and said if nothing else runs.
+      // may not be run is remembered, and said if nothing else runs; else the last error.
+      const search = !command.includes('/');
       let denied = false;
-      for (const file of candidates(command, env)) {
-        let rc = libc.posixSpawn(pidOut, file, actions, attr, argv, envp);
+      let last = os.constants.errno.ENOENT;
+      for (const file of candidates(command, searchPath)) {
+        // A PATH search checks each file first: a start that fails is a process made for nothing.
+        let rc = search ? missing(file, cwd) : 0;
+        if (rc === 0) rc = libc.posixSpawn(pidOut, file, actions, attr, argv, envp);
         // As execvp: an executable file that is no program (a script without `#!`) is run by /bin/sh.
         if (rc === os.constants.errno.ENOEXEC)
           rc = libc.posixSpawn(pidOut, '/bin/sh', actions, attr, ['/bin/sh', file, ...args, null], envp);
@@ -217,9 +262,10 @@ function loadPosixSpawn() {
           };
         }
         if (rc === os.constants.errno.EACCES) denied = true;
-        else if (rc !== os.constants.errno.ENOENT && rc !== os.constants.errno.ENOTDIR) throw spawnError(command, rc);
+        else if (!LOOK_FURTHER.has(rc)) throw spawnError(command, rc);
+        last = rc;
       }
-      throw spawnError(command, denied ? os.constants.errno.EACCES : os.constants.errno.ENOENT);
+      throw spawnError(command, denied ? os.constants.errno.EACCES : last);
     } catch (err) {
       if (pipe !== null) fs.closeSync(pipe.read);
       throw err;

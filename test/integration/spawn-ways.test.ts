@@ -196,3 +196,69 @@ describe.each(['posix', 'node'] as const)('a raider started by the fork server (
     expect(await driver.exit(ok.id)).toEqual({ id: ok.id, code: 0, signal: null });
   });
 });
+
+describe('the two ways, side by side', () => {
+  /** What came of one request: its error, or its exit and what it wrote on stdout. */
+  async function outcome(d: Driver, root: string, label: string, request: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const out = path.join(root, `${label}.out`);
+    const { id, first } = await d.start({ stdout: out, stderr: path.join(root, 'err'), ...request });
+    if (typeof first.error === 'string') return { error: first.error };
+    const { code, signal } = await d.exit(id);
+    return { code, signal, out: fs.readFileSync(out, 'utf8') };
+  }
+
+  it("read a request as Node does: no args, args that are no strings, no env, no or an empty cwd, PATH as execvp joins it, and fail with Node's codes", async () => {
+    const root = tempRoot('spawn-ways-');
+    const bin = path.join(root, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'hello'), '#!/bin/sh\necho "$0 $*"\n', { mode: 0o755 });
+    const aFile = path.join(root, 'a-file');
+    fs.writeFileSync(aFile, '');
+    const env = { PATH: `${bin}:/usr/bin:/bin` };
+    const cases: Record<string, Record<string, unknown>> = {
+      noArgs: { command: 'echo', args: null, env, cwd: root },
+      argsNoStrings: { command: 'echo', args: [1, true, null], env, cwd: root },
+      noEnv: { command: 'sh', args: ['-c', 'echo "$PATH"'], env: null, cwd: root },
+      noCwd: { command: 'sh', args: ['-c', 'pwd'], env, cwd: null },
+      emptyCwd: { command: 'sh', args: ['-c', 'pwd'], env, cwd: '' },
+      trailingSlash: { command: 'hello', args: ['x'], env: { PATH: `${bin}/` }, cwd: root },
+      dotDotNotFollowed: { command: 'hello', args: [], env: { PATH: `${root}/missing/../bin` }, cwd: root },
+      emptyEntryIsCwd: { command: 'hello', args: [], env: { PATH: '/nowhere:' }, cwd: bin },
+      cwdIsAFile: { command: 'true', args: [], env, cwd: aFile },
+      commandUnderAFile: { command: `${aFile}/x`, args: [], env, cwd: root },
+      pathEntryIsAFile: { command: 'no-such-raider', args: [], env: { PATH: `/usr/bin:${aFile}` }, cwd: root },
+    };
+    const posix = new Driver('posix');
+    const node = new Driver('node');
+    driver = posix;
+    try {
+      for (const [label, request] of Object.entries(cases)) {
+        const a = await outcome(posix, root, `posix-${label}`, request);
+        const b = await outcome(node, root, `node-${label}`, request);
+        expect({ label, ...a }).toEqual({ label, ...b });
+      }
+      // The ones that fail, fail as Node's spawn says it.
+      expect(await outcome(posix, root, 'x', cases.cwdIsAFile ?? {})).toEqual({ error: 'spawn ENOTDIR' });
+      expect(await outcome(posix, root, 'x', cases.dotDotNotFollowed ?? {})).toEqual({ error: 'spawn hello ENOENT' });
+      // A cwd that is no string starts nothing, and the fork server goes on (it crashed here once).
+      for (const d of [posix, node]) {
+        const { first } = await d.start({
+          command: 'true',
+          args: [],
+          env,
+          cwd: 5,
+          stdout: path.join(root, 'o'),
+          stderr: path.join(root, 'err'),
+        });
+        expect(first.error).toEqual(expect.stringContaining('"options.cwd" property must be of type string'));
+      }
+      expect(await outcome(posix, root, 'after', { command: 'true', args: [], env, cwd: root })).toEqual({
+        code: 0,
+        signal: null,
+        out: '',
+      });
+    } finally {
+      await node.close();
+    }
+  });
+});
