@@ -138,7 +138,9 @@ function loadPosixSpawn() {
       errno: () => koffi.errno(),
     };
   } catch (err) {
-    return { start: null, why: err.message };
+    // One line for the hall's log: Node's "Cannot find module" goes on with its require stack.
+    const why = err.code === 'MODULE_NOT_FOUND' ? 'koffi is not installed (an optional dependency)' : String(err.message).split('\n')[0];
+    return { start: null, why };
   }
 
   // One set of attributes for every process: all signals at their default (this

@@ -23,9 +23,9 @@ class Driver {
   private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
   private nextId = 1;
 
-  constructor(way: 'posix' | 'node') {
+  constructor(way: 'posix' | 'node', script = FORK_SERVER_SCRIPT) {
     // No hall pid (''): the test process is its parent, not a hall.
-    this.child = spawn(process.execPath, [FORK_SERVER_SCRIPT, '', ...(way === 'node' ? ['--node-spawn'] : [])], {
+    this.child = spawn(process.execPath, [script, '', ...(way === 'node' ? ['--node-spawn'] : [])], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
@@ -260,5 +260,31 @@ describe('the two ways, side by side', () => {
     } finally {
       await node.close();
     }
+  });
+});
+
+describe('a fork server without koffi', () => {
+  it("says so in one line and starts raiders with Node's spawn", async () => {
+    // A copy of libexec/ with no node_modules above it: koffi cannot be found.
+    const root = tempRoot('spawn-ways-');
+    const libexec = path.join(root, 'libexec');
+    fs.mkdirSync(libexec);
+    for (const name of ['raider-spawner.cjs', 'spawn-process.cjs'])
+      fs.copyFileSync(path.join(path.dirname(FORK_SERVER_SCRIPT), name), path.join(libexec, name));
+    const d = new Driver('posix', path.join(libexec, 'raider-spawner.cjs'));
+    driver = d;
+    const { id, first } = await d.start({
+      command: 'true',
+      args: [],
+      env: {},
+      cwd: root,
+      stdout: path.join(root, 'out'),
+      stderr: path.join(root, 'err'),
+    });
+    expect(first).toEqual({ id, pid: expect.any(Number) });
+    expect(await d.exit(id)).toEqual({ id, code: 0, signal: null });
+    expect(d.stderr).toBe(
+      "raider-spawner: raiders are started with Node's spawn, about 1 ms slower each: koffi is not installed (an optional dependency)\n",
+    );
   });
 });
