@@ -273,14 +273,8 @@ describe('a fork server without koffi', () => {
       fs.copyFileSync(path.join(path.dirname(FORK_SERVER_SCRIPT), name), path.join(libexec, name));
     const d = new Driver('posix', path.join(libexec, 'raider-spawner.cjs'));
     driver = d;
-    const { id, first } = await d.start({
-      command: 'true',
-      args: [],
-      env: {},
-      cwd: root,
-      stdout: path.join(root, 'out'),
-      stderr: path.join(root, 'err'),
-    });
+    const outputs = { stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
+    const { id, first } = await d.start({ command: 'true', args: [], env: {}, cwd: root, ...outputs });
     expect(first).toEqual({ id, pid: expect.any(Number) });
     expect(await d.exit(id)).toEqual({ id, code: 0, signal: null });
     expect(d.stderr).toBe(
