@@ -64,15 +64,13 @@ const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([name, nu
 /** The failures Node's spawn tells as an 'error' event, naming the command; it throws the others as `spawn CODE`. */
 const NAMED_FAILURES = new Set(['ENOENT', 'EACCES', 'EAGAIN', 'EMFILE', 'ENFILE']);
 
+/** A failed start in Node's words (the fork server reports the message). */
 function spawnError(command, errno) {
   const code = ERRNO_NAMES.get(errno) ?? `Unknown system error ${errno}`;
-  const err = new Error(NAMED_FAILURES.has(code) ? `spawn ${command} ${code}` : `spawn ${code}`);
-  err.code = code;
-  err.errno = -errno;
-  err.syscall = `spawn ${command}`;
-  err.path = command;
-  return err;
+  return new Error(NAMED_FAILURES.has(code) ? `spawn ${command} ${code}` : `spawn ${code}`);
 }
+
+const { EACCES, ENOENT, ENOEXEC } = os.constants.errno;
 
 /** Errors after which execvp goes on to the next directory of PATH (glibc's list). */
 const LOOK_FURTHER = new Set(['ENOENT', 'ENOTDIR', 'ESTALE', 'ENODEV', 'ETIMEDOUT'].map((name) => os.constants.errno[name]));
@@ -203,10 +201,10 @@ function loadPosixSpawn() {
     return (searchPath ?? '/bin:/usr/bin').split(':').map((dir) => (dir === '' ? command : `${dir}/${command}`));
   }
 
-  /** Why a file of the PATH search cannot be run, seen without starting a process (0: it is there). */
+  /** Why a file cannot be run, seen without starting a process (0: it is there). */
   function missing(file, cwd) {
     try {
-      return fs.statSync(path.resolve(cwd ?? process.cwd(), file), { throwIfNoEntry: false }) === undefined ? os.constants.errno.ENOENT : 0;
+      return fs.statSync(path.resolve(cwd ?? process.cwd(), file), { throwIfNoEntry: false }) === undefined ? ENOENT : 0;
     } catch (err) {
       return os.constants.errno[err.code] ?? 0;
     }
@@ -237,37 +235,32 @@ function loadPosixSpawn() {
       const pidOut = Buffer.alloc(4);
       // As execvp: a file that is not there is looked for further on; one that is there but
       // may not be run is remembered, and said if nothing else runs; else the last error.
-      const search = !command.includes('/');
       let denied = false;
-      let last = os.constants.errno.ENOENT;
+      let last = ENOENT;
       for (const file of candidates(command, searchPath)) {
-        // A PATH search checks each file first: a start that fails is a process made for nothing.
-        let rc = search ? missing(file, cwd) : 0;
+        // Each file is looked at first: a start that fails is a process made for nothing.
+        let rc = missing(file, cwd);
         if (rc === 0) rc = libc.posixSpawn(pidOut, file, actions, attr, argv, envp);
         // As execvp: an executable file that is no program (a script without `#!`) is run by /bin/sh.
-        if (rc === os.constants.errno.ENOEXEC)
-          rc = libc.posixSpawn(pidOut, '/bin/sh', actions, attr, ['/bin/sh', file, ...args, null], envp);
+        if (rc === ENOEXEC) rc = libc.posixSpawn(pidOut, '/bin/sh', actions, attr, ['/bin/sh', file, ...args, null], envp);
         if (rc === 0) {
           const pid = pidOut.readInt32LE(0);
-          const exit = { listener: null, told: null };
-          watch(pid, (code, signal) => {
-            if (exit.listener !== null) exit.listener(code, signal);
-            else exit.told = [code, signal];
-          });
+          // Its exit comes on a later turn (SIGCHLD): the caller hears it if it listens in this one, as with Node's 'exit'.
+          let onExit = () => {};
+          watch(pid, (code, signal) => onExit(code, signal));
           return {
             pid,
             stderr: pipe !== null ? new net.Socket({ fd: pipe.read, readable: true, writable: false }) : null,
             onExit: (listener) => {
-              if (exit.told !== null) listener(...exit.told);
-              else exit.listener = listener;
+              onExit = listener;
             },
           };
         }
-        if (rc === os.constants.errno.EACCES) denied = true;
+        if (rc === EACCES) denied = true;
         else if (!LOOK_FURTHER.has(rc)) throw spawnError(command, rc);
         last = rc;
       }
-      throw spawnError(command, denied ? os.constants.errno.EACCES : last);
+      throw spawnError(command, denied ? EACCES : last);
     } catch (err) {
       if (pipe !== null) fs.closeSync(pipe.read);
       throw err;
