@@ -4,78 +4,13 @@
  * process: these tests drive the fork server's protocol each way and look at
  * the started processes in /proc.
  */
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FORK_SERVER_SCRIPT } from '../../src/adapters/os/fork-server.js';
-import { eventually } from '../support/hall-client.js';
+import { ForkServerDriver as Driver } from '../support/fork-server-driver.js';
 import { processGroupOf, sessionOf } from '../support/processes.js';
 import { tempRoot } from '../support/temp-roots.js';
-
-type Report = Record<string, unknown>;
-
-/** A fork server driven by hand: requests in, reports and its stderr collected. */
-class Driver {
-  readonly reports: Report[] = [];
-  stderr = '';
-  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
-  private nextId = 1;
-
-  constructor(way: 'posix' | 'node', script = FORK_SERVER_SCRIPT) {
-    // No hall pid (''): the test process is its parent, not a hall.
-    this.child = spawn(process.execPath, [script, '', ...(way === 'node' ? ['--node-spawn'] : [])], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    });
-    let pending = '';
-    this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      pending += chunk;
-      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
-        this.reports.push(JSON.parse(pending.slice(0, nl)) as Report);
-        pending = pending.slice(nl + 1);
-      }
-    });
-    this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-  }
-
-  /** Sends a request; resolves with its first report (a pid or an error). */
-  async start(request: Record<string, unknown>): Promise<{ id: number; first: Report }> {
-    const id = this.nextId++;
-    this.child.stdin.write(`${JSON.stringify({ id, ...request })}\n`);
-    const first = await eventually(() => {
-      const found = this.reports.find((r) => r.id === id);
-      expect(found).toBeDefined();
-      return found as Report;
-    });
-    return { id, first };
-  }
-
-  /** Resolves with the exit report of request `id`. */
-  exit(id: number): Promise<Report> {
-    return eventually(() => {
-      const found = this.reports.find((r) => r.id === id && 'code' in r);
-      expect(found).toBeDefined();
-      return found as Report;
-    });
-  }
-
-  /** Ends the fork server, after killing what it started that still runs (a failed test's). */
-  async close(): Promise<void> {
-    for (const report of this.reports) {
-      if (typeof report.pid !== 'number' || this.reports.some((r) => r.id === report.id && 'code' in r)) continue;
-      try {
-        process.kill(-report.pid, 'SIGKILL');
-      } catch {
-        // Gone already.
-      }
-    }
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.stdin.end();
-    await exited;
-  }
-}
 
 let driver: Driver | undefined;
 afterEach(async () => {
