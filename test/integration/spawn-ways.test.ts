@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FORK_SERVER_SCRIPT } from '../../src/adapters/os/fork-server.js';
 import { ForkServerDriver as Driver } from '../support/fork-server-driver.js';
+import { eventually } from '../support/hall-client.js';
 import { processGroupOf, sessionOf } from '../support/processes.js';
 import { tempRoot } from '../support/temp-roots.js';
 
@@ -26,11 +27,72 @@ function mask(pid: number, field: string): bigint {
 
 describe.each(['posix', 'node'] as const)('a raider started by the fork server (%s)', (way) => {
   it(way === 'posix' ? 'uses posix_spawn here, without a word' : 'uses Node spawn when told to', async () => {
+    const root = tempRoot('spawn-ways-');
     const d = new Driver(way);
     driver = d;
+    // Once it has started one, the way it took is loaded: koffi's library is mapped for posix_spawn only.
+    const { id } = await d.start({
+      command: 'true',
+      args: [],
+      env: {},
+      cwd: root,
+      stdout: path.join(root, 'out'),
+      stderr: path.join(root, 'err'),
+    });
+    await d.exit(id);
+    const maps = fs.readFileSync(`/proc/${d.pid}/maps`, 'utf8');
+    expect(maps.includes('koffi')).toBe(way === 'posix');
     await d.close();
     driver = undefined;
     expect(d.stderr).toBe('');
+  });
+
+  it('reports each of many raiders that end at once exactly once, after its pid', async () => {
+    // Their SIGCHLDs arrive together and may be merged into one: each raider is asked for.
+    const root = tempRoot('spawn-ways-');
+    driver = new Driver(way);
+    const request = { command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
+    const ids = Array.from({ length: 60 }, (_, i) => i + 1);
+    for (const id of ids) driver.send(`${JSON.stringify({ id, ...request })}\n`);
+    await Promise.all(ids.map((id) => driver?.exit(id)));
+    await driver.endInput();
+    for (const id of ids) {
+      const mine = driver.reports.filter((r) => r.id === id);
+      expect(mine).toEqual([
+        { id, pid: expect.any(Number) },
+        { id, code: 0, signal: null },
+      ]);
+    }
+  });
+
+  it("a raider that closes its stderr and outlives the hall's end of stdin is still reported, and then the fork server ends", async () => {
+    const root = tempRoot('spawn-ways-');
+    const flag = path.join(root, 'go');
+    driver = new Driver(way);
+    const fds = () => fs.readdirSync(`/proc/${driver?.pid}/fd`).length;
+    // Booted (its first report), with nothing of a raider's open yet.
+    await driver.start({ command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'o'), stderr: path.join(root, 'e') });
+    await driver.exit(1);
+    const idle = fds();
+    const { id } = await driver.start({
+      command: 'sh',
+      args: ['-c', `exec 2>&-; while [ ! -e '${flag}' ]; do sleep 0.01; done; exit 4`],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: root,
+      stdout: path.join(root, 'out'),
+      stderr: path.join(root, 'err'),
+      stderrPrefix: '[r] ',
+    });
+    const ended = driver.endInput();
+    // Once the fork server has closed the raider's stderr (and the log it went to), and its stdin
+    // has ended, only the raider keeps it going.
+    await eventually(() => expect(fds()).toBeLessThanOrEqual(idle));
+    fs.writeFileSync(flag, '');
+    expect(await ended).toBe(0);
+    expect(driver.reports.filter((r) => r.id === id)).toEqual([
+      { id, pid: expect.any(Number) },
+      { id, code: 4, signal: null },
+    ]);
   });
 
   it('has stdin /dev/null, the given stdout, stderr through the prefixer, its cwd, exactly its env, a session, default signals', async () => {
