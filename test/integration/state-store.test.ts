@@ -46,8 +46,15 @@ function ledgerRun(id: string): LedgerRun {
   };
 }
 
+/** The log's lines; what follows them must be the log's padding, zero bytes only. */
 function walLines(dir: string): string[] {
-  return fs.readFileSync(path.join(dir, 'wal.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const text = fs.readFileSync(path.join(dir, 'wal.jsonl'), 'utf8');
+  const end = text.indexOf('\0');
+  if (end !== -1) expect(text.slice(end)).toMatch(/^\0+$/);
+  return text
+    .slice(0, end === -1 ? text.length : end)
+    .split('\n')
+    .filter(Boolean);
 }
 
 /** A store in which run bjorn-1 has started (and is durable); fdatasyncs counted from here. */

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { WriteAheadLog } from '../../src/adapters/storage/write-ahead-log.js';
+import { PREALLOCATED_BYTES, WriteAheadLog } from '../../src/adapters/storage/write-ahead-log.js';
 import { tempRoot } from '../support/hall-client.js';
 
 afterEach(() => vi.restoreAllMocks());
@@ -34,12 +34,12 @@ describe('WriteAheadLog', () => {
     log.append('{"op":"a"}\n', () => false);
     const realWrite = fs.writeSync;
     let failures = 1;
-    vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: Buffer, offset: number, length: number) => {
+    vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: Buffer, offset: number, length: number, position: number) => {
       if (failures-- > 0) {
-        realWrite(fd, data, offset, 3);
+        realWrite(fd, data, offset, 3, position);
         throw enospc();
       }
-      return realWrite(fd, data, offset, length);
+      return realWrite(fd, data, offset, length, position);
     }) as typeof fs.writeSync);
     const asked: string[] = [];
     log.append('{"op":"b"}\n', (err) => {
@@ -49,9 +49,66 @@ describe('WriteAheadLog', () => {
     expect(asked).toHaveLength(1);
     expect(log.read()).toBe('{"op":"a"}\n{"op":"b"}\n');
 
-    failures = 2;
-    expect(() => log.append('{"op":"c"}\n', () => true)).toThrow(/ENOSPC/);
+    failures = Number.POSITIVE_INFINITY;
+    let askedAgain = 0;
+    expect(() => log.append('{"op":"c"}\n', () => ++askedAgain > 0)).toThrow(/ENOSPC/);
+    expect(askedAgain).toBe(1);
     expect(log.read()).toBe('{"op":"a"}\n{"op":"b"}\n');
+    log.close();
+  });
+
+  it('writes lines over zero padding, so an append within it leaves the size of the file alone', () => {
+    const file = path.join(tempRoot('wal-'), 'wal.jsonl');
+    const log = new WriteAheadLog(file);
+    log.append('{"op":"a"}\n', () => false);
+    const padded = fs.statSync(file).size;
+    expect(padded).toBe(11 + PREALLOCATED_BYTES);
+    log.append('{"op":"b"}\n', () => false);
+    expect(fs.statSync(file).size).toBe(padded);
+    expect(log.bytes).toBe(22);
+    const content = fs.readFileSync(file);
+    expect(content.subarray(0, 22).toString()).toBe('{"op":"a"}\n{"op":"b"}\n');
+    expect(content.subarray(22).every((byte) => byte === 0)).toBe(true);
+    // A line that does not fit brings the next padding along.
+    const long = `{"op":"${'x'.repeat(PREALLOCATED_BYTES)}"}\n`;
+    log.append(long, () => false);
+    expect(fs.statSync(file).size).toBe(22 + long.length + PREALLOCATED_BYTES);
+    expect(log.read()).toBe(`{"op":"a"}\n{"op":"b"}\n${long}`);
+    log.close();
+  });
+
+  it('on a disk too full for the padding, appends the line alone without asking for room', () => {
+    const log = new WriteAheadLog(path.join(tempRoot('wal-'), 'wal.jsonl'));
+    const realWrite = fs.writeSync;
+    vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: Buffer, offset: number, length: number, position: number) => {
+      if (length > PREALLOCATED_BYTES) throw enospc();
+      return realWrite(fd, data, offset, length, position);
+    }) as typeof fs.writeSync);
+    const asked: string[] = [];
+    log.append('{"op":"a"}\n', (err) => {
+      asked.push(err.message);
+      return false;
+    });
+    log.append('{"op":"b"}\n', () => false);
+    expect(asked).toEqual([]);
+    expect(log.read()).toBe('{"op":"a"}\n{"op":"b"}\n');
+    log.close();
+  });
+
+  it('a log reopened after a crash cuts off the padding and whatever lies past its first zero byte', () => {
+    const file = path.join(tempRoot('wal-'), 'wal.jsonl');
+    // A machine crash can leave a later, never synced write on disk without the one before it.
+    fs.writeFileSync(
+      file,
+      Buffer.concat([Buffer.from('{"op":"a"}\n'), Buffer.alloc(40), Buffer.from('{"op":"lost"}\n'), Buffer.alloc(100)]),
+    );
+    const log = new WriteAheadLog(file);
+    expect(log.read()).toBe('{"op":"a"}\n');
+    expect(log.bytes).toBe(11);
+    expect(fs.statSync(file).size).toBe(11);
+    log.append('{"op":"b"}\n', () => false);
+    expect(log.read()).toBe('{"op":"a"}\n{"op":"b"}\n');
+    expect(fs.readFileSync(file, 'utf8')).not.toContain('lost');
     log.close();
   });
 

@@ -1,6 +1,12 @@
 /**
  * The write-ahead log file: lines appended in the order operations happen,
  * made durable by fdatasync, emptied once a checkpoint holds all of it.
+ *
+ * The file is kept longer than its lines, padded with zero bytes
+ * (PREALLOCATED_BYTES at a time), and lines are written over the padding: an
+ * fdatasync after a write that does not change the file's size needs no
+ * journal commit for it (ext4: ~0.14 against ~0.21 ms a sync). The log's
+ * text therefore ends at its first zero byte.
  */
 import fs from 'node:fs';
 import { errorCode } from '../../domain/error-message.js';
@@ -16,6 +22,8 @@ export type OnNoSpace = (err: Error) => boolean;
  * loop for longer than about one sync.
  */
 export const INLINE_SYNC_MS = 1;
+/** The padding added when a line would not fit in the file: ~1,300 spawns' lines. */
+export const PREALLOCATED_BYTES = 256 * 1024;
 /** The weight of the newest sync in the moving average. */
 const SYNC_AVERAGE_WEIGHT = 0.2;
 
@@ -28,7 +36,10 @@ export interface WriteAheadLogOptions {
 
 export class WriteAheadLog {
   private fd: number | null = null;
+  /** Bytes of lines: where the next append goes. */
   private size = 0;
+  /** Bytes in the file, lines and padding. */
+  private allocated = 0;
   private readonly inlineSyncMs: number;
   private readonly now: () => number;
   /** The moving average of recent syncs, in ms. */
@@ -42,20 +53,15 @@ export class WriteAheadLog {
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** Bytes in the log file. */
+  /** Bytes of lines in the log file. */
   get bytes(): number {
     this.open();
     return this.size;
   }
 
-  /** The log's text, '' when there is none yet. */
+  /** The log's text (up to its padding), '' when there is none yet. */
   read(): string {
-    try {
-      return fs.readFileSync(this.file, 'utf8');
-    } catch (err) {
-      if (errorCode(err) === 'ENOENT') return '';
-      throw err;
-    }
+    return linesOf(readIfAny(this.file)).toString('utf8');
   }
 
   /**
@@ -64,23 +70,40 @@ export class WriteAheadLog {
    */
   append(text: string, onNoSpace: OnNoSpace): void {
     const fd = this.open();
-    const data = Buffer.from(text, 'utf8');
-    for (let attempt = 0; ; attempt++) {
+    const lines = Buffer.from(text, 'utf8');
+    const fits = this.size + lines.length <= this.allocated;
+    // A line that does not fit brings the next padding along; on a disk too
+    // full for that, it is tried alone before the reserve is spent.
+    const padded = fits ? null : Buffer.concat([lines, Buffer.alloc(PREALLOCATED_BYTES)]);
+    for (let attempt = 0, data = padded ?? lines; ; ) {
       try {
-        let offset = 0;
-        while (offset < data.length) offset += fs.writeSync(fd, data, offset, data.length - offset);
+        writeAt(fd, data, this.size);
+        if (data.length > lines.length) this.allocated = this.size + data.length;
+        else this.allocated = Math.max(this.allocated, this.size + lines.length);
         break;
       } catch (err) {
-        try {
-          fs.ftruncateSync(fd, this.size);
-        } catch {
-          // The next open reads the size again.
-        }
+        this.cutOff(fd);
         const code = errorCode(err);
-        if (attempt > 0 || !(err instanceof Error) || (code !== 'ENOSPC' && code !== 'EDQUOT') || !onNoSpace(err)) throw err;
+        const noSpace = err instanceof Error && (code === 'ENOSPC' || code === 'EDQUOT');
+        if (noSpace && data !== lines) {
+          data = lines;
+          continue;
+        }
+        if (attempt++ > 0 || !noSpace || !onNoSpace(err)) throw err;
       }
     }
-    this.size += data.length;
+    this.size += lines.length;
+  }
+
+  /** After a failed write: the file ends with the last whole line again, no padding. */
+  private cutOff(fd: number): void {
+    // Should the cut fail, the next write still goes to the end of the lines, and pads again.
+    this.allocated = this.size;
+    try {
+      fs.ftruncateSync(fd, this.size);
+    } catch {
+      // The next open reads the size again.
+    }
   }
 
   /** Cuts off what follows the last whole line of `text` (the log's content): a torn append. */
@@ -88,6 +111,7 @@ export class WriteAheadLog {
     const fd = this.open();
     this.size = Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1), 'utf8');
     fs.ftruncateSync(fd, this.size);
+    this.allocated = this.size;
   }
 
   /** Makes every append so far outlive a crash of the machine. */
@@ -127,6 +151,7 @@ export class WriteAheadLog {
     const fd = this.open();
     fs.ftruncateSync(fd, 0);
     this.size = 0;
+    this.allocated = 0;
     await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
   }
 
@@ -137,9 +162,34 @@ export class WriteAheadLog {
 
   private open(): number {
     if (this.fd === null) {
-      this.fd = fs.openSync(this.file, 'a', 0o600);
-      this.size = fs.fstatSync(this.fd).size;
+      const fd = fs.openSync(this.file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+      // The padding a crash left is cut off: lines are written only over zeros
+      // this process wrote, never over what an earlier one left past its end.
+      this.size = linesOf(readIfAny(this.file)).length;
+      if (fs.fstatSync(fd).size !== this.size) fs.ftruncateSync(fd, this.size);
+      this.allocated = this.size;
+      this.fd = fd;
     }
     return this.fd;
   }
+}
+
+function writeAt(fd: number, data: Buffer, position: number): void {
+  let offset = 0;
+  while (offset < data.length) offset += fs.writeSync(fd, data, offset, data.length - offset, position + offset);
+}
+
+function readIfAny(file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return Buffer.alloc(0);
+    throw err;
+  }
+}
+
+/** The log's lines: what comes before the first zero byte (the padding). */
+function linesOf(content: Buffer): Buffer {
+  const end = content.indexOf(0);
+  return end === -1 ? content : content.subarray(0, end);
 }
