@@ -11,6 +11,21 @@ function enospc(): Error {
   return Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
 }
 
+/**
+ * The log's writes (positional, as it makes them) on a full disk: `fail`
+ * tells for each write how many of its bytes land before ENOSPC, or null
+ * for a write that works.
+ */
+function failWrites(fail: (length: number) => number | null): void {
+  const realWrite = fs.writeSync;
+  vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: Buffer, offset: number, length: number, position: number) => {
+    const landed = fail(length);
+    if (landed === null) return realWrite(fd, data, offset, length, position);
+    realWrite(fd, data, offset, landed, position);
+    throw enospc();
+  }) as typeof fs.writeSync);
+}
+
 describe('WriteAheadLog', () => {
   it('appends lines at once, counts its bytes, syncs, and empties on truncate', async () => {
     const log = new WriteAheadLog(path.join(tempRoot('wal-'), 'wal.jsonl'));
@@ -32,15 +47,8 @@ describe('WriteAheadLog', () => {
     const file = path.join(tempRoot('wal-'), 'wal.jsonl');
     const log = new WriteAheadLog(file);
     log.append('{"op":"a"}\n', () => false);
-    const realWrite = fs.writeSync;
     let failures = 1;
-    vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: Buffer, offset: number, length: number, position: number) => {
-      if (failures-- > 0) {
-        realWrite(fd, data, offset, 3, position);
-        throw enospc();
-      }
-      return realWrite(fd, data, offset, length, position);
-    }) as typeof fs.writeSync);
+    failWrites(() => (failures-- > 0 ? 3 : null));
     const asked: string[] = [];
     log.append('{"op":"b"}\n', (err) => {
       asked.push(err.message);
@@ -79,11 +87,7 @@ describe('WriteAheadLog', () => {
 
   it('on a disk too full for the padding, appends the line alone without asking for room', () => {
     const log = new WriteAheadLog(path.join(tempRoot('wal-'), 'wal.jsonl'));
-    const realWrite = fs.writeSync;
-    vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: Buffer, offset: number, length: number, position: number) => {
-      if (length > PREALLOCATED_BYTES) throw enospc();
-      return realWrite(fd, data, offset, length, position);
-    }) as typeof fs.writeSync);
+    failWrites((length) => (length > PREALLOCATED_BYTES ? 0 : null));
     const asked: string[] = [];
     log.append('{"op":"a"}\n', (err) => {
       asked.push(err.message);
