@@ -42,7 +42,7 @@ describe.concurrent('acpx against raider acp --stdio', () => {
   it('--approve-all: the permission is granted and the turn ends end_turn', async () => {
     const hall = await ownHall();
     const run = await acpx(hall.root, ['--approve-all', 'exec', 'ask 1']);
-    expect(run.code).toBe(0);
+    expect(run.code, `acpx exited ${String(run.code)}: ${run.stderr}`).toBe(0);
     expect(run.stdout).toContain('["once"]');
     expect(run.stdout).toContain('[done] end_turn');
   });
@@ -53,13 +53,13 @@ describe.concurrent('acpx against raider acp --stdio', () => {
     expect(run.stdout).toContain('["no"]');
     expect(run.stdout).toContain('[done] end_turn');
     // acpx exits 5 when it denied a permission.
-    expect(run.code).toBe(5);
+    expect(run.code, `acpx exited ${String(run.code)}: ${run.stderr}`).toBe(5);
   });
 
   it('--format json shows a spec-conform exchange', async () => {
     const hall = await ownHall();
     const run = await acpx(hall.root, ['--format', 'json', '--approve-all', 'exec', 'answer hi']);
-    expect(run.code).toBe(0);
+    expect(run.code, `acpx exited ${String(run.code)}: ${run.stderr}`).toBe(0);
     const frames = run.stdout
       .split('\n')
       .filter((l) => l.startsWith('{'))
