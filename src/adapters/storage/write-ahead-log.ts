@@ -72,37 +72,37 @@ export class WriteAheadLog {
     const fd = this.open();
     const lines = Buffer.from(text, 'utf8');
     const fits = this.size + lines.length <= this.allocated;
-    // A line that does not fit brings the next padding along; on a disk too
-    // full for that, it is tried alone before the reserve is spent.
-    const padded = fits ? null : Buffer.concat([lines, Buffer.alloc(PREALLOCATED_BYTES)]);
-    for (let attempt = 0, data = padded ?? lines; ; ) {
-      try {
-        writeAt(fd, data, this.size);
-        if (data.length > lines.length) this.allocated = this.size + data.length;
-        else this.allocated = Math.max(this.allocated, this.size + lines.length);
-        break;
-      } catch (err) {
-        this.cutOff(fd);
-        const code = errorCode(err);
-        const noSpace = err instanceof Error && (code === 'ENOSPC' || code === 'EDQUOT');
-        if (noSpace && data !== lines) {
-          data = lines;
-          continue;
-        }
-        if (attempt++ > 0 || !noSpace || !onNoSpace(err)) throw err;
-      }
+    // A line that does not fit brings the next padding along; a disk too full for that gets the line alone.
+    if (fits || this.writeAtEnd(fd, Buffer.concat([lines, Buffer.alloc(PREALLOCATED_BYTES)])) !== null) {
+      let full = this.writeAtEnd(fd, lines);
+      // The first time, room made for what was accepted (the reserve) lets the append be tried once more.
+      if (full !== null && onNoSpace(full)) full = this.writeAtEnd(fd, lines);
+      if (full !== null) throw full;
     }
     this.size += lines.length;
   }
 
-  /** After a failed write: the file ends with the last whole line again, no padding. */
-  private cutOff(fd: number): void {
-    // Should the cut fail, the next write still goes to the end of the lines, and pads again.
-    this.allocated = this.size;
+  /**
+   * Writes `data` after the lines. A full disk is returned, any other failure
+   * thrown; either way the file ends with the last whole line again, no padding.
+   */
+  private writeAtEnd(fd: number, data: Buffer): Error | null {
     try {
-      fs.ftruncateSync(fd, this.size);
-    } catch {
-      // The next open reads the size again.
+      let offset = 0;
+      while (offset < data.length) offset += fs.writeSync(fd, data, offset, data.length - offset, this.size + offset);
+      this.allocated = Math.max(this.allocated, this.size + data.length);
+      return null;
+    } catch (err) {
+      // Should the cut fail, the next write still goes to the end of the lines, and pads again.
+      this.allocated = this.size;
+      try {
+        fs.ftruncateSync(fd, this.size);
+      } catch {
+        // The next open reads the size again.
+      }
+      const code = errorCode(err);
+      if (err instanceof Error && (code === 'ENOSPC' || code === 'EDQUOT')) return err;
+      throw err;
     }
   }
 
@@ -165,18 +165,14 @@ export class WriteAheadLog {
       const fd = fs.openSync(this.file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
       // The padding a crash left is cut off: lines are written only over zeros
       // this process wrote, never over what an earlier one left past its end.
-      this.size = linesOf(readIfAny(this.file)).length;
-      if (fs.fstatSync(fd).size !== this.size) fs.ftruncateSync(fd, this.size);
+      const content = readIfAny(this.file);
+      this.size = linesOf(content).length;
+      if (content.length !== this.size) fs.ftruncateSync(fd, this.size);
       this.allocated = this.size;
       this.fd = fd;
     }
     return this.fd;
   }
-}
-
-function writeAt(fd: number, data: Buffer, position: number): void {
-  let offset = 0;
-  while (offset < data.length) offset += fs.writeSync(fd, data, offset, data.length - offset, position + offset);
 }
 
 function readIfAny(file: string): Buffer {
