@@ -234,9 +234,11 @@ runMain(async () => {
 
   const startNow = await startedAgainstBare(hall.socket, raider, startedRuns);
 
-  const floor = appendSyncFloor(path.join(root, '.raider-hall', 'state'), Math.min(2000, missions));
-  const tripFloor = await roundTripFloor(path.join(root, '.raider-hall', 'state'), Math.min(2000, missions), 'pool');
-  const hallWayFloor = await roundTripFloor(path.join(root, '.raider-hall', 'state'), Math.min(2000, missions), 'hall');
+  const stateDir = path.join(root, '.raider-hall', 'state');
+  const floorRuns = Math.min(2000, missions);
+  const floor = appendSyncFloor(stateDir, floorRuns);
+  const tripFloor = await roundTripFloor(stateDir, floorRuns, 'pool');
+  const hallWayFloor = await roundTripFloor(stateDir, floorRuns, 'hall');
 
   const client = await Client.connect(hall.socket);
   const latencies: number[] = [];
