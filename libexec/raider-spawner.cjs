@@ -203,13 +203,12 @@ function start(request) {
       stderr: prefixed ? 'pipe' : err,
     });
   } catch (e) {
-    if (err !== undefined) fs.closeSync(err);
-    err = undefined;
     report({ id, error: e.message });
     return;
   } finally {
     if (out !== undefined) fs.closeSync(out);
-    if (!prefixed && err !== undefined) {
+    // The log stays open only for the prefixer of a process that started.
+    if (err !== undefined && (!prefixed || child === undefined)) {
       fs.closeSync(err);
       err = undefined;
     }
