@@ -92,8 +92,9 @@ function normalised({ command, args, env, cwd }) {
   if (nul(command)) throw new TypeError("The argument 'file' must be a string without null bytes");
   const arg = argStrings.findIndex(nul);
   if (arg >= 0) throw new TypeError(`The argument 'args[${arg}]' must be a string without null bytes`);
+  const environment = env ?? process.env;
   const envp = [];
-  for (const [key, value] of Object.entries(env ?? process.env)) {
+  for (const [key, value] of Object.entries(environment)) {
     if (value === undefined) continue;
     const pair = `${key}=${value}`;
     if (nul(pair))
@@ -101,7 +102,7 @@ function normalised({ command, args, env, cwd }) {
     envp.push(pair);
   }
   if (typeof cwd === 'string' && nul(cwd)) throw new TypeError("The property 'options.cwd' must be a string without null bytes");
-  const searchPath = (env ?? process.env).PATH;
+  const searchPath = environment.PATH;
   return {
     command,
     args: argStrings,
