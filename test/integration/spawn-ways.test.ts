@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FORK_SERVER_SCRIPT } from '../../src/adapters/os/fork-server.js';
-import { ForkServerDriver as Driver } from '../support/fork-server-driver.js';
+import { ForkServerDriver as Driver, trueIn } from '../support/fork-server-driver.js';
 import { eventually } from '../support/hall-client.js';
 import { processGroupOf, sessionOf } from '../support/processes.js';
 import { tempRoot } from '../support/temp-roots.js';
@@ -31,14 +31,7 @@ describe.each(['posix', 'node'] as const)('a raider started by the fork server (
     const d = new Driver(way);
     driver = d;
     // Once it has started one, the way it took is loaded: koffi's library is mapped for posix_spawn only.
-    const { id } = await d.start({
-      command: 'true',
-      args: [],
-      env: {},
-      cwd: root,
-      stdout: path.join(root, 'out'),
-      stderr: path.join(root, 'err'),
-    });
+    const { id } = await d.start(trueIn(root));
     await d.exit(id);
     const maps = fs.readFileSync(`/proc/${d.pid}/maps`, 'utf8');
     expect(maps.includes('koffi')).toBe(way === 'posix');
@@ -51,7 +44,7 @@ describe.each(['posix', 'node'] as const)('a raider started by the fork server (
     // Their SIGCHLDs arrive together and may be merged into one: each raider is asked for.
     const root = tempRoot('spawn-ways-');
     driver = new Driver(way);
-    const request = { command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
+    const request = trueIn(root);
     const ids = Array.from({ length: 60 }, (_, i) => i + 1);
     for (const id of ids) driver.send(`${JSON.stringify({ id, ...request })}\n`);
     await Promise.all(ids.map((id) => driver?.exit(id)));
@@ -71,7 +64,7 @@ describe.each(['posix', 'node'] as const)('a raider started by the fork server (
     driver = new Driver(way);
     const fds = () => fs.readdirSync(`/proc/${driver?.pid}/fd`).length;
     // Booted (its first report), with nothing of a raider's open yet.
-    await driver.start({ command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'o'), stderr: path.join(root, 'e') });
+    await driver.start(trueIn(root));
     await driver.exit(1);
     const idle = fds();
     const { id } = await driver.start({
@@ -270,8 +263,7 @@ describe('a fork server without koffi', () => {
       fs.copyFileSync(path.join(path.dirname(FORK_SERVER_SCRIPT), name), path.join(libexec, name));
     const d = new Driver('posix', path.join(libexec, 'raider-spawner.cjs'));
     driver = d;
-    const outputs = { stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
-    const { id, first } = await d.start({ command: 'true', args: [], env: {}, cwd: root, ...outputs });
+    const { id, first } = await d.start(trueIn(root));
     expect(first).toEqual({ id, pid: expect.any(Number) });
     expect(await d.exit(id)).toEqual({ id, code: 0, signal: null });
     expect(d.stderr).toBe(

@@ -4,9 +4,8 @@
  * overlong one is reported on stderr and skipped, and the next request is
  * served.
  */
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ForkServerDriver } from '../support/fork-server-driver.js';
+import { ForkServerDriver, trueIn } from '../support/fork-server-driver.js';
 import { tempRoot } from '../support/hall-client.js';
 
 let server: ForkServerDriver | undefined;
@@ -23,8 +22,7 @@ describe('the fork server with an overlong request line', () => {
     const piece = 'x'.repeat(1 << 20);
     for (let i = 0; i < 9; i++) server.send(piece);
     server.send('\n');
-    const request = { command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
-    await server.start(request, 'r1');
+    await server.start(trueIn(root), 'r1');
     expect(await server.exit('r1')).toEqual({ id: 'r1', code: 0, signal: null });
     expect(server.reports[0]).toEqual({ id: 'r1', pid: expect.any(Number) });
     expect(server.stderr).toBe('raider-spawner: a request longer than 8388608 characters was skipped\n');
@@ -38,9 +36,8 @@ describe('the fork server with a request Node refuses at once', () => {
     // (The posix way refuses it before starting anything: spawn-ways.test.ts.)
     const root = tempRoot();
     server = new ForkServerDriver('node');
-    const request = { command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
-    await server.start({ ...request, args: 5 }, 'bad');
-    await server.start(request, 'good');
+    await server.start({ ...trueIn(root), args: 5 }, 'bad');
+    await server.start(trueIn(root), 'good');
     expect(await server.exit('good')).toEqual({ id: 'good', code: 0, signal: null });
     expect(server.reports[0]).toEqual({ id: 'bad', error: expect.stringContaining('"args"') });
   });

@@ -3,6 +3,7 @@
  * drives it: requests in on stdin, its reports and its stderr collected.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { FORK_SERVER_SCRIPT } from '../../src/adapters/os/fork-server.js';
@@ -11,6 +12,11 @@ import { eventually } from './hall-client.js';
 
 export type Report = Record<string, unknown>;
 type Id = number | string;
+
+/** A request to run `true` in `root`, with no environment, writing to `root/out` and `root/err`: what most tests start. */
+export function trueIn(root: string): Record<string, unknown> {
+  return { command: 'true', args: [], env: {}, cwd: root, stdout: path.join(root, 'out'), stderr: path.join(root, 'err') };
+}
 
 export class ForkServerDriver {
   readonly reports: Report[] = [];
