@@ -12,6 +12,7 @@ import { effectiveBinding, slotBinding, slotOf } from '../domain/names.js';
 import { ownEntry as own } from '../domain/own-entry.js';
 import type { RunIdCursor } from '../domain/run-id.js';
 import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.machine.js';
+import { dropWaits, makeRoom, type Room, type RoomWait, roomFull, roomToFront, waitingForRoom } from './hall-admission.js';
 import type { HallEmitted, ReplyBody } from './hall-effects.js';
 import {
   bindingQueuedEvent,
@@ -42,6 +43,7 @@ import { runActorId } from './run-host.js';
 import { type AdoptedRun, type DropReason, slotMachine, type SlotReport, waitingPlace } from './slot.machine.js';
 
 export type { EndedRun };
+export type { RoomWait } from './hall-admission.js';
 
 export interface HallInput {
   root: string;
@@ -58,16 +60,6 @@ export interface HallInput {
   /** How many runs may live at once (`max_running`); absent = no limit. */
   maxRunning?: number;
 }
-
-/**
- * A start that waits for room under `max_running`, in the order it came:
- * a new mission not yet routed, a binding's waiting mission passed on, or a
- * numbered slot's offer of its head.
- */
-export type RoomWait =
-  | { kind: 'submit'; entry: Mission; at: number }
-  | { kind: 'pass'; binding: string; entry: Mission; at: number }
-  | { kind: 'offer'; slot: string; entry: Mission; at: number };
 
 export interface HallContext extends HallInput {
   slots: Record<string, ActorRefFrom<typeof slotMachine>>;
@@ -167,8 +159,8 @@ interface Waiting {
 
 /** Finds a waiting mission by its id in the wait for room and the slot and binding queues (these live in the children). */
 function findWaiting(context: HallContext, missionId: string): Waiting | undefined {
-  const forRoom = context.roomQueue.find((w) => w.kind !== 'offer' && w.entry.id === missionId);
-  if (forRoom) return { entry: forRoom.entry, queue: { kind: 'room' } };
+  const forRoom = waitingForRoom(context.roomQueue, missionId);
+  if (forRoom) return { entry: forRoom, queue: { kind: 'room' } };
   for (const ref of Object.values(context.slots)) {
     const entry = ref.getSnapshot().context.queue.find(missionId);
     if (entry) return { entry, queue: { kind: 'slot', ref } };
@@ -235,30 +227,6 @@ function holdInBusySlot(context: HallContext, enqueue: HallEnqueue, params: { en
 /** The mission a slot would start next, read where an answer to its offer is decided. */
 function slotHead(context: HallContext, slot: string): string | undefined {
   return own(context.slots, slot)?.getSnapshot().context.queue.head?.id;
-}
-
-/** True when a new start must wait for room: none left, or others wait before it. */
-function roomFull(context: HallContext): boolean {
-  return context.maxRunning !== undefined && (context.tickets >= context.maxRunning || context.roomQueue.length > 0);
-}
-
-/**
- * A mission waiting for room moved to the front of its slot's queue: before
- * the first mission of its slot that waits for room, as its slot's queue is
- * stored (a binding's mission passed on is its binding's head already).
- * `from`: its place among them before (1: no change).
- */
-function roomToFront(queue: readonly RoomWait[], missionId: string): { roomQueue: RoomWait[]; from: number } {
-  const i = queue.findIndex((w) => w.kind !== 'offer' && w.entry.id === missionId);
-  const wait = queue[i];
-  if (wait === undefined || wait.kind !== 'submit') return { roomQueue: [...queue], from: 1 };
-  const slot = slotOf(wait.entry.name).slot;
-  const sameQueue = (w: RoomWait) => w.kind === 'submit' && slotOf(w.entry.name).slot === slot;
-  const first = queue.findIndex(sameQueue);
-  const from = queue.slice(0, i + 1).filter(sameQueue).length;
-  const roomQueue = queue.filter((_, j) => j !== i);
-  roomQueue.splice(first, 0, wait);
-  return { roomQueue, from };
 }
 
 const hallSetup = setup({
@@ -424,14 +392,12 @@ function acceptOffer(context: HallContext, enqueue: HallEnqueue, params: { slot:
 function dropFromRoom(
   context: HallContext,
   enqueue: HallEnqueue,
-  params: { reason: DropReason; missionId?: string; binding?: string },
+  params: { reason: DropReason } & ({ missionId: string } | { binding: string }),
 ): void {
-  const dropped = (w: RoomWait) =>
-    w.kind !== 'offer' && (params.missionId !== undefined ? w.entry.id === params.missionId : w.entry.binding === params.binding);
-  const left = context.roomQueue.filter(dropped);
-  if (left.length === 0) return;
-  enqueue.assign({ roomQueue: context.roomQueue.filter((w) => !dropped(w)) });
-  for (const wait of left) {
+  const { roomQueue, dropped } = dropWaits(context.roomQueue, params);
+  if (dropped.length === 0) return;
+  enqueue.assign({ roomQueue });
+  for (const wait of dropped) {
     if (wait.kind === 'pass') {
       const ref = own(context.bindings, wait.binding);
       if (ref) enqueue.sendTo(ref, { type: 'binding.waiting', at: wait.at });
@@ -442,32 +408,19 @@ function dropFromRoom(
 }
 
 /**
- * Room was given back (`freed`, after `tickets` were counted): lets the
- * starts that wait for it through, oldest first. Nothing starts while the
- * hall stops.
+ * Room was given back (`freed`): the starts that `makeRoom` lets through go
+ * on their way, oldest first. `room`: the room as it stands in this step,
+ * when an earlier action of the step changed it (the context's otherwise).
  */
-function makeRoom(
-  context: HallContext,
-  enqueue: HallEnqueue,
-  params: { freed: number; tickets?: number; roomQueue?: RoomWait[]; stopping?: boolean },
-): void {
-  let tickets = (params.tickets ?? context.tickets) - params.freed;
-  const roomQueue = [...(params.roomQueue ?? context.roomQueue)];
-  const through: RoomWait[] = [];
-  while (!params.stopping && (context.maxRunning === undefined || tickets < context.maxRunning)) {
-    const next = roomQueue.shift();
-    if (next === undefined) break;
-    if (next.kind === 'offer' && slotHead(context, next.slot) !== next.entry.id) {
-      // Its head was dropped or moved meanwhile: the slot offers its next one (or rests), taking no room now.
-      const ref = own(context.slots, next.slot);
-      if (ref) enqueue.sendTo(ref, { type: 'slot.offerAccepted', missionId: next.entry.id, at: next.at });
-      continue;
-    }
-    tickets++;
-    through.push(next);
+function letThrough(context: HallContext, enqueue: HallEnqueue, params: { freed: number; stopping: boolean; room?: Room }): void {
+  const made = makeRoom(params.room ?? context, params, (slot) => slotHead(context, slot));
+  for (const offer of made.stale) {
+    // Its head was dropped or moved meanwhile: the slot offers its next one (or rests), taking no room now.
+    const ref = own(context.slots, offer.slot);
+    if (ref) enqueue.sendTo(ref, { type: 'slot.offerAccepted', missionId: offer.entry.id, at: offer.at });
   }
-  enqueue.assign({ tickets, roomQueue });
-  for (const wait of through) {
+  enqueue.assign({ tickets: made.tickets, roomQueue: made.roomQueue });
+  for (const wait of made.through) {
     if (wait.kind === 'submit') routeMission(context, enqueue, { entry: wait.entry, at: wait.at, queued: true });
     else if (wait.kind === 'pass') passMission(context, enqueue, { binding: wait.binding, entry: wait.entry, at: wait.at, waited: true });
     else acceptOffer(context, enqueue, { slot: wait.slot, entry: wait.entry, at: wait.at });
@@ -567,7 +520,7 @@ export const hallMachine = hallSetup
         if (!slotRef) return;
         // The offered head was dropped on its way through the binding: the room it took is not used.
         if (slotHead(context, accepted.slot) !== accepted.missionId)
-          makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
+          letThrough(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
         const session = own(context.sessions, accepted.binding);
         const runId = own(context.reservedRunIds, accepted.missionId);
         enqueue.sendTo(slotRef, {
@@ -639,7 +592,7 @@ export const hallMachine = hallSetup
         }
         const bindingRef = bindingRefOfEntry(context, out.entry);
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.ended', runId: out.runId, at: out.endedAt });
-        makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
+        letThrough(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
       reportSlotQueued: hallAction(({ context, enqueue, self }, queued: SlotQueued) => {
@@ -648,7 +601,7 @@ export const hallMachine = hallSetup
         const bindingRef = bindingRefOfEntry(context, queued.entry);
         if (bindingRef) enqueue.sendTo(bindingRef, { type: 'binding.waiting', at: 0 });
         // It waits in its slot: the room it took goes to the next start.
-        makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
+        letThrough(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
       reportBindingQueued: hallAction(({ context, enqueue, self }, queued: EventOf<'binding.queued'>) => {
@@ -657,7 +610,7 @@ export const hallMachine = hallSetup
         if (queued.reqId !== undefined) enqueue.emit(reply(queued.reqId, bindingQueuedReply(queued)));
         const fromSlot = queued.fromSlot !== undefined ? own(context.slots, queued.fromSlot) : undefined;
         if (fromSlot) enqueue.sendTo(fromSlot, { type: 'slot.offerDeclined', missionId: queued.entry.id, at: 0 });
-        makeRoom(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
+        letThrough(context, enqueue, { freed: 1, stopping: self.getSnapshot().matches('stopping') });
       }),
 
       reportDropped: hallAction(({ enqueue }, dropped: { entries: Mission[]; reason: DropReason }) => {
@@ -820,10 +773,14 @@ export const hallMachine = hallSetup
           enqueue.emit(store({ op: 'end', runId: run.runId }));
         }
         if (forRoom.length > 0) {
-          makeRoom(context, enqueue, {
+          letThrough(context, enqueue, {
             freed: 0,
-            tickets: context.tickets + context.adopted.length,
-            roomQueue: [...context.roomQueue, ...forRoom],
+            stopping: false,
+            room: {
+              maxRunning: context.maxRunning,
+              tickets: context.tickets + context.adopted.length,
+              roomQueue: [...context.roomQueue, ...forRoom],
+            },
           });
         }
         // The slots and binding queues hold what waited now: the context keeps no copy, which
