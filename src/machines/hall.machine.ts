@@ -13,6 +13,7 @@ import { ownEntry as own } from '../domain/own-entry.js';
 import type { RunIdCursor } from '../domain/run-id.js';
 import { bindingQueueMachine, type BindingQueueReport } from './binding-queue.machine.js';
 import { dropWaits, makeRoom, type Room, type RoomWait, roomFull, roomToFront, waitingForRoom } from './hall-admission.js';
+import { type BindingRef, type SlotRef, slotHeadId, slotWaitingPlace, waitingInBinding, waitingInSlot } from './hall-children.js';
 import type { HallEmitted, ReplyBody } from './hall-effects.js';
 import {
   bindingQueuedEvent,
@@ -40,7 +41,7 @@ import {
 } from './hall-payloads.js';
 import type { RunOutput, RunPreparedReport, RunSpawnedReport } from './run.machine.js';
 import { runActorId } from './run-host.js';
-import { type AdoptedRun, type DropReason, slotMachine, type SlotReport, waitingPlace } from './slot.machine.js';
+import { type AdoptedRun, type DropReason, slotMachine, type SlotReport } from './slot.machine.js';
 
 export type { EndedRun };
 export type { RoomWait } from './hall-admission.js';
@@ -130,9 +131,6 @@ export type HallEvent =
 /** The event of one type: what an action with typed params is given. */
 type EventOf<T extends HallEvent['type']> = Extract<HallEvent, { type: T }>;
 
-type SlotRef = ActorRefFrom<typeof slotMachine>;
-type BindingRef = ActorRefFrom<typeof bindingQueueMachine>;
-
 /** The mission a spawn command asks for, as its queues keep it (the gateway makes it too, for a shared cluster). */
 /** Its keys in sorted order: the store and the replies then write it with the native JSON writer (protocol/canonical-json.ts). */
 export function missionOf(cmd: Omit<SpawnCommand, 'type' | 'reqId'>): Mission {
@@ -162,11 +160,11 @@ function findWaiting(context: HallContext, missionId: string): Waiting | undefin
   const forRoom = waitingForRoom(context.roomQueue, missionId);
   if (forRoom) return { entry: forRoom, queue: { kind: 'room' } };
   for (const ref of Object.values(context.slots)) {
-    const entry = ref.getSnapshot().context.queue.find(missionId);
+    const entry = waitingInSlot(ref, missionId);
     if (entry) return { entry, queue: { kind: 'slot', ref } };
   }
   for (const ref of Object.values(context.bindings)) {
-    const entry = ref.getSnapshot().context.queue.find(missionId);
+    const entry = waitingInBinding(ref, missionId);
     if (entry) return { entry, queue: { kind: 'binding', ref } };
   }
   return undefined;
@@ -214,9 +212,8 @@ function holdInBusySlot(context: HallContext, enqueue: HallEnqueue, params: { en
   const { entry } = params;
   const slot = slotOf(entry.name).slot;
   const ref = own(context.slots, slot);
-  // Exact while no spawn reaches the hall from inside one of the slot's own steps (none does today):
-  // an event still in the slot's mailbox would make it one off; a slot freed meanwhile offers it in turn.
-  const depth = ref ? waitingPlace(ref.getSnapshot()) : undefined;
+  // A spawn comes from outside the tree: the read is exact (hall-children.ts); a slot freed meanwhile offers it in turn.
+  const depth = ref ? slotWaitingPlace(ref) : undefined;
   if (ref === undefined || depth === undefined) return false;
   // The slot holds it before anyone hears of it.
   enqueue.sendTo(ref, { type: 'slot.hold', entry, at: params.at });
@@ -226,7 +223,8 @@ function holdInBusySlot(context: HallContext, enqueue: HallEnqueue, params: { en
 
 /** The mission a slot would start next, read where an answer to its offer is decided. */
 function slotHead(context: HallContext, slot: string): string | undefined {
-  return own(context.slots, slot)?.getSnapshot().context.queue.head?.id;
+  const ref = own(context.slots, slot);
+  return ref ? slotHeadId(ref) : undefined;
 }
 
 const hallSetup = setup({
