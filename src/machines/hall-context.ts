@@ -4,7 +4,7 @@
  * write their actions with. The machine itself is hall.machine.ts.
  */
 import { enqueueActions, type ParameterizedObject } from 'xstate';
-import type { Mission, TelegramTarget } from '../domain/mission.js';
+import type { Mission } from '../domain/mission.js';
 import { ownEntry as own } from '../domain/own-entry.js';
 import type { RunIdCursor } from '../domain/run-id.js';
 import type { BindingQueueReport } from './binding-queue.machine.js';
@@ -49,17 +49,11 @@ export interface HallContext extends HallInput {
   reservedRunIds: Record<string, string>;
 }
 
-export interface SpawnCommand {
+/** A mission's fields, its `name` checked before it comes here (the gateway): a safe raider name. */
+export interface SpawnCommand extends Omit<Mission, 'id'> {
   type: 'cmd.spawn';
   reqId?: string;
   missionId: string;
-  /** Checked before it comes here (the gateway): a safe raider name. */
-  name: string;
-  mission: string;
-  binding?: string;
-  telegram?: TelegramTarget;
-  permission_mode?: string;
-  cwd?: string;
   at: number;
 }
 
