@@ -42,10 +42,12 @@ export interface RoomMade {
   tickets: number;
   roomQueue: RoomWait[];
   /** Offers whose slot head was dropped or moved meanwhile: the slot offers its next one (or rests), taking no room. */
-  stale: OfferWait[];
+  stale: readonly OfferWait[];
   /** The starts let through, oldest first, each with a ticket taken. */
-  through: RoomWait[];
+  through: readonly RoomWait[];
 }
+
+const NONE: readonly never[] = [];
 
 /**
  * Room was given back (`freed`, after `room.tickets` were counted): lets
@@ -54,6 +56,8 @@ export interface RoomMade {
  */
 export function makeRoom(room: Room, params: { freed: number; stopping: boolean }, headOf: (slot: string) => string | undefined): RoomMade {
   let tickets = room.tickets - params.freed;
+  // Most run ends find no one waiting: nothing more to build (it is on every run's path).
+  if (room.roomQueue.length === 0) return { tickets, roomQueue: [], stale: NONE, through: NONE };
   const roomQueue = [...room.roomQueue];
   const stale: OfferWait[] = [];
   const through: RoomWait[] = [];
