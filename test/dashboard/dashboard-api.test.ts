@@ -116,6 +116,56 @@ describe('GET /api/runs/ID', () => {
   });
 });
 
+describe('GET /api/runs/ID of a run that failed without a result', () => {
+  it('tells its real exit code as raider.done does, across a restart, with its stderr lines and its times to the millisecond', async () => {
+    const { hall, board } = await started();
+    const events = await hall.events('raider.');
+    let done: Json;
+    let spawned: Json;
+    try {
+      const reply = await post(board, '/api/spawn', { name: 'bjorn', mission: 'stderr-fail no engine configured' });
+      done = await events.waitFor((e) => e.type === 'raider.done' && e.id === reply.id);
+      spawned = events.all.find((e) => e.type === 'raider.spawned' && e.id === reply.id) ?? {};
+    } finally {
+      events.close();
+    }
+    expect(done).toMatchObject({ status: 'failed', exit_code: 3, error: expect.stringMatching(/exit code 3/) });
+
+    const detail = await get(board, `/api/runs/${done.id}`);
+    expect(detail.run).toMatchObject({ status: 'failed', error: done.error });
+    expect(detail.log).toEqual(expect.arrayContaining(['no engine configured']));
+    // The run id holds the second; the bus's times hold the millisecond, and so does the row.
+    expect(detail.run.started_at).toBe(Math.round(spawned.time * 1000));
+    expect(detail.run.ended_at).toBe(Math.round(done.time * 1000));
+    expect(detail.run.duration).toBeCloseTo(done.time - spawned.time, 3);
+
+    await hall.stop();
+    halls.splice(0);
+    const again = await startTestHall({ root: hall.root, adapters: [dashboardAdapter] });
+    halls.push(again);
+    const board2 = await boardOf(again.root);
+    const after = await get(board2, `/api/runs/${done.id}`);
+    expect(after.run).toMatchObject({ status: 'failed', error: done.error });
+    expect(after.log).toEqual(expect.arrayContaining(['no engine configured']));
+    expect((await get(board2, '/api/runs?status=failed')).runs).toEqual([expect.objectContaining({ id: done.id, error: done.error })]);
+  });
+
+  it('gives a run with a result its start and end from its events file to the millisecond', async () => {
+    const { hall, board } = await started();
+    const done = await runToEnd(hall, board, 'answer fine');
+    const events = await get(board, `/api/runs/${done.id}`);
+    const first: Json = events.events[0];
+    expect(first.type).toBe('run.started');
+    await hall.stop();
+    halls.splice(0);
+    const again = await startTestHall({ root: hall.root, adapters: [dashboardAdapter] });
+    halls.push(again);
+    const row = (await get(await boardOf(again.root), `/api/runs/${done.id}`)).run;
+    expect(row.started_at).toBe(Math.round(first.time * 1000));
+    expect(row.ended_at).toBe(Math.round(row.started_at + row.duration * 1000));
+  });
+});
+
 describe('POST /api/spawn, cancel, kill', () => {
   it('answers with the socket spawn reply, refusals included', async () => {
     const { board } = await started();

@@ -16,3 +16,8 @@ export function dateTime(at) {
   const d = new Date(at);
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${clockTime(d)}`;
 }
+
+/** The time of day to the millisecond, for a run's own page: `14:05:09.123`. */
+export function preciseTime(at) {
+  return `${clockTime(at)}.${String(new Date(at).getMilliseconds()).padStart(3, '0')}`;
+}

@@ -9,7 +9,7 @@ import { QuestionsRegion } from './questions.js';
 import { WaitingList } from './waiting.js';
 import { connectEvents, getJson, live, postJson, reportFailure, takeFirstData, useEvery, useJsonFollowing, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
-import { clockTime } from './format.js';
+import { clockTime, preciseTime } from './format.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
 import { applyRunEvents, followsEvents } from './runs-live.js';
@@ -268,6 +268,8 @@ function RunPage({ id, readOnly }) {
   if (detail === null) return html`<main><p>Loading ${id}…</p></main>`;
   if (detail.error !== undefined) return html`<main><p role="alert">${text(detail.error)}</p><a href="#/">All runs</a></main>`;
   const output = detail.events.map(outputLine).filter((line) => line !== null);
+  // The run's lines of its slot log: a raider that fails before its first event says why only there.
+  const log = detail.log ?? [];
   const act = (verb) => () =>
     postJson(`/api/runs/${encodeURIComponent(id)}/${verb}`, {})
       .then(lookAgain)
@@ -279,6 +281,9 @@ function RunPage({ id, readOnly }) {
       <dt>Raider</dt><dd>${detail.run.slot}</dd>
       <dt>Status</dt><dd class=${`status ${detail.run.status}`}>${detail.run.status}</dd>
       <dt>Mission</dt><dd class="mission">${text(detail.run.mission ?? '(not known: the run ended before this hall started)')}</dd>
+      <dt>Started</dt><dd>${preciseTime(detail.run.started_at)}</dd>
+      ${detail.run.ended_at !== undefined ? html`<dt>Ended</dt><dd>${preciseTime(detail.run.ended_at)} (${detail.run.duration.toFixed(3)} s)</dd>` : null}
+      ${detail.run.error !== undefined ? html`<dt>Error</dt><dd>${text(detail.run.error)}</dd>` : null}
     </dl>
     ${
       running && !readOnly
@@ -286,7 +291,9 @@ function RunPage({ id, readOnly }) {
           <button type="button" aria-label=${`Kill ${id}`} onClick=${act('kill')}>Kill</button></p>`
         : null
     }
-    <section aria-label="Output"><h3>Output</h3>${output.map((line) => html`<pre>${line}</pre>`)}</section>
+    <section aria-label="Output"><h3>Output</h3>${output.map((line) => html`<pre>${line}</pre>`)}
+      ${log.length > 0 ? html`<h4>Slot log</h4><pre class="log">${log.join('\n')}</pre>` : null}
+    </section>
     <${Timeline} detail=${detail} />
   </main>`;
 }

@@ -15,8 +15,9 @@ function cursorOf(id) {
 
 /**
  * The table's order, as the hall's: running runs first, then the others;
- * newest first in each. Past runs the hall lists start on whole seconds:
- * within one, `.10` is newer than `.9` (which text order would not say).
+ * newest first in each. Runs of one start time (a past run whose raider
+ * wrote no time starts on its id's second) by their ids: `.10` is newer
+ * than `.9` (which text order would not say).
  */
 function order(a, b) {
   return (b.status === 'running') - (a.status === 'running') || b.started_at - a.started_at || newerId(a.id, b.id);

@@ -70,7 +70,10 @@ class DashboardAdapter implements HallAdapter {
     services.bus.subscribe({
       filter: 'raider.',
       receive: (event) => {
-        if (event.type === 'raider.spawned' || event.type === 'raider.done') history.changed();
+        if (event.type !== 'raider.spawned' && event.type !== 'raider.done') return;
+        if (typeof event.id === 'string' && typeof event.time === 'number')
+          history.noteTime(event.id, event.type === 'raider.done' ? 'done' : 'spawned', event.time);
+        history.changed();
       },
     });
     // The pruned files go on the thread pool, after raider.done: a list made in between still names them.

@@ -112,7 +112,7 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
   const page = RUN_PAGE.exec(url.pathname);
   if (page) {
     const id = decodeURIComponent(page[1] ?? '');
-    const detail = history.detail(id);
+    const detail = await history.detail(id);
     if (!detail) sendJson(res, 404, { error: 'raider not found' });
     else sendJson(res, 200, { ...detail, timeline: deps.ring.about(id) });
     return true;

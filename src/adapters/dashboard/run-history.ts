@@ -5,11 +5,13 @@
  */
 import fs from 'node:fs';
 import { z } from 'zod';
+import { raiderLineText, resultOf } from '../../domain/log-lines.js';
 import { runOutcome, type RunDocument } from '../../domain/outcome.js';
 import { compareRunIds, isSafeRunId, parseRunId } from '../../domain/run-id.js';
 import type { HallQueries } from '../control/queries.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
-import { eventsPath, type HallPaths } from '../storage/hall-paths.js';
+import { eventsPath, slotLogPath, type HallPaths } from '../storage/hall-paths.js';
+import { runLog } from '../storage/slot-logs.js';
 import { readJsonLinesTail } from './json-lines-tail.js';
 
 const SUFFIX = '.events.jsonl';
@@ -17,15 +19,21 @@ const SUFFIX = '.events.jsonl';
 const DETAIL_TAIL_BYTES = 2 * 1024 * 1024;
 /** Missions the dashboard remembers for runs that ended (events files do not hold them). */
 const MISSIONS_KEPT = 5000;
+/** A run's page shows at most this many of the run's slot-log lines: the newest. */
+const LOG_LINES_SHOWN = 500;
+/** How much of an events file's head is read for its `run.started` time. */
+const HEAD_BYTES = 4096;
 
 export interface RunRow {
   id: string;
   slot: string;
   status: string;
-  /** Epoch milliseconds. */
+  /** Epoch milliseconds, to the millisecond when the hall or the raider noted it (else to the second of the run id). */
   started_at: number;
   /** Seconds; null while it runs. */
   duration: number | null;
+  /** Epoch milliseconds: `started_at` plus `duration`; absent while it runs. */
+  ended_at?: number;
   mission?: string;
   pid?: number;
   error?: string;
@@ -50,6 +58,7 @@ export type RunFilter = z.infer<typeof runFilterSchema>;
 
 const liveRunSchema = z.object({ id: z.string(), slot: z.string(), mission: z.string(), pid: z.number() });
 const liveAgeSchema = z.object({ id: z.string(), age: z.number() });
+const startedEventSchema = z.object({ type: z.literal('run.started'), time: z.number() });
 
 interface PastRun {
   mtimeMs: number;
@@ -57,8 +66,15 @@ interface PastRun {
   row: RunRow;
 }
 
+/** When a run started and ended as the bus told this hall process (epoch ms). */
+interface NotedTimes {
+  spawned?: number;
+  done?: number;
+}
+
 export class RunHistory {
   private readonly missions = new Map<string, string>();
+  private readonly times = new Map<string, NotedTimes>();
   /** Past runs read before, by id; an events file that did not change is not read again. */
   private readonly past = new Map<string, PastRun>();
   /**
@@ -86,6 +102,20 @@ export class RunHistory {
     this.liveRuns();
   }
 
+  /**
+   * Notes the bus's time (epoch seconds) of a run's `raider.spawned` or
+   * `raider.done`: the run's start and end to the millisecond, where its id
+   * holds only the second and a raider that failed early wrote no times.
+   */
+  noteTime(id: string, kind: keyof NotedTimes, epochSeconds: number): void {
+    const noted = this.times.get(id) ?? {};
+    noted[kind] = Math.round(epochSeconds * 1000);
+    this.times.set(id, noted);
+    if (this.times.size > MISSIONS_KEPT) this.times.delete(this.times.keys().next().value ?? '');
+    // A row read before its end was noted is read again.
+    if (kind === 'done') this.past.delete(id);
+  }
+
   /** The `ps` view of the live runs; their missions are remembered on the way. */
   private liveRuns(): Array<z.infer<typeof liveRunSchema>> {
     const runs = z.array(liveRunSchema).catch([]).parse(answerField(this.queries.ps(), 'raiders'));
@@ -111,7 +141,7 @@ export class RunHistory {
       id: r.id,
       slot: r.slot,
       status: 'running',
-      started_at: Math.round(now - (ages.get(r.id) ?? 0) * 1000),
+      started_at: this.times.get(r.id)?.spawned ?? Math.round(now - (ages.get(r.id) ?? 0) * 1000),
       duration: null,
       mission: r.mission,
       pid: r.pid,
@@ -136,15 +166,27 @@ export class RunHistory {
     return { runs: all.slice(filter.offset, filter.offset + filter.limit), total: all.length, offset: filter.offset, limit: filter.limit };
   }
 
-  /** A run's page: its row, its events (the newest part of the file) and its end; null when unknown. */
-  detail(id: string): { run: RunRow; events: unknown[]; end: RunDocument | null; truncated: boolean } | null {
+  /**
+   * A run's page: its row, its events (the newest part of the file), its end,
+   * and its lines of its slot log (the raider's stderr, e.g. why it failed
+   * before writing any event, and the hall's lines about it); null when unknown.
+   */
+  async detail(id: string): Promise<{ run: RunRow; events: unknown[]; end: RunDocument | null; truncated: boolean; log: string[] } | null> {
     if (!isSafeRunId(id)) return null;
     const liveRow = this.live().find((r) => r.id === id);
     const file = eventsPath(this.paths, id);
     const row = liveRow ?? this.pastRow(id, file);
     if (!row) return null;
     const { events, truncated } = readEventsTail(file);
-    return { run: row, events, end: liveRow ? null : readDocumentOrNull(file), truncated };
+    const log = await runLog(this.paths, id, liveRow?.slot);
+    const lines = 'log' in log ? log.log.split('\n').filter((line) => line !== '') : [];
+    return {
+      run: row,
+      events,
+      end: liveRow ? null : readDocumentOrNull(file),
+      truncated,
+      log: lines.slice(-LOG_LINES_SHOWN).map((line) => raiderLineText(line, id) ?? line),
+    };
   }
 
   private pastRuns(liveIds: ReadonlySet<string>): RunRow[] {
@@ -175,21 +217,70 @@ export class RunHistory {
     const cached = this.past.get(id);
     if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.row;
     const document = readDocumentOrNull(file);
-    const outcome = runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } });
-    const startedAt = parsed.cursor.sec * 1000;
+    const end = document
+      ? runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } })
+      : loggedEnd(this.paths, id, parsed.slot);
+    const noted = this.times.get(id);
+    const startedAt = noted?.spawned ?? startedTime(file) ?? parsed.cursor.sec * 1000;
     const elapsed = document?.elapsed;
+    const duration =
+      typeof elapsed === 'number'
+        ? elapsed
+        : Math.max(0, ((noted?.spawned !== undefined ? noted.done : undefined) ?? stat.mtimeMs) - startedAt) / 1000;
     const mission = this.missions.get(id);
     const row: RunRow = {
       id,
       slot: parsed.slot,
-      status: outcome.status,
+      status: end.status,
       started_at: startedAt,
-      duration: typeof elapsed === 'number' ? elapsed : Math.max(0, (stat.mtimeMs - startedAt) / 1000),
+      duration,
+      ended_at: Math.round(startedAt + duration * 1000),
       ...(mission !== undefined ? { mission } : {}),
-      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      ...(end.error !== undefined ? { error: end.error } : {}),
     };
     this.past.set(id, { mtimeMs: stat.mtimeMs, size: stat.size, row });
     return row;
+  }
+}
+
+/**
+ * How a run that left no result ended, from the hall's result line in its
+ * slot log (`[hall] raider ID failed: ... (exit code 3)`): the events file
+ * does not hold the exit code, the line written at its reaping does.
+ */
+function loggedEnd(paths: HallPaths, id: string, slot: string): { status: string; error?: string } {
+  let log: string;
+  try {
+    log = fs.readFileSync(slotLogPath(paths, slot), 'utf8');
+  } catch {
+    log = '';
+  }
+  const result = resultOf(log, id);
+  return result ? { status: result.status, error: result.text } : { status: 'failed', error: `raider ${id} ended without a result` };
+}
+
+/** The time of the `run.started` the raider wrote first in its events file (epoch ms), or null. */
+function startedTime(file: string): number | null {
+  let head = '';
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const buffer = Buffer.alloc(HEAD_BYTES);
+      head = buffer.subarray(0, fs.readSync(fd, buffer, 0, HEAD_BYTES, 0)).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  const newline = head.indexOf('\n');
+  const first = newline < 0 ? head : head.slice(0, newline);
+  try {
+    const event: unknown = JSON.parse(first);
+    const parsed = startedEventSchema.safeParse(event);
+    return parsed.success ? Math.round(parsed.data.time * 1000) : null;
+  } catch {
+    return null;
   }
 }
 
