@@ -166,6 +166,20 @@ describe('GET /api/runs/ID of a run that failed without a result', () => {
   });
 });
 
+describe('GET /api/raiders and /api/missions', () => {
+  it('names the configured raiders in their order, and the missions of the runs asked for that the hall knows', async () => {
+    const s = await startBoardHall('raiders:\n  ivar: {}\n  bjorn: {}\ndashboard: { listen: "127.0.0.1:0" }\n');
+    halls.push(s.hall);
+    expect(await get(s.board, '/api/raiders')).toMatchObject({ status: 200, raiders: ['ivar', 'bjorn'] });
+    const done = await runToEnd(s.hall, s.board, 'answer remembered');
+    expect(await get(s.board, `/api/missions?ids=${done.id},bjorn-1`)).toMatchObject({
+      status: 200,
+      missions: { [done.id]: 'answer remembered' },
+    });
+    expect((await get(s.board, '/api/missions')).status).toBe(400);
+  });
+});
+
 describe('POST /api/spawn, cancel, kill', () => {
   it('answers with the socket spawn reply, refusals included', async () => {
     const { board } = await started();

@@ -42,4 +42,48 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard for a person', { timeo
     expect(await page.getByText('exit code 0').count()).toBe(0);
     expect(problems).toEqual([]);
   });
+
+  it('shows each run its mission, one line shortened, the whole text its title: runs listed and runs the bus added', async () => {
+    const long = `answer ${'a long mission that goes on '.repeat(8)}and ends here`;
+    const before = await runToEnd('bjorn', long);
+    const page = await loggedIn();
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await runs.waitFor();
+    expect(await runs.getByRole('columnheader').allTextContents()).toContain('Mission');
+    const cellOf = (id: string) =>
+      runs
+        .getByRole('row')
+        .filter({ has: page.getByRole('link', { name: id, exact: true }) })
+        .locator('td.mission-cell');
+    const listed = cellOf(before.id);
+    expect(await listed.getAttribute('title')).toBe(long);
+    const shown = await listed.textContent();
+    expect(shown?.endsWith('…')).toBe(true);
+    expect(long.startsWith(shown?.slice(0, -1) ?? 'none')).toBe(true);
+
+    // A run the page learns of from the bus (raider.spawned carries no mission).
+    const after = await runToEnd('ivar', 'answer short one');
+    await expect.poll(() => cellOf(after.id).textContent()).toBe('answer short one');
+    expect(await cellOf(after.id).getAttribute('title')).toBe('answer short one');
+  });
+
+  it("offers the configured raiders in the Spawn form and shows the hall's notice for a name without an entry", async () => {
+    const page = await loggedIn();
+    const form = page.getByRole('form', { name: 'Spawn' });
+    const raider = form.getByLabel('Raider');
+    const list = await raider.getAttribute('list');
+    expect(await page.locator(`datalist#${list} option`).evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual([
+      'bjorn',
+      'ivar',
+    ]);
+    await raider.fill('bjron');
+    await form.getByLabel('Mission').fill('answer typo');
+    await form.getByRole('button', { name: 'Spawn' }).click();
+    await form.getByRole('alert').getByText('bjron has no entry in .raider-hall.yml', { exact: false }).waitFor();
+    await form
+      .getByRole('status')
+      .getByRole('link', { name: /^bjron-/ })
+      .waitFor();
+    expect(problems).toEqual([]);
+  });
 });

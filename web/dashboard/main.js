@@ -12,7 +12,7 @@ import { Timeline } from './timeline.js';
 import { clockTime, preciseTime } from './format.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
-import { applyRunEvents, followsEvents } from './runs-live.js';
+import { applyRunEvents, fillMissions, followsEvents, noteAnswer, noteMissions } from './runs-live.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
@@ -20,6 +20,11 @@ const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
 const RUNS_LOOK_AGAIN_MS = 100;
 /** Without: the events keep the table; what they cannot place is asked for at most this often. */
 const FOLLOW_LOOK_AGAIN_MS = 1000;
+/** Rows the events added lack their mission (the bus does not carry it): asked for at most this often. */
+const MISSIONS_LOOK_MS = 1000;
+/** A mission in the Runs table: its first characters (the whole text is the cell's title). */
+const MISSION_SHOWN = 80;
+const TITLE_MAX = 4000;
 
 // ------------------------------------------------------------ formatting
 
@@ -33,9 +38,38 @@ function text(value) {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** `text` of at most `max` characters, ending in `…` when cut. */
+function cut(value, max) {
+  const whole = text(value);
+  return whole.length > max ? `${whole.slice(0, max - 1)}…` : whole;
+}
+
+/** A mission on one line: its head with whitespace folded, cut at `max`. */
+function oneLine(value, max) {
+  return cut(
+    cut(value, max * 4)
+      .replace(/\s+/g, ' ')
+      .trim(),
+    max,
+  );
+}
+
 // ------------------------------------------------------------ runs page
 
+/** The raiders `.raider-hall.yml` names: they came with the page; a later view asks. */
+function useRaiderNames() {
+  const [names, setNames] = useState(firstData.raiders ?? null);
+  useEffect(() => {
+    if (names === null)
+      getJson('/api/raiders')
+        .then((reply) => setNames(reply.raiders ?? []))
+        .catch(reportFailure);
+  }, []);
+  return names ?? [];
+}
+
 function SpawnForm() {
+  const names = useRaiderNames();
   const [raider, setRaider] = useState('');
   const [mission, setMission] = useState('');
   const [answer, setAnswer] = useState(null);
@@ -48,16 +82,18 @@ function SpawnForm() {
     }
   };
   return html`<form aria-label="Spawn" class="spawn" onSubmit=${submit}>
-    <label>Raider <input name="raider" value=${raider} onInput=${(e) => setRaider(e.currentTarget.value)} /></label>
+    <label>Raider <input name="raider" list="raider-names" autocomplete="off" value=${raider} onInput=${(e) => setRaider(e.currentTarget.value)} /></label>
+    <datalist id="raider-names">${names.map((name) => html`<option value=${name}></option>`)}</datalist>
     <label>Mission <textarea name="mission" rows="2" value=${mission} onInput=${(e) => setMission(e.currentTarget.value)}></textarea></label>
     <button type="submit">Spawn</button>
     ${
       answer?.error !== undefined
         ? html`<p role="alert" class="refusal">${text(answer.error)}</p>`
         : answer !== null
-          ? html`<p role="status">${answer.id !== undefined ? `Spawned ${text(answer.id)}` : `Queued (${text(answer.queue_depth ?? answer.status ?? 'waiting')})`}</p>`
+          ? html`<p role="status">${answer.id !== undefined ? html`Spawned <a href=${`#/runs/${encodeURIComponent(text(answer.id))}`}>${text(answer.id)}</a>` : `Queued (${text(answer.queue_depth ?? answer.status ?? 'waiting')})`}</p>`
           : null
     }
+    ${answer?.notice !== undefined ? html`<p role="alert" class="notice">Note: ${text(answer.notice)}.</p>` : null}
   </form>`;
 }
 
@@ -93,6 +129,7 @@ class RunRow extends Component {
       <td><a href=${`#/runs/${encodeURIComponent(row.id)}`}>${row.id}</a></td>
       <td>${row.slot}</td>
       ${shared ? html`<td>${row.hall ?? ''}</td>` : null}
+      <td class="mission-cell" title=${row.mission === undefined ? null : cut(row.mission, TITLE_MAX)}>${row.mission === undefined ? '' : oneLine(row.mission, MISSION_SHOWN)}</td>
       <td class=${`status ${row.status}`}>${row.status}</td>
       <td>${clockTime(row.started_at)}</td>
       <td>${duration(row)}</td>
@@ -157,9 +194,33 @@ function RunsPage({ readOnly, cluster }) {
   const answeredByPage = useRef(first !== undefined);
   // The table as last drawn, for the event listener (which runs outside renders).
   const shown = useRef(runs);
+  // Missions the page learnt (the bus's dashboard.spawn, the hall's /api/missions), and the runs asked about.
+  const known = useRef({ byMission: new Map(), byRun: new Map() });
+  const toAsk = useRef(new Set());
+  const asked = useRef(new Set());
+  const askMissions = useEvery(MISSIONS_LOOK_MS, () => {
+    const ids = [...toAsk.current].slice(0, 500);
+    for (const id of ids) toAsk.current.delete(id);
+    if (ids.length === 0) return;
+    getJson(`/api/missions?ids=${ids.map(encodeURIComponent).join(',')}`)
+      .then((reply) => {
+        noteAnswer(reply, known.current);
+        setRuns(shown.current);
+      })
+      .catch(reportFailure);
+    if (toAsk.current.size > 0) askMissions();
+  });
   const setRuns = (next) => {
-    shown.current = next;
-    setRunsState(next);
+    const filled = fillMissions(next, known.current);
+    shown.current = filled.runs;
+    setRunsState(filled.runs);
+    if (asked.current.size > 5000) asked.current.clear();
+    const fresh = filled.missing.filter((id) => !asked.current.has(id));
+    for (const id of fresh) {
+      asked.current.add(id);
+      toAsk.current.add(id);
+    }
+    if (fresh.length > 0) askMissions();
   };
   // The events that came while a request for the runs was on its way: its answer may predate them.
   const sinceAsked = useRef(null);
@@ -194,6 +255,7 @@ function RunsPage({ readOnly, cluster }) {
   useLiveBatch(
     (batch) => {
       sinceAsked.current?.push(...batch);
+      noteMissions(batch, known.current);
       if (!followsEvents(filter)) {
         if (batch.some((e) => typeof e.type === 'string' && (e.type.startsWith('raider.') || e.type.startsWith('hall.')))) lookAgain();
         return;
@@ -226,7 +288,7 @@ function RunsPage({ readOnly, cluster }) {
       </span>
     </div>
     <table aria-label="Runs" class="runs">
-      <thead><tr><th>Run</th><th>Raider</th>${shared ? html`<th>Hall</th>` : null}<th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
+      <thead><tr><th>Run</th><th>Raider</th>${shared ? html`<th>Hall</th>` : null}<th class="mission-col">Mission</th><th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
       <tbody>
         ${runs.runs.map(
           (row) =>

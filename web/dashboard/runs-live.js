@@ -74,6 +74,7 @@ export function applyRunEvents(runs, batch, filter, hall, pushedOut = new Map())
         started_at: Math.round(Number(e.time) * 1000),
         duration: null,
         ...(typeof e.pid === 'number' ? { pid: e.pid } : {}),
+        ...(typeof e.mission_id === 'string' ? { mission_id: e.mission_id } : {}),
         ...(where ? { hall: where } : {}),
       });
       total++;
@@ -129,4 +130,51 @@ function remember(pushedOut, row) {
   pushedOut.delete(row.id);
   pushedOut.set(row.id, row);
   if (pushedOut.size > PUSHED_OUT_KEPT) pushedOut.delete(pushedOut.keys().next().value);
+}
+
+/** Missions a page remembers at most, by mission id and by run id. */
+const MISSIONS_KEPT = 2000;
+
+function keep(map, key, value) {
+  map.set(key, value);
+  if (map.size > MISSIONS_KEPT) map.delete(map.keys().next().value);
+}
+
+/**
+ * The missions a batch tells (`dashboard.spawn` carries its text and mission
+ * id; `raider.spawned`, the run's, carries only the id), into `known`:
+ * `{byMission, byRun}`, two Maps the page keeps.
+ */
+export function noteMissions(batch, known) {
+  for (const e of batch) {
+    if (e.type === 'dashboard.spawn' && typeof e.mission_id === 'string' && typeof e.mission === 'string')
+      keep(known.byMission, e.mission_id, e.mission);
+  }
+}
+
+/**
+ * The table with the missions its rows lack filled from `known` (the same
+ * object when none was), and the ids of the rows still without one: those
+ * the page may ask the hall for (`/api/missions`).
+ */
+export function fillMissions(runs, known) {
+  let rows = null;
+  const missing = [];
+  runs.runs.forEach((row, i) => {
+    if (row.mission !== undefined) return;
+    const mission = known.byRun.get(row.id) ?? (row.mission_id !== undefined ? known.byMission.get(row.mission_id) : undefined);
+    // Only rows the events made (they carry the mission id) are asked for: the hall's own rows say all it knows.
+    if (mission === undefined) {
+      if (row.mission_id !== undefined) missing.push(row.id);
+    } else {
+      rows ??= [...runs.runs];
+      rows[i] = { ...row, mission };
+    }
+  });
+  return { runs: rows === null ? runs : { ...runs, runs: rows }, missing };
+}
+
+/** Notes the hall's answer to `/api/missions` in `known`. */
+export function noteAnswer(reply, known) {
+  for (const [id, mission] of Object.entries(reply.missions ?? {})) keep(known.byRun, id, mission);
 }

@@ -22,6 +22,8 @@ const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
 const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(cancel|kill)$/;
 const RUN_PAGE = /^\/api\/runs\/([^/]+)$/;
 const SESSION_PAGE = /^\/api\/sessions\/([^/]+)$/;
+/** The most run ids one `/api/missions` request may name (a Runs table shows at most 500 rows). */
+const MISSIONS_ASKED_MAX = 500;
 
 export interface DashboardApiDeps {
   services: HallServices;
@@ -51,11 +53,32 @@ export async function clusterRuns(services: HallServices): Promise<ClusterRuns |
  * waits for no request after its scripts; `seq`: the newest bus event they
  * include, where the page's event stream takes up (`/api/events?since=SEQ`).
  */
-export async function firstData(deps: DashboardApiDeps): Promise<{ status: unknown; cluster: unknown; runs: unknown; seq: number }> {
+export async function firstData(
+  deps: DashboardApiDeps,
+): Promise<{ status: unknown; cluster: unknown; runs: unknown; raiders: string[]; seq: number }> {
   const { services } = deps;
   const [cluster, runs] = await Promise.all([clusterReply(services.store.shared), clusterRuns(services)]);
   // Taken last, in the same turn as the lists: the page's event stream starts after it, so nothing falls between.
-  return { status: services.queries.status(), cluster, runs: deps.history.list(runFilterSchema.parse({}), runs), seq: deps.ring.latest };
+  return {
+    status: services.queries.status(),
+    cluster,
+    runs: deps.history.list(runFilterSchema.parse({}), runs),
+    raiders: raiderNames(services),
+    seq: deps.ring.latest,
+  };
+}
+
+/** The raiders `.raider-hall.yml` names, in its order: the Spawn form offers them. */
+function raiderNames(services: HallServices): string[] {
+  return Object.keys(services.config.raiders);
+}
+
+/** The missions of the runs `ids` names (comma-separated) that the hall knows, by run id. */
+function missionsOf(history: RunHistory, url: URL): { missions: Record<string, string> } | { error: string } {
+  const ids = (url.searchParams.get('ids') ?? '').split(',').filter((id) => id !== '');
+  if (ids.length === 0 || ids.length > MISSIONS_ASKED_MAX)
+    return { error: `missions takes ids=ID,ID...: between 1 and ${MISSIONS_ASKED_MAX} run ids` };
+  return { missions: history.missionsOf(ids) };
 }
 
 /** Answers a GET under /api/; false when no route matches. */
@@ -69,6 +92,15 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
     const filter = runFilterSchema.safeParse(Object.fromEntries(url.searchParams));
     if (!filter.success) sendJson(res, 400, { error: issues(filter.error) });
     else sendJson(res, 200, history.list(filter.data, await clusterRuns(services)));
+    return true;
+  }
+  if (url.pathname === '/api/raiders') {
+    sendJson(res, 200, { raiders: raiderNames(services) });
+    return true;
+  }
+  if (url.pathname === '/api/missions') {
+    const reply = missionsOf(history, url);
+    sendJson(res, 'error' in reply ? 400 : 200, reply);
     return true;
   }
   if (url.pathname === '/api/cluster') {

@@ -116,6 +116,17 @@ export class RunHistory {
     if (kind === 'done') this.past.delete(id);
   }
 
+  /** The missions of the runs `ids` that go now or ended while this hall process ran, by run id; the others are left out. */
+  missionsOf(ids: readonly string[]): Record<string, string> {
+    this.liveRuns();
+    const missions: Record<string, string> = {};
+    for (const id of ids) {
+      const mission = this.missions.get(id);
+      if (mission !== undefined) missions[id] = mission;
+    }
+    return missions;
+  }
+
   /** The `ps` view of the live runs; their missions are remembered on the way. */
   private liveRuns(): Array<z.infer<typeof liveRunSchema>> {
     const runs = z.array(liveRunSchema).catch([]).parse(answerField(this.queries.ps(), 'raiders'));
