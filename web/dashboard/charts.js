@@ -7,12 +7,16 @@ import { h } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { getJson, reportFailure, useLiveBatch } from './live.js';
+import { nameAxis, TIME_LABEL_SPACE } from './chart-axes.js';
 
 const html = htm.bind(h);
 const LOOK_AGAIN_MS = 2000;
 const HEIGHT = 220;
 const COLORS = { completed: '#2f8f2f', failed: '#c03030', cancelled: '#b07a10', interrupted: '#6a4fb0', other: '#7a7a7a' };
 const OUTCOMES = ['completed', 'failed', 'cancelled', 'interrupted', 'other'];
+/** The y axis and its label take about this much of a chart's width. */
+const Y_AXIS_PX = 70;
+const timeAxis = { space: TIME_LABEL_SPACE };
 
 /** uPlot is loaded with the charts page only: the other pages do not pay for it. */
 let uPlotModule = null;
@@ -76,7 +80,7 @@ function runsPerMinute(uPlot, data, width) {
         {},
         ...shown.map((o) => ({ label: o, stroke: COLORS[o], fill: `${COLORS[o]}55`, paths: uPlot.paths.bars({ size: [0.8, 12, 3] }) })),
       ],
-      axes: [{}, { label: 'runs' }],
+      axes: [timeAxis, { label: 'runs' }],
     },
     columns: [r.minute, ...shown.map((o) => r[o])],
   };
@@ -84,7 +88,10 @@ function runsPerMinute(uPlot, data, width) {
 
 function durations(uPlot, data, width) {
   const rows = data.durations;
-  const names = rows.map((d) => d.raider);
+  const axis = nameAxis(
+    rows.map((d) => d.raider),
+    width - Y_AXIS_PX,
+  );
   return {
     opts: {
       width,
@@ -99,7 +106,12 @@ function durations(uPlot, data, width) {
         { label: 'p90 s', stroke: '#a0522d', fill: '#a0522d55', paths: uPlot.paths.bars({ size: [0.35, 60], align: 1 }) },
       ],
       axes: [
-        { values: (_u, splits) => splits.map((i) => (Number.isInteger(i) ? (names[i] ?? '') : '')), splits: () => names.map((_n, i) => i) },
+        {
+          values: (_u, splits) => splits.map((i) => (Number.isInteger(i) && i % axis.every === 0 ? (axis.labels[i] ?? '') : '')),
+          splits: () => axis.labels.map((_n, i) => i),
+          rotate: axis.rotate,
+          size: axis.size,
+        },
         { label: 'seconds' },
       ],
     },
@@ -119,7 +131,7 @@ function queueDepth(uPlot, data, width) {
       height: HEIGHT,
       scales: { x: windowScale(data), y: fromZero },
       series: [{}, { label: 'waiting', stroke: '#7a3b12', fill: '#7a3b1233', paths: uPlot.paths.stepped({ align: 1 }) }],
-      axes: [{}, { label: 'missions' }],
+      axes: [timeAxis, { label: 'missions' }],
     },
     columns: [time, depth],
   };
