@@ -17,7 +17,11 @@ export function dateTime(at) {
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${clockTime(d)}`;
 }
 
-/** The time of day to the millisecond, for a run's own page: `14:05:09.123`. */
+/**
+ * The time of day to the millisecond, for a run's own page: `14:05:09.123`;
+ * a time on a whole second is one known only to the second (the run id's), and shown so.
+ */
 export function preciseTime(at) {
-  return `${clockTime(at)}.${String(new Date(at).getMilliseconds()).padStart(3, '0')}`;
+  const ms = new Date(at).getMilliseconds();
+  return ms === 0 ? clockTime(at) : `${clockTime(at)}.${String(ms).padStart(3, '0')}`;
 }
