@@ -288,7 +288,7 @@ function RunsPage({ readOnly, cluster }) {
       </span>
     </div>
     <table aria-label="Runs" class="runs">
-      <thead><tr><th>Run</th><th>Raider</th>${shared ? html`<th>Hall</th>` : null}<th class="mission-col">Mission</th><th>Status</th><th>Started</th><th>Duration</th><th>Actions</th></tr></thead>
+      <thead><tr><th class="w-run">Run</th><th class="w-name">Raider</th>${shared ? html`<th class="w-name">Hall</th>` : null}<th>Mission</th><th class="w-status">Status</th><th class="w-time">Started</th><th class="w-time">Duration</th><th class="w-actions">Actions</th></tr></thead>
       <tbody>
         ${runs.runs.map(
           (row) =>
