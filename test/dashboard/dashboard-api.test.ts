@@ -155,14 +155,16 @@ describe('GET /api/runs/ID of a run that failed without a result', () => {
     const done = await runToEnd(hall, board, 'answer fine');
     const events = await get(board, `/api/runs/${done.id}`);
     const first: Json = events.events[0];
-    expect(first.type).toBe('run.started');
+    const finished: Json = events.events.at(-1);
+    expect([first.type, finished.type]).toEqual(['run.started', 'run.finished']);
     await hall.stop();
     halls.splice(0);
     const again = await startTestHall({ root: hall.root, adapters: [dashboardAdapter] });
     halls.push(again);
     const row = (await get(await boardOf(again.root), `/api/runs/${done.id}`)).run;
     expect(row.started_at).toBe(Math.round(first.time * 1000));
-    expect(row.ended_at).toBe(Math.round(row.started_at + row.duration * 1000));
+    // The events file's last write is its run.finished (the file's clock and the raider's may differ by a tick).
+    expect(Math.abs(row.ended_at - finished.time * 1000)).toBeLessThan(100);
   });
 });
 

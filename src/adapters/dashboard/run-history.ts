@@ -32,7 +32,7 @@ export interface RunRow {
   started_at: number;
   /** Seconds; null while it runs. */
   duration: number | null;
-  /** Epoch milliseconds: `started_at` plus `duration`; absent while it runs. */
+  /** Epoch milliseconds, when it ended (its `raider.done`, else the last write of its events file); absent while it runs. */
   ended_at?: number;
   mission?: string;
   pid?: number;
@@ -245,7 +245,8 @@ export class RunHistory {
       status: end.status,
       started_at: startedAt,
       duration,
-      ended_at: Math.round(startedAt + duration * 1000),
+      // The raider.done this hall saw, else the events file's last write (its run.finished, when it has one).
+      ended_at: Math.max(startedAt, noted?.done ?? Math.round(stat.mtimeMs)),
       ...(mission !== undefined ? { mission } : {}),
       ...(end.error !== undefined ? { error: end.error } : {}),
     };
