@@ -344,7 +344,7 @@ function RunPage({ id, readOnly }) {
       <dt>Status</dt><dd class=${`status ${detail.run.status}`}>${detail.run.status}</dd>
       <dt>Mission</dt><dd class="mission">${text(detail.run.mission ?? '(not known: the run ended before this hall started)')}</dd>
       <dt>Started</dt><dd>${preciseTime(detail.run.started_at)}</dd>
-      ${detail.run.ended_at !== undefined ? html`<dt>Ended</dt><dd>${preciseTime(detail.run.ended_at)} (${detail.run.duration.toFixed(3)} s)</dd>` : null}
+      ${detail.run.ended_at !== undefined ? html`<dt>Ended</dt><dd>${preciseTime(detail.run.ended_at)}</dd><dt>Duration</dt><dd>${detail.run.duration.toFixed(3)} s</dd>` : null}
       ${detail.run.error !== undefined ? html`<dt>Error</dt><dd>${text(detail.run.error)}</dd>` : null}
     </dl>
     ${
