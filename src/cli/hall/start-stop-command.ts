@@ -1,0 +1,45 @@
+/** `raider hall start` and `raider hall stop`: the hall's own life. */
+import { Option, type Command } from '../commonjs-libraries.js';
+import { loadDaemon } from '../daemon-bundle.js';
+import { onlyDir } from './dir-args.js';
+import { parsePort, type SetExitCode } from './register.js';
+
+export function registerStartStop(program: Command, setCode: SetExitCode): void {
+  program
+    .command('start')
+    .description('run the hall of DIR (default: the current directory)')
+    .argument('[dir]')
+    .option('--daemon', 'run in the background, logging to .raider-hall/hall.log')
+    .option('--quiet', 'do not print events in the foreground')
+    .addOption(new Option('--acp-port <port>', 'serve ACP on this TCP port').argParser(parsePort))
+    .option('--acp-host <host>', 'address for the ACP port (default 127.0.0.1)')
+    .option('--inspect [url]', 'show the actor system in the Stately inspector (a local relay on port 8080, or this WebSocket URL)')
+    .action(
+      async (
+        dir: string | undefined,
+        opts: { daemon?: boolean; quiet?: boolean; acpPort?: number; acpHost?: string; inspect?: string | boolean },
+      ) => {
+        const { startCommand } = await loadDaemon();
+        setCode(
+          await startCommand({
+            dir: onlyDir(dir ? [dir] : []),
+            daemon: opts.daemon === true,
+            quiet: opts.quiet === true,
+            ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}),
+            ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
+            ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
+          }),
+        );
+      },
+    );
+
+  program
+    .command('stop')
+    .description('stop the hall of DIR and wait until it has exited')
+    .argument('[dir]')
+    .option('--no-wait', 'return once the signal is sent')
+    .action(async (dir: string | undefined, opts: { wait: boolean }) => {
+      const { stopCommand } = await import('./stop.js');
+      setCode(await stopCommand(onlyDir(dir ? [dir] : []), opts.wait));
+    });
+}
