@@ -15,6 +15,13 @@ afterAll(removeRoots);
 
 const PROMPT = 'Raider name (e.g. Bjorn, Ragnar, Astrid, Ivar, Lagertha): ';
 const initialised = (root: string, name: string) => `Hall initialised in ${root} with raider '${name}'.\nStart with: raider hall start\n`;
+/** What init says when it picked the scripted engine and wrote the sample script. */
+const initialisedOffline = (root: string, name: string) =>
+  `Hall initialised in ${root} with raider '${name}'.\n` +
+  `It runs offline with the scripted engine, playing the sample script .raider/script.yml it just wrote; for a model, ` +
+  `set raiders.${name}.engine in .raider-hall.yml to openai or anthropic (or init with --engine).\n` +
+  'Start with: raider hall start\n';
+const OFFLINE = { engine: 'scripted', persona: 'caveman', packs: [] };
 
 function configOf(root: string): string {
   return path.join(root, '.raider-hall.yml');
@@ -29,7 +36,7 @@ describe.concurrent('raider hall init', () => {
     const root = hallRoot();
     const r = await hall(['init', '--name', 'bjorn', '--engine', 'anthropic', '--persona', 'polite'], root);
     expect(r).toMatchObject({ code: 0, stdout: initialised(root, 'bjorn'), stderr: '' });
-    expect(yamlOf(root)).toEqual({ longhouse: false, raiders: { bjorn: { engine: 'anthropic', persona: 'polite', packs: [] } } });
+    expect(yamlOf(root)).toEqual({ raiders: { bjorn: { engine: 'anthropic', persona: 'polite', packs: [] } } });
     const loaded = loadHallConfig(root);
     expect(loaded.ok).toBe(true);
 
@@ -57,34 +64,88 @@ describe.concurrent('raider hall init', () => {
     expect(fs.readFileSync(configOf(root), 'utf8')).toBe('# mine\nraiders: { ragnar: {} }\n');
   });
 
-  it('asks for the name on stdin without --name', async () => {
+  it('takes the name from stdin without --name, with no prompt when stdin is not a terminal', async () => {
     const root = hallRoot();
     const r = await hall(['init'], root, { input: 'astrid\n' });
-    expect(r).toMatchObject({ code: 0, stdout: `${PROMPT}${initialised(root, 'astrid')}` });
-    expect(yamlOf(root).raiders).toEqual({ astrid: { persona: 'caveman', packs: [] } });
+    expect(r).toMatchObject({ code: 0, stdout: initialisedOffline(root, 'astrid') });
+    expect(r.stdout).not.toContain(PROMPT);
+    expect(yamlOf(root).raiders).toEqual({ astrid: OFFLINE });
   });
 
-  it('exits 1 without writing anything when the typed name is empty', async () => {
-    const root = hallRoot();
-    const r = await hall(['init'], root, { input: '\n' });
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe(PROMPT);
-    expect(fs.existsSync(configOf(root))).toBe(false);
-  });
-
-  it('exits 1 without writing anything when stdin ends before a name (EOF)', async () => {
-    const root = hallRoot();
-    const r = await hall(['init'], root, { input: '' });
-    expect(r.code).toBe(1);
-    expect(r.stderr).not.toBe('');
-    expect(fs.existsSync(configOf(root))).toBe(false);
+  it('is a usage error (exit 2, no prompt) when stdin is not a terminal and gives no name', async () => {
+    for (const input of ['\n', '']) {
+      const root = hallRoot();
+      const r = await hall(['init'], root, { input });
+      expect(r).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: 'No raider name given.\nUsage: raider hall init --name NAME [--engine E] [--persona P]\n',
+      });
+      expect(fs.existsSync(configOf(root))).toBe(false);
+    }
   });
 
   it('takes a typed name that ends at EOF without a newline', async () => {
     const root = hallRoot();
     const r = await hall(['init'], root, { input: 'ivar' });
-    expect(r).toMatchObject({ code: 0, stdout: `${PROMPT}${initialised(root, 'ivar')}` });
-    expect(yamlOf(root).raiders).toEqual({ ivar: { persona: 'caveman', packs: [] } });
+    expect(r).toMatchObject({ code: 0, stdout: initialisedOffline(root, 'ivar') });
+    expect(yamlOf(root).raiders).toEqual({ ivar: OFFLINE });
+  });
+
+  it('without --engine: a raider that runs offline, playing a sample script, and no longhouse key', async () => {
+    const root = hallRoot();
+    const r = await hall(['init', '--name', 'bjorn'], root);
+    expect(r).toMatchObject({ code: 0, stdout: initialisedOffline(root, 'bjorn'), stderr: '' });
+    expect(yamlOf(root)).toEqual({ raiders: { bjorn: OFFLINE } });
+    expect(fs.readFileSync(path.join(root, '.raider', 'script.yml'), 'utf8')).toContain('replies:');
+
+    // The real built-in raider runs it to completion, without any API key.
+    const h = await startHallProcess(root, { RAIDER_HALL_RAIDER_BIN: undefined, ANTHROPIC_API_KEY: undefined, OPENAI_API_KEY: undefined });
+    try {
+      const tap = await doneTap(root);
+      const s = await hall(['spawn', 'bjorn', 'first', 'raid'], root);
+      expect(s).toMatchObject({ code: 0, stderr: '' });
+      expect(await doneOf(tap, spawned(s.stdout).id)).toMatchObject({ status: 'completed', exit_code: 0 });
+      tap.close();
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
+
+  it('keeps a script that is already there', async () => {
+    const root = hallRoot();
+    fs.mkdirSync(path.join(root, '.raider'));
+    fs.writeFileSync(path.join(root, '.raider', 'script.yml'), '# mine\n');
+    const r = await hall(['init', '--name', 'bjorn'], root);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('playing the script .raider/script.yml;');
+    expect(fs.readFileSync(path.join(root, '.raider', 'script.yml'), 'utf8')).toBe('# mine\n');
+  });
+
+  it('writes a numbered name under its base name, the entry its singleton slot runs with', async () => {
+    const root = hallRoot();
+    const r = await hall(['init', '--name', '1bjorn', '--engine', 'scripted'], root);
+    expect(r).toMatchObject({
+      code: 0,
+      stdout:
+        `Hall initialised in ${root} with raider 'bjorn'.\n` +
+        "'1bjorn' is its singleton slot: spawn 1bjorn to run bjorn's missions one at a time.\n" +
+        'Start with: raider hall start\n',
+      stderr: '',
+    });
+    expect(yamlOf(root)).toEqual({ raiders: { bjorn: OFFLINE } });
+
+    // The hall finds the entry for 1bjorn: no "has no entry" notice.
+    const h = await startHallProcess(root);
+    try {
+      const tap = await doneTap(root);
+      const s = await hall(['spawn', '1bjorn', 'argv'], root);
+      expect(s).toMatchObject({ code: 0, stderr: '' });
+      await doneOf(tap, spawned(s.stdout).id);
+      tap.close();
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
   });
 
   it('refuses an unsafe name with exit 2', async () => {
@@ -105,7 +166,11 @@ describe.concurrent('raider hall add-raider', () => {
       ['add-raider', '1ivar', '--engine', 'openai', '--persona', 'polite', '--model', 'm1', '--pack', 'X', '--pack', 'Y'],
       root,
     );
-    expect(r).toMatchObject({ code: 0, stdout: `Added raider '1ivar' to ${configOf(root)}.\n`, stderr: '' });
+    expect(r).toMatchObject({
+      code: 0,
+      stdout: `Added raider 'ivar' to ${configOf(root)}.\n'1ivar' is its singleton slot: spawn 1ivar to run ivar's missions one at a time.\n`,
+      stderr: '',
+    });
     const text = fs.readFileSync(configOf(root), 'utf8');
     for (const comment of ['# The hall of the test', '# the first one', '# a comment on a value', '# seconds'])
       expect(text).toContain(comment);
@@ -113,7 +178,7 @@ describe.concurrent('raider hall add-raider', () => {
       longhouse: false,
       raiders: {
         bjorn: { persona: 'caveman', packs: [] },
-        '1ivar': { engine: 'openai', persona: 'polite', model: 'm1', packs: ['X', 'Y'] },
+        ivar: { engine: 'openai', persona: 'polite', model: 'm1', packs: ['X', 'Y'] },
       },
       cancel_grace: 1,
     });
@@ -123,14 +188,13 @@ describe.concurrent('raider hall add-raider', () => {
 
   it('after init: writes persona caveman, the packs, and no engine or model by default', async () => {
     const root = hallRoot();
-    const init = await hall(['init', '--name', 'bjorn'], root);
+    const init = await hall(['init', '--name', 'bjorn', '--engine', 'openai'], root);
     expect(init).toMatchObject({ code: 0, stdout: initialised(root, 'bjorn') });
-    expect(yamlOf(root)).toEqual({ longhouse: false, raiders: { bjorn: { persona: 'caveman', packs: [] } } });
+    expect(yamlOf(root)).toEqual({ raiders: { bjorn: { engine: 'openai', persona: 'caveman', packs: [] } } });
     const add = await hall(['add-raider', 'ragnar', '--pack', 'git-guru'], root);
     expect(add).toMatchObject({ code: 0, stdout: `Added raider 'ragnar' to ${configOf(root)}.\n` });
     expect(yamlOf(root)).toEqual({
-      longhouse: false,
-      raiders: { bjorn: { persona: 'caveman', packs: [] }, ragnar: { persona: 'caveman', packs: ['git-guru'] } },
+      raiders: { bjorn: { engine: 'openai', persona: 'caveman', packs: [] }, ragnar: { persona: 'caveman', packs: ['git-guru'] } },
     });
     expect(loadHallConfig(root).ok).toBe(true);
   });
@@ -141,6 +205,20 @@ describe.concurrent('raider hall add-raider', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toBe(`Raider 'bjorn' already defined in ${configOf(root)}\n`);
     expect(fs.readFileSync(configOf(root), 'utf8')).toBe(START);
+    // A numbered name is the same entry.
+    const numbered = await hall(['add-raider', '1bjorn'], root);
+    expect(numbered.code).toBe(1);
+    expect(numbered.stderr).toBe(
+      `Raider 'bjorn' already defined in ${configOf(root)} (1bjorn is its singleton slot and runs with that entry)\n`,
+    );
+    expect(fs.readFileSync(configOf(root), 'utf8')).toBe(START);
+  });
+
+  it('its --help does not offer a numbered name as an entry', async () => {
+    const r = await hall(['add-raider', '--help'], hallRoot());
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(/\b\d+[a-z]/);
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('spawned as 1NAME, it runs one mission at a time');
   });
 
   it('needs a .raider-hall.yml in the current directory', async () => {
