@@ -207,6 +207,10 @@ export const SessionsReply = z
           binding: binding.describe('The binding: slot:NAME, telegram:BOT:CHAT, acp:ID, cron:NAME.'),
           session,
           last_used: z.number().optional().describe("When the session's journal was last written, epoch ms (absent when it has none)."),
+          last_used_at: z
+            .string()
+            .optional()
+            .describe('The same moment as last_used, as an ISO 8601 UTC timestamp (absent when it has none).'),
         }),
       )
       .describe('Sorted by binding.'),

@@ -55,9 +55,12 @@ describe('raider hall dashboard', () => {
   it('says so (exit 1) naming dashboard.listen when the hall has no dashboard', async () => {
     const hall = await startTestHall({ adapters: [dashboardAdapter] });
     halls.push(hall);
-    const r = await runCli(['hall', 'dashboard', hall.root, '--json']);
+    const [r, json] = await Promise.all([runCli(['hall', 'dashboard', hall.root]), runCli(['hall', 'dashboard', hall.root, '--json'])]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('dashboard.listen');
+    // Under --json the error is a JSON object on stdout (README, "Using it"), with the same exit code.
+    expect(json).toMatchObject({ code: 1, stderr: '' });
+    expect(JSON.parse(json.stdout).error).toBe(r.stderr.trimEnd());
   });
 });

@@ -98,7 +98,11 @@ export class HallQueries {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([binding, session]) => {
         const lastUsed = journalLastWritten(this.paths.root, session);
-        return { binding, session, ...(lastUsed !== undefined ? { last_used: lastUsed } : {}) };
+        return {
+          binding,
+          session,
+          ...(lastUsed !== undefined ? { last_used: lastUsed, last_used_at: new Date(lastUsed).toISOString() } : {}),
+        };
       });
     return { sessions };
   }

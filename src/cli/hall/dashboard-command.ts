@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import type { Command } from '../commonjs-libraries.js';
 import { hallPaths } from '../../adapters/storage/hall-paths.js';
 import { onlyDir } from './dir-args.js';
+import { CodedError, failureCode } from './error-report.js';
 import { HallClientError, hallRequest } from '../../protocol/hall-client.js';
 
 async function dashboardUrl(dir: string): Promise<string> {
@@ -17,7 +18,7 @@ async function dashboardUrl(dir: string): Promise<string> {
     status = await hallRequest(paths.socket, 'status', {});
   } catch (err) {
     if (!(err instanceof HallClientError)) throw err;
-    throw new Error(`${err.message}: start the hall first (raider hall start ${dir})`);
+    throw new CodedError(`${err.message}: start the hall first (raider hall start ${dir})`, failureCode(err));
   }
   if (status.dashboard === undefined) {
     throw new Error(

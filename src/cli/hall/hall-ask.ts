@@ -8,8 +8,20 @@ import type { CommandName } from '../../protocol/commands.js';
 import { hallRequest, isAnswer, isErrorReply, type CommandArgs } from '../../protocol/hall-client.js';
 import type { Answer, ReplyTo } from '../../protocol/replies.js';
 
-/** An error the hall answered: `Hall: MESSAGE`, exit 1. */
-export class HallAnswer extends Error {}
+/** An error the hall answered: `Hall: MESSAGE`, exit 1; `code` when the reply carried one. */
+export class HallAnswer extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The code of an error reply, when the hall gave one. */
+function replyCode(reply: object): string | undefined {
+  return 'code' in reply && typeof reply.code === 'string' ? reply.code : undefined;
+}
 
 export function socketOf(dir: string): string {
   return hallPaths(dir).socket;
@@ -19,7 +31,7 @@ export function socketOf(dir: string): string {
 export async function ask<C extends CommandName>(dir: string, cmd: C, args: CommandArgs<C>): Promise<Answer<C>> {
   const reply: ReplyTo<C> = await hallRequest(socketOf(dir), cmd, args);
   if (isAnswer(reply)) return reply;
-  throw new HallAnswer(isErrorReply(reply) ? reply.error : 'the hall did not answer the command');
+  throw new HallAnswer(isErrorReply(reply) ? reply.error : 'the hall did not answer the command', replyCode(reply));
 }
 
 /** A reply as `--json` prints it: sorted keys, indented. */

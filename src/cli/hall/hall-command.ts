@@ -6,8 +6,7 @@
 import { Command, CommanderError } from '../commonjs-libraries.js';
 import { registerAnswerCommand } from './answer-command.js';
 import { registerDashboardCommand } from './dashboard-command.js';
-import { exitCodeOf } from './dir-args.js';
-import { HallAnswer } from './hall-ask.js';
+import { errorReport, writeErrorReport } from './error-report.js';
 import { registerInitCommands } from './init-command.js';
 import { registerInspectCommand } from './inspect-command.js';
 import { registerInstallCommand } from './install-command.js';
@@ -21,7 +20,6 @@ import { registerSpawnCommands } from './spawn-command.js';
 import { registerStartStop } from './start-stop-command.js';
 import { registerStatusCommands } from './status-command.js';
 import { endQuietlyWhenStdoutCloses } from '../closed-pipe.js';
-import { errorMessage } from '../../domain/error-message.js';
 
 /** The subcommands, each family in a module of its own, in the order `--help` lists them. */
 const SUBCOMMANDS: readonly RegisterCommand[] = [
@@ -64,6 +62,11 @@ export async function hallCommand(argv: string[]): Promise<number> {
     process.stdout.write(`raider hall ${RAIDER_VERSION}\n`);
     return 0;
   }
+  // Whether the command that runs was given --json: its errors are then JSON too (error-report.ts).
+  let json = false;
+  program.hook('preAction', (_program, action) => {
+    json = action.opts().json === true;
+  });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;
@@ -72,12 +75,6 @@ export async function hallCommand(argv: string[]): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return 0;
       return 2;
     }
-    if (err instanceof HallAnswer) {
-      process.stderr.write(`Hall: ${err.message}\n`);
-      return 1;
-    }
-    // Usage errors (exit 2); anything else, a hall that is not there among them, is exit 1.
-    process.stderr.write(`${errorMessage(err)}\n`);
-    return exitCodeOf(err) ?? 1;
+    return writeErrorReport(errorReport(err), json);
   }
 }

@@ -15,8 +15,8 @@ import type { HallPaths } from '../../adapters/storage/hall-paths.js';
 export type HallPid =
   | { kind: 'none' }
   | { kind: 'invalid'; text: string }
-  /** The file names a process that is gone or is not this root's hall. */
-  | { kind: 'stale'; pid: number; text: string }
+  /** The file names a process that is gone (a hall killed with -9, a crash) or is not this root's hall. */
+  | { kind: 'stale'; pid: number; text: string; reason: 'gone' | 'not_this_hall' }
   | { kind: 'ours'; pid: number };
 
 /** Options of `hall start` that take a value: the word after them is not DIR. */
@@ -67,11 +67,12 @@ export async function readHallPid(paths: HallPaths): Promise<HallPid> {
   }
   if (!/^\d+\s*$/.test(text)) return { kind: 'invalid', text };
   const pid = Number(text.trim());
-  if (!processAlive(pid)) return { kind: 'stale', pid, text };
+  if (!processAlive(pid)) return { kind: 'stale', pid, text, reason: 'gone' };
+  const notOurs: HallPid = { kind: 'stale', pid, text, reason: 'not_this_hall' };
   const command = procCommand(pid);
-  if (command === null) return (await socketAnswers(paths.socket)) ? { kind: 'ours', pid } : { kind: 'stale', pid, text };
+  if (command === null) return (await socketAnswers(paths.socket)) ? { kind: 'ours', pid } : notOurs;
   const root = hallRootOfArgv(command.argv, command.cwd);
-  return root !== null && realOrSame(root) === realOrSame(paths.root) ? { kind: 'ours', pid } : { kind: 'stale', pid, text };
+  return root !== null && realOrSame(root) === realOrSame(paths.root) ? { kind: 'ours', pid } : notOurs;
 }
 
 /** Removes a stale pid file, unless a hall that started meanwhile has written its own. */

@@ -1,7 +1,7 @@
 /** `raider hall kill` and `raider hall cancel`: stop a run, or drop a waiting mission. */
 import type { Command } from '../commonjs-libraries.js';
 import { dirThen, UsageError } from './dir-args.js';
-import { ask } from './hall-ask.js';
+import { ask, pretty } from './hall-ask.js';
 
 /** The one ID argument of kill and cancel, after the optional DIR. */
 function onlyId(args: string[], cmd: string): { dir: string; id: string } {
@@ -15,10 +15,11 @@ export function registerKillCancel(program: Command): void {
     .command('kill')
     .description('stop a raider with SIGTERM (SIGKILL after cancel_grace): kill [DIR] ID')
     .argument('[args...]')
-    .action(async (args: string[]) => {
+    .option('--json', "print the hall's reply as JSON")
+    .action(async (args: string[], opts: { json?: boolean }) => {
       const id = onlyId(args, 'kill');
-      await ask(id.dir, 'kill', { id: id.id });
-      process.stdout.write(`Killed raider ${id.id}.\n`);
+      const reply = await ask(id.dir, 'kill', { id: id.id });
+      process.stdout.write(opts.json ? pretty(reply) : `Killed raider ${id.id}.\n`);
     });
 
   program
@@ -27,13 +28,16 @@ export function registerKillCancel(program: Command): void {
       'cancel a raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace), or drop a waiting mission by its id: cancel [DIR] ID',
     )
     .argument('[args...]')
-    .action(async (args: string[]) => {
+    .option('--json', "print the hall's reply as JSON")
+    .action(async (args: string[], opts: { json?: boolean }) => {
       const id = onlyId(args, 'cancel');
       const reply = await ask(id.dir, 'cancel', { id: id.id });
       process.stdout.write(
-        'dropped' in reply
-          ? `Dropped mission ${reply.mission_id}: it no longer waits for ${reply.binding ?? reply.slot} and will not run.\n`
-          : `Cancelling raider ${reply.id}.\n`,
+        opts.json
+          ? pretty(reply)
+          : 'dropped' in reply
+            ? `Dropped mission ${reply.mission_id}: it no longer waits for ${reply.binding ?? reply.slot} and will not run.\n`
+            : `Cancelling raider ${reply.id}.\n`,
       );
     });
 }

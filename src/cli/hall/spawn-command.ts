@@ -2,6 +2,7 @@
 import type { Command } from '../commonjs-libraries.js';
 import { hallRequest } from '../../protocol/hall-client.js';
 import { dirThen, UsageError } from './dir-args.js';
+import { CodedError } from './error-report.js';
 import { ask, pretty, socketOf } from './hall-ask.js';
 import type { SetExitCode } from './register.js';
 
@@ -23,7 +24,7 @@ export function registerSpawnCommands(program: Command, setCode: SetExitCode): v
         ...(opts.binding !== undefined ? { binding: opts.binding } : {}),
       });
       // A refused mission's reply carries its error too.
-      if ('error' in reply) throw new Error(`Hall error: ${reply.error}`);
+      if ('error' in reply) throw new CodedError(`Hall error: ${reply.error}`, 'reason' in reply ? reply.reason : undefined);
       // On stderr: stdout stays the Spawned / queued line that scripts read.
       if (reply.notice !== undefined) process.stderr.write(`Note: ${reply.notice}.\n`);
       if (opts.json === true && opts.attach !== true) {

@@ -2,6 +2,7 @@
 import { Option, type Command } from '../commonjs-libraries.js';
 import { loadDaemon } from '../daemon-bundle.js';
 import { onlyDir } from './dir-args.js';
+import { pretty } from './hall-ask.js';
 import { parsePort, type SetExitCode } from './register.js';
 
 export function registerStartStop(program: Command, setCode: SetExitCode): void {
@@ -35,11 +36,17 @@ export function registerStartStop(program: Command, setCode: SetExitCode): void 
 
   program
     .command('stop')
-    .description('stop the hall of DIR and wait until it has exited')
+    .description('stop the hall of DIR and wait until it has exited (exit 0 also when no hall runs there)')
     .argument('[dir]')
     .option('--no-wait', 'return once the signal is sent')
-    .action(async (dir: string | undefined, opts: { wait: boolean }) => {
-      const { stopCommand } = await import('./stop.js');
-      setCode(await stopCommand(onlyDir(dir ? [dir] : []), opts.wait));
+    .option('--json', 'print what was done as JSON: {"result": "stopped"|"signalled"|"not_running", ...}')
+    .action(async (dir: string | undefined, opts: { wait: boolean; json?: boolean }) => {
+      const root = onlyDir(dir ? [dir] : []);
+      const { notRunningText, signalledText, stopHall } = await import('./stop.js');
+      const outcome = await stopHall(root, opts.wait, (pid) => {
+        if (opts.json !== true) process.stdout.write(signalledText(pid));
+      });
+      if (opts.json === true) process.stdout.write(pretty(outcome));
+      else if (outcome.result === 'not_running') process.stdout.write(notRunningText(root, outcome));
     });
 }
