@@ -51,6 +51,23 @@ describe.concurrent('raider hall --help', () => {
   });
 });
 
+describe.concurrent('raider hall help COMMAND', () => {
+  it("prints that command's help, as COMMAND --help does, on stdout alone", async () => {
+    const cwd = hallRoot();
+    const [help, flag, nested, nestedFlag] = await Promise.all([
+      hall(['help', 'spawn'], cwd),
+      hall(['spawn', '--help'], cwd),
+      hall(['session', 'help', 'reset'], cwd),
+      hall(['session', 'reset', '--help'], cwd),
+    ]);
+    expect(flag).toMatchObject({ code: 0, stderr: '' });
+    expect(flag.stdout).toMatch(/^Usage: raider hall spawn \[options\][^\n]*\n[\s\S]*display help for command\n$/);
+    expect(help).toEqual(flag);
+    expect(nestedFlag.stdout).toMatch(/^Usage: raider hall session reset /);
+    expect(nested).toEqual(nestedFlag);
+  });
+});
+
 describe.concurrent('raider hall --version', () => {
   it('prints the version and exits 0; add-raider --help describes each option', async () => {
     const cwd = hallRoot();

@@ -53,7 +53,7 @@ export async function hallCommand(argv: string[]): Promise<number> {
   endQuietlyWhenStdoutCloses();
   let code = 0;
   const program = buildProgram((c) => (code = c));
-  if (argv.length === 0 || argv[0] === 'help') {
+  if (argv.length === 0 || (argv.length === 1 && argv[0] === 'help')) {
     process.stdout.write(program.helpInformation());
     return 0;
   }
