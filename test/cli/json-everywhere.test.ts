@@ -88,6 +88,21 @@ describe('--json of kill, cancel and logs, and of errors', () => {
   });
 });
 
+describe('a refused spawn under --json', () => {
+  const file = hallForFile('raiders:\n  ivar: { provider: "http://127.0.0.1:9/v1" }\n');
+
+  it("carries the hall's reason as its code; the words are those of the plain error", async () => {
+    const [json, plain] = await Promise.all([
+      hall(['spawn', '--json', 'ivar', 'hello'], file.root),
+      hall(['spawn', 'ivar', 'hello'], file.root),
+    ]);
+    expect(plain).toMatchObject({ code: 1, stdout: '' });
+    expect(plain.stderr).toMatch(/^Hall error: raider ivar: provider .* is a host or URL/);
+    expect(json).toMatchObject({ code: 1, stderr: '' });
+    expect(JSON.parse(json.stdout)).toEqual({ error: plain.stderr.trimEnd(), code: 'provider_not_alias' });
+  });
+});
+
 describe('errors under --json without a hall', () => {
   it('every client command with --json says no hall runs as a JSON object with code hall_not_running, exit 1', async () => {
     const root = hallRoot('raiders: { bjorn: {} }\n');
