@@ -54,11 +54,13 @@ export function missionProblem(mission: string): string | null {
   if (mission.trim() === '') return 'spawn requires a mission: it is empty';
   // A UTF-16 unit is at most 3 UTF-8 bytes: a short mission needs no encoding to be counted.
   if (mission.length * 3 <= MISSION_MAX_BYTES) return null;
-  const bytes = new TextEncoder().encode(mission).length;
-  if (bytes > MISSION_MAX_BYTES) {
-    return `the mission is ${bytes} bytes; the hall accepts at most ${MISSION_MAX_BYTES} (a raider gets it as one command-line argument): put the long part in a file and name the file in the mission`;
-  }
-  return null;
+  return missionSizeProblem(new TextEncoder().encode(mission).length);
+}
+
+/** Why a mission of this many UTF-8 bytes is not accepted, or null when its size is fine. */
+export function missionSizeProblem(bytes: number): string | null {
+  if (bytes <= MISSION_MAX_BYTES) return null;
+  return `the mission is ${bytes} bytes; the hall accepts at most ${MISSION_MAX_BYTES} (a raider gets it as one command-line argument): put the long part in a file and name the file in the mission`;
 }
 
 /**

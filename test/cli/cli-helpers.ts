@@ -43,6 +43,28 @@ export function hall(
   return runCli(['hall', ...args], { cwd, timeoutMs: 90_000, ...options });
 }
 
+/**
+ * `raider hall ARGS` with a terminal as its stdin, as a person at a shell
+ * runs it: through util-linux `script`, which gives it a pseudo-terminal.
+ * Its stdout and stderr come back together in `stdout`, with CRLF line ends.
+ */
+export function hallOnTerminal(args: string[], cwd: string): Promise<CliResult> {
+  const quoted = [process.execPath, RAIDER_BIN, 'hall', ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', quoted, '/dev/null'], { cwd, env: hallEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
 /** A `raider hall ARGS` that is still going: the test can watch its output as it comes. */
 export interface LiveCli {
   stdout(): string;

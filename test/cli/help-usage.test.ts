@@ -111,7 +111,7 @@ describe.concurrent('usage errors', () => {
   it('missing arguments print the usage line and exit 2', async () => {
     const cwd = hallRoot('raiders: { bjorn: {} }\n');
     const cases: Array<[string[], string]> = [
-      [['spawn', 'bjorn'], 'Usage: raider hall spawn NAME MISSION [--attach]\n'],
+      [['spawn'], 'Usage: raider hall spawn NAME MISSION [--attach]\n'],
       [['attach'], 'Usage: raider hall attach ID\n'],
       [['logs', '--follow'], 'Usage: raider hall logs ID [--follow]\n'],
       [['session', 'reset', 'a', 'b'], 'Usage: raider hall session reset [DIR] BINDING\n'],

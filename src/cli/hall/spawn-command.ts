@@ -4,23 +4,22 @@ import { hallRequest } from '../../protocol/hall-client.js';
 import { dirThen, UsageError } from './dir-args.js';
 import { CodedError } from './error-report.js';
 import { ask, pretty, socketOf } from './hall-ask.js';
+import { spawnArgs } from './mission-input.js';
 import type { SetExitCode } from './register.js';
 
 export function registerSpawnCommands(program: Command, setCode: SetExitCode): void {
   program
     .command('spawn')
-    .description('give a raider a mission: spawn [DIR] NAME MISSION...')
+    .description('give a raider a mission: spawn [DIR] NAME MISSION..., or the mission on stdin (no MISSION, or -)')
     .argument('[args...]')
     .option('--attach', 'follow the run until it ends')
     .option('--json', "print the hall's reply as JSON; with --attach, the raw event stream")
     .option('--binding <key>', 'run in the session of this binding')
     .action(async (args: string[], opts: { attach?: boolean; json?: boolean; binding?: string }) => {
-      const { dir, rest } = dirThen(args, 2);
-      if (rest.length < 2) throw new UsageError('Usage: raider hall spawn NAME MISSION [--attach]');
-      const [name, ...words] = rest;
+      const { dir, name, mission } = await spawnArgs(args);
       const reply = await hallRequest(socketOf(dir), 'spawn', {
-        name: name ?? '',
-        mission: words.join(' '),
+        name,
+        mission,
         ...(opts.binding !== undefined ? { binding: opts.binding } : {}),
       });
       // A refused mission's reply carries its error too.
