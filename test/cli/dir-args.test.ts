@@ -1,8 +1,9 @@
 /**
- * The optional DIR argument: DIR-only commands take any
- * directory and refuse a non-directory; commands with more arguments take
- * their first positional as DIR only when it looks like a hall and more words
- * follow than they need.
+ * The optional DIR argument: DIR-only commands take any directory and refuse
+ * a non-directory; commands with more arguments take their first positional
+ * as DIR when it has a `/` and more words follow, or when it is a directory
+ * and more words follow than they need; an explicit DIR without a hall is an
+ * error naming it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -94,12 +95,34 @@ describe('the DIR argument', () => {
     });
   });
 
-  it('a NAME that is an ordinary directory stays a NAME', async () => {
-    const s = await hall(['spawn', 'plain', 'answer', 'still', 'a', 'name'], root);
-    expect(s.code).toBe(0);
-    const run = spawned(s.stdout);
-    expect(run.slot).toBe('plain');
-    expect(await doneOf(tap!, run.id)).toMatchObject({ response: 'still a name' });
+  it('a path or a directory in front of more arguments is DIR: with no hall there, every command says so by name', async () => {
+    const missing = path.join(elsewhere, 'nohall');
+    const noHall = (word: string) => `No hall in ${word}: it has neither .raider-hall.yml nor a hall socket\n`;
+    const cases: Array<[string[], string]> = [
+      [['spawn', missing, 'bjorn', 'answer', 'hi'], `No hall in ${missing}: it is not a directory\n`],
+      [['spawn', elsewhere, 'bjorn', 'answer', 'hi'], noHall(elsewhere)],
+      [['spawn', './plain', 'bjorn', 'answer'], noHall('./plain')],
+      // An existing directory, though without a `/`, when more than NAME MISSION follow.
+      [['spawn', 'plain', 'bjorn', 'answer', 'hi'], noHall('plain')],
+      [['attach', elsewhere, 'bjorn-1'], noHall(elsewhere)],
+      [['logs', elsewhere, 'bjorn-1'], noHall(elsewhere)],
+      [['kill', elsewhere, 'bjorn-1'], noHall(elsewhere)],
+      [['cancel', elsewhere, 'bjorn-1'], noHall(elsewhere)],
+      [['answer', elsewhere, 'bjorn-1', 'q1', 'once'], noHall(elsewhere)],
+      [['session', 'reset', elsewhere, 'slot:1bjorn'], noHall(elsewhere)],
+      [['queue', elsewhere], noHall(elsewhere)],
+      [['queue', missing], `No hall in ${missing}: it is not a directory\n`],
+      [['queue', elsewhere, '1bjorn'], noHall(elsewhere)],
+    ];
+    const results = await Promise.all(cases.map(([argv]) => hall(argv, root)));
+    results.forEach((r, i) => {
+      const [argv, stderr] = cases[i]!;
+      expect(r, argv.join(' ')).toMatchObject({ code: 1, stdout: '', stderr });
+    });
+    // Nothing reached the hall of the working directory.
+    expect(h!.child.exitCode).toBeNull();
+    const status = await hall(['status', '--json'], root);
+    expect(JSON.parse(status.stdout)).toMatchObject({ running: 0 });
   });
 
   it('a hall-looking directory is the NAME when only NAME and MISSION are given, and DIR when more follow', async () => {

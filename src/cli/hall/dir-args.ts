@@ -1,8 +1,11 @@
 /**
- * The optional hall directory in front of the positional arguments,
- * as the Perl hall reads it: for commands that take only DIR it must be a directory;
- * for commands with more arguments it is DIR only when it is a directory
- * that looks like a hall and more arguments than needed were given.
+ * The optional hall directory in front of the positional arguments. For
+ * commands that take only DIR it must be a directory. For commands with more
+ * arguments, a first one that is a path is DIR: one with a `/` (no raider
+ * name, run id or mission id has one) followed by more arguments, or an
+ * existing directory followed by more arguments than the command needs. An
+ * explicit DIR without a hall is an error naming it, never a name sent to
+ * the hall of the current directory.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +15,11 @@ export class UsageError extends Error {
   readonly exitCode = 2;
 }
 export class NotADirectoryError extends UsageError {}
+
+/** An explicit DIR where no hall is: exit 1, as a hall that does not answer. */
+export class NoHallError extends Error {
+  readonly exitCode = 1;
+}
 
 /**
  * The exit code an error asks for. By shape, not class: `raider hall` runs
@@ -59,12 +67,25 @@ export function onlyDir(positionals: readonly string[], cwd: string = process.cw
   return path.resolve(cwd, first);
 }
 
+/** A word written as a path: with a `/`, or `.` / `..`; no raider name, run id or mission id looks so. */
+export function isPathWord(word: string): boolean {
+  return word.includes('/') || word === '.' || word === '..';
+}
+
+/** The hall directory an explicit DIR names; a DIR with no hall in it is refused by name. */
+export function explicitHall(word: string, cwd: string = process.cwd()): string {
+  const dir = path.resolve(cwd, word);
+  if (!isDir(dir)) throw new NoHallError(`No hall in ${word}: it is not a directory`);
+  if (!looksLikeHall(dir)) throw new NoHallError(`No hall in ${word}: it has neither .raider-hall.yml nor a hall socket`);
+  return dir;
+}
+
 /** For commands that need `needed` arguments after the optional DIR. */
 export function dirThen(positionals: readonly string[], needed: number, cwd: string = process.cwd()): { dir: string; rest: string[] } {
   const [first, ...others] = positionals;
-  if (first !== undefined && positionals.length > needed) {
-    const candidate = path.resolve(cwd, first);
-    if (isDir(candidate) && looksLikeHall(candidate)) return { dir: candidate, rest: others };
+  if (first !== undefined && others.length > 0) {
+    const explicit = isPathWord(first) || (positionals.length > needed && isDir(path.resolve(cwd, first)));
+    if (explicit) return { dir: explicitHall(first, cwd), rest: others };
   }
   return { dir: defaultRoot(cwd), rest: [...positionals] };
 }

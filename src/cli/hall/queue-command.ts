@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from '../commonjs-libraries.js';
 import type { Answer } from '../../protocol/replies.js';
-import { dirThen, onlyDir } from './dir-args.js';
+import { dirThen, explicitHall, isPathWord, onlyDir } from './dir-args.js';
 import { ask, pretty } from './hall-ask.js';
 import { alignedTable, formatAge } from './render.js';
 
@@ -41,10 +41,15 @@ export function renderQueue(reply: Answer<'queue'>, columns: number): string {
     .join('');
 }
 
-/** `queue DIR`, `queue SLOT`, `queue DIR SLOT`: a lone argument that is a directory is the hall's. */
+/** `queue DIR`, `queue SLOT`, `queue DIR SLOT`: a lone argument that is a path or a directory is the hall's. */
 function dirAndSlot(args: string[]): { dir: string; slot?: string } {
-  if (args.length === 1 && args[0] !== undefined && fs.statSync(path.resolve(args[0]), { throwIfNoEntry: false })?.isDirectory()) {
-    return { dir: onlyDir(args) };
+  const [lone] = args;
+  if (
+    args.length === 1 &&
+    lone !== undefined &&
+    (isPathWord(lone) || fs.statSync(path.resolve(lone), { throwIfNoEntry: false })?.isDirectory())
+  ) {
+    return { dir: explicitHall(lone) };
   }
   const { dir, rest } = dirThen(args, 1);
   return rest[0] !== undefined ? { dir, slot: rest[0] } : { dir };
