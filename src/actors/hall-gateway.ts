@@ -139,8 +139,8 @@ export class HallGateway {
 function withNotice(body: SpawnStartedReply | SpawnQueuedReply, notice: string): SpawnStartedReply | SpawnQueuedReply {
   if ('queued' in body) {
     // A field the reply gains later is kept (at the end: the slow way, but not lost).
-    const { binding, mission_id, queue_depth, queued, slot, ...later } = body;
-    return { ...(binding !== undefined ? { binding } : {}), mission_id, notice, queue_depth, queued, slot, ...later };
+    const { binding, mission_id, position, queue_depth, queued, slot, ...later } = body;
+    return { ...(binding !== undefined ? { binding } : {}), mission_id, notice, position, queue_depth, queued, slot, ...later };
   }
   return Object.assign({}, body, { notice });
 }

@@ -88,6 +88,18 @@ export function dropWaits(
   return { roomQueue, dropped };
 }
 
+/**
+ * The place of a mission that waits for room, as its slot's queue is stored
+ * and `queue` numbers it: after the `held` missions of its slot's own queue
+ * and the starts of its slot that wait for room before it (`queue` ends
+ * with it). Not its place in the wait for room, which counts every slot's.
+ */
+export function roomWaitPlace(held: number, queue: readonly RoomWait[], slot: string): number {
+  let place = held;
+  for (const wait of queue) if (wait.kind === 'submit' && slotOf(wait.entry.name).slot === slot) place++;
+  return place;
+}
+
 /** The mission `missionId` if it waits for room itself (an offer's mission waits in its slot). */
 export function waitingForRoom(queue: readonly RoomWait[], missionId: string): Mission | undefined {
   return queue.find((w) => w.kind !== 'offer' && w.entry.id === missionId)?.entry;

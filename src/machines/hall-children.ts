@@ -31,6 +31,11 @@ export function slotWaitingPlace(ref: SlotRef): number | undefined {
   return waitingPlace(ref.getSnapshot());
 }
 
+/** How many missions wait in the slot's own queue (a numbered slot's; an offered head among them). */
+export function slotQueueLength(ref: SlotRef): number {
+  return ref.getSnapshot().context.queue.length;
+}
+
 /** The mission `missionId` if it waits in this slot's queue. */
 export function waitingInSlot(ref: SlotRef, missionId: string): Mission | undefined {
   return ref.getSnapshot().context.queue.find(missionId);

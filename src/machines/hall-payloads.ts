@@ -128,9 +128,19 @@ export function slotQueuedEvent(queued: SlotQueued): BusEventOf<'raider.queued'>
   return { type: 'raider.queued', slot: queued.slot, queue_depth: queued.depth, mission_id: queued.entry.id };
 }
 
-/** Keys in sorted order here and in the other queued replies: the socket writes them with the native JSON writer (protocol/canonical-json.ts). */
+/**
+ * Every queued spawn's reply. A new mission waits last in its queue, so its
+ * place (`position`, as `queue` numbers it) is the queue's depth. Keys in
+ * sorted order: the socket writes them with the native JSON writer
+ * (protocol/canonical-json.ts).
+ */
+function queuedReply(missionId: string, slot: string, depth: number, binding: string | undefined, position = depth): SpawnQueuedReply {
+  const body = { mission_id: missionId, position, queue_depth: depth, queued: 1 as const, slot };
+  return binding !== undefined ? { binding, ...body } : body;
+}
+
 export function slotQueuedReply(queued: SlotQueued): ReplyBody {
-  return { mission_id: queued.entry.id, queue_depth: queued.depth, queued: 1, slot: queued.slot };
+  return queuedReply(queued.entry.id, queued.slot, queued.depth, undefined);
 }
 
 /**
@@ -147,8 +157,9 @@ export function missionQueuedEvent(entry: Mission, depth: number, binding: strin
   };
 }
 
-export function missionQueuedReply(entry: Mission, depth: number, binding: string | undefined): SpawnQueuedReply {
-  return { ...(binding !== undefined ? { binding } : {}), mission_id: entry.id, queue_depth: depth, queued: 1, slot: entry.name };
+/** `position` other than `depth`: a mission that waits for room is numbered within its slot's queue. */
+export function missionQueuedReply(entry: Mission, depth: number, binding: string | undefined, position = depth): SpawnQueuedReply {
+  return queuedReply(entry.id, entry.name, depth, binding, position);
 }
 
 /** A mission waiting for its binding is reported under its raider name, with the binding. */
@@ -163,7 +174,7 @@ export function bindingQueuedEvent(queued: BindingQueued): BusEventOf<'raider.qu
 }
 
 export function bindingQueuedReply(queued: BindingQueued): ReplyBody {
-  return { binding: queued.binding, mission_id: queued.entry.id, queue_depth: queued.depth, queued: 1, slot: queued.entry.name };
+  return queuedReply(queued.entry.id, queued.entry.name, queued.depth, queued.binding);
 }
 
 export function droppedEvent(entry: Mission, reason: DropReason): BusEventOf<'raider.dropped'> {

@@ -7,8 +7,8 @@
 import type { Mission } from '../domain/mission.js';
 import { effectiveBinding, slotBinding, slotOf } from '../domain/names.js';
 import { ownEntry as own } from '../domain/own-entry.js';
-import { makeRoom, type Room, roomFull } from './hall-admission.js';
-import { slotHeadId, slotWaitingPlace } from './hall-children.js';
+import { makeRoom, type Room, roomFull, roomWaitPlace } from './hall-admission.js';
+import { slotHeadId, slotQueueLength, slotWaitingPlace } from './hall-children.js';
 import {
   bindingRefOf,
   type EventOf,
@@ -212,7 +212,10 @@ export const routingActions = {
     enqueue.assign({ roomQueue });
     enqueue.emit(store({ op: 'queue', queue: { kind: 'slot', slot }, entry }));
     enqueue.emit(bus(missionQueuedEvent(entry, roomQueue.length, undefined)));
-    if (cmd.reqId !== undefined) enqueue.emit(reply(cmd.reqId, missionQueuedReply(entry, roomQueue.length, undefined)));
+    if (cmd.reqId === undefined) return;
+    const ref = own(context.slots, slot);
+    const place = roomWaitPlace(ref ? slotQueueLength(ref) : 0, roomQueue, slot);
+    enqueue.emit(reply(cmd.reqId, missionQueuedReply(entry, roomQueue.length, undefined, place)));
   }),
 
   /** Answers a spawn the hall cannot take in its current state. */

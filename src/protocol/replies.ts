@@ -41,6 +41,7 @@ export const SpawnQueuedReply = z
     slot,
     binding: binding.optional().describe('The binding queue the mission waits in (when it waits for its binding, not its slot).'),
     queue_depth: z.number().int().describe('How many missions wait in that queue, this one included.'),
+    position: z.number().int().describe("The mission's place in that queue, 1 first, as `queue` numbers it."),
     mission_id: missionId,
     notice: notice.optional(),
   })

@@ -109,6 +109,39 @@ describe('queued missions', () => {
     tap.close();
   });
 
+  it('a queued spawn says its place: position in --json and in words, as queue numbers it', async () => {
+    h = await startTestHall({ config: 'raiders:\n  bjorn: {}\n' });
+    const root = h.root;
+    await h.request({ cmd: 'spawn', name: '1bjorn', mission: 'wait 600' });
+    const one = await cli(['spawn', '1bjorn', 'answer', 'one', '--json'], root);
+    expect(one).toMatchObject({ code: 0, stderr: '' });
+    const oneReply = JSON.parse(one.stdout);
+    expect(oneReply).toEqual({ queued: 1, slot: '1bjorn', queue_depth: 1, position: 1, mission_id: expect.any(String) });
+    const two = await cli(['spawn', '1bjorn', 'answer', 'two', '--json'], root);
+    const twoReply = JSON.parse(two.stdout);
+    expect(twoReply).toMatchObject({ queue_depth: 2, position: 2 });
+    const three = await cli(['spawn', '1bjorn', 'answer', 'three'], root);
+    expect(three.stdout).toMatch(/^Mission m[0-9a-z]+-[0-9a-f]{12} queued for 1bjorn, position 3\.\n$/);
+    const listed = JSON.parse((await cli(['queue', '--json'], root)).stdout);
+    expect(listed.queues[0].missions.slice(0, 2).map((m: Json) => [m.mission_id, m.position])).toEqual([
+      [oneReply.mission_id, 1],
+      [twoReply.mission_id, 2],
+    ]);
+  });
+
+  it('a spawn that waits for room under max_running is numbered within its slot queue, not the wait for room', async () => {
+    h = await startTestHall({ config: 'max_running: 1\nraiders:\n  bjorn: {}\n  ulf: {}\n' });
+    const root = h.root;
+    await h.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 600' });
+    expect(await h.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer first' })).toMatchObject({ queue_depth: 1, position: 1 });
+    // Second to wait for room, first in ulf's queue.
+    const ulf = await cli(['spawn', 'ulf', 'answer', 'second'], root);
+    const match = /^Mission (m[0-9a-z]+-[0-9a-f]{12}) queued for ulf, position 1\.\n$/.exec(ulf.stdout);
+    expect(match, ulf.stdout + ulf.stderr).not.toBeNull();
+    const listed = JSON.parse((await cli(['queue', 'ulf', '--json'], root)).stdout);
+    expect(listed.queues).toEqual([{ slot: 'ulf', missions: [expect.objectContaining({ mission_id: match![1], position: 1 })] }]);
+  });
+
   it('a mission a previous hall left on a binding, refused when pulled, says queued: true', async () => {
     const root = tempRoot('queue-refused-');
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders:\n  nostore: { provider: other }\n');

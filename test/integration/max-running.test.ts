@@ -26,7 +26,7 @@ describe.each(BACKENDS)('max_running on %s', (backendName) => {
     const first = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
     expect(first.pid).toEqual(expect.any(Number));
     const second = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer two' });
-    expect(second).toEqual({ queued: 1, slot: 'bjorn', queue_depth: 1, mission_id: expect.any(String) });
+    expect(second).toEqual({ queued: 1, slot: 'bjorn', queue_depth: 1, position: 1, mission_id: expect.any(String) });
     expect((await hall.request({ cmd: 'ps' })).raiders.map((r: { id: string }) => r.id)).toEqual([first.id]);
     const status = await hall.request({ cmd: 'status' });
     expect(status).toMatchObject({

@@ -77,7 +77,14 @@ describe('bindings through the hall', () => {
     await h.settle();
     expect(h.started()).toEqual(['first']);
     expect(h.reply(r1)?.body).toMatchObject({ session: 'S1', binding: 'telegram:ops:42' });
-    expect(h.reply(r2)?.body).toEqual({ queued: 1, slot: 'bjorn', binding: 'telegram:ops:42', queue_depth: 1, mission_id: 'm2' });
+    expect(h.reply(r2)?.body).toEqual({
+      queued: 1,
+      slot: 'bjorn',
+      binding: 'telegram:ops:42',
+      queue_depth: 1,
+      position: 1,
+      mission_id: 'm2',
+    });
     await h.complete('first');
     expect(h.started()).toEqual(['first', 'second']);
     expect(h.world.prepared.map((p) => p.session)).toEqual(['S1', 'S1']);

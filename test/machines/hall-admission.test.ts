@@ -2,7 +2,15 @@
 // starts go through, the hall machine acts on them (test/machines/max-running.test.ts).
 import { describe, expect, it } from 'vitest';
 import type { Mission } from '../../src/domain/mission.js';
-import { dropWaits, makeRoom, type RoomWait, roomFull, roomToFront, waitingForRoom } from '../../src/machines/hall-admission.js';
+import {
+  dropWaits,
+  makeRoom,
+  type RoomWait,
+  roomFull,
+  roomToFront,
+  roomWaitPlace,
+  waitingForRoom,
+} from '../../src/machines/hall-admission.js';
 
 const mission = (id: string, name = 'bjorn', binding?: string): Mission => ({ id, mission: id, name, ...(binding ? { binding } : {}) });
 const submit = (id: string, name?: string, binding?: string): RoomWait => ({ kind: 'submit', entry: mission(id, name, binding), at: 0 });
@@ -68,5 +76,12 @@ describe('hall admission (max_running)', () => {
     expect(roomQueue.map((w) => w.entry.id)).toEqual(['m3', 'm1', 'm2']);
     expect(from).toBe(2);
     expect(roomToFront(queue, 'm1').from).toBe(1);
+  });
+
+  it("numbers a new wait for room within its slot's queue: after what the slot holds and its slot's earlier waits", () => {
+    // 1ivar holds two (its offered head among them); an offer and a pass wait in the slot or binding already.
+    const queue = [submit('m1', '1ivar'), offer('m0', '1ivar'), submit('m2', 'ulf'), pass('m5', 'cron:x'), submit('m3', '1ivar')];
+    expect(roomWaitPlace(2, queue, '1ivar')).toBe(4);
+    expect(roomWaitPlace(0, queue.slice(0, 3), 'ulf')).toBe(1);
   });
 });

@@ -156,6 +156,7 @@ describe('hall payloads: what the hall says, built from what it heard', () => {
       queued: 1,
       slot: '1bjorn',
       queue_depth: 3,
+      position: 3,
       mission_id: 'm1',
     });
     const bindingQueued = { type: 'binding.queued' as const, binding: 'telegram:ops:42', entry: boundEntry, depth: 2 };
@@ -171,6 +172,7 @@ describe('hall payloads: what the hall says, built from what it heard', () => {
       slot: '1bjorn',
       binding: 'telegram:ops:42',
       queue_depth: 2,
+      position: 2,
       mission_id: 'm1',
     });
   });

@@ -15,8 +15,9 @@ describe('max_running (hall machine, simulated time)', () => {
     const r4 = h.spawn('ulf', 'd');
     await h.settle();
     expect(h.started()).toEqual(['a', 'b']);
-    expect(h.reply(r3)?.body).toEqual({ queued: 1, slot: 'bjorn', queue_depth: 1, mission_id: 'm3' });
-    expect(h.reply(r4)?.body).toEqual({ queued: 1, slot: 'ulf', queue_depth: 2, mission_id: 'm4' });
+    expect(h.reply(r3)?.body).toEqual({ queued: 1, slot: 'bjorn', queue_depth: 1, position: 1, mission_id: 'm3' });
+    // Second to wait for room, first in ulf's queue: `queue` numbers it 1.
+    expect(h.reply(r4)?.body).toEqual({ queued: 1, slot: 'ulf', queue_depth: 2, position: 1, mission_id: 'm4' });
     // Recorded as waiting in their slots' queues, so a restart finds them.
     expect(h.storeOps().filter((op) => op.op === 'queue')).toEqual([
       { op: 'queue', queue: { kind: 'slot', slot: 'bjorn' }, entry: { id: 'm3', name: 'bjorn', mission: 'c' } },

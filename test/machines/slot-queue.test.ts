@@ -23,8 +23,8 @@ describe('slots (hall + slot machines, simulated time)', () => {
     await h.settle();
     expect(h.started()).toEqual(['a']);
     expect(h.reply(r1)?.body).toMatchObject({ slot: '1bjorn', binding: 'slot:1bjorn' });
-    expect(h.reply(r2)?.body).toEqual({ queued: 1, slot: '1bjorn', queue_depth: 1, mission_id: 'm2' });
-    expect(h.reply(r3)?.body).toEqual({ queued: 1, slot: '1bjorn', queue_depth: 2, mission_id: 'm3' });
+    expect(h.reply(r2)?.body).toEqual({ queued: 1, slot: '1bjorn', queue_depth: 1, position: 1, mission_id: 'm2' });
+    expect(h.reply(r3)?.body).toEqual({ queued: 1, slot: '1bjorn', queue_depth: 2, position: 2, mission_id: 'm3' });
     expect(h.bus('raider.queued').map((e) => e.queue_depth)).toEqual([1, 2]);
     await h.complete('a');
     expect(h.started()).toEqual(['a', 'b']);
@@ -56,7 +56,7 @@ describe('slots (hall + slot machines, simulated time)', () => {
     expect(h.emitted.slice(before)).toEqual([
       { type: 'store', op: { op: 'queue', queue: { kind: 'slot', slot: '1bjorn' }, entry: { id: 'm2', mission: 'b', name: '1bjorn' } } },
       { type: 'bus', event: { type: 'raider.queued', slot: '1bjorn', queue_depth: 1, mission_id: 'm2' } },
-      { type: 'reply', reqId: r, body: { mission_id: 'm2', queue_depth: 1, queued: 1, slot: '1bjorn' } },
+      { type: 'reply', reqId: r, body: { mission_id: 'm2', position: 1, queue_depth: 1, queued: 1, slot: '1bjorn' } },
     ]);
     // A waiting mission takes no room under max_running: only a's run holds one.
     expect(h.hall.getSnapshot().context.tickets).toBe(1);
@@ -188,12 +188,13 @@ describe('slots (hall + slot machines, simulated time)', () => {
     await h.settle();
     expect(await started).toMatchObject({ slot: '1ivar', mission_id: 'm-a', notice: 'no entry' });
     const queued = await spawn('m-b', 'b');
-    expect(queued).toEqual({ mission_id: 'm-b', notice: 'no entry', queue_depth: 1, queued: 1, slot: '1ivar' });
+    expect(queued).toEqual({ mission_id: 'm-b', notice: 'no entry', position: 1, queue_depth: 1, queued: 1, slot: '1ivar' });
     // Sorted keys: the control socket writes it with the native JSON writer (canonical-json.ts).
-    expect(Object.keys(queued)).toEqual(['mission_id', 'notice', 'queue_depth', 'queued', 'slot']);
+    expect(Object.keys(queued)).toEqual(['mission_id', 'notice', 'position', 'queue_depth', 'queued', 'slot']);
     const plain = new HallGateway(h.hall, store, () => undefined);
     expect(await plain.request({ type: 'cmd.spawn', missionId: 'm-c', name: '1ivar', mission: 'c', at: 0 })).toEqual({
       mission_id: 'm-c',
+      position: 2,
       queue_depth: 2,
       queued: 1,
       slot: '1ivar',

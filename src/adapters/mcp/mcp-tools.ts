@@ -39,7 +39,7 @@ export const HALL_TOOLS = {
       'Give a raider of the hall a mission. NAME is a raider name from .raider-hall.yml: a plain name (bjorn) runs every mission at once, ' +
       'a numbered name (1bjorn) is a singleton slot whose missions wait in a FIFO queue and continue one session. ' +
       'Answers the spawn reply: a started run {id, pid, slot, events_path, mission_id, [session, binding, notice]}; ' +
-      'a queued mission {queued: 1, slot, queue_depth, mission_id, [notice]}; a notice (a name with no entry in .raider-hall.yml ' +
+      'a queued mission {queued: 1, slot, queue_depth, position, mission_id, [notice]}; a notice (a name with no entry in .raider-hall.yml ' +
       "runs with the raider's defaults) is worth telling the user; " +
       'or a refused one (a tool error with status "refused", reason and error). ' +
       'Use wait_for_raider with the id (or the mission_id of a queued mission) to get the outcome.',

@@ -32,7 +32,7 @@ export function registerSpawnCommands(program: Command, setCode: SetExitCode): v
       }
       if ('queued' in reply) {
         const where = reply.binding !== undefined ? `${reply.slot} (waiting for binding ${reply.binding})` : reply.slot;
-        process.stdout.write(`Mission ${reply.mission_id} queued for ${where}, position ${reply.queue_depth}.\n`);
+        process.stdout.write(`Mission ${reply.mission_id} queued for ${where}, position ${reply.position}.\n`);
         if (opts.attach) process.stderr.write('Not attached: the mission has no run yet.\n');
         return;
       }
