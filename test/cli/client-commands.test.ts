@@ -96,7 +96,7 @@ describe.concurrent('status and ps', () => {
     expect(text.startsWith(`Hall ${s.root}\n2 running in 1bjorn, bjorn\n`)).toBe(true);
     expect(text).toContain(a.id);
     expect(text).toContain(b.id);
-    expect(text).toMatch(/slot 1bjorn +1\n/);
+    expect(text).toMatch(new RegExp(`\nslot 1bjorn +1 +${c.mission_id}\n`));
 
     expect(ps.code).toBe(0);
     const lines = ps.stdout.trimEnd().split('\n');

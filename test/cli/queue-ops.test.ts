@@ -45,6 +45,16 @@ describe('queued missions', () => {
       { mission_id: slotMission, slot: '1bjorn', position: 1 },
       { mission_id: boundMission, slot: 'bjorn', binding: 'cron:nightly', position: 1 },
     ]);
+    // The person's view names them too, per queue, next first.
+    const statusText = await cli(['status'], root);
+    expect(statusText).toMatchObject({ code: 0, stderr: '' });
+    expect(statusText.stdout).toContain(
+      [
+        'QUEUE                WAITING MISSION IDS (NEXT FIRST)',
+        `slot 1bjorn          1       ${slotMission}`,
+        `binding cron:nightly 1       ${boundMission}`,
+      ].join('\n'),
+    );
 
     const listed = await cli(['queue', '--json'], root);
     expect(listed.code).toBe(0);

@@ -13,6 +13,11 @@ describe('raider hall status for a person', () => {
         runs: [{ id: '1bjorn-1', slot: '1bjorn', pid: 42, age: 75, binding: 'slot:1bjorn' }],
         queues: { '1bjorn': 2, '2x': 0 },
         binding_queues: { 'telegram:ops:1': 1 },
+        waiting: [
+          { mission_id: 'm2-b', slot: '1bjorn', position: 2 },
+          { mission_id: 'm1-a', slot: '1bjorn', position: 1 },
+          { mission_id: 'm3-c', slot: '1bjorn', binding: 'telegram:ops:1', position: 1 },
+        ],
         cron: {
           nightly: {
             name: '1bjorn',
@@ -34,9 +39,9 @@ describe('raider hall status for a person', () => {
         'ID       SLOT   PID AGE   BINDING',
         '1bjorn-1 1bjorn 42  1m15s slot:1bjorn',
         '',
-        'WAITING FOR            MISSIONS',
-        'slot 1bjorn            2',
-        'binding telegram:ops:1 1',
+        'QUEUE                  WAITING MISSION IDS (NEXT FIRST)',
+        'slot 1bjorn            2       m1-a m2-b',
+        'binding telegram:ops:1 1       m3-c',
         '',
         'CRON    RAIDER NEXT                 LAST',
         'nightly 1bjorn 2026-12-01 02:00:00Z completed at 2026-11-30 02:00:01',
@@ -45,6 +50,20 @@ describe('raider hall status for a person', () => {
         'ops      retrying (3 failures) 401 Unauthorized',
         '',
         'ACP: 127.0.0.1:38421, 2 session(s)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('status: a long queue shows its first five mission ids and how many more wait', () => {
+    const waiting = Array.from({ length: 7 }, (_, i) => ({ mission_id: `m${i + 1}`, slot: '1ivar', position: i + 1 }));
+    expect(renderStatus({ running: 1, root: '/h', queues: { '1ivar': 7 }, waiting }, plain)).toBe(
+      [
+        'Hall /h',
+        '1 running',
+        '',
+        'QUEUE      WAITING MISSION IDS (NEXT FIRST)',
+        'slot 1ivar 7       m1 m2 m3 m4 m5 +2 more (raider hall queue)',
         '',
       ].join('\n'),
     );

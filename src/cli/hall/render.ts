@@ -77,6 +77,7 @@ interface StatusReply {
   queues?: Record<string, number>;
   binding_queues?: Record<string, number>;
   runs?: Array<{ id: string; slot: string; pid: number; age: number; binding?: string; hall?: string }>;
+  waiting?: Array<{ mission_id: string; slot: string; binding?: string; position: number }>;
   storage_error?: string;
   face_errors?: Record<string, string>;
   cron?: Record<
@@ -86,6 +87,26 @@ interface StatusReply {
   telegram?: Record<string, { state?: string; failures?: number; last_error?: { error?: string } | null }>;
   acp?: { host?: string; port?: number; sessions?: number };
   [key: string]: unknown;
+}
+
+/** The ids of the waiting missions by queue, named as the status table names it (`slot 1bjorn`, `binding B`), in order. */
+function waitingIdsByQueue(waiting: NonNullable<StatusReply['waiting']>): Map<string, string[]> {
+  const byQueue = new Map<string, string[]>();
+  for (const w of [...waiting].sort((a, b) => a.position - b.position)) {
+    const queue = w.binding !== undefined ? `binding ${w.binding}` : `slot ${w.slot}`;
+    const ids = byQueue.get(queue);
+    if (ids) ids.push(w.mission_id);
+    else byQueue.set(queue, [w.mission_id]);
+  }
+  return byQueue;
+}
+
+/** The first ids of a queue on one line; `queue` lists them all. */
+const IDS_SHOWN = 5;
+function idList(ids: string[], waiting: number): string {
+  const shown = ids.slice(0, IDS_SHOWN).join(' ');
+  const more = Math.max(waiting, ids.length) - Math.min(ids.length, IDS_SHOWN);
+  return more > 0 ? `${shown} +${more} more (raider hall queue)`.trimStart() : shown;
 }
 
 export function renderStatus(reply: StatusReply, style: Style): string {
@@ -107,14 +128,19 @@ export function renderStatus(reply: StatusReply, style: Style): string {
       ).trimEnd(),
     );
   }
-  const queues = Object.entries(reply.queues ?? {}).filter(([, n]) => n > 0);
-  const bindingQueues = Object.entries(reply.binding_queues ?? {});
-  if (queues.length + bindingQueues.length > 0) {
+  const queues = [
+    ...Object.entries(reply.queues ?? {})
+      .filter(([, n]) => n > 0)
+      .map(([slot, n]): [string, number] => [`slot ${slot}`, n]),
+    ...Object.entries(reply.binding_queues ?? {}).map(([b, n]): [string, number] => [`binding ${b}`, n]),
+  ];
+  if (queues.length > 0) {
+    const ids = waitingIdsByQueue(reply.waiting ?? []);
     out.push('');
     out.push(
       alignedTable(
-        ['WAITING FOR', 'MISSIONS'],
-        [...queues.map(([slot, n]) => [`slot ${slot}`, String(n)]), ...bindingQueues.map(([b, n]) => [`binding ${b}`, String(n)])],
+        ['QUEUE', 'WAITING', 'MISSION IDS (NEXT FIRST)'],
+        queues.map(([queue, n]) => [queue, String(n), idList(ids.get(queue) ?? [], n)]),
       ).trimEnd(),
     );
   }
