@@ -137,6 +137,16 @@ describe('queued missions', () => {
       [oneReply.mission_id, 1],
       [twoReply.mission_id, 2],
     ]);
+    // In words: a title, the table indented under it, each line ending in its text and a line break.
+    const text = await cli(['queue', '1bjorn'], root);
+    expect(text).toMatchObject({ code: 0, stderr: '' });
+    const lines = text.stdout.split('\n');
+    expect(lines).toHaveLength(6);
+    expect(lines[0]).toBe('1bjorn (slot queue)');
+    expect(lines[1]).toMatch(/^ {2}POS MISSION_ID +AGE +NAME +MISSION$/);
+    expect(lines[2]).toMatch(new RegExp(`^ {2}1 {3}${oneReply.mission_id} \\d+s +1bjorn answer one$`));
+    expect(lines[4]).toMatch(/^ {2}3 {3}m\S+ +\d+s +1bjorn answer three$/);
+    expect(lines[5]).toBe('');
   });
 
   it('a spawn that waits for room under max_running is numbered within its slot queue, not the wait for room', async () => {

@@ -36,7 +36,8 @@ export function renderQueue(reply: Answer<'queue'>, columns: number): string {
       const fixed = [3, ...[1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length), 4))].reduce((a, b) => a + b + 1, 2);
       const cut = rows.map((r) => [...r.slice(0, 4), cutMission(r[4] ?? '', columns - fixed)]);
       const table = alignedTable(['POS', 'MISSION_ID', 'AGE', 'NAME', 'MISSION'], cut, [3]);
-      return `${title}\n${table.replace(/^/gm, '  ')}`;
+      // Indent the table's lines, not the empty end after its last line break.
+      return `${title}\n${table.replace(/^(?=.)/gm, '  ')}`;
     })
     .join('');
 }
