@@ -77,8 +77,8 @@ describe('parseHallConfig: the seed example', () => {
   });
 
   it('keeps the raiders in the order of the file', () => {
-    const { config } = ok('raiders:\n  zed: {}\n  1bjorn: {}\n  alf: {}\n');
-    expect(Object.keys(config.raiders)).toEqual(['zed', '1bjorn', 'alf']);
+    const { config } = ok('raiders:\n  zed: {}\n  1Bjorn: {}\n  alf: {}\n');
+    expect(Object.keys(config.raiders)).toEqual(['zed', '1Bjorn', 'alf']);
   });
 
   it('takes the provider example and provider next to engine (refused at spawn, not at load)', () => {
@@ -348,6 +348,25 @@ describe('Telegram ids', () => {
     expect(bot?.allowlist).toEqual(['42', '43', '-7']);
     expect(bot?.allowed_chats).toEqual(['-1001234567890', '-1009876543210']);
     expect(bot?.routing).toEqual({ '-1001234567890': 'bjorn', '42': 'lagertha', '*': 'bjorn' });
+  });
+});
+
+describe('a raider entry under a numbered name', () => {
+  it('is an error naming the line and the entry to write instead', () => {
+    expect(errors('raiders:\n  ivar: {}\n  1bjorn: { engine: scripted }\n')).toEqual([
+      `${FILE}: line 3, column 3: raiders.1bjorn: a raider entry is named without a number: write bjorn: ` +
+        '(1bjorn is the singleton slot of the entry bjorn; spawn 1bjorn to run it one mission at a time)',
+    ]);
+  });
+
+  it('comes with the other errors of the file', () => {
+    const errs = errors('raiders: { 22ivar: ~ }\ncancel_grace: soon\n');
+    expect(errs[0]).toMatch(/^\/x\/\.raider-hall\.yml: line 1, column 12: raiders\.22ivar: .*write ivar:/);
+    expect(errs[1]).toMatch(/cancel_grace: expected a number >= 0/);
+  });
+
+  it('a name that only starts with digits is not numbered', () => {
+    expect(Object.keys(ok('raiders: { 1Bjorn: {}, 7: {}, 2-b: {} }\n').config.raiders).sort()).toEqual(['1Bjorn', '2-b', '7']);
   });
 });
 

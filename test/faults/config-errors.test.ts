@@ -23,6 +23,11 @@ const CASES: Array<{ what: string; config: string | Buffer | 'directory'; says: 
     config: Buffer.concat([Buffer.from('raiders: { bjorn: {} }\nb'), Buffer.from([0xff]), Buffer.from('d: 1\n')]),
     says: /line 2, column 2: not valid UTF-8/,
   },
+  {
+    what: 'a raider entry under a numbered name',
+    config: 'raiders:\n  1bjorn: { engine: scripted }\n',
+    says: /line 2, column 3: raiders\.1bjorn: .*write bjorn: \(1bjorn is the singleton slot of the entry bjorn/,
+  },
   { what: 'a directory where the file should be', config: 'directory', says: /cannot read: EISDIR/ },
 ];
 

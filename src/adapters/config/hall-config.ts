@@ -7,11 +7,11 @@
  * unknown-key detection walks its shape. Environment overrides
  * (RAIDER_HALL_ACP_PORT, ...) are the caller's business.
  */
-import { LineCounter, parseDocument } from 'yaml';
+import { type Document, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { isKnownEngine, KNOWN_ENGINES } from '../../domain/engines.js';
 import { errorMessage } from '../../domain/error-message.js';
-import { SAFE_RAIDER_NAME } from '../../domain/names.js';
+import { NUMBERED_SLOT, SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { PERMISSION_MODES, type PermissionMode } from '../../domain/permission.js';
 import { isRecord } from '../../domain/records.js';
 
@@ -421,9 +421,16 @@ export function parseHallConfig(text: string, file: string): ConfigResult {
 
   const prepared = prepare(hallConfigSchema, data, [], (w) => warnings.push(`${file}: ${w}`));
   const parsed = hallConfigSchema.safeParse(prepared);
+  const numbered = numberedRaiderKeys(doc, lineCounter).map(
+    ({ key, line, col }) => `${file}: line ${line}, column ${col}: ${keyPath(['raiders', key])}: ${numberedKeyProblem(key)}`,
+  );
   if (!parsed.success) {
-    return { ok: false, errors: parsed.error.issues.map((i) => `${file}: ${keyPath(i.path) || '(top level)'}: ${i.message}`) };
+    return {
+      ok: false,
+      errors: [...numbered, ...parsed.error.issues.map((i) => `${file}: ${keyPath(i.path) || '(top level)'}: ${i.message}`)],
+    };
   }
+  if (numbered.length > 0) return { ok: false, errors: numbered };
 
   const { telegram: tg, dashboard: board, ...rest } = parsed.data;
   const config: HallConfig = { ...rest, telegram: null, ...(board ? { dashboard: board } : {}) };
@@ -439,6 +446,32 @@ export function parseHallConfig(text: string, file: string): ConfigResult {
     config.telegram = { api_root: tg.api_root, bots };
   }
   return { ok: true, config, warnings };
+}
+
+/**
+ * A spawn of `1bjorn` runs in the singleton slot of the entry `bjorn`, so an
+ * entry written as `1bjorn:` is never looked up: every run of it would use
+ * the raider's defaults.
+ */
+function numberedKeyProblem(key: string): string {
+  const base = NUMBERED_SLOT.exec(key)?.[2] ?? key;
+  return (
+    `a raider entry is named without a number: write ${base}: ` +
+    `(${key} is the singleton slot of the entry ${base}; spawn ${key} to run it one mission at a time)`
+  );
+}
+
+/** The keys of `raiders:` that are numbered names, with where each is written. */
+function numberedRaiderKeys(doc: Document, lineCounter: LineCounter): Array<{ key: string; line: number; col: number }> {
+  const raiders = doc.get('raiders', true);
+  if (!isMap(raiders)) return [];
+  const found: Array<{ key: string; line: number; col: number }> = [];
+  for (const pair of raiders.items) {
+    if (!isScalar(pair.key) || !NUMBERED_SLOT.test(String(pair.key.value))) continue;
+    const { line, col } = lineCounter.linePos(pair.key.range?.[0] ?? 0);
+    found.push({ key: String(pair.key.value), line, col });
+  }
+  return found;
 }
 
 /** The configuration of a hall without a config file. */
