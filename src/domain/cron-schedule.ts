@@ -27,15 +27,49 @@ function expression(spec: CronSpec, fromMs: number) {
   });
 }
 
-/** Why the expression cannot be scheduled, or null when it can. */
+const FIELDS = ['minute', 'hour', 'day of month', 'month', 'day of week'];
+const ALIASES = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@hourly', '@minutely', '@secondly', '@weekdays', '@weekends'];
+const VALID_EXAMPLE =
+  'a valid schedule is 5 fields such as "0 9 * * 1-5" (09:00 on weekdays), 6 with seconds first, or an alias such as @daily';
+
+/** cron-parser's complaint about one field, in our words. */
+function fieldComplaint(message: string): string {
+  const range = /got value (\S+) expected range (\d+-\d+)/.exec(message);
+  if (range) return `${range[1]} is outside ${range[2]}`;
+  if (/cannot resolve alias/.test(message)) return 'not a number, range, step or name';
+  return message;
+}
+
+/**
+ * Why the expression cannot be scheduled, or null when it can: what is
+ * wrong (which field, or the count of fields) and what a valid one looks like.
+ */
 export function cronProblem(spec: CronSpec): string | null {
+  const text = spec.cron.trim();
   // cron-parser reads an empty expression as `* * * * *`; nobody means that.
-  if (spec.cron.trim() === '') return 'the expression is empty';
+  if (text === '') return `the expression is empty; ${VALID_EXAMPLE}`;
+  if (text.startsWith('@')) {
+    if (!ALIASES.includes(spec.cron)) return `${JSON.stringify(text)} is not an alias (${ALIASES.join(', ')}); ${VALID_EXAMPLE}`;
+  } else {
+    // cron-parser fills in fields missing on the left, so "every day" would read as two fields of a schedule.
+    const fields = text.split(/\s+/);
+    if (fields.length !== 5 && fields.length !== 6) {
+      return `${fields.length} field${fields.length === 1 ? '' : 's'} where a schedule has 5 (${FIELDS.join(', ')}) or 6 (seconds first); ${VALID_EXAMPLE}`;
+    }
+    const names = fields.length === 6 ? ['second', ...FIELDS] : FIELDS;
+    for (const [i, field] of fields.entries()) {
+      try {
+        expression({ cron: fields.map((f, j) => (j === i ? f : '*')).join(' ') }, Date.UTC(2000, 0, 1));
+      } catch (err) {
+        return `the ${names[i]} field ${JSON.stringify(field)}: ${fieldComplaint(errorMessage(err))}; ${VALID_EXAMPLE}`;
+      }
+    }
+  }
   try {
     expression(spec, Date.UTC(2000, 0, 1)).next();
     return null;
   } catch (err) {
-    return errorMessage(err);
+    return `no time matches it (${errorMessage(err)}); ${VALID_EXAMPLE}`;
   }
 }
 

@@ -168,8 +168,8 @@ describe('cron through a real hall', () => {
       adapters,
       config:
         'raiders: { bjorn: {} }\ncron:\n' +
-        "  - { id: waiting, name: bjorn, cron: '0 * * * *', tz: UTC }\n" +
-        "  - { id: lost, name: bjorn, cron: '0 * * * *', tz: UTC }\n",
+        "  - { id: waiting, name: bjorn, cron: '0 * * * *', tz: UTC, mission: 'answer late' }\n" +
+        "  - { id: lost, name: bjorn, cron: '0 * * * *', tz: UTC, mission: 'answer lost' }\n",
     });
     const status = await hall.request({ cmd: 'status' });
     // The boot hands out what waited before the cron jobs look: found waiting or already started.
@@ -184,11 +184,15 @@ describe('cron through a real hall', () => {
     await eventually(() => expect(readCronState(root).lost.pending).toBeUndefined(), 2000, 10);
   });
 
-  it('an invalid expression is a configuration error naming the job: the hall refuses to start (exit 3)', async () => {
+  it('a job that cannot work is a configuration error naming the job, in our words: the hall refuses to start (exit 3)', async () => {
     const root = tempRoot();
     fs.writeFileSync(
       path.join(root, '.raider-hall.yml'),
-      "raiders: { bjorn: {} }\ncron:\n  - { id: fine, name: bjorn, cron: '@daily' }\n  - { id: broken, name: bjorn, cron: '61 * * * *' }\n",
+      'raiders: { bjorn: {} }\ncron:\n' +
+        "  - { id: fine, name: bjorn, cron: '@daily', mission: 'answer fine' }\n" +
+        "  - { id: broken, name: bjorn, cron: '61 * * * *', mission: 'answer broken' }\n" +
+        "  - { id: daily, name: bjorn, cron: 'every day', mission: 'answer daily' }\n" +
+        "  - { id: quiet, name: bjorn, cron: '@hourly' }\n",
     );
     const err = await startTestHall({ root, adapters }).then(
       () => null,
@@ -196,14 +200,34 @@ describe('cron through a real hall', () => {
     );
     expect(err).toBeInstanceOf(HallStartError);
     expect((err as HallStartError).exitCode).toBe(3);
-    expect((err as Error).message).toBe(
-      `${path.join(path.resolve(root), '.raider-hall.yml')}: cron[1].cron: job "broken": invalid cron expression "61 * * * *": Constraint error, got value 61 expected range 0-59`,
-    );
+    const file = path.join(path.resolve(root), '.raider-hall.yml');
+    const valid =
+      'a valid schedule is 5 fields such as "0 9 * * 1-5" (09:00 on weekdays), 6 with seconds first, or an alias such as @daily';
+    expect((err as Error).message.split('\n')).toEqual([
+      `${file}: cron[1].cron: job "broken": invalid cron expression "61 * * * *": the minute field "61": 61 is outside 0-59; ${valid}`,
+      `${file}: cron[2].cron: job "daily": invalid cron expression "every day": 2 fields where a schedule has 5 (minute, hour, day of month, month, day of week) or 6 (seconds first); ${valid}`,
+      `${file}: cron[3].mission: job "quiet" has no mission: write the text each run is given, e.g. mission: 'check the nightly build'`,
+    ]);
     expect(fs.existsSync(path.join(root, '.raider-hall.socket'))).toBe(false);
     // The same through `raider hall start`, which runs the default adapters.
     const cli = await runCli(['hall', 'start', root, '--quiet']);
     expect(cli.code).toBe(3);
     expect(cli.stderr).toContain('job "broken": invalid cron expression "61 * * * *"');
+    expect(cli.stderr).toContain('job "quiet" has no mission');
+    expect(cli.stderr).not.toContain('cannot resolve alias');
+  });
+
+  it('a job for a raider with no entry is named at start, as a spawn of it is told', async () => {
+    hall = await startTestHall({
+      adapters,
+      config:
+        'raiders: { bjorn: {} }\ncron:\n' +
+        "  - { id: ok, name: 2bjorn, cron: '0 0 1 1 *', mission: 'answer ok' }\n" +
+        "  - { id: typo, name: bjrn, cron: '0 0 1 1 *', mission: 'answer typo' }\n",
+    });
+    expect(hall.logs.filter((l) => l.includes('has no entry'))).toEqual([
+      `cron job "typo": bjrn has no entry in .raider-hall.yml; it runs with the raider's defaults`,
+    ]);
   });
 
   it('a config without cron jobs runs no cron adapter', async () => {

@@ -20,10 +20,22 @@ const berlin = (cron: string) => ({ cron, tz: 'Europe/Berlin' });
 describe('cron schedule', () => {
   it('accepts 5- and 6-field expressions and aliases; names what is wrong otherwise', () => {
     for (const cron of ['*/15 * * * *', '*/5 * * * * *', '@daily', '@hourly', '0 9 * * 1-5']) expect(cronProblem({ cron })).toBeNull();
-    expect(cronProblem({ cron: '61 * * * *' })).toBe('Constraint error, got value 61 expected range 0-59');
-    expect(cronProblem({ cron: '* * * * * * *' })).toBe('Invalid cron expression, too many fields');
-    expect(cronProblem({ cron: '@fortnightly' })).toMatch(/alias/);
-    expect(cronProblem({ cron: '   ' })).toBe('the expression is empty');
+    const valid =
+      'a valid schedule is 5 fields such as "0 9 * * 1-5" (09:00 on weekdays), 6 with seconds first, or an alias such as @daily';
+    expect(cronProblem({ cron: '61 * * * *' })).toBe(`the minute field "61": 61 is outside 0-59; ${valid}`);
+    expect(cronProblem({ cron: '0 9 * * mon-fry' })).toBe(`the day of week field "mon-fry": not a number, range, step or name; ${valid}`);
+    expect(cronProblem({ cron: '* * * 13 *' })).toBe(`the month field "13": 13 is outside 1-12; ${valid}`);
+    expect(cronProblem({ cron: '70 * * * * *' })).toBe(`the second field "70": 70 is outside 0-59; ${valid}`);
+    expect(cronProblem({ cron: 'every day' })).toBe(
+      `2 fields where a schedule has 5 (minute, hour, day of month, month, day of week) or 6 (seconds first); ${valid}`,
+    );
+    expect(cronProblem({ cron: '* * *' })).toMatch(/^3 fields where/);
+    expect(cronProblem({ cron: '* * * * * * *' })).toMatch(/^7 fields where/);
+    expect(cronProblem({ cron: '@fortnightly' })).toBe(
+      `"@fortnightly" is not an alias (@yearly, @annually, @monthly, @weekly, @daily, @hourly, @minutely, @secondly, @weekdays, @weekends); ${valid}`,
+    );
+    expect(cronProblem({ cron: '0 0 31 2 *' })).toMatch(/^no time matches it \(/);
+    expect(cronProblem({ cron: '   ' })).toBe(`the expression is empty; ${valid}`);
   });
 
   it('next is strictly after the given time, in the job time zone', () => {
@@ -162,13 +174,16 @@ describe('cron configuration check', () => {
     expect(
       cronConfigErrors(
         [
-          { id: 'ok', cron: '@daily' },
-          { id: 'bad', cron: '0 25 * * *' },
+          { id: 'ok', cron: '@daily', mission: 'sweep' },
+          { id: 'bad', cron: '0 25 * * *', mission: 'sweep' },
+          { id: 'quiet', cron: '@daily', mission: ' ' },
         ],
         '/h/.raider-hall.yml',
       ),
     ).toEqual([
-      '/h/.raider-hall.yml: cron[1].cron: job "bad": invalid cron expression "0 25 * * *": Constraint error, got value 25 expected range 0-23',
+      '/h/.raider-hall.yml: cron[1].cron: job "bad": invalid cron expression "0 25 * * *": the hour field "25": 25 is outside 0-23; ' +
+        'a valid schedule is 5 fields such as "0 9 * * 1-5" (09:00 on weekdays), 6 with seconds first, or an alias such as @daily',
+      `/h/.raider-hall.yml: cron[2].mission: job "quiet" has no mission: write the text each run is given, e.g. mission: 'check the nightly build'`,
     ]);
   });
 });

@@ -19,6 +19,8 @@ import type { CronJobConfig } from '../config/hall-config.js';
 import { cronJobLogic, type CronJobWorld } from './cron-job-actors.js';
 import { CronRecords, missionWhereabouts } from './cron-records.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { noEntryNotice, slotOf } from '../../domain/names.js';
+import { ownEntry } from '../../domain/own-entry.js';
 
 export interface CronAdapterOptions {
   /** The wall clock (tests may shift it). */
@@ -33,13 +35,19 @@ export interface CronAdapterOptions {
 
 export const DEFAULT_CRON_RECHECK_MS = 60_000;
 
-/** Builds the cron adapter; a config with no cron jobs gets none. Throws a configuration error (exit 3) for a bad expression. */
+/** Builds the cron adapter; a config with no cron jobs gets none. Throws a configuration error (exit 3) for a job that cannot work. */
 export function cronAdapter(options: CronAdapterOptions = {}): HallAdapterFactory {
   return (services) => {
     const jobs = services.config.cron;
     if (jobs.length === 0) return null;
     const errors = cronConfigErrors(jobs, services.paths.config);
     if (errors.length > 0) throw new HallStartError(errors.join('\n'), 3);
+    // As a spawn of such a name is told: it runs, on the raider's defaults, which is rarely what was meant.
+    for (const job of jobs) {
+      if (ownEntry(services.config.raiders, slotOf(job.name).baseName) === undefined) {
+        services.log(`cron job ${JSON.stringify(job.id)}: ${noEntryNotice(job.name)}`);
+      }
+    }
     return new CronAdapter(services, jobs, options);
   };
 }
