@@ -90,6 +90,8 @@ export function prepareRunLogic(env: RunEnvironment) {
           env: raiderEnv(baseEnv, {
             root: paths.root,
             slot: input.slot,
+            entry: input.baseName,
+            configPath: paths.config,
             runId: input.runId,
             // The raider connects to the path as given: the short one when the root is long.
             socketPath: reachableSocketPath(paths.socket),

@@ -49,6 +49,10 @@ export function packList(entry: RaiderEntryFields): string[] {
 export interface RaiderEnvInput {
   root: string;
   slot: string;
+  /** The raider entry of the hall's config the run uses (`bjorn` for the slot `1bjorn`), named whether it is written or not. */
+  entry: string;
+  /** The hall's config file, where that entry is (or would be) written. */
+  configPath: string;
   runId: string;
   socketPath: string;
   libTarget: string;
@@ -67,6 +71,9 @@ export function raiderEnv(base: Readonly<Record<string, string | undefined>>, in
   env.RAIDER_HALL_MODE = '1';
   env.RAIDER_HALL_ROOT = input.root;
   env.RAIDER_HALL_SLOT = input.slot;
+  // Where the raider's own advice points: a setting missing from the run is the hall entry's to give.
+  env.RAIDER_HALL_ENTRY = input.entry;
+  env.RAIDER_HALL_CONFIG = input.configPath;
   env.RAIDER_HALL_SOCKET = input.socketPath;
   // Lets a restarted hall recognise its raiders among the live processes.
   env.RAIDER_HALL_RUN_ID = input.runId;

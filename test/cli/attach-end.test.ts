@@ -126,6 +126,9 @@ describe('a raider that exits without a result', () => {
       const r = await hall(['spawn', '--attach', 'bjorn', 'hello'], real);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^raider bjorn-\S+: no engine configured/m);
+      // The hall's entry is what gives the run its engine: its key and file, with the real path.
+      expect(r.stderr).toContain(`raiders.bjorn.engine in ${path.join(real, '.raider-hall.yml')}`);
+      expect(r.stderr).not.toContain('<root>');
       expect(r.stderr).toMatch(/ended: failed: .*exit code 3/);
     } finally {
       await own.stop();

@@ -67,6 +67,8 @@ describe('spawning a raider', () => {
       RAIDER_HALL_MODE: '1',
       RAIDER_HALL_ROOT: hall.root,
       RAIDER_HALL_SLOT: '1bjorn',
+      RAIDER_HALL_ENTRY: 'bjorn',
+      RAIDER_HALL_CONFIG: path.join(hall.root, '.raider-hall.yml'),
       RAIDER_HALL_SOCKET: path.join(hall.root, '.raider-hall.socket'),
       RAIDER_HALL_RAIDER_BIN: FAKE_RAIDER,
       RAIDER_HALL_RUN_ID: reply.id,

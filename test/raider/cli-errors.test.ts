@@ -46,6 +46,27 @@ describe('configuration errors exit 3 with an empty stdout', () => {
     expect(r.stderr).toMatch(/OPENAI_API_KEY/);
   });
 
+  it('no engine: the advice names the real files of the root, not a placeholder', async () => {
+    const root = makeProject(SCRIPT);
+    const r = await runRaider(['--stream-json', '-r', root, '--', 'x'], { env: cleanEnv() });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`  engine: in ${join(root, '.raider.yml')},\n`);
+    expect(r.stderr).toContain(`plays ${join(root, '.raider', 'script.yml')} or -o script=FILE`);
+    expect(r.stderr).not.toContain('<root>');
+  });
+
+  it("no engine under a hall: the advice names the hall entry's key and the hall's config file", async () => {
+    const root = makeProject(SCRIPT);
+    const config = join(root, '.raider-hall.yml');
+    const env = cleanEnv({ RAIDER_HALL_ENTRY: 'bjorn', RAIDER_HALL_CONFIG: config });
+    const r = await runRaider(['--stream-json', '-r', root, '--', 'x'], { env });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("no engine configured for the hall's raider bjorn. Choose one of:\n");
+    expect(r.stderr).toContain(`  raiders.bjorn.engine in ${config}: anthropic or openai`);
+    expect(r.stderr).not.toContain('<root>');
+    expect(r.stderr).not.toContain('--engine scripted');
+  });
+
   it('an unknown engine', async () => {
     const r = await runRaider(['--stream-json', '-e', 'hal9000', '--', 'x']);
     expect(r).toMatchObject({ code: 3, stdout: '' });

@@ -13,6 +13,7 @@
  * or a provider binding gets `-o api_key=` or the binding's `key_env`, so a
  * cloned repository cannot point your OPENAI_API_KEY at its own server.
  */
+import { join } from 'node:path';
 import { loadModelEngine } from '../model-engine-bundle.js';
 import type { OptionValue } from '../args.js';
 import { loadProjectConfig, type ProjectConfig } from '../config/project-config.js';
@@ -41,13 +42,34 @@ const DEFAULTS: Record<ModelEngine, EngineDefaults> = {
   openai: { url: 'https://api.openai.com/v1', model: 'gpt-4.1-mini', keyVar: 'OPENAI_API_KEY', urlVar: 'OPENAI_BASE_URL' },
 };
 
-export const NO_ENGINE_HELP =
-  'no engine configured. Choose one of:\n' +
-  '  --engine openai with OPENAI_API_KEY set (or OPENAI_BASE_URL / -o url=URL for a local server such as ollama),\n' +
-  '  --engine anthropic with ANTHROPIC_API_KEY set,\n' +
-  '  --provider ALIAS after: raider provider add ALIAS URL [--engine openai|anthropic] [--model M],\n' +
-  '  engine: in <root>/.raider.yml,\n' +
-  '  or --engine scripted (offline; plays <root>/.raider/script.yml or -o script=FILE)';
+/**
+ * What to do when no engine is found, with the real paths. Under a hall
+ * (RAIDER_HALL_ENTRY and RAIDER_HALL_CONFIG, set by the hall for each run)
+ * the hall's entry is what gives a run its engine, so that key comes first.
+ */
+export function noEngineHelp(root: string, projectFile: string, env: NodeJS.ProcessEnv): string {
+  const script = join(root, '.raider', 'script.yml');
+  const entry = env.RAIDER_HALL_ENTRY;
+  const config = env.RAIDER_HALL_CONFIG;
+  if (entry && config) {
+    return (
+      `no engine configured for the hall's raider ${entry}. Choose one of:\n` +
+      `  raiders.${entry}.engine in ${config}: anthropic or openai (with its API key in the hall's environment),\n` +
+      `    or scripted (offline; plays ${script}),\n` +
+      `  raiders.${entry}.provider in ${config}: an ALIAS after: raider provider add ALIAS URL [--engine openai|anthropic],\n` +
+      `  ANTHROPIC_API_KEY or OPENAI_API_KEY in the hall's environment,\n` +
+      `  or engine: in ${projectFile}`
+    );
+  }
+  return (
+    'no engine configured. Choose one of:\n' +
+    '  --engine openai with OPENAI_API_KEY set (or OPENAI_BASE_URL / -o url=URL for a local server such as ollama),\n' +
+    '  --engine anthropic with ANTHROPIC_API_KEY set,\n' +
+    '  --provider ALIAS after: raider provider add ALIAS URL [--engine openai|anthropic] [--model M],\n' +
+    `  engine: in ${projectFile},\n` +
+    `  or --engine scripted (offline; plays ${script} or -o script=FILE)`
+  );
+}
 
 export interface EngineChoice {
   engine: string | undefined;
@@ -146,7 +168,7 @@ function resolve(choice: EngineChoice, project: ProjectConfig, options: Readonly
   if (project.engine !== undefined) return { name: project.engine, model, url, urlSource, via: `engine: in ${project.file}` };
   if (choice.env.ANTHROPIC_API_KEY) return { name: 'anthropic', model, url, urlSource, via: 'ANTHROPIC_API_KEY is set' };
   if (choice.env.OPENAI_API_KEY || choice.env.OPENAI_BASE_URL) return { name: 'openai', model, url, urlSource, via: 'OPENAI_* is set' };
-  throw new ConfigError(NO_ENGINE_HELP);
+  throw new ConfigError(noEngineHelp(choice.root, project.file, choice.env));
 }
 
 function numberOption(options: Readonly<Record<string, OptionValue>>, key: string, min: number): number | undefined {
