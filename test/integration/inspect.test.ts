@@ -90,6 +90,24 @@ describe('the inspection stream (inspect.* events)', () => {
     await hall.request({ cmd: 'kill', id: run.id });
   });
 
+  it('ages count from when each actor entered its state, not from when the inspector attached', async () => {
+    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
+    const started = Date.now();
+    const done = await hall.events('raider.done');
+    await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer hi' });
+    await done.waitFor((e) => e.type === 'raider.done');
+    const ended = Date.now();
+    done.close();
+    // A process of its own attaches long after both: the hall running since its start, the slot free since the run's end.
+    const json = await runCli(['hall', 'inspect', hall.root, '--once', '--json']);
+    const actors = (JSON.parse(json.stdout.split('\n')[0]!) as Json).actors as Json[];
+    const node = (id: string) => actors.find((a) => a.id === id);
+    expect(node('hall')).toMatchObject({ state: 'running' });
+    expect(node('hall')?.since).toBeLessThanOrEqual(started);
+    expect(node('slot:bjorn')?.since).toBeGreaterThanOrEqual(started);
+    expect(node('slot:bjorn')?.since).toBeLessThanOrEqual(ended);
+  });
+
   it('the live view says when the hall stops and exits 1', async () => {
     hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n' });
     const live = hallLive(['inspect', hall.root], hall.root);

@@ -2,8 +2,9 @@
  * The actor tree on the event bus (`inspect.*` events), for `raider hall
  * inspect`: a snapshot of every live actor when someone subscribes, then each
  * change as it happens (an actor appears, changes state, stops). XState's
- * inspection API is attached only while somebody watches, so it costs
- * nothing otherwise.
+ * inspection API stays attached while nobody watches, but then only notes
+ * when each actor entered its state (a state text and a time per actor), so
+ * a late subscriber sees true ages; the tree is built only for a watcher.
  */
 import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
 import { missionTakenAt, type Mission } from '../../domain/mission.js';
@@ -95,10 +96,17 @@ function childrenOf(snap: Snap): AnyActorRef[] {
   return out;
 }
 
+/** When an actor entered its state, with the state it was noted for. */
+interface Entered {
+  state: string;
+  status: string;
+  since: number;
+}
+
 /**
- * When an actor first seen (a subscriber joined late) entered its state: a
- * live run since its process started; otherwise the hall knows no better
- * than now.
+ * When an actor whose entry the hall did not see entered its state (one that
+ * was running before it was tracked): a live run since its process started;
+ * otherwise the hall knows no better than now.
  */
 function firstSince(state: string, snap: Snap, now: number): number {
   const startedAt = snap.context?.startedAt;
@@ -119,6 +127,8 @@ export class ActorInspection {
   private readonly subscriptions = new Map<AnyActorRef, Subscription>();
   /** The id each actor is shown with, given when it is first seen. */
   private readonly names = new WeakMap<AnyActorRef, string>();
+  /** When each actor entered its current state, noted whether anybody watches or not. */
+  private readonly entered = new WeakMap<AnyActorRef, Entered>();
   private watching = 0;
 
   constructor(
@@ -128,20 +138,17 @@ export class ActorInspection {
     bus.watchSubscribers((subscriber, joined) => {
       if (!subscriber.filter.startsWith('inspect')) return;
       this.watching += joined ? 1 : -1;
-      if (joined) {
-        this.attach();
-        this.publishSnapshot();
-      } else if (this.watching === 0) this.detach();
+      if (joined) this.publishSnapshot();
+      else if (this.watching === 0) this.known.clear();
     });
   }
 
   /** Adds a root actor (the hall; each ACP session); returns a function that removes it. */
   track(root: AnyActorRef): () => void {
     this.roots.add(root);
-    if (this.watching > 0) {
-      this.attachTo(root);
-      this.discover(root, null);
-    }
+    this.noteEntry(root, snapOf(root));
+    this.attachTo(root);
+    if (this.watching > 0) this.discover(root, null);
     return () => {
       this.roots.delete(root);
       this.subscriptions.get(root)?.unsubscribe();
@@ -163,22 +170,12 @@ export class ActorInspection {
     return out;
   }
 
-  private attach(): void {
-    for (const root of this.roots) this.attachTo(root);
-  }
-
   private attachTo(root: AnyActorRef): void {
     if (this.subscriptions.has(root)) return;
     this.subscriptions.set(
       root,
       root.system.inspect((event: InspectionEvent) => this.onInspection(event)),
     );
-  }
-
-  private detach(): void {
-    for (const sub of this.subscriptions.values()) sub.unsubscribe();
-    this.subscriptions.clear();
-    this.known.clear();
   }
 
   private publishSnapshot(): void {
@@ -209,6 +206,15 @@ export class ActorInspection {
     const state = stateText(snap.value);
     const status = snap.status ?? 'active';
     const changed = !previous || previous.state !== state || previous.status !== status;
+    const entered = this.entered.get(actor);
+    const since =
+      entered?.state === state && entered.status === status
+        ? entered.since
+        : !previous
+          ? firstSince(state, snap, this.now())
+          : changed
+            ? this.now()
+            : previous.since;
     const queue = waitingOf(snap.context?.queue);
     return {
       id,
@@ -216,15 +222,17 @@ export class ActorInspection {
       kind: kindOf(actor),
       state,
       status,
-      since: !previous ? firstSince(state, snap, this.now()) : changed ? this.now() : previous.since,
+      since,
       ...(queue.length > 0 ? { waiting: queue.length, missions: waitingMissions(queue) } : {}),
     };
   }
 
   private onInspection(event: InspectionEvent): void {
-    if (event.type !== '@xstate.snapshot' || this.watching === 0) return;
+    if (event.type !== '@xstate.snapshot') return;
     const actor = event.actorRef as AnyActorRef;
     const hosted = (event as { snapshot: Snap }).snapshot.hosted;
+    if (!(hosted instanceof Map)) this.noteEntry(actor, (event as { snapshot: Snap }).snapshot);
+    if (this.watching === 0) return;
     if (hosted instanceof Map) {
       // A host took in or let go of a run after its parent's snapshot went out: look again at the parent.
       const parent = actor._parent;
@@ -235,6 +243,14 @@ export class ActorInspection {
     const previous = this.known.get(this.names.get(actor) ?? actor.id);
     if (!previous && !this.roots.has(actor)) return; // found through its parent, below
     this.update(actor, previous?.parent ?? null, (event as { snapshot: Snap }).snapshot);
+  }
+
+  /** Notes the time an actor's snapshot shows a state other than the one noted before. */
+  private noteEntry(actor: AnyActorRef, snap: Snap): void {
+    const state = stateText(snap.value);
+    const status = snap.status ?? 'active';
+    const noted = this.entered.get(actor);
+    if (noted?.state !== state || noted.status !== status) this.entered.set(actor, { state, status, since: this.now() });
   }
 
   private update(actor: AnyActorRef, parent: string | null, snap: Snap): void {
