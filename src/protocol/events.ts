@@ -122,6 +122,12 @@ export const RaiderDone = event(
     binding: binding.optional(),
     mission_id: missionId,
     cancel_requested: z.literal(true).optional().describe('A cancel was asked for before the run ended.'),
+    reported_by: z
+      .string()
+      .optional()
+      .describe(
+        "In a shared cluster, the end of a lost hall's run: the hall that took it over and reported it (`hall` names the lost one).",
+      ),
   },
   'A run ended (or was found ended when the hall started); it may come twice after a crash of the hall.',
 );

@@ -4,11 +4,13 @@
  * foreground process. The halls serve one another's missions, and Ctrl-C
  * leaves no hall, no raider and no database server behind.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { RAIDER_BIN } from '../support/hall-client.js';
+import { feedLabel } from '../../src/cli/demo-cluster.js';
+import { RAIDER_BIN, REPO, runCli } from '../support/hall-client.js';
+
 import { eventually, hallRoot, pidFileOf, removeRoots, request, socketOf } from './cli-helpers.js';
 
 // initdb, a server and three halls: on a busy two-core machine this takes a while.
@@ -30,6 +32,22 @@ function processesMentioning(text: string): number[] {
   }
   return pids;
 }
+
+describe('the cluster demo in a checkout', () => {
+  it('its default directory is ignored by git, as the demo hall is', () => {
+    const ignored = spawnSync('git', ['check-ignore', '-q', 'demo-cluster/hall-1/.raider-hall.yml'], { cwd: REPO });
+    expect(ignored.status).toBe(0);
+  });
+
+  const envelope = { type: 'raider.spawned', version: 1, seq: 3, time: 0, ts: 0 };
+
+  it("labels a lost hall's run with the hall that reported it, other events with their own hall", () => {
+    const lost = { ...envelope, type: 'raider.done', hall: 'hall-3', reported_by: 'hall-1', status: 'failed' };
+    expect(feedLabel(lost, 'hall-2')).toBe('hall-1');
+    expect(feedLabel({ ...envelope, hall: 'hall-3' }, 'hall-2')).toBe('hall-3');
+    expect(feedLabel(envelope, 'hall-2')).toBe('hall-2');
+  });
+});
 
 describe('raider demo --cluster', () => {
   it('runs three halls on one embedded PostgreSQL that share the missions, and stops every process on Ctrl-C', async () => {
@@ -74,6 +92,11 @@ describe('raider demo --cluster', () => {
       await eventually(() => {
         for (const id of HALLS) expect(out).toMatch(new RegExp(`\\[${id}\\] \\S+ raider\\.spawned bjorn-`));
       }, 10_000);
+
+      // A clean stop is the operator's: the demo says so and does not start that hall again.
+      expect((await runCli(['hall', 'stop', roots[2] ?? ''])).code).toBe(0);
+      await eventually(() => expect(err).toContain('hall-3 stopped cleanly'), 30_000, 100);
+      expect(err).not.toContain('hall-3 exited');
     } finally {
       demo.kill('SIGINT');
     }

@@ -147,7 +147,7 @@ describe('several halls on one shared cluster', () => {
     a.child.kill('SIGKILL');
     const done = await events.waitFor((e) => e.type === 'raider.done' && e.mission_id === holder.mission_id, 10_000);
     expect(Date.now() - killedAt).toBeLessThanOrEqual((LEASE_SECONDS + 1) * 1000 + 500);
-    expect(done).toMatchObject({ status: 'failed', slot: '1bjorn' });
+    expect(done).toMatchObject({ status: 'failed', slot: '1bjorn', hall: 'hall-a', reported_by: 'hall-b' });
     expect(done.error).toContain('hall-a');
     await eventually(
       () =>
