@@ -226,7 +226,9 @@ export function renderBusEvent(event: Record<string, unknown>, style: Style): st
         return `${fields.id} ${colour(status)}: ${oneLine(text, 120)}`;
       }
       case 'raider.queued':
-        return `mission for ${fields.slot} waits${fields.binding ? ` for ${fields.binding}` : ''} (queue depth ${fields.queue_depth})`;
+        return `mission ${fields.mission_id} for ${fields.slot} waits${fields.binding ? ` for ${fields.binding}` : ''} (queue depth ${fields.queue_depth})`;
+      case 'raider.signal':
+        return `${fields.signal} to ${fields.id} (pid ${fields.pid})`;
       case 'raider.refused':
         return style.red(`${fields.name} refused (${fields.reason}): ${fields.error}`);
       default:
