@@ -52,9 +52,13 @@ describe.concurrent('raider hall start --daemon', () => {
       try {
         expect(started.code, started.stderr).toBe(1);
         expect(pid, started.stdout).not.toBeNull();
-        expect(started.stderr).toContain(`acp: not serving: cannot listen on 127.0.0.1:${port}`);
-        expect(started.stderr).toContain('EADDRINUSE');
-        expect(started.stderr).toContain(`raider hall stop ${root}`);
+        // Said once, in one wording: what, where, why and where the port came from; then what to do.
+        expect(started.stderr).toBe(
+          `acp: cannot serve: cannot listen on 127.0.0.1:${port}: another program listens there (EADDRINUSE) (the port from --acp-port)\n` +
+            `The hall runs without acp; stop it with: raider hall stop ${root}\n`,
+        );
+        const log = fs.readFileSync(hallLog(root), 'utf8');
+        expect(log.split(`127.0.0.1:${port}`)).toHaveLength(2);
 
         const status = await hall(['status', '--json'], root);
         expect(JSON.parse(status.stdout)).toMatchObject({ face_errors: { acp: expect.stringContaining(`127.0.0.1:${port}`) } });
@@ -98,6 +102,9 @@ describe.concurrent('raider hall start --daemon', () => {
       expect(started.code, started.stderr).toBe(0);
       expect(started.stderr).toContain('unknown key bogus_key');
       expect(fs.readFileSync(hallLog(root), 'utf8')).toContain('unknown key bogus_key');
+      // Nobody has a Ctrl-C to press for a daemon.
+      expect(fs.readFileSync(hallLog(root), 'utf8')).toContain(`Stop it with: raider hall stop ${root}\n`);
+      expect(fs.readFileSync(hallLog(root), 'utf8')).not.toContain('Ctrl-C');
 
       const spawn = await hall(['spawn', 'bjorn', 'answer done'], root);
       const { id } = spawned(spawn.stdout);

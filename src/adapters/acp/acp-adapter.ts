@@ -14,19 +14,39 @@ import { createAcpAgent } from './acp-agent.js';
 import { AcpHub } from './acp-hub.js';
 import { AcpSessionStore } from './acp-session-store.js';
 import { listenUnix, type UnixListener } from '../os/socket-path.js';
-import { errorMessage } from '../../domain/error-message.js';
+import { errorCode, errorMessage } from '../../domain/error-message.js';
 
 export function acpSocketPath(root: string): string {
   return path.join(root, '.raider-hall.acp.socket');
 }
 
-/** The TCP address asked for: the command line wins over the environment, which wins over the config; no port, no TCP. */
-export function acpTcpAddress(services: Pick<HallServices, 'env' | 'config' | 'flags'>): { host: string; port: number } | null {
+/**
+ * The TCP address asked for, and where its port came from (for messages): the
+ * command line wins over the environment, which wins over the config; no
+ * port, no TCP.
+ */
+export function acpTcpAddress(
+  services: Pick<HallServices, 'env' | 'config' | 'flags' | 'paths'>,
+): { host: string; port: number; from: string } | null {
   const envPort = services.env.RAIDER_HALL_ACP_PORT;
-  const port = services.flags.acpPort ?? (envPort !== undefined && envPort !== '' ? Number(envPort) : services.config.acp.port);
-  if (port === null || port === undefined || !Number.isInteger(port) || port < 0 || port > 65535) return null;
+  const [port, from] =
+    services.flags.acpPort !== undefined
+      ? [services.flags.acpPort, '--acp-port']
+      : envPort !== undefined && envPort !== ''
+        ? [Number(envPort), 'RAIDER_HALL_ACP_PORT']
+        : [services.config.acp.port, `acp.port in ${services.paths.config}`];
+  if (port === null || !Number.isInteger(port) || port < 0 || port > 65535) return null;
   const host = services.flags.acpHost || services.env.RAIDER_HALL_ACP_HOST || services.config.acp.host || '127.0.0.1';
-  return { host, port };
+  return { host, port, from };
+}
+
+/** Why a listen failed, in words, with the system's code for whoever searches for it. */
+function listenProblem(err: unknown): string {
+  const code = errorCode(err);
+  if (code === 'EADDRINUSE') return 'another program listens there (EADDRINUSE)';
+  if (code === 'EACCES') return 'not allowed (EACCES; a port below 1024 needs privileges)';
+  if (code === 'EADDRNOTAVAIL') return 'this machine has no such address (EADDRNOTAVAIL)';
+  return errorMessage(err);
 }
 
 export const acpAdapter: HallAdapterFactory = (services) => new AcpAdapter(services);
@@ -63,7 +83,7 @@ class AcpAdapter implements HallAdapter {
         await listen(tcp, address.port, address.host);
       } catch (err) {
         // The local socket serves on; the hall reports the port it was asked for and could not serve.
-        throw new Error(`cannot listen on ${address.host}:${address.port}: ${errorMessage(err)}`);
+        throw new Error(`cannot listen on ${address.host}:${address.port}: ${listenProblem(err)} (the port from ${address.from})`);
       }
       const bound = tcp.address() as net.AddressInfo;
       this.tcp = { host: address.host, port: bound.port };
@@ -80,7 +100,10 @@ class AcpAdapter implements HallAdapter {
 
   private server(): net.Server {
     const server = net.createServer((socket) => this.serve(socket));
-    server.on('error', (err) => this.services.log(`ACP listener: ${err.message}`));
+    // An error of the listen itself is start()'s to report, once; this one is for a server that serves.
+    server.on('error', (err) => {
+      if (server.listening) this.services.log(`ACP listener: ${err.message}`);
+    });
     this.servers.push(server);
     return server;
   }

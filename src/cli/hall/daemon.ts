@@ -66,9 +66,9 @@ async function startForeground(options: StartOptions): Promise<number> {
     return code;
   }
   if (!options.quiet) {
-    process.stderr.write(
-      `Hall running in ${hall.paths.root} (PID ${process.pid}); socket ${hall.paths.socket}. Stop with Ctrl-C or: raider hall stop\n`,
-    );
+    // A daemon's stderr is its hall.log, read by someone with no Ctrl-C to press.
+    const stop = reporter ? `Stop it with: raider hall stop ${hall.paths.root}` : 'Stop with Ctrl-C or: raider hall stop';
+    process.stderr.write(`Hall running in ${hall.paths.root} (PID ${process.pid}); socket ${hall.paths.socket}. ${stop}\n`);
   }
   await reporter?.ready(hall.faceErrors);
   if (signals > 0) hall.stop();
@@ -167,8 +167,8 @@ async function startDaemon(options: StartOptions): Promise<number> {
   switch (outcome.type) {
     case 'ready': {
       process.stdout.write(`Hall started with PID ${outcome.pid}\n`);
+      // Why each face does not serve came already, as the hall's own start-up line.
       const failed = Object.entries(outcome.faceErrors);
-      for (const [face, error] of failed) process.stderr.write(`${face}: not serving: ${error}\n`);
       if (failed.length === 0) return 0;
       process.stderr.write(
         `The hall runs without ${failed.map(([face]) => face).join(', ')}; stop it with: raider hall stop ${paths.root}\n`,
