@@ -59,6 +59,29 @@ describe('raider acp at its edges', () => {
     expect(JSON.parse(stdio.stdout)).toMatchObject({ id: 7, error: { message: notRunning(root) } });
   });
 
+  it('--stdio answers a line that is no JSON-RPC message with -32600, as the MCP bridge does, and goes on', async () => {
+    const root = fs.realpathSync(tempRoot('acp-nohall-'));
+    const lines = [
+      { a: 1 },
+      { jsonrpc: '2.0', id: 4 },
+      [1, 2],
+      { jsonrpc: '2.0', id: 5, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } },
+    ];
+    const res = await runCli(['acp', '--stdio', root], { input: lines.map((l) => `${JSON.stringify(l)}\n`).join('') });
+    expect(res.code).toBe(0);
+    const replies = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const invalid = { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
+    expect(replies.slice(0, 3)).toEqual([
+      { jsonrpc: '2.0', id: null, error: invalid },
+      { jsonrpc: '2.0', id: 4, error: invalid },
+      { jsonrpc: '2.0', id: null, error: invalid },
+    ]);
+    expect(replies[3]).toMatchObject({ id: 5, result: { protocolVersion: 1 } });
+  });
+
   it('--stdio ends quietly at the end of stdin, with or without a hall', async () => {
     hall = (await startAcpHall('raiders: { bjorn: {} }\n')).hall;
     const init = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;

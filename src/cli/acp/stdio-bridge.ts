@@ -24,6 +24,13 @@ type Message = z.infer<typeof MessageSchema>;
 type Id = NonNullable<Message['id']>;
 
 const HALL_DOWN = -32000;
+/** The words of the MCP bridge for the same mistake (adapters/mcp/line-transport.ts). */
+const INVALID_REQUEST = 'Invalid Request: not a JSON-RPC 2.0 message';
+
+/** A response to a request: an id, and a result or an error. */
+function isResponse(m: Message): boolean {
+  return m.id !== undefined && m.id !== null && ('result' in m || 'error' in m);
+}
 
 export interface BridgeOptions {
   root: string;
@@ -94,8 +101,10 @@ class AcpBridge {
       return;
     }
     const read = MessageSchema.safeParse(msg);
-    if (!read.success) {
-      this.error(null, -32600, 'Invalid request');
+    // Neither a request, a notification nor a response (`{"a":1}`): JSON-RPC 2.0 answers it, with the id when it has one.
+    if (!read.success || (read.data.method === undefined && !isResponse(read.data))) {
+      const id = read.success ? (read.data.id ?? null) : null;
+      this.error(id, -32600, INVALID_REQUEST);
       return;
     }
     const m = read.data;
