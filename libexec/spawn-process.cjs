@@ -46,6 +46,7 @@ function nodeStart({ command, args, env, cwd, stdout, stderr }) {
 
 /** glibc's constants and structure sizes (x86_64 and aarch64 alike; a larger buffer is harmless). */
 const O_RDONLY = 0;
+const F_OK = 0;
 const AF_UNIX = 1;
 const SOCK_STREAM = 1;
 const SOCK_CLOEXEC = 0o2000000;
@@ -134,6 +135,7 @@ function loadPosixSpawn() {
       sigEmptySet: lib.func('int sigemptyset(void *sigset)'),
       socketpair: lib.func('int socketpair(int domain, int type, int protocol, void *fds)'),
       waitpid: lib.func('int waitpid(int pid, void *status, int options)'),
+      access: lib.func('int access(const char *path, int mode)'),
       errno: () => koffi.errno(),
     };
   } catch (err) {
@@ -202,13 +204,14 @@ function loadPosixSpawn() {
     return (searchPath ?? '/bin:/usr/bin').split(':').map((dir) => (dir === '' ? command : `${dir}/${command}`));
   }
 
-  /** Why a file cannot be run, seen without starting a process (0: it is there). */
+  /**
+   * Why a file cannot be run, seen without starting a process (0: it is there):
+   * the kernel's own answer, as execve would give it. Not fs.statSync with
+   * throwIfNoEntry: from Node 22 on, that hides ENOTDIR (a/file/x) as "no entry",
+   * where Node's spawn, on every version, says ENOTDIR.
+   */
   function missing(file, cwd) {
-    try {
-      return fs.statSync(path.resolve(cwd ?? process.cwd(), file), { throwIfNoEntry: false }) === undefined ? ENOENT : 0;
-    } catch (err) {
-      return os.constants.errno[err.code] ?? 0;
-    }
+    return libc.access(path.resolve(cwd ?? process.cwd(), file), F_OK) === 0 ? 0 : libc.errno();
   }
 
   function start(request) {

@@ -227,8 +227,11 @@ describe('the two ways, side by side', () => {
         const b = await outcome(node, root, `node-${label}`, request);
         expect({ label, ...a }).toEqual({ label, ...b });
       }
-      // The ones that fail, fail as Node's spawn says it.
+      // The ones that fail, fail as Node's spawn says it: the kernel's errno, on Node 20 to 26
+      // alike (from Node 22 on, statSync with throwIfNoEntry calls ENOTDIR "no entry": no guide).
       expect(await outcome(posix, root, 'x', cases.cwdIsAFile ?? {})).toEqual({ error: 'spawn ENOTDIR' });
+      expect(await outcome(posix, root, 'x', cases.commandUnderAFile ?? {})).toEqual({ error: 'spawn ENOTDIR' });
+      expect(await outcome(posix, root, 'x', cases.pathEntryIsAFile ?? {})).toEqual({ error: 'spawn ENOTDIR' });
       expect(await outcome(posix, root, 'x', cases.dotDotNotFollowed ?? {})).toEqual({ error: 'spawn hello ENOENT' });
       // A cwd that is no string starts nothing, and the fork server goes on (it crashed here once).
       for (const d of [posix, node]) {
