@@ -78,6 +78,14 @@ describe('spawning a raider', () => {
     expect(seen.cwd).toBe(hall.root);
   });
 
+  it('starts a raider whose `node` is the Node running the hall (the one first on PATH)', async () => {
+    // CI runs the smoke set with another Node first on PATH (.ci/run): this says both the hall
+    // (in this process) and its raiders ran on it.
+    hall = await startTestHall({ config: CONFIG });
+    const { done } = await runToEnd(hall, 'plain', 'node-version');
+    expect(done.response).toBe(process.version);
+  });
+
   it('passes the persona as the last pack unless listed, and no --engine without one', async () => {
     hall = await startTestHall({ config: CONFIG });
     const { done } = await runToEnd(hall, 'lagertha', 'argv');
