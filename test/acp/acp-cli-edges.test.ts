@@ -6,9 +6,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import readline from 'node:readline';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { eventually, hallEnv, RAIDER_BIN, runCli, tempRoot } from '../support/hall-client.js';
-import type { TestHall } from '../support/test-hall.js';
+import type { Json, TestHall } from '../support/test-hall.js';
 import { startAcpHall } from './acp-support.js';
 
 vi.setConfig({ testTimeout: 90_000 });
@@ -80,6 +81,29 @@ describe('raider acp at its edges', () => {
       { jsonrpc: '2.0', id: null, error: invalid },
     ]);
     expect(replies[3]).toMatchObject({ id: 5, result: { protocolVersion: 1 } });
+  });
+
+  it("--stdio relays a session/new sent as soon as initialize is answered, after the hall's own initialize", async () => {
+    // The bridge answers initialize at once, then connects and initialises the hall: a client's
+    // next request must wait for that, or the hall refuses it as uninitialised (acpx did this).
+    hall = (await startAcpHall('raiders: { bjorn: {} }\n')).hall;
+    const root = hall.root;
+    const cli = liveCli(['acp', '--stdio', root]);
+    const waiting = new Map<number, (answer: Json) => void>();
+    readline.createInterface({ input: cli.child.stdout }).on('line', (l) => {
+      const answer = JSON.parse(l) as Json;
+      if (typeof answer.id === 'number') waiting.get(answer.id)?.(answer);
+    });
+    const ask = (id: number, method: string, params: Json) =>
+      new Promise<Json>((resolve) => {
+        waiting.set(id, resolve);
+        cli.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      });
+    await ask(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const created = await ask(2, 'session/new', { cwd: root, mcpServers: [] });
+    cli.child.stdin.end();
+    await cli.done;
+    expect(created).toMatchObject({ id: 2, result: { sessionId: expect.any(String) } });
   });
 
   it('--stdio ends quietly at the end of stdin, with or without a hall', async () => {

@@ -147,8 +147,12 @@ class AcpBridge {
   }
 
   private ensureUpstream(): Promise<boolean> {
+    // While connecting, the socket is there but the hall has not yet answered the bridge's
+    // initialize: a request sent then (a client's session/new right after its initialize's
+    // answer) would reach the hall first and be refused as uninitialised. It waits instead.
+    if (this.connecting !== null) return this.connecting;
     if (this.upstream && !this.upstream.destroyed) return Promise.resolve(true);
-    this.connecting ??= this.connect().finally(() => (this.connecting = null));
+    this.connecting = this.connect().finally(() => (this.connecting = null));
     return this.connecting;
   }
 
