@@ -207,7 +207,16 @@ describe('PostgresStateStore', () => {
     await openStore(settings(url, { hallId: 'hall-a' }));
     const other = PostgresStateStore.open(settings(url, { hallId: 'hall-b' }), { root: '/test', warn: () => undefined });
     await expect(other).rejects.toBeInstanceOf(ClusterInUseError);
-    await expect(other).rejects.toThrow(/in use by the hall hall-a/);
+    // It says the way: several halls serve one cluster with cluster_mode: shared.
+    await expect(other).rejects.toThrow(
+      new RegExp(
+        '^the cluster "default" in the test database is in use by the hall hall-a \\(its lease runs \\d+ s more\\), ' +
+          'and a hall without cluster_mode keeps its cluster to itself; to serve it together, give every hall ' +
+          'of the cluster cluster_mode: shared in \\.raider-hall\\.yml \\(they share one queue, each mission runs ' +
+          'once on a hall with room, and a hall that stops is taken over within its lease\\), or give this hall ' +
+          'a cluster of its own \\(cluster: NAME\\)$',
+      ),
+    );
     await openStore(settings(url, { hallId: 'hall-b', cluster: 'elsewhere' }));
   });
 

@@ -221,8 +221,10 @@ export class PostgresStateStore implements HallStateStore {
       } else if (other) {
         throw new ClusterInUseError(
           `the cluster "${this.scope.cluster}" in ${this.settings.where} is in use by the hall ${other.id} ` +
-            `(its lease runs ${other.seconds} s more): several halls on one cluster are not supported yet; ` +
-            'give this hall a cluster of its own (cluster: NAME in .raider-hall.yml)',
+            `(its lease runs ${other.seconds} s more), and a hall without cluster_mode keeps its cluster to itself; ` +
+            'to serve it together, give every hall of the cluster cluster_mode: shared in .raider-hall.yml ' +
+            '(they share one queue, each mission runs once on a hall with room, and a hall that stops is ' +
+            'taken over within its lease), or give this hall a cluster of its own (cluster: NAME)',
         );
       }
       await this.upsertHall(db);
