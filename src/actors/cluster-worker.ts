@@ -125,10 +125,10 @@ export class ClusterWorker {
       // What the events tell is committed first (a run's end before its raider.done): a hall killed in
       // between must not leave a raider.done in the cluster for a run the others then report lost.
       // A run's output is in the cluster before its end is: an attach on another hall shows it all.
-      const ended = batch.flatMap((e) => (e.type === 'raider.done' && typeof e.id === 'string' ? [e] : []));
+      const ended = batch.flatMap((e) => (e.type === 'raider.done' ? [e] : []));
       void this.store
         .commit()
-        .then(() => Promise.all(ended.map((e) => this.output.shipper.final(String(e.id), String(e.slot)))))
+        .then(() => Promise.all(ended.map((e) => this.output.shipper.final(e.id, e.slot))))
         .then(() => this.queue.shareEvents(batch))
         .catch((err: unknown) => this.problem(`cannot share ${batch.length} events with the cluster: ${errorMessage(err)}`))
         .finally(() => {
@@ -149,8 +149,7 @@ export class ClusterWorker {
           // An event names the hall it happened on; a takeover's report names the lost hall, not its writer.
           for (const { hall, event } of events) {
             // Whoever follows this hall's copy of the run's output gets all of it before the end.
-            if (event.type === 'raider.done' && typeof event.id === 'string' && this.output.mirror.has(event.id))
-              await this.output.mirror.finish(event.id);
+            if (event.type === 'raider.done' && this.output.mirror.has(event.id)) await this.output.mirror.finish(event.id);
             this.publishingRelayed = true;
             try {
               this.bus.publish({ hall, ...event });

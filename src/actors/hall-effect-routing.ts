@@ -29,7 +29,7 @@ export function routeHallEffects(actor: Actor<typeof hallMachine>, targets: Effe
   actor.on('bus', (e) => {
     const envelope = bus.publish(e.event);
     onEvent?.(envelope);
-    if (e.event.type === 'raider.done') permissionChannels.close(String(e.event.id));
+    if (e.event.type === 'raider.done') permissionChannels.close(e.event.id);
   });
   actor.on('registry.runStarted', (e) => {
     // send, not trigger: a trigger copies its payload into an event with a spread (V8's slow path on Node 20).

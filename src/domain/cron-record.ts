@@ -139,30 +139,24 @@ export function resolvePending(
   return withOutcome(record, { ...base, error: 'the hall stopped while this occurrence was handed over; not fired again' });
 }
 
-/** A `raider.*` bus event, as far as a job's outcome cares. */
-export interface RunEvent {
-  type: string;
-  mission_id?: unknown;
-  id?: unknown;
-  status?: unknown;
-  error?: unknown;
-}
+/** A bus event about a mission's run, as far as a job's outcome cares. */
+export type RunEvent =
+  | { type: 'raider.spawned'; mission_id: string; id: string }
+  | { type: 'raider.done'; mission_id: string; id: string; status: string; error?: string | undefined }
+  | { type: 'raider.refused'; mission_id: string; error: string };
 
 /** The outcome after a run event of its mission, or null when the event is not about it. */
 export function noteRunEvent(outcome: CronOutcome | undefined, event: RunEvent): CronOutcome | null {
   if (!outcome || outcome.mission_id === undefined || event.mission_id !== outcome.mission_id) return null;
   switch (event.type) {
     case 'raider.spawned':
-      return typeof event.id === 'string' ? { ...outcome, result: 'started', raider_id: event.id } : null;
+      return { ...outcome, result: 'started', raider_id: event.id };
     case 'raider.done': {
-      const next: CronOutcome = { ...outcome, status: String(event.status) };
-      if (typeof event.id === 'string') next.raider_id = event.id;
-      if (typeof event.error === 'string') next.error = event.error;
+      const next: CronOutcome = { ...outcome, status: event.status, raider_id: event.id };
+      if (event.error !== undefined) next.error = event.error;
       return next;
     }
     case 'raider.refused':
-      return { ...outcome, result: 'refused', ...(typeof event.error === 'string' ? { error: event.error } : {}) };
-    default:
-      return null;
+      return { ...outcome, result: 'refused', error: event.error };
   }
 }

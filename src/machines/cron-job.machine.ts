@@ -25,7 +25,7 @@ import { assign, emit, fromCallback, setup, type EventObject } from 'xstate';
 import { occurrenceAction, planWake, sleepMs, type CatchUp, type WakePlan } from '../domain/cron-plan.js';
 import type { CronOutcome } from '../domain/cron-record.js';
 import type { CronSpec } from '../domain/cron-schedule.js';
-import type { BusEvent } from './hall-effects.js';
+import type { BusEventOf } from '../protocol/events.js';
 
 export interface CronJobInput {
   id: string;
@@ -66,7 +66,7 @@ export type CronJobEvent =
   /** claimSlot: another hall of the cluster handles it; this one moves past it. */
   | { type: 'taken' };
 
-export type CronJobEmitted = { type: 'bus'; event: BusEvent };
+export type CronJobEmitted = { type: 'bus'; event: BusEventOf<'cron.fired' | 'cron.coalesced'> };
 
 export interface ProbeInput {
   binding: string;

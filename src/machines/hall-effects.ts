@@ -5,13 +5,11 @@
  * run registry (behind ps, status, attach) follows `registry.*`.
  */
 import type { Mission } from '../domain/mission.js';
+import type { BusEvent, HallBusEvent } from '../protocol/events.js';
 import type { HallReply } from '../protocol/replies.js';
 
-/** A public event-bus event before its envelope (version, seq, time, ts). */
-export interface BusEvent {
-  type: string;
-  [field: string]: unknown;
-}
+/** A public event-bus event before its envelope (version, seq, time, ts): one of the protocol's events. */
+export type { BusEvent };
 
 /** A reply to a control command; the socket adapter writes it once its state is on disk. */
 export type ReplyBody = HallReply;
@@ -65,7 +63,7 @@ export interface LiveRun {
 }
 
 export type HallEmitted =
-  | { type: 'bus'; event: BusEvent }
+  | { type: 'bus'; event: HallBusEvent }
   | { type: 'reply'; reqId: string; body: ReplyBody }
   | { type: 'store'; op: StoreOp }
   | { type: 'registry.runStarted'; run: LiveRun }

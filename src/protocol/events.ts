@@ -248,12 +248,42 @@ export const PermissionAnswered = event(
     answer: z.enum(['once', 'session', 'no']).describe('What the raider was told.'),
     reason: z.string().describe('Why, in words.'),
     by: z
-      .enum(['dashboard', 'socket', 'timeout', 'hall'])
+      .enum(['dashboard', 'socket', 'acp', 'timeout', 'hall'])
       .describe(
-        'Who answered: the dashboard, the socket (`answer`), no answer within permission_timeout, or the hall (the run ended first).',
+        'Who answered: the dashboard, the socket (`answer`), the ACP client that watches the run, no answer within permission_timeout, or the hall (the run ended first).',
       ),
   },
   'A permission question got its answer; later answers are refused as already answered.',
+);
+
+const fromDashboard = { source: z.literal('dashboard').describe('The face that asked.') };
+export const DashboardSpawn = event(
+  'dashboard.spawn',
+  {
+    ...fromDashboard,
+    name: z.string().describe('The raider name asked for.'),
+    mission: z.string().describe('The mission text.'),
+    mission_id: missionId.describe("The id the hall gives the mission (the same as its run's `raider.spawned`)."),
+  },
+  'The dashboard asks for a spawn (published before the hall acts on it).',
+);
+export const DashboardCancel = event('dashboard.cancel', { ...fromDashboard, id }, 'The dashboard asks to cancel a run.');
+export const DashboardKill = event('dashboard.kill', { ...fromDashboard, id }, 'The dashboard asks to kill a run.');
+export const DashboardDrop = event('dashboard.drop', { ...fromDashboard, id: missionId }, 'The dashboard asks to drop a waiting mission.');
+export const DashboardFront = event(
+  'dashboard.front',
+  { ...fromDashboard, id: missionId },
+  'The dashboard asks to move a waiting mission to the front of its queue.',
+);
+export const DashboardAnswer = event(
+  'dashboard.answer',
+  {
+    ...fromDashboard,
+    id,
+    question,
+    answer: z.enum(['once', 'session', 'no']).describe('The answer given.'),
+  },
+  'The dashboard answers a permission question (published before the question takes it; the first answer wins).',
 );
 
 const inspectedActor = {
@@ -315,6 +345,12 @@ export const BUS_EVENTS = [
   AcpStarted,
   PermissionAsked,
   PermissionAnswered,
+  DashboardSpawn,
+  DashboardCancel,
+  DashboardKill,
+  DashboardDrop,
+  DashboardFront,
+  DashboardAnswer,
   InspectSnapshot,
   InspectActor,
   InspectState,
@@ -323,4 +359,19 @@ export const BUS_EVENTS = [
 
 /** An event the hall actor publishes, before its envelope. */
 export type HallBusEvent = z.infer<(typeof HALL_EVENTS)[number]>;
+
+/** Any event on the bus, before its envelope: one of the schemas above, discriminated by `type`. */
+export const BusEventSchema = z.discriminatedUnion('type', BUS_EVENTS);
+/**
+ * What the bus carries: a protocol event, with `hall` when it happened on
+ * another hall of a shared cluster (or, for a lost hall's run, names that hall).
+ */
+export type BusEvent = z.infer<typeof BusEventSchema> & { hall?: string };
+/** The bus events of one type (or of a few). */
+export type BusEventOf<T extends BusEvent['type']> = Extract<BusEvent, { type: T }>;
+
+/** True when `value` is one of the protocol's events; the value itself is kept, fields a newer hall added included. */
+export function isBusEvent(value: unknown): value is BusEvent {
+  return BusEventSchema.safeParse(value).success;
+}
 export type RaiderDoneEvent = z.infer<typeof RaiderDone>;

@@ -151,8 +151,8 @@ describe('cron records', () => {
         error: 'boom',
       },
     );
-    expect(noteRunEvent(queued, { type: 'raider.done', mission_id: 'm2', status: 'completed' })).toBeNull();
-    expect(noteRunEvent(undefined, { type: 'raider.done', mission_id: 'm1' })).toBeNull();
+    expect(noteRunEvent(queued, { type: 'raider.done', mission_id: 'm2', id: 'bjorn-2', status: 'completed' })).toBeNull();
+    expect(noteRunEvent(undefined, { type: 'raider.done', mission_id: 'm1', id: 'bjorn-1', status: 'completed' })).toBeNull();
   });
 
   it('a pending hand-over resolves to started, queued, or unknown (never fired again)', () => {

@@ -13,6 +13,7 @@ import { runStarted, startTestHall, type Json, type TestHall } from '../support/
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
 import { bearer, boardOf, httpRequest, openEventStream, startBoardHall, type Board } from './dashboard-support.js';
 import { apiGet as get, apiPost as post } from './dashboard-support.js';
+import { raiderDone } from '../support/bus-events.js';
 
 const halls: TestHall[] = [];
 afterEach(async () => {
@@ -331,7 +332,7 @@ describe('GET /api/events', () => {
   it('keeps at least the last 1,000 events; an older Last-Event-ID gets reload', () => {
     const bus = new EventBus(() => {});
     const ring = new EventRing(bus);
-    for (let i = 0; i < 1500; i++) bus.publish({ type: 'test.tick', i });
+    for (let i = 0; i < 1500; i++) bus.publish({ type: 'cron.coalesced', id: 'tick', name: 'bjorn', slot: String(i) });
     expect(ring.since(1500 - 1000)).toHaveLength(1000);
     expect(ring.since(1500)).toEqual([]);
     expect(ring.since(10)).toBeNull();
@@ -343,13 +344,13 @@ describe('GET /api/events', () => {
   it('answers a poll after an older seq than it keeps with reload, and one it keeps with what came after', () => {
     const bus = new EventBus(() => {});
     const ring = new EventRing(bus);
-    for (let i = 0; i < 1500; i++) bus.publish({ type: 'test.tick', i });
+    for (let i = 0; i < 1500; i++) bus.publish({ type: 'cron.coalesced', id: 'tick', name: 'bjorn', slot: String(i) });
     expect(JSON.parse(ring.batchSince(10))).toEqual({ latest: 1500, reload: true });
     const polled = JSON.parse(ring.batchSince(1498)) as Json;
     expect(polled.latest).toBe(1500);
-    expect(polled.events.map((e: Json) => [e.seq, e.i])).toEqual([
-      [1499, 1498],
-      [1500, 1499],
+    expect(polled.events.map((e: Json) => [e.seq, e.slot])).toEqual([
+      [1499, '1498'],
+      [1500, '1499'],
     ]);
     ring.close();
   });
@@ -358,7 +359,7 @@ describe('GET /api/events', () => {
     const bus = new EventBus(() => {});
     const ring = new EventRing(bus, 1024, 1024 * 1024);
     const big = 'x'.repeat(100 * 1024);
-    for (let i = 0; i < 50; i++) bus.publish({ type: 'raider.done', id: `bjorn-${i}`, response: big });
+    for (let i = 0; i < 50; i++) bus.publish(raiderDone(`bjorn-${i}`, { response: big }));
     const kept = ring.since(50 - 9);
     expect(kept).toHaveLength(9);
     expect(ring.since(50 - 11)).toBeNull();
@@ -374,7 +375,7 @@ describe('GET /api/events', () => {
     stream.pause();
     const big = 'x'.repeat(64 * 1024);
     for (let i = 0; i < 400 && hall.logs.every((l) => !l.includes('subscriber dropped')); i++)
-      hall.hall.bus.publish({ type: 'test.big', big });
+      hall.hall.bus.publish({ type: 'telegram.config_warning', bot: 'big', warning: big });
     expect(hall.logs.some((l) => l.includes('event subscriber dropped'))).toBe(true);
     stream.close();
   });

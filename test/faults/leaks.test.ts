@@ -108,7 +108,8 @@ describe(`${RUNS} runs in a row`, () => {
     h.hall.bus.subscribe({
       filter: 'raider.done',
       receive: (event) => {
-        const id = String(event.id);
+        if (event.type !== 'raider.done') return;
+        const id = event.id;
         const resolve = waiters.get(id);
         if (!resolve) return void early.set(id, event);
         waiters.delete(id);

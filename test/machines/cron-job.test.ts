@@ -8,9 +8,9 @@ import {
   type ClaimInput,
   type FireInput,
   type ProbeInput,
+  type CronJobEmitted,
   type RecordInput,
 } from '../../src/machines/cron-job.machine.js';
-import type { BusEvent } from '../../src/machines/hall-effects.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const HOUR = 3600_000;
@@ -41,7 +41,7 @@ function jobUnderTest(o: JobOptions) {
     fired: [] as Array<FireInput & { at: number }>,
     recorded: [] as RecordInput[],
     probes: [] as ProbeInput[],
-    bus: [] as BusEvent[],
+    bus: [] as Array<CronJobEmitted['event']>,
     timers: [] as number[],
   };
   const timedClock = {
@@ -247,7 +247,9 @@ describe('cron job machine (simulated time)', () => {
       job.until('2026-05-04T12:00:00Z');
       expect(job.world.fired).toHaveLength(3);
       expect(job.world.probes).toEqual([]);
-      expect(job.world.bus.map((e) => [e.type, e.raider_id])).toEqual(Array(3).fill(['cron.fired', undefined]));
+      expect(job.world.bus.map((e) => [e.type, e.type === 'cron.fired' ? e.raider_id : undefined])).toEqual(
+        Array(3).fill(['cron.fired', undefined]),
+      );
     });
   });
 
@@ -372,7 +374,7 @@ describe('cron job machine (simulated time)', () => {
         record: fromCallback(({ sendBack }) => sendBack({ type: 'recorded' })),
       },
     });
-    const bus: BusEvent[] = [];
+    const bus: Array<CronJobEmitted['event']> = [];
     const actor = createActor(machine, {
       clock,
       input: {

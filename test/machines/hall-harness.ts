@@ -2,6 +2,7 @@ import { createActor } from 'xstate';
 import { hallWithRunActors } from '../../src/machines/hall-tree.js';
 import type { HallInput } from '../../src/machines/hall.machine.js';
 import type { HallEmitted } from '../../src/machines/hall-effects.js';
+import type { HallBusEvent } from '../../src/protocol/events.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { createFakeWorld, fakeActors, settle } from '../support/fake-actors.js';
 
@@ -49,8 +50,11 @@ export function startHall(input: Partial<HallInput> = {}) {
     reply(reqId: string) {
       return emitted.find((e) => e.type === 'reply' && e.reqId === reqId) as Extract<HallEmitted, { type: 'reply' }> | undefined;
     },
-    bus(type?: string) {
-      return emitted.flatMap((e) => (e.type === 'bus' && (type === undefined || e.event.type === type) ? [e.event] : []));
+    bus<T extends HallBusEvent['type']>(type: T): Array<Extract<HallBusEvent, { type: T }>> {
+      return emitted.flatMap((e) => (e.type === 'bus' && isOfType(e.event, type) ? [e.event] : []));
+    },
+    allBus(): HallBusEvent[] {
+      return emitted.flatMap((e) => (e.type === 'bus' ? [e.event] : []));
     },
     storeOps() {
       return emitted.flatMap((e) => (e.type === 'store' ? [e.op] : []));
@@ -77,4 +81,8 @@ export function startHall(input: Partial<HallInput> = {}) {
     settle,
   };
   return api;
+}
+
+function isOfType<T extends HallBusEvent['type']>(event: HallBusEvent, type: T): event is Extract<HallBusEvent, { type: T }> {
+  return event.type === type;
 }

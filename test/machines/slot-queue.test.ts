@@ -110,7 +110,7 @@ describe('slots (hall + slot machines, simulated time)', () => {
     await h.complete('old-2');
     await h.complete('new');
     expect(h.started()).toEqual(['old-1', 'old-2', 'new']);
-    expect(h.bus()[0]).toEqual({ type: 'hall.started', root: '/hall' });
+    expect(h.allBus()[0]).toEqual({ type: 'hall.started', root: '/hall' });
     // The slots hold them; the hall keeps no copy that would keep them alive after they ran.
     expect(h.hall.getSnapshot().context.slotQueues).toEqual({});
   });

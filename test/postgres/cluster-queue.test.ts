@@ -14,6 +14,7 @@ import type { LostRun, SharedQueue } from '../../src/adapters/storage/cluster-qu
 import type { Mission } from '../../src/domain/mission.js';
 import { queryDatabase as query, usePostgresServer } from '../support/postgres-server.js';
 import { tempRoot } from '../support/temp-roots.js';
+import { raiderDone } from '../support/bus-events.js';
 
 const server = usePostgresServer();
 const open: PostgresStateStore[] = [];
@@ -124,13 +125,13 @@ describe('the shared queue', () => {
     expect(await b.queue.claim(10)).toEqual([]);
     await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'lost'");
 
-    const report = (lost: LostRun) => ({ type: 'raider.done', id: lost.run.id, status: 'failed' });
+    const report = (lost: LostRun) => raiderDone(lost.run.id, { status: 'failed' });
     const [fromB, fromC] = await Promise.all([b.queue.rescue(report), c.queue.rescue(report)]);
     const reported = [...fromB, ...fromC];
     expect(reported.map((r) => [r.hall, r.run.id])).toEqual([['lost', 'bjorn-1']]);
     // The report is in the cluster's events, written in the takeover's transaction, once.
     const events = await query(url, "SELECT event FROM raider_hall_events WHERE event->>'type' = 'raider.done'");
-    expect(events.rows).toEqual([{ event: { type: 'raider.done', id: 'bjorn-1', status: 'failed', hall: 'lost' } }]);
+    expect(events.rows).toEqual([{ event: { ...raiderDone('bjorn-1', { status: 'failed' }), hall: 'lost' } }]);
     expect((await query(url, "SELECT id FROM raider_hall_halls WHERE id = 'lost'")).rows).toEqual([]);
     // s0 is the head of 1bjorn again, before s1.
     expect((await c.queue.claim(10)).map((x) => x.entry.id)).toEqual(['s0']);
@@ -187,7 +188,7 @@ describe('the shared queue', () => {
     if (!fromA) throw new Error('a claimed nothing');
     // The claimer stalls past its lease before it records the run: b takes it over, the claim waits again, b claims it.
     await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'stalled'");
-    await b.queue.rescue((lost) => ({ type: 'raider.done', id: lost.run.id }));
+    await b.queue.rescue((lost) => raiderDone(lost.run.id));
     const [fromB] = await b.queue.claim(1);
     expect(fromB?.entry.id).toBe('s0');
     if (!fromB) throw new Error('b claimed nothing');
@@ -332,7 +333,7 @@ describe('the shared queue', () => {
     expect((await query(url, 'SELECT session FROM raider_hall_sessions')).rows).toEqual([]);
     // The hall is lost now: the takeover leaves the session to the binding, and its next mission, elsewhere, continues it.
     await query(url, "UPDATE raider_hall_halls SET lease_until = now() - interval '1 second' WHERE id = 'h'");
-    const lost = await other.queue.rescue((l) => ({ type: 'raider.done', id: l.run.id, status: 'failed' }));
+    const lost = await other.queue.rescue((l) => raiderDone(l.run.id, { status: 'failed' }));
     expect(lost.map((l) => l.run.id)).toEqual([claimed.runId]);
     expect((await query(url, 'SELECT binding, session FROM raider_hall_sessions')).rows).toEqual([{ binding, session }]);
     await other.queue.submit(m('b1', 'ulf', binding));
@@ -343,14 +344,14 @@ describe('the shared queue', () => {
     const url = await server.freshDatabase();
     const a = await openShared(url, 'a');
     const b = await openShared(url, 'b');
-    await a.queue.shareEvents([{ type: 'raider.done', id: 'bjorn-1', status: 'failed', error: 'the hall b that ran it was lost' }]);
+    await a.queue.shareEvents([raiderDone('bjorn-1', { status: 'failed', error: 'the hall b that ran it was lost' })]);
     // The stalled hall's own end of that run, and a report written back, come later: neither is written.
     await b.queue.shareEvents([
-      { type: 'raider.spawned', id: 'bjorn-2' },
-      { type: 'raider.done', id: 'bjorn-1', status: 'completed' },
-      { type: 'raider.done', id: 'bjorn-2', status: 'completed' },
+      { type: 'raider.spawned', id: 'bjorn-2', pid: 2, slot: 'bjorn', base_name: 'bjorn', mission_id: 'm-bjorn-2' },
+      raiderDone('bjorn-1'),
+      raiderDone('bjorn-2'),
     ]);
-    await a.queue.shareEvents([{ type: 'raider.done', id: 'bjorn-1', status: 'failed', error: 'the hall b that ran it was lost' }]);
+    await a.queue.shareEvents([raiderDone('bjorn-1', { status: 'failed', error: 'the hall b that ran it was lost' })]);
     const rows = await query(
       url,
       "SELECT hall, event->>'type' AS type, event->>'id' AS id, event->>'status' AS status FROM raider_hall_events ORDER BY raider_hall_events.id",

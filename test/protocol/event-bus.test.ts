@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Envelope, EventBus } from '../../src/adapters/control/event-bus.js';
+import { raiderDone } from '../support/bus-events.js';
+import type { BusEvent } from '../../src/protocol/events.js';
 
 describe('the event bus', () => {
   it('wraps each event in its envelope and writes it as one line with sorted keys', () => {
@@ -16,7 +18,7 @@ describe('the event bus', () => {
         envelopes.push(event);
       },
     });
-    const event = { type: 'raider.queued', slot: '1q', queue_depth: 2, mission_id: 'm1' };
+    const event: BusEvent = { type: 'raider.queued', slot: '1q', queue_depth: 2, mission_id: 'm1' };
     bus.publish(event);
     bus.nameHall('h1');
     bus.publish({ type: 'raider.queued', slot: '1q', queue_depth: 3, mission_id: 'm2' });
@@ -42,14 +44,14 @@ describe('the event bus', () => {
     })();
     const received: Envelope[] = [];
     const off = bus.subscribe({ filter: '', receive: (event) => received.push(event) });
-    bus.publish({ type: 'x.one', probe });
+    bus.publish(raiderDone('bjorn-1', { response: probe }));
     expect(received.map((e) => e.seq)).toEqual([1]);
     expect(renders).toBe(0);
     const lines: string[] = [];
     bus.subscribe({ filter: '', deliver: (line) => lines.push(line) });
     bus.subscribe({ filter: '', deliver: (line) => lines.push(line) });
     off();
-    bus.publish({ type: 'x.two', probe });
+    bus.publish(raiderDone('bjorn-2', { response: probe }));
     // Once for both text subscribers.
     expect(renders).toBe(1);
     expect(lines).toHaveLength(2);

@@ -10,7 +10,7 @@ import type { AcpUpdate, AnnouncedCalls, PromptAnswer, RunEnd } from '../../doma
 import { isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } from '../../domain/permission.js';
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
-import type { Envelope } from '../control/event-bus.js';
+import type { Envelope, EnvelopeOf } from '../control/event-bus.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { documentIn, readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath } from '../storage/hall-paths.js';
@@ -292,19 +292,27 @@ export class AcpHub {
 
   /** Routes a hall event to the session whose mission it is about. */
   private route(event: Envelope): void {
-    const missionId = typeof event.mission_id === 'string' ? event.mission_id : undefined;
-    const handle = missionId !== undefined ? this.pendingMission(missionId) : undefined;
-    if (!handle || missionId === undefined) return;
+    if (
+      event.type !== 'raider.queued' &&
+      event.type !== 'raider.spawned' &&
+      event.type !== 'raider.refused' &&
+      event.type !== 'raider.dropped' &&
+      event.type !== 'raider.done'
+    )
+      return;
+    const missionId = event.mission_id;
+    const handle = this.pendingMission(missionId);
+    if (!handle) return;
     switch (event.type) {
       case 'raider.queued':
         handle.actor.send({ type: 'hall.queued', missionId });
         return;
       case 'raider.spawned':
-        this.followRun(handle, missionId, String(event.id), typeof event.hall === 'string' ? event.hall : undefined);
+        this.followRun(handle, missionId, event.id, event.hall);
         return;
       case 'raider.refused':
         this.missions.delete(missionId);
-        handle.actor.send({ type: 'hall.rejected', missionId, error: String(event.error) });
+        handle.actor.send({ type: 'hall.rejected', missionId, error: event.error });
         return;
       case 'raider.dropped':
         this.missions.delete(missionId);
@@ -359,16 +367,16 @@ export class AcpHub {
     }
   }
 
-  private async endRun(handle: SessionHandle, missionId: string, event: Envelope): Promise<void> {
-    const runId = String(event.id);
-    const status = String(event.status);
+  private async endRun(handle: SessionHandle, missionId: string, event: EnvelopeOf<'raider.done'>): Promise<void> {
+    const runId = event.id;
+    const status = event.status;
     // A run that failed without a result document: the reason is what the raider wrote on stderr.
-    const said = status === 'failed' ? await this.raiderSaid(runId, typeof event.hall === 'string' ? event.hall : undefined) : [];
+    const said = status === 'failed' ? await this.raiderSaid(runId, event.hall) : [];
     const end: RunEnd = {
       status,
-      signaled: Number(event.signaled ?? 0),
+      signaled: event.signaled,
       ...(event.response !== undefined ? { response: event.response } : {}),
-      ...(typeof event.error === 'string' ? { error: event.error } : {}),
+      ...(event.error !== undefined ? { error: event.error } : {}),
       ...(said.length > 0 ? { said } : {}),
     };
     const stream = handle.runs.get(runId);

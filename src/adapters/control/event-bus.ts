@@ -25,12 +25,15 @@ export function filterMatches(filter: string, type: string): boolean {
 /** Unsent bytes a socket subscriber may hold before it is dropped. */
 export const SUBSCRIBER_BUFFER_LIMIT = 8 * 1024 * 1024;
 
-export interface Envelope extends BusEvent {
+export type Envelope = BusEvent & {
   version: number;
   seq: number;
   time: number;
   ts: number;
-}
+};
+
+/** The envelope of one type of event. */
+export type EnvelopeOf<T extends Envelope['type']> = Extract<Envelope, { type: T }>;
 
 interface SubscriberBase {
   filter: string;

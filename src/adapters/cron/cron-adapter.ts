@@ -101,7 +101,12 @@ class CronAdapter implements HallAdapter {
     }
     await this.services.store.commit();
     // Kept past stop(): the runs of a stopping hall still end, and their outcomes belong in the records.
-    this.services.bus.subscribe({ filter: 'raider.', receive: (event) => this.noteRunEvent(event) });
+    this.services.bus.subscribe({
+      filter: 'raider.',
+      receive: (event) => {
+        if (event.type === 'raider.spawned' || event.type === 'raider.done' || event.type === 'raider.refused') this.noteRunEvent(event);
+      },
+    });
     for (const job of this.jobs) {
       const record = this.records.get(job.id) ?? newCronRecord(now);
       const actor = createActor(cronJobLogic(job, this.world), {
@@ -150,7 +155,6 @@ class CronAdapter implements HallAdapter {
 
   /** A job's last outcome follows its run: started, then how it ended. */
   private noteRunEvent(event: RunEvent): void {
-    if (typeof event.mission_id !== 'string') return;
     for (const job of this.jobs) {
       const record = this.records.get(job.id);
       if (!record) continue;

@@ -24,7 +24,7 @@ export class EventRing {
    * which is rare; every event is kept); `run` is the run an event is about,
    * to find it without parsing.
    */
-  private readonly lines: Array<{ seq: number; line: string; run: unknown }> = [];
+  private readonly lines: Array<{ seq: number; line: string; run: string | undefined }> = [];
   private bytes = 0;
   /** The newest seq no longer kept (0: nothing dropped yet). Seq has gaps: inspect.* events are not sent. */
   private droppedThrough = 0;
@@ -40,7 +40,7 @@ export class EventRing {
   }
 
   private keep(event: Envelope, line: string): void {
-    this.lines.push({ seq: event.seq, line, run: event.id });
+    this.lines.push({ seq: event.seq, line, run: 'id' in event ? event.id : undefined });
     this.bytes += line.length;
     this.newest = event.seq;
     while (this.lines.length > this.size || (this.bytes > this.maxBytes && this.lines.length > 1)) {

@@ -7,7 +7,7 @@
  * `queue` already answer, so the tree and the terminal never disagree.
  */
 import { z } from 'zod';
-import type { EventBus } from '../control/event-bus.js';
+import type { Envelope, EventBus } from '../control/event-bus.js';
 import type { HallQueries } from '../control/queries.js';
 import type { ClusterRuns } from './run-history.js';
 
@@ -80,11 +80,11 @@ export class OpenQuestions {
     this.unsubscribe = bus.subscribe({ filter: 'permission.', receive: (event) => this.note(event) });
   }
 
-  private note(event: Record<string, unknown>): void {
-    if (typeof event.id !== 'string') return;
-    const key = `${event.id}\u0000${String(event.question ?? '')}`;
-    if (event.type === 'permission.asked') this.open.set(key, { ...event, id: event.id });
-    else if (event.type === 'permission.answered') this.open.delete(key);
+  private note(event: Envelope): void {
+    if (event.type !== 'permission.asked' && event.type !== 'permission.answered') return;
+    const key = `${event.id}\u0000${event.question}`;
+    if (event.type === 'permission.asked') this.open.set(key, { ...event });
+    else this.open.delete(key);
   }
 
   /** Forgets the questions of runs that ended (their channel closed with them). */

@@ -5,7 +5,7 @@
  * Telegram face answers (or the hall, when there is none).
  */
 import type { HallServices } from '../../ports/hall-services.js';
-import type { Envelope } from '../control/event-bus.js';
+import type { EnvelopeOf } from '../control/event-bus.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { endedRun, endedRunInCopy, type EndedRun } from './ended-run.js';
 import { DEFAULT_WAIT_S, replyResult, toolError, toolResult, type HallToolName, type ToolExtra, type ToolHandler } from './mcp-tools.js';
@@ -53,8 +53,8 @@ export function hallToolHandler(
 }
 
 type Outcome =
-  | { kind: 'done'; event: Envelope }
-  | { kind: 'refused'; event: Envelope }
+  | { kind: 'done'; event: EnvelopeOf<'raider.done'> }
+  | { kind: 'refused'; event: EnvelopeOf<'raider.refused'> }
   | { kind: 'timeout' }
   | { kind: 'aborted'; why: string };
 
@@ -81,7 +81,7 @@ async function waitForRaider(
     receive: (e) => {
       if (e.type === 'raider.done' && (e.id === id || (byMission && e.mission_id === id))) settle({ kind: 'done', event: e });
       else if (byMission && e.type === 'raider.refused' && e.mission_id === id) settle({ kind: 'refused', event: e });
-      else if (byMission && e.type === 'raider.spawned' && e.mission_id === id && typeof e.id === 'string') runId = e.id;
+      else if (byMission && e.type === 'raider.spawned' && e.mission_id === id) runId = e.id;
     },
   });
   const timers: NodeJS.Timeout[] = [];
@@ -165,8 +165,8 @@ async function waitForRaider(
   }
 }
 
-function refusedResult(id: string, event: Envelope): CallToolResult {
-  return toolError(`mission ${id} was refused (${String(event.reason)}): ${String(event.error)}; mission not run`, { ...event });
+function refusedResult(id: string, event: EnvelopeOf<'raider.refused'>): CallToolResult {
+  return toolError(`mission ${id} was refused (${event.reason}): ${event.error}; mission not run`, { ...event });
 }
 
 /**

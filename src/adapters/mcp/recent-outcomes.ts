@@ -16,7 +16,8 @@ export class RecentOutcomes {
       filter: 'raider.',
       receive: (event) => {
         if (event.type !== 'raider.done' && event.type !== 'raider.refused') return;
-        for (const key of [event.id, event.mission_id]) if (typeof key === 'string') this.remember(key, event);
+        if (event.type === 'raider.done') this.remember(event.id, event);
+        this.remember(event.mission_id, event);
       },
     });
   }

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { BusEvent } from '../../../../machines/hall-effects.js';
+import { isBusEvent } from '../../../../protocol/events.js';
 import type { ClusterEvent } from '../../cluster-queue.js';
 import { type ClusterScope, clusterChannel } from './scope.js';
 
@@ -19,7 +20,7 @@ const EVENTS_PAGE = 500;
 export const ONE_END_PER_RUN =
   "ON CONFLICT (cluster, (event->>'id'), (coalesce(event->>'mission_id', ''))) WHERE event->>'type' = 'raider.done' DO NOTHING";
 
-const eventRow = z.object({ id: z.union([z.string(), z.number()]), hall: z.string(), event: z.looseObject({ type: z.string() }) });
+const eventRow = z.object({ id: z.union([z.string(), z.number()]), hall: z.string(), event: z.unknown() });
 
 export async function shareEvents(scope: ClusterScope, events: readonly BusEvent[]): Promise<void> {
   if (events.length === 0) return;
@@ -49,7 +50,8 @@ export async function eventsSince(scope: ClusterScope, afterId: number | null): 
   for (const raw of result.rows) {
     const row = eventRow.parse(raw);
     last = Math.max(last, Number(row.id));
-    if (row.hall !== scope.hallId) events.push({ id: Number(row.id), hall: row.hall, event: row.event });
+    // An event this hall's protocol does not know (a newer hall's) is not relayed: its subscribers could not read it.
+    if (row.hall !== scope.hallId && isBusEvent(row.event)) events.push({ id: Number(row.id), hall: row.hall, event: row.event });
   }
   return { last, events };
 }
