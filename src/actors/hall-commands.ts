@@ -12,7 +12,7 @@ import type { HallAdapter } from '../ports/hall-services.js';
 import type { SharedQueue } from '../adapters/storage/cluster-queue.js';
 import type { BusEvent } from '../machines/hall-effects.js';
 import { cancelledWaitingReply, droppedEvent, movedEvent, movedReply } from '../machines/hall-payloads.js';
-import type { ReplyTo } from '../protocol/replies.js';
+import { refusedWith, type ReplyTo, runNotFound } from '../protocol/replies.js';
 import type { HallGateway } from './hall-gateway.js';
 import { ageSeconds } from '../adapters/control/waiting-missions.js';
 import type { RunOutputMirror } from './run-output-mirror.js';
@@ -71,7 +71,7 @@ function clusterCommands(
   const cancelElsewhere = async (id: string): Promise<ReplyTo<'cancel'>> => {
     const remote = await shared.signal(id, 'cancel');
     if (remote.kind === 'run') return { cancelled: 1, id };
-    if (remote.kind === 'unknown') return { error: 'raider not found' };
+    if (remote.kind === 'unknown') return runNotFound();
     publish(droppedEvent(remote.entry, 'cancelled'));
     return cancelledWaitingReply(remote.entry);
   };
@@ -86,7 +86,7 @@ function clusterCommands(
     return { id, slot: parsed.slot, pid: 0, log_path: copy.logPath, events_path: copy.eventsPath, hall, ended: true };
   };
   const killElsewhere = async (id: string): Promise<ReplyTo<'kill'>> =>
-    (await shared.signal(id, 'kill')).kind === 'run' ? { killed: 1, id } : { error: 'raider not found' };
+    (await shared.signal(id, 'kill')).kind === 'run' ? { killed: 1, id } : runNotFound();
   return {
     ps: async () => {
       const mine = await local.ps({ cmd: 'ps' });
@@ -124,7 +124,7 @@ function clusterCommands(
     attach: async (p) => {
       const mine = await local.attach(p);
       if (!('error' in mine)) return { ...mine, hall: shared.hallId };
-      if (mine.error !== 'raider not found') return mine;
+      if (!refusedWith(mine, 'run_not_found')) return mine;
       const remote = await shared.remoteRun(p.id);
       if (remote === null) return p.ended === true ? ((await endedElsewhere(p.id)) ?? mine) : mine;
       const { run, hall } = remote;
@@ -142,7 +142,7 @@ function clusterCommands(
     },
     logs: async (p) => {
       const mine = await local.logs(p);
-      if (!('error' in mine) || mine.error !== 'raider not found') return mine;
+      if (!refusedWith(mine, 'run_not_found')) return mine;
       const shipped = await shared.outputs.read(p.id, 'log', 0);
       return shipped === null ? mine : { log: shipped.toString('utf8') };
     },
@@ -156,11 +156,11 @@ function clusterCommands(
     },
     cancel: async (p) => {
       const answer = await local.cancel(p);
-      return 'error' in answer && answer.error === 'raider not found' ? cancelElsewhere(p.id) : answer;
+      return refusedWith(answer, 'run_not_found') ? cancelElsewhere(p.id) : answer;
     },
     kill: async (p) => {
       const answer = await local.kill(p);
-      return 'error' in answer && answer.error === 'raider not found' ? killElsewhere(p.id) : answer;
+      return refusedWith(answer, 'run_not_found') ? killElsewhere(p.id) : answer;
     },
   };
 }

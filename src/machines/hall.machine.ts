@@ -22,6 +22,7 @@ import type { BindingRef, SlotRef } from './hall-children.js';
 import { clusterActions } from './hall-cluster.js';
 import { bindingRefOfEntry, type EventOf, type HallContext, type HallEvent, type HallInput, hallAction } from './hall-context.js';
 import type { HallEmitted } from './hall-effects.js';
+import { runNotFound } from '../protocol/replies.js';
 import {
   bindingQueuedEvent,
   bindingQueuedReply,
@@ -203,7 +204,7 @@ export const hallMachine = hallSetup
         if (!ref) {
           const waiting = cmd.type === 'cmd.cancel' ? findWaiting(context, id) : undefined;
           if (waiting === undefined) {
-            enqueue.emit(reply(cmd.reqId, { error: 'raider not found' }));
+            enqueue.emit(reply(cmd.reqId, runNotFound()));
             return;
           }
           if (waiting.queue.kind === 'slot')

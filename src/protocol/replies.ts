@@ -18,9 +18,40 @@ const notice = z
     'Something the client should tell its user although the mission was taken, e.g. "bjorn2 has no entry in .raider-hall.yml; it runs with the raider\'s defaults".',
   );
 
+/** What a program decides on when a command is refused: the words of `error` may change, the codes do not. */
+export const ErrorCode = z.enum([
+  'run_not_found',
+  'run_ended',
+  'mission_waiting',
+  'mission_dropped',
+  'question_answered',
+  'question_not_open',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
 export const ErrorReply = z
-  .object({ error: z.string().describe('What went wrong, in words a user can act on.') })
+  .object({
+    error: z.string().describe('What went wrong, in words a user can act on.'),
+    code: ErrorCode.optional().describe(
+      'Why, as a code for programs to decide on (the words of `error` may change, the codes do not; absent where no program needs to tell errors apart): ' +
+        '`run_not_found` the hall knows no run nor mission by that id (`error` is "raider not found"); ' +
+        '`run_ended` the run has ended (`error` says with what status, and when); ' +
+        '`mission_waiting` the id is a mission waiting in a queue, with no run yet (`cancel` drops it, `queue_front` moves it); ' +
+        '`mission_dropped` the mission left its queue without a run and will not run; ' +
+        '`question_answered` the permission question was answered already; `question_not_open` no such question is open.',
+    ),
+  })
   .describe('A refused or failed command.');
+
+/** The refusal of an id the hall knows nothing of; its words are the ones clients have always read. */
+export function runNotFound(): ErrorReply {
+  return { error: 'raider not found', code: 'run_not_found' };
+}
+
+/** True when `reply` is a refusal with this code. */
+export function refusedWith(reply: object, code: ErrorCode): boolean {
+  return 'code' in reply && reply.code === code;
+}
 
 export const SpawnStartedReply = z
   .object({

@@ -52,6 +52,7 @@ describe('dashboard.questions: true', () => {
     expect(first).toEqual({ status: 200, answered: 1, run: run.id, question: 'q1', answer: 'once' });
     const late = await hall.request({ cmd: 'answer', run: run.id, question: 'q1', answer: 'no' });
     expect(late.error).toMatch(/already answered \(once, from the dashboard\)/);
+    expect(late.code).toBe('question_answered');
     const answered = await tap.waitFor((e) => e.type === 'permission.answered' && e.question === 'q1');
     expect(answered).toMatchObject({ id: run.id, answer: 'once', by: 'dashboard' });
     const treeAfter = await get(board, '/api/tree');
@@ -88,7 +89,10 @@ describe('dashboard.questions: true', () => {
     const key = encodeURIComponent(`${run.id}:q1`);
     expect((await post(board, `/api/questions/${key}/answer`, { answer: 'always' })).status).toBe(400);
     expect((await hall.request({ cmd: 'answer', run: run.id, question: 'q1', answer: 'maybe' })).error).toMatch(/once, session or no/);
-    expect((await post(board, '/api/questions/nobody-1%3Aq9/answer', { answer: 'no' })).status).toBe(404);
+    expect(await post(board, '/api/questions/nobody-1%3Aq9/answer', { answer: 'no' })).toMatchObject({
+      status: 404,
+      code: 'question_not_open',
+    });
     const answered = await tap.waitFor((e) => e.type === 'permission.answered' && e.id === run.id);
     expect(answered).toMatchObject({ answer: 'no', by: 'timeout', reason: expect.stringMatching(/permission_timeout/) });
     expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id)).response).toBe('["no"]');

@@ -293,7 +293,7 @@ describe.concurrent('framing', () => {
       .map((l) => JSON.parse(l) as Json);
     expect(replies).toEqual([
       { raiders: [] },
-      { error: 'raider not found' },
+      { error: 'raider not found', code: 'run_not_found' },
       { error: `invalid raider name "../x": ${NAME_HINT}` },
       expect.objectContaining({ slot: 'plain', id: expect.stringMatching(/^plain-\d+$/) }),
       expect.objectContaining({ root: h.root }),
@@ -886,7 +886,7 @@ describe.concurrent('names that are keys of Object.prototype', () => {
     const c = await connect(h);
     const ids = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
     for (const id of ids) await c.command({ cmd: 'attach', id });
-    expect(await c.replies(ids.length)).toEqual(ids.map(() => ({ error: 'raider not found' })));
+    expect(await c.replies(ids.length)).toEqual(ids.map(() => ({ error: 'raider not found', code: 'run_not_found' })));
   });
 
   it('answers session_reset with no session bound for them', async () => {

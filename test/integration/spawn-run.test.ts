@@ -205,7 +205,9 @@ describe('spawning a raider', () => {
     const ended = await hall.request({ cmd: 'logs', id: running.id });
     expect(ended.log).toBe(`[hall] raider ${running.id} started\n[hall] raider ${running.id} completed: saw ${release}\n`);
     for (const id of ['plain-8', 'nope-1', 'plain', '../plain-7', 'x/../plain-7', '']) {
-      expect(await hall.request({ cmd: 'logs', id })).toEqual({ error: id === '' ? 'logs requires an id' : 'raider not found' });
+      expect(await hall.request({ cmd: 'logs', id })).toEqual(
+        id === '' ? { error: 'logs requires an id' } : { error: 'raider not found', code: 'run_not_found' },
+      );
     }
   });
 
@@ -230,6 +232,6 @@ describe('spawning a raider', () => {
     const status = await hall.request({ cmd: 'status' });
     expect(status).toMatchObject({ running: 2, root: hall.root, slots: ['1bjorn', 'plain'], queues: { '1bjorn': 1 } });
     expect(status.runs.map((r: Json) => r.id).sort()).toEqual([a.id, b.id].sort());
-    expect(await hall.request({ cmd: 'attach', id: 'plain-1' })).toEqual({ error: 'raider not found' });
+    expect(await hall.request({ cmd: 'attach', id: 'plain-1' })).toEqual({ error: 'raider not found', code: 'run_not_found' });
   });
 });

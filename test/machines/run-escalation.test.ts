@@ -110,8 +110,8 @@ describe('cancel escalation (run machine, simulated time)', () => {
     const { h } = await runningHall(5000);
     h.hall.send({ type: 'cmd.cancel', reqId: 'x', id: 'nope-1' });
     h.hall.send({ type: 'cmd.kill', reqId: 'y', id: 'nope-2' });
-    expect(h.reply('x')?.body).toEqual({ error: 'raider not found' });
-    expect(h.reply('y')?.body).toEqual({ error: 'raider not found' });
+    expect(h.reply('x')?.body).toEqual({ error: 'raider not found', code: 'run_not_found' });
+    expect(h.reply('y')?.body).toEqual({ error: 'raider not found', code: 'run_not_found' });
   });
 });
 

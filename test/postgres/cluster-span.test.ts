@@ -178,7 +178,7 @@ describe('a shared cluster', () => {
     expect(log.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^\\[hall\\] raider ${id.replace('.', '\\.')} completed`));
     const printed = await runCli(['hall', 'logs', b.root, id]);
     expect(printed).toMatchObject({ code: 0, stdout: log });
-    expect(await request(b.socket, { cmd: 'logs', id: 'bjorn-1' })).toEqual({ error: 'raider not found' });
+    expect(await request(b.socket, { cmd: 'logs', id: 'bjorn-1' })).toEqual({ error: 'raider not found', code: 'run_not_found' });
 
     // attach once it ended: b replays it from the cluster as a replays it from its own files; an unknown run is still not found.
     const [here, there, unknown] = await Promise.all([

@@ -247,7 +247,7 @@ describe('several halls on one shared cluster', () => {
     const done = await aEvents.waitFor((e) => e.type === 'raider.done' && e.id === onB.id, 10_000);
     // The cancel reached the raider on hall b (its status depends on what the fake raider wrote before dying).
     expect(done).toMatchObject({ hall: 'hall-b', cancel_requested: true });
-    expect(await request(a.socket, { cmd: 'kill', id: 'bjorn-nothing' })).toEqual({ error: 'raider not found' });
+    expect(await request(a.socket, { cmd: 'kill', id: 'bjorn-nothing' })).toEqual({ error: 'raider not found', code: 'run_not_found' });
     fs.writeFileSync(release, '');
   });
 });

@@ -60,7 +60,7 @@ export function expectedReply(line: Buffer): Expected {
     case 'attach':
     case 'kill':
     case 'cancel':
-      return { exact: { error: nonEmpty(id) ? 'raider not found' : `${cmd} requires an id` } };
+      return { exact: nonEmpty(id) ? { error: 'raider not found', code: 'run_not_found' } : { error: `${cmd} requires an id` } };
     case 'logs':
       // An id that cannot even be a file name may fail as "command failed: ...".
       return nonEmpty(id) ? { anyError: true } : { exact: { error: 'logs requires an id' } };

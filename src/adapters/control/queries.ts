@@ -2,7 +2,7 @@
  * Answers to the read-only control commands (`ps`, `status`, `attach`,
  * `logs`) from the run registry and the durable state, without the hall actor.
  */
-import type { Answer, ReplyTo } from '../../protocol/replies.js';
+import { type Answer, type ReplyTo, runNotFound } from '../../protocol/replies.js';
 import type { HallPaths } from '../storage/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
@@ -109,7 +109,7 @@ export class HallQueries {
 
   attach(id: string): ReplyTo<'attach'> {
     const run = liveRun(this.registry, id);
-    if (!run) return { error: 'raider not found' };
+    if (!run) return runNotFound();
     return {
       id: run.id,
       slot: run.slot,

@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { HallServices } from '../../ports/hall-services.js';
+import { refusedWith } from '../../protocol/replies.js';
 import { readJsonBody, sendJson } from './http-io.js';
 import type { QuestionDesk } from './question-desk.js';
 
@@ -46,13 +47,16 @@ export async function serveQuestionChange(
   const key = decodeURIComponent(route[1] ?? '');
   const colon = key.indexOf(':');
   if (colon <= 0) {
-    sendJson(res, 404, { error: `no open question ${key}: its id is RUN:QUESTION, as GET /api/questions lists it` });
+    sendJson(res, 404, {
+      error: `no open question ${key}: its id is RUN:QUESTION, as GET /api/questions lists it`,
+      code: 'question_not_open',
+    });
     return true;
   }
   const run = key.slice(0, colon);
   const question = key.slice(colon + 1);
   services.publish({ type: 'dashboard.answer', source: 'dashboard', id: run, question, answer: parsed.data.answer });
   const result = desk.answer(run, question, parsed.data.answer, 'dashboard');
-  sendJson(res, 'error' in result ? (/already answered/.test(result.error) ? 409 : 404) : 200, result);
+  sendJson(res, 'error' in result ? (refusedWith(result, 'question_answered') ? 409 : 404) : 200, result);
   return true;
 }

@@ -182,8 +182,14 @@ export class QuestionDesk {
     if (entry === undefined || entry.first !== undefined || elsewhere !== undefined) {
       const first = entry?.first ?? elsewhere ?? this.answered.get(key);
       if (first !== undefined)
-        return { error: `question ${question} of ${run} was already answered (${first.answer}, ${describeBy(first.by)})` };
-      return { error: `no open question ${question} of ${run}: the dashboard and GET /api/questions list the open ones` };
+        return {
+          error: `question ${question} of ${run} was already answered (${first.answer}, ${describeBy(first.by)})`,
+          code: 'question_answered',
+        };
+      return {
+        error: `no open question ${question} of ${run}: the dashboard and GET /api/questions list the open ones`,
+        code: 'question_not_open',
+      };
     }
     if (answer === 'session' && entry.open.rule === undefined)
       return { error: `question ${question} of ${run} names no rule to allow for the session: answer once or no` };

@@ -188,6 +188,8 @@ export function replyResult(reply: Record<string, unknown>): CallToolResult {
   if (reply.status === 'refused') {
     return toolError(`refused (${String(reply.reason)}): ${String(reply.error)}; mission not run\n${canonical(reply)}`, reply);
   }
-  if (typeof reply.error === 'string') return toolError(reply.error);
+  // A refusal's code (run_ended, mission_waiting, ...) is there for the client's program to decide on.
+  if (typeof reply.error === 'string')
+    return toolError(reply.error, typeof reply.code === 'string' ? { error: reply.error, code: reply.code } : undefined);
   return toolResult(reply);
 }

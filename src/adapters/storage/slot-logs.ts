@@ -10,6 +10,7 @@ import { parseRunId } from '../../domain/run-id.js';
 import { eventsPath, slotLogPath, type HallPaths } from './hall-paths.js';
 import { readRunDocument } from './events-file.js';
 import { errorCode } from '../../domain/error-message.js';
+import { type ErrorReply, runNotFound } from '../../protocol/replies.js';
 
 export async function appendToLog(file: string, text: string): Promise<void> {
   await fs.promises.appendFile(file, text, { encoding: 'utf8', mode: 0o644 });
@@ -63,19 +64,19 @@ async function exists(file: string): Promise<boolean> {
  * The `logs` command: the run's part of its slot log, for a running run (whose
  * slot is known) or an ended one (whose slot comes from its id).
  */
-export async function runLog(paths: HallPaths, id: unknown, liveSlot: string | undefined): Promise<{ log: string } | { error: string }> {
+export async function runLog(paths: HallPaths, id: unknown, liveSlot: string | undefined): Promise<{ log: string } | ErrorReply> {
   if (typeof id !== 'string' || id === '') return { error: 'logs requires an id' };
   if (liveSlot !== undefined) {
     const log = (await readText(slotLogPath(paths, liveSlot))) ?? '';
     return { log: runSection(log, id).text };
   }
   const parsed = parseRunId(id);
-  if (!parsed) return { error: 'raider not found' };
+  if (!parsed) return runNotFound();
   const log = await readText(slotLogPath(paths, parsed.slot));
   const eventsFile = eventsPath(paths, id);
   const section = log === null ? null : runSection(log, id);
   const known = (section !== null && (section.found || hasResultLine(log ?? '', id))) || (await exists(eventsFile));
-  if (!known) return { error: 'raider not found' };
+  if (!known) return runNotFound();
   const text = section ? section.text : '';
   if (section?.hasResult) return { log: text };
   const document = readRunDocument(eventsFile);
