@@ -12,7 +12,8 @@ import type { HallAdapter } from '../ports/hall-services.js';
 import type { SharedQueue } from '../adapters/storage/cluster-queue.js';
 import type { BusEvent } from '../machines/hall-effects.js';
 import { cancelledWaitingReply, droppedEvent, movedEvent, movedReply } from '../machines/hall-payloads.js';
-import { refusedWith, type ReplyTo, runNotFound } from '../protocol/replies.js';
+import { type ErrorReply, refusedWith, type ReplyTo, runNotFound } from '../protocol/replies.js';
+import type { RefusedVerb } from '../adapters/control/whereabouts.js';
 import type { HallGateway } from './hall-gateway.js';
 import { ageSeconds } from '../adapters/control/waiting-missions.js';
 import type { RunOutputMirror } from './run-output-mirror.js';
@@ -50,7 +51,23 @@ export function hallCommands(
     }),
   };
   if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, queries, shared.publish));
+  explainRefusals(commands, queries);
   return commands;
+}
+
+/**
+ * An id that names no run (here or, in a shared cluster, on another hall) is
+ * answered with what is true of it: the run ended, the id is a waiting
+ * mission, the mission was dropped; "not found" only when the hall knows nothing of it.
+ */
+function explainRefusals(commands: CommandHandlers, queries: HallQueries): void {
+  const { cancel, kill, attach, logs } = commands;
+  const explain = async <R extends object>(reply: R, id: string, verb: RefusedVerb): Promise<R | ErrorReply> =>
+    refusedWith(reply, 'run_not_found') ? queries.refusal(id, verb) : reply;
+  commands.cancel = async (p) => explain(await cancel(p), p.id, 'cancel');
+  commands.kill = async (p) => explain(await kill(p), p.id, 'kill');
+  commands.attach = async (p) => explain(await attach(p), p.id, 'attach');
+  commands.logs = async (p) => explain(await logs(p), p.id, 'logs');
 }
 
 /**

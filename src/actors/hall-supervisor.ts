@@ -17,6 +17,7 @@ import { ControlSocket } from '../adapters/control/control-socket.js';
 import { EventBus, type Envelope } from '../adapters/control/event-bus.js';
 import { parseRunId } from '../domain/run-id.js';
 import { HallQueries } from '../adapters/control/queries.js';
+import { DroppedMissions } from '../adapters/control/whereabouts.js';
 import { createRunRegistry } from '../adapters/control/run-registry.js';
 import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
 import { ForkServer } from '../adapters/os/fork-server.js';
@@ -145,9 +146,12 @@ async function startLocked(
   const bus = new EventBus(log);
   // On a shared cluster every event names its hall.
   if (store.shared) bus.nameHall(store.shared.hallId);
+  // A cancel of a mission that was dropped says so, not "not found": the hall's drops and the cluster's.
+  const dropped = new DroppedMissions();
   const publish = (event: BusEvent): void => {
     const envelope = bus.publish(event);
     onEvent?.(envelope);
+    dropped.noteEvent(event);
   };
   const logic = hallWithRunActors({
     prepareRun: prepareRunLogic({
@@ -172,6 +176,7 @@ async function startLocked(
   inspection.track(actor);
   const registry = createRunRegistry();
   routeHallEffects(actor, { store, bus, registry, retention, permissionChannels, onEvent });
+  actor.on('bus', (e) => dropped.noteEvent(e.event));
 
   const spawnNotice = (name: string) => (ownEntry(config.raiders, slotOf(name).baseName) === undefined ? noEntryNotice(name) : undefined);
   const gateway = new HallGateway(actor, store, spawnNotice, publish);
@@ -183,7 +188,7 @@ async function startLocked(
     : null;
   const cluster =
     store.shared && output ? new ClusterWorker(actor, store.shared, store, config.max_running, bus, log, output, paths.root) : null;
-  const queries = new HallQueries(paths, registry, store);
+  const queries = new HallQueries(paths, registry, store, dropped);
   const commands = hallCommands(
     gateway,
     queries,

@@ -102,7 +102,10 @@ describe('queued missions', () => {
       slot: 'bjorn',
       binding: 'cron:nightly',
     });
-    expect(await h.request({ cmd: 'cancel', id: boundMission })).toEqual({ error: 'raider not found', code: 'run_not_found' });
+    expect(await h.request({ cmd: 'cancel', id: boundMission })).toEqual({
+      error: expect.stringMatching(new RegExp(`^mission ${boundMission} was dropped \\(cancelled\\) at `)),
+      code: 'mission_dropped',
+    });
     expect(await h.request({ cmd: 'queue' })).toEqual({ queues: [] });
     expect((await cli(['queue'], root)).stdout).toBe('Nothing waits.\n');
     await eventually(() => {

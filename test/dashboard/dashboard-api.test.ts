@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/adapters/control/event-bus.js';
 import { EventRing } from '../../src/adapters/dashboard/event-stream.js';
-import { runStarted, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { eventually, runStarted, startTestHall, type Json, type TestHall } from '../support/test-hall.js';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
 import { bearer, boardOf, httpRequest, openEventStream, startBoardHall, type Board } from './dashboard-support.js';
 import { apiGet as get, apiPost as post } from './dashboard-support.js';
@@ -215,6 +215,33 @@ describe('POST /api/spawn, cancel, kill', () => {
     } finally {
       events.close();
     }
+  });
+
+  it("answers a run page's 404 and a cancel with what is true: the run ended, a mission waits or was dropped, or nothing is known", async () => {
+    const { hall, board } = await started();
+    const ended = await runToEnd(hall, board, 'answer over');
+    await eventually(async () => expect((await hall.request({ cmd: 'ps' })).raiders).toEqual([]));
+    expect(await post(board, `/api/runs/${ended.id}/cancel`, {})).toMatchObject({
+      status: 200,
+      error: expect.stringMatching(new RegExp(`^run ${ended.id} has ended \\(completed at .*\\): there is nothing to cancel$`)),
+      code: 'run_ended',
+    });
+
+    await post(board, '/api/spawn', { name: '1bjorn', mission: 'wait 600' });
+    const waiting = await post(board, '/api/spawn', { name: '1bjorn', mission: 'answer later' });
+    const missionId = String(waiting.mission_id);
+    expect(await get(board, `/api/runs/${missionId}`)).toEqual({
+      status: 404,
+      error: expect.stringContaining(`${missionId} is a mission waiting in the queue of 1bjorn (position 1); it has no run to show yet`),
+      code: 'mission_waiting',
+    });
+    expect(await post(board, `/api/queue/${missionId}/drop`, {})).toMatchObject({ dropped: 1 });
+    expect(await get(board, `/api/runs/${missionId}`)).toEqual({
+      status: 404,
+      error: expect.stringMatching(new RegExp(`^mission ${missionId} was dropped \\(cancelled\\) at `)),
+      code: 'mission_dropped',
+    });
+    expect(await get(board, '/api/runs/nobody-1700000000')).toEqual({ status: 404, error: 'raider not found', code: 'run_not_found' });
   });
 });
 

@@ -201,6 +201,22 @@ describe('the MCP socket', () => {
     expect(m.text).toContain('neither waiting nor running');
   });
 
+  it('a waiting or dropped mission id is a tool error that says so, with its code', async () => {
+    const c = await up();
+    await c.call('spawn_raider', { name: '1bjorn', mission: 'wait 30' });
+    const queued = await c.call('spawn_raider', { name: '1bjorn', mission: 'answer later' });
+    const missionId = String(queued.json!.mission_id);
+    const killed = await c.call('kill_raider', { id: missionId });
+    expect(killed).toMatchObject({ isError: true, json: { code: 'mission_waiting' } });
+    expect(killed.text).toContain(`${missionId} is a mission waiting in the queue of 1bjorn (position 1)`);
+    expect(await c.call('cancel_raider', { id: missionId })).toMatchObject({ isError: false, json: { dropped: 1 } });
+    const waited = await c.call('wait_for_raider', { id: missionId, timeout_s: 1 });
+    expect(waited).toMatchObject({ isError: true, json: { code: 'mission_dropped' } });
+    expect(waited.text).toMatch(new RegExp(`^mission ${missionId} was dropped \\(cancelled\\) at `));
+    const unknown = await c.call('cancel_raider', { id: 'nobody-1700000000' });
+    expect(unknown).toMatchObject({ isError: true, text: 'raider not found', json: { error: 'raider not found', code: 'run_not_found' } });
+  });
+
   it("a refused spawn is a tool error naming the reason; an unknown raider name is the hall's error", async () => {
     const c = await up();
     const refused = await c.call('spawn_raider', { name: 'ivar', mission: 'answer no' });

@@ -2,13 +2,14 @@
  * Answers to the read-only control commands (`ps`, `status`, `attach`,
  * `logs`) from the run registry and the durable state, without the hall actor.
  */
-import { type Answer, type ReplyTo, runNotFound } from '../../protocol/replies.js';
+import { type Answer, type ErrorReply, type ReplyTo, runNotFound } from '../../protocol/replies.js';
 import type { HallPaths } from '../storage/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import type { HallStateStore } from '../storage/state-store.js';
 import { liveRun, liveRuns, type RunRegistry } from './run-registry.js';
 import { ageSeconds, waitingIds, waitingQueues } from './waiting-missions.js';
 import { journalLastWritten } from './session-journals.js';
+import { DroppedMissions, type RefusedVerb, refusal, type Whereabouts, whereabouts } from './whereabouts.js';
 
 /** Adds sections to `status` (cron, telegram, acp), each under its own key. */
 export type StatusSection = () => Record<string, unknown>;
@@ -25,6 +26,8 @@ export class HallQueries {
     private readonly paths: HallPaths,
     private readonly registry: RunRegistry,
     private readonly store: HallStateStore,
+    /** The missions dropped since the hall started (the supervisor feeds it the hall's events). */
+    private readonly dropped: DroppedMissions = new DroppedMissions(),
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -119,6 +122,16 @@ export class HallQueries {
       ...(run.session !== undefined ? { session: run.session } : {}),
       ...(run.binding !== undefined ? { binding: run.binding } : {}),
     };
+  }
+
+  /** Where an id that names no live run of this hall is: ended, waiting, dropped or unknown. */
+  whereabouts(id: string): Promise<Whereabouts> {
+    return whereabouts(this.paths, this.store.state, this.dropped, id);
+  }
+
+  /** The refusal of `verb` for an id that names no live run of this hall, saying what is true of it. */
+  async refusal(id: string, verb: RefusedVerb): Promise<ErrorReply> {
+    return refusal(id, await this.whereabouts(id), verb);
   }
 
   async logs(id: string): Promise<ReplyTo<'logs'>> {

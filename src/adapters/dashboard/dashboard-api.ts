@@ -145,7 +145,8 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
   if (page) {
     const id = decodeURIComponent(page[1] ?? '');
     const detail = await history.detail(id);
-    if (!detail) sendJson(res, 404, { error: 'raider not found' });
+    // A mission id, a dropped mission, a run whose events file is gone: the 404 says which.
+    if (!detail) sendJson(res, 404, await services.queries.refusal(id, 'show'));
     else sendJson(res, 200, { ...detail, timeline: deps.ring.about(id) });
     return true;
   }
@@ -167,7 +168,8 @@ export async function serveApiChange(deps: DashboardApiDeps, req: IncomingMessag
     const id = decodeURIComponent(action[1] ?? '');
     const verb = action[2] === 'kill' ? 'kill' : 'cancel';
     services.publish({ type: `dashboard.${verb}`, source: 'dashboard', id });
-    sendJson(res, 200, await services.request({ type: verb === 'kill' ? 'cmd.kill' : 'cmd.cancel', id }));
+    // As the socket's command: a run that ended, or a mission id, is answered with what is true of it.
+    sendJson(res, 200, await services.command(verb, { id }));
     return true;
   }
   const spawn = spawnBodySchema.safeParse(body.value);

@@ -8,6 +8,7 @@ import type { HallServices } from '../../ports/hall-services.js';
 import type { EnvelopeOf } from '../control/event-bus.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { endedRun, endedRunInCopy, type EndedRun } from './ended-run.js';
+import { refusal } from '../control/whereabouts.js';
 import { DEFAULT_WAIT_S, replyResult, toolError, toolResult, type HallToolName, type ToolExtra, type ToolHandler } from './mcp-tools.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RecentOutcomes } from './recent-outcomes.js';
@@ -94,6 +95,11 @@ async function waitForRaider(
         : toolResult({ ...ended, ended_before_wait: true, source: 'event' });
     if (byMission) {
       const where = await missionState(services, id);
+      const gone = where === null ? await services.queries.whereabouts(id) : null;
+      if (gone?.kind === 'dropped') {
+        const refused = refusal(id, gone, 'wait for');
+        return toolError(refused.error, { ...refused });
+      }
       if (where === null) {
         return toolError(
           `mission ${id} is neither waiting nor running (a mission id is known only until its run ends; wait for the run id instead)`,
