@@ -56,7 +56,7 @@ describe('--json of kill, cancel and logs, and of errors', () => {
     expect(ended).toMatchObject({ code: 0, stdout: followed.stdout, stderr: '' });
   });
 
-  step("errors under --json: one object on stdout with the hall's words, the same exit code", async () => {
+  step("errors under --json: one object on stdout with the hall's words and code, the same exit code", async () => {
     const [kill, cancel, logs, plain] = await Promise.all([
       hall(['kill', '--json', 'bjorn-1'], file.root),
       hall(['cancel', '--json', 'nope-1'], file.root),
@@ -65,7 +65,8 @@ describe('--json of kill, cancel and logs, and of errors', () => {
     ]);
     for (const r of [kill, cancel, logs]) {
       expect(r).toMatchObject({ code: 1, stderr: '' });
-      expect(JSON.parse(r.stdout)).toEqual({ error: 'Hall: raider not found' });
+      // The hall's code comes along: what a script decides on, not the words.
+      expect(JSON.parse(r.stdout)).toEqual({ error: 'Hall: raider not found', code: 'run_not_found' });
     }
     // Without --json: the same words on stderr.
     expect(plain).toMatchObject({ code: 1, stdout: '', stderr: 'Hall: raider not found\n' });
