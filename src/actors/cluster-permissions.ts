@@ -14,7 +14,7 @@
  * while it has something to look for (a notification can be lost).
  */
 import { randomUUID } from 'node:crypto';
-import type { ClusterAnswer, ClusterQuestions } from '../adapters/storage/cluster-questions.js';
+import type { ClusterAnswer, ClusterQuestions } from '../ports/cluster-questions.js';
 import { SerialQueue } from '../adapters/storage/serial-queue.js';
 import { errorMessage } from '../domain/error-message.js';
 import { isAnsweredElsewhere, refusal, type PermissionQuestion } from '../domain/permission.js';

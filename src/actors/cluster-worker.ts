@@ -9,10 +9,11 @@
  * The database decides which hall runs what; the actor only hears the result.
  */
 import type { Actor } from 'xstate';
-import { INSPECT_PREFIX, type EventBus } from '../adapters/control/event-bus.js';
+import { INSPECT_PREFIX } from '../adapters/control/event-bus.js';
+import type { EventBus } from '../ports/bus.js';
 import type { BusEvent } from '../machines/hall-effects.js';
-import type { LostRun, SharedQueue } from '../adapters/storage/cluster-queue.js';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { LostRun, SharedQueue } from '../ports/cluster-queue.js';
+import type { HallStateStore } from '../ports/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
 import type { hallMachine } from '../machines/hall.machine.js';
 import { doneEvent, type EndedRun } from '../machines/hall-payloads.js';

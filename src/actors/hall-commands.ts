@@ -5,15 +5,16 @@
  * (`telegram_reply`, ...) over these defaults.
  */
 import { clusterQueue, clusterStatus } from '../adapters/control/cluster-waiting.js';
-import { bySlotThenId, type HallQueries } from '../adapters/control/queries.js';
+import { bySlotThenId } from '../adapters/control/queries.js';
+import type { HallQueries } from '../ports/hall-queries.js';
 import { newMissionId } from '../adapters/storage/mission-id.js';
 import type { CommandHandlers } from '../protocol/command-service.js';
 import type { HallAdapter } from '../ports/hall-services.js';
-import type { SharedQueue } from '../adapters/storage/cluster-queue.js';
+import type { SharedQueue } from '../ports/cluster-queue.js';
 import type { BusEvent } from '../machines/hall-effects.js';
 import { cancelledWaitingReply, droppedEvent, movedEvent, movedReply } from '../machines/hall-payloads.js';
 import { type ErrorReply, refusedWith, type ReplyTo, runNotFound } from '../protocol/replies.js';
-import type { RefusedVerb } from '../adapters/control/whereabouts.js';
+import type { RefusedVerb } from '../ports/hall-queries.js';
 import type { HallGateway } from './hall-gateway.js';
 import { ageSeconds } from '../adapters/control/waiting-missions.js';
 import type { RunOutputMirror } from './run-output-mirror.js';

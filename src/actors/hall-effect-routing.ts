@@ -6,10 +6,10 @@
  * `hall.stopped` the shutdown's (hall-shutdown.ts).
  */
 import type { Actor } from 'xstate';
-import type { EventBus, Envelope } from '../adapters/control/event-bus.js';
+import type { Envelope, EventBus } from '../ports/bus.js';
 import type { RunRegistry } from '../adapters/control/run-registry.js';
 import type { EventsRetention } from '../adapters/storage/events-retention.js';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { HallStateStore } from '../ports/state-store.js';
 import type { hallMachine } from '../machines/hall.machine.js';
 import type { PermissionChannels } from './permission-channels.js';
 

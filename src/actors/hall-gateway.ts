@@ -5,7 +5,7 @@
  * face sent it, so the hall actor only ever sees safe names.
  */
 import type { Actor } from 'xstate';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { HallStateStore } from '../ports/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
 import { missionOf, type HallCommand, type hallMachine, type SpawnCommand } from '../machines/hall.machine.js';
 import type { BusEvent, ReplyBody } from '../machines/hall-effects.js';

@@ -4,11 +4,11 @@
  * adopted or reported, and the run-id cursors kept, all as the hall actor's
  * input.
  */
-import type { HallConfig } from '../adapters/config/hall-config.js';
+import type { HallConfig } from '../ports/hall-config.js';
 import { EventsRetention } from '../adapters/storage/events-retention.js';
-import type { HallPaths } from '../adapters/storage/hall-paths.js';
-import type { DurableOp } from '../adapters/storage/durable-state.js';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { HallPaths } from '../ports/hall-paths.js';
+import type { DurableOp } from '../ports/durable-state.js';
+import type { HallStateStore } from '../ports/state-store.js';
 import { laterCursor, parseRunId } from '../domain/run-id.js';
 import type { HallInput } from '../machines/hall.machine.js';
 import { openStateStore } from './open-state-store.js';

@@ -3,11 +3,11 @@
  * `.raider-hall/state` by default, PostgreSQL when `storage.postgres` (or
  * RAIDER_HALL_DATABASE_URL) names a database.
  */
-import type { HallConfig } from '../adapters/config/hall-config.js';
+import type { HallConfig } from '../ports/hall-config.js';
 import { FileStateStore } from '../adapters/storage/file-state-store.js';
-import type { HallPaths } from '../adapters/storage/hall-paths.js';
+import type { HallPaths } from '../ports/hall-paths.js';
 import { databaseSettings } from '../adapters/storage/postgres/database-settings.js';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { HallStateStore } from '../ports/state-store.js';
 import { HallStartError } from '../ports/hall-start-error.js';
 
 export async function openStateStore(

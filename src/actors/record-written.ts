@@ -13,7 +13,7 @@
  * actor and no machine step of its own between the record and the request.
  */
 import { appendToLogSync } from '../adapters/storage/slot-logs.js';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { HallStateStore } from '../ports/state-store.js';
 import { errorMessage } from '../domain/error-message.js';
 import { resultLine } from '../domain/log-lines.js';
 

@@ -1,7 +1,7 @@
 /** What the run actors need from the hall around them, passed in once at start-up. */
-import type { HallConfig } from '../adapters/config/hall-config.js';
+import type { HallConfig } from '../ports/hall-config.js';
 import type { EventsFileMaker } from '../adapters/storage/events-file-maker.js';
-import type { HallPaths } from '../adapters/storage/hall-paths.js';
+import type { HallPaths } from '../ports/hall-paths.js';
 import type { ProviderStoreView } from '../domain/refusal.js';
 import type { PermissionChannels } from './permission-channels.js';
 

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { OutputStream, SharedQueue } from '../adapters/storage/cluster-queue.js';
+import type { OutputStream, SharedQueue } from '../ports/cluster-queue.js';
 import { errorMessage } from '../domain/error-message.js';
 
 const READ_MS = 250;

@@ -6,10 +6,10 @@
  * before its raider.done goes to the other halls.
  */
 import fs from 'node:fs';
-import type { OutputPiece, RunOutputs } from '../adapters/storage/cluster-queue.js';
-import { eventsPath, slotLogPath, type HallPaths } from '../adapters/storage/hall-paths.js';
+import type { OutputPiece, RunOutputs } from '../ports/cluster-queue.js';
+import { eventsPath, slotLogPath, type HallPaths } from '../ports/hall-paths.js';
 import { runSection } from '../domain/log-lines.js';
-import type { DurableState } from '../adapters/storage/durable-state.js';
+import type { DurableState } from '../ports/durable-state.js';
 import { errorMessage } from '../domain/error-message.js';
 
 /** At most this much of one file per beat: a chatty run does not hold up the others. */

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { readDocumentOrNull } from '../adapters/storage/events-file.js';
-import type { LedgerRun } from '../adapters/storage/durable-state.js';
+import type { LedgerRun } from '../ports/durable-state.js';
 import { appendToLog } from '../adapters/storage/slot-logs.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
 import { adoptedOutcome } from '../domain/outcome.js';

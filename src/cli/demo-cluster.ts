@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { socketAnswers } from '../adapters/os/unix-socket.js';
-import { hallPaths } from '../adapters/storage/hall-paths.js';
+import { hallPaths } from '../ports/hall-paths.js';
 import { errorMessage } from '../domain/error-message.js';
 import { type BusEnvelope, hallSubscribe } from '../protocol/hall-client.js';
 import { renderBusEvent, styleFor } from './hall/render.js';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { socketAnswers } from '../adapters/os/unix-socket.js';
-import { hallPaths } from '../adapters/storage/hall-paths.js';
+import { hallPaths } from '../ports/hall-paths.js';
 import { startCommand } from './hall/daemon.js';
 
 const CONFIG = `# A demo hall: its raiders play .raider/script.yml, so everything works offline.

@@ -6,11 +6,11 @@
  * depend on it, and the composition root implements it, not the other way.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import type { HallConfig } from '../adapters/config/hall-config.js';
-import type { EventBus } from '../adapters/control/event-bus.js';
-import type { HallQueries } from '../adapters/control/queries.js';
-import type { HallPaths } from '../adapters/storage/hall-paths.js';
-import type { HallStateStore } from '../adapters/storage/state-store.js';
+import type { HallConfig } from './hall-config.js';
+import type { EventBus } from './bus.js';
+import type { HallQueries } from './hall-queries.js';
+import type { HallPaths } from './hall-paths.js';
+import type { HallStateStore } from './state-store.js';
 import type { BusEvent } from '../machines/hall-effects.js';
 import type { HallCommand } from '../machines/hall.machine.js';
 import type { CommandHandlers, CommandService } from '../protocol/command-service.js';

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ConfigResult, type HallConfig, defaultHallConfig, parseHallConfig } from '../../src/adapters/config/hall-config.js';
+import { type ConfigResult, defaultHallConfig, parseHallConfig } from '../../src/adapters/config/hall-config-schema.js';
+import type { HallConfig } from '../../src/ports/hall-config.js';
 import { HALL_CONFIG_FILE, loadHallConfig, noConfigWarning } from '../../src/adapters/config/load-hall-config.js';
 
 const FILE = '/x/.raider-hall.yml';

@@ -1,6 +1,6 @@
 /** The `dashboard` key of .raider-hall.yml: defaults, the listen address and the loopback rule. */
 import { describe, expect, it } from 'vitest';
-import { parseHallConfig } from '../../src/adapters/config/hall-config.js';
+import { parseHallConfig } from '../../src/adapters/config/hall-config-schema.js';
 
 function load(text: string) {
   return parseHallConfig(text, '.raider-hall.yml');

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RunHistory, runFilterSchema } from '../../src/adapters/dashboard/run-history.js';
-import { hallPaths } from '../../src/adapters/storage/hall-paths.js';
+import { hallPaths } from '../../src/ports/hall-paths.js';
 import { tempRoot } from '../support/temp-roots.js';
 
 const FINISHED = '{"elapsed":0.5,"response":"ok","seq":1,"status":"completed","time":0,"type":"run.finished","version":1}\n';

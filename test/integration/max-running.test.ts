@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hallPaths, slotLogPath } from '../../src/adapters/storage/hall-paths.js';
+import { hallPaths, slotLogPath } from '../../src/ports/hall-paths.js';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
 import { eventually, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { CHECKPOINT_DELAY_MS } from '../../src/adapters/storage/checkpoint-writer.js';
 import { FileStateStore } from '../../src/adapters/storage/file-state-store.js';
-import type { LedgerRun } from '../../src/adapters/storage/durable-state.js';
+import type { LedgerRun } from '../../src/ports/durable-state.js';
 import { eventually, tempRoot } from '../support/hall-client.js';
 
 // Before any spy replaces it.

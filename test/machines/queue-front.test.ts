@@ -4,7 +4,7 @@
  * and one `raider.moved` event.
  */
 import { describe, expect, it } from 'vitest';
-import { DurableState, noDirt } from '../../src/adapters/storage/durable-state.js';
+import { DurableState, noDirt } from '../../src/ports/durable-state.js';
 import { toFront } from '../../src/domain/mission.js';
 import { startHall } from './hall-harness.js';
 

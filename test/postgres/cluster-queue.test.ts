@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
 import { PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';
-import type { LostRun, SharedQueue } from '../../src/adapters/storage/cluster-queue.js';
+import type { LostRun, SharedQueue } from '../../src/ports/cluster-queue.js';
 import type { Mission } from '../../src/domain/mission.js';
 import { queryDatabase as query, usePostgresServer } from '../support/postgres-server.js';
 import { tempRoot } from '../support/temp-roots.js';

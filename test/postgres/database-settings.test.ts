@@ -2,7 +2,8 @@
 // .raider-hall.yml, RAIDER_HALL_DATABASE_URL, ${VAR} and PGPASSWORD.
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { parseHallConfig, type HallConfig } from '../../src/adapters/config/hall-config.js';
+import { parseHallConfig } from '../../src/adapters/config/hall-config-schema.js';
+import type { HallConfig } from '../../src/ports/hall-config.js';
 import { databaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
 
 const FILE = '/x/.raider-hall.yml';

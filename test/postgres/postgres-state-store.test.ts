@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DurableState } from '../../src/adapters/storage/durable-state.js';
+import type { DurableState } from '../../src/ports/durable-state.js';
 import type { DatabaseSettings } from '../../src/adapters/storage/postgres/database-settings.js';
 import { readMigrations, SchemaTooNewError } from '../../src/adapters/storage/postgres/migrations.js';
 import { ClusterInUseError, PostgresStateStore } from '../../src/adapters/storage/postgres/postgres-state-store.js';

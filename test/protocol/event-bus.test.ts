@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Envelope, EventBus } from '../../src/adapters/control/event-bus.js';
+import { EventBus } from '../../src/adapters/control/event-bus.js';
+import type { Envelope } from '../../src/ports/bus.js';
 import { raiderDone } from '../support/bus-events.js';
 import type { BusEvent } from '../../src/protocol/events.js';
 

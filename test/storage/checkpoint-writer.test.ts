@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CHECKPOINT_DELAY_MS, CheckpointWriter } from '../../src/adapters/storage/checkpoint-writer.js';
-import { DurableState } from '../../src/adapters/storage/durable-state.js';
+import { DurableState } from '../../src/ports/durable-state.js';
 
 const dirs: string[] = [];
 afterEach(() => {

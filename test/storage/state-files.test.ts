@@ -1,9 +1,9 @@
 /** The fast renderers of the state files write exactly what the canonical JSON of the same data is (safe-stable-stringify's, as a reference of its own). */
 import stringify from 'safe-stable-stringify';
 import { describe, expect, it } from 'vitest';
-import { DurableState, noDirt, type LedgerRun } from '../../src/adapters/storage/durable-state.js';
+import { DurableState, noDirt, type LedgerRun } from '../../src/ports/durable-state.js';
 import { renderBindingQueues, renderRuns, renderSlotQueue, walLine } from '../../src/adapters/storage/state-files.js';
-import type { DurableOp } from '../../src/adapters/storage/durable-state.js';
+import type { DurableOp } from '../../src/ports/durable-state.js';
 
 const canonical = (value: unknown): string => stringify(value) ?? 'null';
 

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { agent, methods, RequestError, type AgentApp, type AgentConnection, type SessionMode } from '@agentclientprotocol/sdk';
 import { z } from 'zod';
-import type { HallConfig } from '../config/hall-config.js';
+import type { HallConfig } from '../../ports/hall-config.js';
 import { promptText, replayUpdates } from '../../domain/acp-mapping.js';
 import { slotOf } from '../../domain/names.js';
 import { createSession, journalPath, SESSION_ID_RE } from '../../raider/journal.js';

@@ -10,10 +10,10 @@ import type { AcpUpdate, AnnouncedCalls, PromptAnswer, RunEnd } from '../../doma
 import { isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } from '../../domain/permission.js';
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
-import type { Envelope, EnvelopeOf } from '../control/event-bus.js';
+import type { Envelope, EnvelopeOf } from '../../ports/bus.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { documentIn, readDocumentOrNull } from '../storage/events-file.js';
-import { eventsPath } from '../storage/hall-paths.js';
+import { eventsPath } from '../../ports/hall-paths.js';
 import { raiderSaid, saidIn } from '../storage/slot-logs.js';
 import { askClientPermission, type PermissionClient } from './acp-permission-bridge.js';
 import { AcpRunStream, sendFinalAnswer, type RunEventSourceFactory } from './acp-run-stream.js';

@@ -5,7 +5,7 @@
  * conversation itself is the session's journal.
  */
 import { z } from 'zod';
-import type { HallStateStore } from '../storage/state-store.js';
+import type { HallStateStore } from '../../ports/state-store.js';
 
 /** A session as the `acp` namespace keeps it; read back through this schema (a value that does not read so is no session). */
 const AcpSessionRecordSchema = z.object({

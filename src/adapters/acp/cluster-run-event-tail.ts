@@ -8,7 +8,7 @@
  */
 import { lineSink, MAX_LINE_BYTES, type LineFault, type LineSink } from '../../protocol/line-reader.js';
 import { errorMessage } from '../../domain/error-message.js';
-import type { RunOutputs } from '../storage/cluster-queue.js';
+import type { RunOutputs } from '../../ports/cluster-queue.js';
 import { deliver, type RunEventSource } from './run-event-tail.js';
 
 const READ_MS = 250;

@@ -1,7 +1,7 @@
 /** Reads `ROOT/.raider-hall.yml`. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ConfigResult, defaultHallConfig, parseHallConfig } from './hall-config.js';
+import { type ConfigResult, defaultHallConfig, parseHallConfig } from './hall-config-schema.js';
 import { errorCode, errorMessage } from '../../domain/error-message.js';
 
 export const HALL_CONFIG_FILE = '.raider-hall.yml';

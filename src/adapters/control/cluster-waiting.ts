@@ -6,8 +6,8 @@
  */
 import type { Mission } from '../../domain/mission.js';
 import type { Answer, ReplyTo } from '../../protocol/replies.js';
-import type { QueuedMission } from '../storage/cluster-queue.js';
-import type { DurableState } from '../storage/durable-state.js';
+import type { QueuedMission } from '../../ports/cluster-queue.js';
+import type { DurableState } from '../../ports/durable-state.js';
 import { waitingQueues, type WaitingQueue } from './waiting-missions.js';
 
 type Queues = Pick<DurableState, 'slotQueues' | 'bindingQueues'>;

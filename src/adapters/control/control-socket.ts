@@ -10,7 +10,7 @@ import { runCommand, type CommandHandlers } from '../../protocol/command-service
 import { parseFrame } from '../../protocol/frames.js';
 import { describeLineFault, LineReader } from '../../protocol/line-reader.js';
 import type { Reply } from '../../protocol/replies.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from '../../ports/bus.js';
 import { listenUnix, type UnixListener } from '../os/socket-path.js';
 
 export interface ControlSocketOptions {

@@ -10,6 +10,7 @@
  */
 import { canonicalJson } from '../../protocol/canonical-json.js';
 import type { BusEvent } from '../../machines/hall-effects.js';
+import type { BusSubscriber, Envelope, EventBus as EventBusContract } from '../../ports/bus.js';
 import { ENVELOPE_VERSION } from '../../protocol/events.js';
 import { errorMessage } from '../../domain/error-message.js';
 /**
@@ -25,37 +26,7 @@ export function filterMatches(filter: string, type: string): boolean {
 /** Unsent bytes a socket subscriber may hold before it is dropped. */
 export const SUBSCRIBER_BUFFER_LIMIT = 8 * 1024 * 1024;
 
-export type Envelope = BusEvent & {
-  version: number;
-  seq: number;
-  time: number;
-  ts: number;
-};
-
-/** The envelope of one type of event. */
-export type EnvelopeOf<T extends Envelope['type']> = Extract<Envelope, { type: T }>;
-
-interface SubscriberBase {
-  filter: string;
-  /** Bytes written but not yet sent; a subscriber over the limit is dropped. */
-  backlog?(): number;
-  drop?(reason: string): void;
-}
-
-/** A subscriber that passes events on as text (a socket, the dashboard's stream). */
-export interface LineSubscriber extends SubscriberBase {
-  /** Takes one encoded line (with its newline) and the decoded envelope. */
-  deliver(line: string, event: Envelope): void;
-}
-
-/** A subscriber inside the hall that reads the events: no line is rendered for it. */
-export interface EnvelopeSubscriber extends SubscriberBase {
-  receive(event: Envelope): void;
-}
-
-export type BusSubscriber = LineSubscriber | EnvelopeSubscriber;
-
-export class EventBus {
+export class EventBus implements EventBusContract {
   private seq = 0;
   private readonly subscribers = new Set<BusSubscriber>();
   private readonly watchers = new Set<(subscriber: BusSubscriber, joined: boolean) => void>();

@@ -3,23 +3,22 @@
  * `logs`) from the run registry and the durable state, without the hall actor.
  */
 import { type Answer, type ErrorReply, type ReplyTo, runNotFound } from '../../protocol/replies.js';
-import type { HallPaths } from '../storage/hall-paths.js';
+import type { HallPaths } from '../../ports/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
-import type { HallStateStore } from '../storage/state-store.js';
+import type { HallQueries as HallQueriesContract, StatusSection } from '../../ports/hall-queries.js';
+import type { HallStateStore } from '../../ports/state-store.js';
 import { liveRun, liveRuns, type RunRegistry } from './run-registry.js';
 import { ageSeconds, waitingIds, waitingQueues } from './waiting-missions.js';
 import { journalLastWritten } from './session-journals.js';
-import { DroppedMissions, type RefusedVerb, refusal, type Whereabouts, whereabouts } from './whereabouts.js';
-
-/** Adds sections to `status` (cron, telegram, acp), each under its own key. */
-export type StatusSection = () => Record<string, unknown>;
+import type { RefusedVerb, Whereabouts } from '../../ports/hall-queries.js';
+import { DroppedMissions, refusal, whereabouts } from './whereabouts.js';
 
 /** The order of `ps`: by slot, then by run id. */
 export function bySlotThenId(a: { slot: string; id: string }, b: { slot: string; id: string }): number {
   return a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-export class HallQueries {
+export class HallQueries implements HallQueriesContract {
   private readonly sections: StatusSection[] = [];
 
   constructor(

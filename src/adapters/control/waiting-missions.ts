@@ -5,7 +5,7 @@
  */
 import { missionTakenAt, type Mission } from '../../domain/mission.js';
 import type { Answer } from '../../protocol/replies.js';
-import type { DurableState } from '../storage/durable-state.js';
+import type { DurableState } from '../../ports/durable-state.js';
 
 export type WaitingQueue = Answer<'queue'>['queues'][number];
 

@@ -12,19 +12,11 @@ import { parseRunId } from '../../domain/run-id.js';
 import type { BusEvent } from '../../protocol/events.js';
 import { type ErrorReply, runNotFound } from '../../protocol/replies.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
-import { eventsPath, type HallPaths } from '../storage/hall-paths.js';
+import { eventsPath, type HallPaths } from '../../ports/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
-import { type WaitingId, waitingIds } from './waiting-missions.js';
-import type { DurableState } from '../storage/durable-state.js';
-
-export type Whereabouts =
-  | { kind: 'ended'; status: string; at?: number }
-  | { kind: 'waiting'; waiting: WaitingId }
-  | { kind: 'dropped'; reason: string; at: number }
-  | { kind: 'unknown' };
-
-/** The commands a refusal may answer: each says what it could not do. */
-export type RefusedVerb = 'cancel' | 'kill' | 'attach' | 'logs' | 'show' | 'wait for';
+import { waitingIds } from './waiting-missions.js';
+import type { DurableState } from '../../ports/durable-state.js';
+import type { RefusedVerb, Whereabouts } from '../../ports/hall-queries.js';
 
 /** Dropped missions the hall remembers (since it started), so a later cancel of one says it was dropped. */
 const DROPPED_KEPT = 5000;

@@ -15,7 +15,7 @@ import { cronConfigErrors } from '../../domain/cron-config.js';
 import { ON_TIME_GRACE_MS } from '../../domain/cron-plan.js';
 import { handledUpTo, newCronRecord, noteRunEvent, resolvePending, type RunEvent } from '../../domain/cron-record.js';
 import { nextFireAt, type cronJobMachine } from '../../machines/cron-job.machine.js';
-import type { CronJobConfig } from '../config/hall-config.js';
+import type { CronJobConfig } from '../../ports/hall-config.js';
 import { cronJobLogic, type CronJobWorld } from './cron-job-actors.js';
 import { CronRecords, missionWhereabouts } from './cron-records.js';
 import { errorMessage } from '../../domain/error-message.js';

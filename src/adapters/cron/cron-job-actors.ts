@@ -7,7 +7,7 @@
  */
 import { fromCallback, type EventObject } from 'xstate';
 import type { HallServices } from '../../ports/hall-services.js';
-import type { CronJobConfig } from '../config/hall-config.js';
+import type { CronJobConfig } from '../../ports/hall-config.js';
 import { bindingInFlight } from '../../domain/cron-plan.js';
 import {
   newCronRecord,

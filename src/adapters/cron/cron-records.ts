@@ -3,8 +3,8 @@
  * (state/cron.json), one record per job id.
  */
 import { readCronRecord, type CronJobRecord } from '../../domain/cron-record.js';
-import type { DurableState } from '../storage/durable-state.js';
-import type { HallStateStore } from '../storage/state-store.js';
+import type { DurableState } from '../../ports/durable-state.js';
+import type { HallStateStore } from '../../ports/state-store.js';
 
 export const CRON_NS = 'cron';
 

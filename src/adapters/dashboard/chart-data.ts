@@ -9,8 +9,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { EventBus } from '../control/event-bus.js';
-import type { HallQueries } from '../control/queries.js';
+import type { EventBus } from '../../ports/bus.js';
+import type { HallQueries } from '../../ports/hall-queries.js';
 import type { RunHistory, RunRow } from './run-history.js';
 
 export const OUTCOMES = ['completed', 'failed', 'cancelled', 'interrupted'] as const;

@@ -5,7 +5,7 @@
  * on files, or alone on its database, has no cluster to show: `shared` is
  * false and the page adds nothing.
  */
-import type { ClusterHall, SharedQueue } from '../storage/cluster-queue.js';
+import type { ClusterHall, SharedQueue } from '../../ports/cluster-queue.js';
 import type { RunRow } from './run-history.js';
 
 export interface ClusterReply {

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/hall-services.js';
-import type { DashboardConfig } from '../config/hall-config.js';
+import type { DashboardConfig } from '../../ports/hall-config.js';
 import { firstData, serveApiChange, serveApiRead, type DashboardApiDeps } from './dashboard-api.js';
 import { removeDashboardFile, writeDashboardFile } from './dashboard-file.js';
 import { EventRing, EventStreams } from './event-stream.js';

@@ -7,7 +7,7 @@
  * A reader that stops reading is dropped by the bus, never buffered without bound.
  */
 import type { ServerResponse } from 'node:http';
-import type { Envelope, EventBus } from '../control/event-bus.js';
+import type { Envelope, EventBus } from '../../ports/bus.js';
 
 /** At least the last 1,000 events can be replayed... */
 export const RING_SIZE = 1024;

@@ -8,9 +8,9 @@ import { z } from 'zod';
 import { raiderLineText, resultOf } from '../../domain/log-lines.js';
 import { runOutcome, type RunDocument } from '../../domain/outcome.js';
 import { compareRunIds, isSafeRunId, parseRunId } from '../../domain/run-id.js';
-import type { HallQueries } from '../control/queries.js';
+import type { HallQueries } from '../../ports/hall-queries.js';
 import { readDocumentOrNull } from '../storage/events-file.js';
-import { eventsPath, slotLogPath, type HallPaths } from '../storage/hall-paths.js';
+import { eventsPath, slotLogPath, type HallPaths } from '../../ports/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import { readJsonLinesTail } from './json-lines-tail.js';
 

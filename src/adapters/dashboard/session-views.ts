@@ -6,7 +6,7 @@
  * decisions). A journal is found by its id only: no request builds a path.
  */
 import fs from 'node:fs';
-import type { HallQueries } from '../control/queries.js';
+import type { HallQueries } from '../../ports/hall-queries.js';
 import { journalPath, SESSION_ID_RE, sessionsDir } from '../../raider/journal.js';
 import { readJsonLinesTail } from './json-lines-tail.js';
 

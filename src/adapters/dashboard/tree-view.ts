@@ -7,8 +7,8 @@
  * `queue` already answer, so the tree and the terminal never disagree.
  */
 import { z } from 'zod';
-import type { Envelope, EventBus } from '../control/event-bus.js';
-import type { HallQueries } from '../control/queries.js';
+import type { Envelope, EventBus } from '../../ports/bus.js';
+import type { HallQueries } from '../../ports/hall-queries.js';
 import type { ClusterRuns } from './run-history.js';
 
 export interface TreeRun {

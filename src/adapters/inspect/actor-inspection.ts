@@ -10,7 +10,7 @@ import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
 import { missionTakenAt, type Mission } from '../../domain/mission.js';
 import { MissionQueue } from '../../domain/mission-queue.js';
 import { isRecord } from '../../domain/records.js';
-import type { EventBus } from '../control/event-bus.js';
+import type { EventBus } from '../../ports/bus.js';
 
 /** A mission waiting in a slot or binding queue, shown under its queue's actor. */
 export interface InspectedMission {

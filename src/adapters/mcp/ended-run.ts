@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { parseRunId } from '../../domain/run-id.js';
 import { runOutcome, type RunDocument } from '../../domain/outcome.js';
 import { documentIn, readDocumentOrNull } from '../storage/events-file.js';
-import { eventsPath, slotLogPath, type HallPaths } from '../storage/hall-paths.js';
+import { eventsPath, slotLogPath, type HallPaths } from '../../ports/hall-paths.js';
 
 export type EndedRun = { found: true; done: Record<string, unknown> } | { found: false; error: string };
 

@@ -5,7 +5,7 @@
  * Telegram face answers (or the hall, when there is none).
  */
 import type { HallServices } from '../../ports/hall-services.js';
-import type { EnvelopeOf } from '../control/event-bus.js';
+import type { EnvelopeOf } from '../../ports/bus.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { endedRun, endedRunInCopy, type EndedRun } from './ended-run.js';
 import { refusal } from '../control/whereabouts.js';

@@ -3,7 +3,7 @@
  * wait for a run that has just ended answers with the event itself rather
  * than with what can be read back from its files.
  */
-import type { Envelope, EventBus } from '../control/event-bus.js';
+import type { Envelope, EventBus } from '../../ports/bus.js';
 
 const KEEP = 2000;
 

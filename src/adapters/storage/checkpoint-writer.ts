@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { writeFileAtomic } from './atomic-file.js';
-import { isClean, noDirt, type DirtyFiles, type DurableState } from './durable-state.js';
+import { isClean, noDirt, type DirtyFiles, type DurableState } from '../../ports/durable-state.js';
 import {
   BINDING_QUEUES_FILE,
   RUNS_FILE,

@@ -4,7 +4,7 @@
  * file name and its line number and skipped, except a torn last line, which
  * is what a crash in the middle of an append leaves and says nothing.
  */
-import type { DurableOp } from './durable-state.js';
+import type { DurableOp } from '../../ports/durable-state.js';
 import { describeIssues, durableOpSchema } from './persisted-schemas.js';
 import { errorMessage } from '../../domain/error-message.js';
 

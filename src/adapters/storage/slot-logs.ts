@@ -7,7 +7,7 @@ import path from 'node:path';
 import { hasResultLine, raiderLineText, resultLine, resultText, runSection } from '../../domain/log-lines.js';
 import { runOutcome } from '../../domain/outcome.js';
 import { parseRunId } from '../../domain/run-id.js';
-import { eventsPath, slotLogPath, type HallPaths } from './hall-paths.js';
+import { eventsPath, slotLogPath, type HallPaths } from '../../ports/hall-paths.js';
 import { readRunDocument } from './events-file.js';
 import { errorCode } from '../../domain/error-message.js';
 import { type ErrorReply, runNotFound } from '../../protocol/replies.js';

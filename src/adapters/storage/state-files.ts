@@ -10,7 +10,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Mission } from '../../domain/mission.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
-import { KV_NAMESPACE, type DurableOp, type DurableState, type LedgerRun } from './durable-state.js';
+import { KV_NAMESPACE, type DurableOp, type DurableState, type LedgerRun } from '../../ports/durable-state.js';
 import { newMissionId } from './mission-id.js';
 import { describeIssues, fileEntrySchema, ledgerRunSchema } from './persisted-schemas.js';
 import { errorCode, errorMessage } from '../../domain/error-message.js';

@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import type { HallServices } from '../../ports/hall-services.js';
-import type { ClusterFaces } from '../storage/cluster-faces.js';
+import type { ClusterFaces } from '../../ports/cluster-faces.js';
 import { isBadToken, pollRetryDelay, type ApiFailure, type PollBackoff } from '../../domain/telegram-retry.js';
 import { BotApiError } from './bot-api.js';
 import { sleep } from './sender.js';

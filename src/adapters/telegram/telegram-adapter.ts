@@ -9,7 +9,7 @@ import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/
 import { accessWarnings } from '../../domain/telegram-access.js';
 import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, type PollBackoff, type SendPolicy } from '../../domain/telegram-retry.js';
 import { botIdOf } from '../../domain/telegram-routing.js';
-import type { TelegramBotConfig } from '../config/hall-config.js';
+import type { TelegramBotConfig } from '../../ports/hall-config.js';
 import type { ReplyTo } from '../../protocol/replies.js';
 import { createBotApi } from './bot-api.js';
 import { ChatHistory } from './chat-history.js';

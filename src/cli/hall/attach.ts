@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import { readDocumentOrNull } from '../../adapters/storage/events-file.js';
-import { eventsPath, hallPaths } from '../../adapters/storage/hall-paths.js';
+import { eventsPath, hallPaths } from '../../ports/hall-paths.js';
 import { raiderSaid, runLog } from '../../adapters/storage/slot-logs.js';
 import { resultOf } from '../../domain/log-lines.js';
 import { isSafeRunId } from '../../domain/run-id.js';

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { hallPaths } from '../../ports/hall-paths.js';
 import { defaultAdapters } from '../../actors/default-adapters.js';
 import { HallStartError, startHall, type InspectionObserver, type RunningHall } from '../../actors/hall-supervisor.js';
 import type { HallStartFlags } from '../../ports/hall-services.js';

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { Command } from '../commonjs-libraries.js';
-import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { hallPaths } from '../../ports/hall-paths.js';
 import { onlyDir } from './dir-args.js';
 import { CodedError, failureCode } from './error-report.js';
 import { HallClientError, hallRequest } from '../../protocol/hall-client.js';

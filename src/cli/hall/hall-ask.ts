@@ -3,7 +3,7 @@
  * shared by hall-command.ts and the commands in files of their own.
  */
 import { stableStringify } from '../commonjs-libraries.js';
-import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { hallPaths } from '../../ports/hall-paths.js';
 import type { CommandName } from '../../protocol/commands.js';
 import { hallRequest, isAnswer, isErrorReply, type CommandArgs } from '../../protocol/hall-client.js';
 import type { Answer, ReplyTo } from '../../protocol/replies.js';

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { processAlive } from '../../adapters/os/process-alive.js';
 import { socketAnswers } from '../../adapters/os/unix-socket.js';
-import type { HallPaths } from '../../adapters/storage/hall-paths.js';
+import type { HallPaths } from '../../ports/hall-paths.js';
 
 export type HallPid =
   | { kind: 'none' }

@@ -39,7 +39,7 @@ async function runLogText(dir: string, id: string): Promise<string> {
   }
   const [{ runLog }, { hallPaths }] = await Promise.all([
     import('../../adapters/storage/slot-logs.js'),
-    import('../../adapters/storage/hall-paths.js'),
+    import('../../ports/hall-paths.js'),
   ]);
   const onDisk = await runLog(hallPaths(dir), id, undefined);
   if ('log' in onDisk) return onDisk.log;

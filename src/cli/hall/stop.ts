@@ -4,7 +4,7 @@
  * stopped unit is: what the caller wanted is true.
  */
 import { processAlive } from '../../adapters/os/process-alive.js';
-import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { hallPaths } from '../../ports/hall-paths.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { readHallPid, removeStalePidFile } from './hall-pid.js';
 

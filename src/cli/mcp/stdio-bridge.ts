@@ -23,7 +23,7 @@ import {
   type HallToolName,
   type ToolExtra,
 } from '../../adapters/mcp/mcp-tools.js';
-import { hallPaths } from '../../adapters/storage/hall-paths.js';
+import { hallPaths } from '../../ports/hall-paths.js';
 import { RAIDER_VERSION } from '../../raider/version.js';
 import { socketAnswers } from '../../adapters/os/unix-socket.js';
 import { errorMessage } from '../../domain/error-message.js';

@@ -6,7 +6,7 @@
  * character), and a URL without a password takes PGPASSWORD.
  */
 import os from 'node:os';
-import type { HallConfig } from '../../config/hall-config.js';
+import type { HallConfig } from '../../../ports/hall-config.js';
 
 export const DATABASE_URL_ENV = 'RAIDER_HALL_DATABASE_URL';
 

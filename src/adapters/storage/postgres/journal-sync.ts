@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { errorMessage } from '../../../domain/error-message.js';
 import { journalPath } from '../../../raider/journal.js';
 import { writeFileAtomicSync } from '../atomic-file.js';
-import type { SessionJournals } from '../cluster-queue.js';
+import type { SessionJournals } from '../../../ports/cluster-queue.js';
 
 const SIZE = `SELECT coalesce(max(start + octet_length(data)), 0)::bigint AS size
 FROM raider_hall_journal_chunks WHERE cluster = $1 AND session = $2`;

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
-import type { DurableState, LedgerRun } from '../durable-state.js';
+import type { DurableState, LedgerRun } from '../../../ports/durable-state.js';
 
 const optionalText = z.string().optional();
 

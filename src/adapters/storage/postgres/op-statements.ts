@@ -11,7 +11,7 @@
 import { escapeLiteral } from 'pg';
 import type { Mission } from '../../../domain/mission.js';
 import { effectiveBinding, slotOf } from '../../../domain/names.js';
-import { KV_NAMESPACE, type DurableOp } from '../durable-state.js';
+import { KV_NAMESPACE, type DurableOp } from '../../../ports/durable-state.js';
 
 export interface Statement {
   text: string;

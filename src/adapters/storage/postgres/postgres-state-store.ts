@@ -14,13 +14,13 @@
  */
 import os from 'node:os';
 import pg from 'pg';
-import { DurableState, noDirt, type DurableOp } from '../durable-state.js';
-import type { HallStateStore } from '../state-store.js';
+import { DurableState, noDirt, type DurableOp } from '../../../ports/durable-state.js';
+import type { HallStateStore } from '../../../ports/state-store.js';
 import type { DatabaseSettings } from './database-settings.js';
 import { loadClusterState } from './load-state.js';
 import { migrate, readMigrations, SchemaTooNewError } from './migrations.js';
 import { batchScript, refusedRuns, type StoreScope } from './op-statements.js';
-import { PostgresSharedQueue, RELEASE_CLAIMS } from './cluster-queue.js';
+import { PostgresSharedQueue, RELEASE_CLAIMS } from './postgres-cluster-queue.js';
 import { PostgresJournals } from './journal-sync.js';
 import { PostgresRunOutputs } from './run-outputs.js';
 

@@ -7,7 +7,7 @@
  */
 import type pg from 'pg';
 import { z } from 'zod';
-import type { OutputPiece, OutputStream, RunOutputs } from '../cluster-queue.js';
+import type { OutputPiece, OutputStream, RunOutputs } from '../../../ports/cluster-queue.js';
 
 const SHIP = `INSERT INTO raider_hall_run_output (cluster, run_id, stream, start, data, hall)
 SELECT $1, p.run_id, p.stream, p.start, p.data, $2

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { slotOf } from '../../../../domain/names.js';
 import { formatRunId } from '../../../../domain/run-id.js';
-import type { ClaimedMission } from '../../cluster-queue.js';
+import type { ClaimedMission } from '../../../../ports/cluster-queue.js';
 import { missionSchema } from '../load-state.js';
 import type { ClusterScope } from './scope.js';
 

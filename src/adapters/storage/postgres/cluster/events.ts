@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { BusEvent } from '../../../../machines/hall-effects.js';
 import { isBusEvent } from '../../../../protocol/events.js';
-import type { ClusterEvent } from '../../cluster-queue.js';
+import type { ClusterEvent } from '../../../../ports/cluster-queue.js';
 import { type ClusterScope, clusterChannel } from './scope.js';
 
 /** Events older than this leave the table (a hall relays what came since it started, read every half second). */

@@ -3,7 +3,7 @@
  * store, docs/cluster.md) and how many runs it holds, for the dashboard.
  */
 import { z } from 'zod';
-import type { ClusterHall } from '../../cluster-queue.js';
+import type { ClusterHall } from '../../../../ports/cluster-queue.js';
 import type { ClusterScope } from './scope.js';
 
 /** Every hall of the cluster with its lease's age and time left, and its runs. */

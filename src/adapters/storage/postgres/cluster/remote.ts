@@ -2,7 +2,7 @@
  * Remote control: the runs other halls hold, and the cancels and kills sent
  * to them through `raider_hall_signals` (the owner takes its own).
  */
-import type { RemoteRun, RemoteSignal } from '../../cluster-queue.js';
+import type { RemoteRun, RemoteSignal } from '../../../../ports/cluster-queue.js';
 import { ledgerRunSchema, missionSchema } from '../load-state.js';
 import { type ClusterScope, clusterChannel, heldRunRow } from './scope.js';
 

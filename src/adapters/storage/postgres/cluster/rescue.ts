@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { BusEvent } from '../../../../machines/hall-effects.js';
-import type { LostRun } from '../../cluster-queue.js';
+import type { LostRun } from '../../../../ports/cluster-queue.js';
 import { ledgerRunSchema } from '../load-state.js';
 import { ONE_END_PER_RUN } from './events.js';
 import { type ClusterScope, clusterChannel, heldRunRow } from './scope.js';

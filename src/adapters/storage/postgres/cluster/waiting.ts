@@ -1,7 +1,7 @@
 /** The missions waiting in the cluster's queue: listed, or one moved to the front of its queue. */
 import { z } from 'zod';
 import type { Mission } from '../../../../domain/mission.js';
-import type { QueuedMission } from '../../cluster-queue.js';
+import type { QueuedMission } from '../../../../ports/cluster-queue.js';
 import { missionSchema } from '../load-state.js';
 import type { ClusterScope } from './scope.js';
 

@@ -5,7 +5,7 @@
  * puts the question to its person and writes the answer; the first answer
  * written stands. Only the PostgreSQL store offers it, with `cluster_mode: shared`.
  */
-import type { AnswerFace, PermissionAnswerValue, PermissionQuestion } from '../../domain/permission.js';
+import type { AnswerFace, PermissionAnswerValue, PermissionQuestion } from '../domain/permission.js';
 
 /** A question asked in the cluster. */
 export interface ClusterQuestion {

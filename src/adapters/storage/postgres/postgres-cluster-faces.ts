@@ -7,7 +7,7 @@
  * written only by the hall that holds the role.
  */
 import type pg from 'pg';
-import type { ClusterFaces } from '../cluster-faces.js';
+import type { ClusterFaces } from '../../../ports/cluster-faces.js';
 
 /** Occurrences older than this leave the table; each job's newest stays (a starting hall plans from it). */
 const FIRES_KEEP = '1 hour';

@@ -6,8 +6,8 @@
  * some of their effects (a snapshot newer than part of the log), so recovery
  * can replay the whole write-ahead log over whatever snapshot files it finds.
  */
-import type { Mission } from '../../domain/mission.js';
-import type { LedgerRun, QueueRef, StoreOp } from '../../machines/hall-effects.js';
+import type { Mission } from '../domain/mission.js';
+import type { LedgerRun, QueueRef, StoreOp } from '../machines/hall-effects.js';
 
 export type { LedgerRun };
 

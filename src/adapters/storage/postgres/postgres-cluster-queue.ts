@@ -24,11 +24,11 @@ import type {
   RemoteRun,
   RemoteSignal,
   SharedQueue,
-} from '../cluster-queue.js';
+} from '../../../ports/cluster-queue.js';
 import type { PostgresRunOutputs } from './run-outputs.js';
 import type { PostgresJournals } from './journal-sync.js';
-import { PostgresClusterFaces } from './cluster-faces.js';
-import { PostgresClusterQuestions } from './cluster-questions.js';
+import { PostgresClusterFaces } from './postgres-cluster-faces.js';
+import { PostgresClusterQuestions } from './postgres-cluster-questions.js';
 import { claimMissions, pruneRunIds } from './cluster/claim.js';
 import { ClusterDoorbell } from './cluster/doorbell.js';
 import { eventsSince, pruneEvents, shareEvents } from './cluster/events.js';

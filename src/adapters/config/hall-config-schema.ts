@@ -1,5 +1,6 @@
 /**
- * `.raider-hall.yml`: types, zod schema and the text → config step.
+ * `.raider-hall.yml`: the zod schema and the text → config step (the
+ * config's types are the contract in ports/hall-config.ts).
  *
  * The keys are listed in the README's "Configuration" section.
  * Unknown keys are warnings; bad values are errors naming the file, the key
@@ -12,94 +13,11 @@ import { z } from 'zod';
 import { isKnownEngine, KNOWN_ENGINES } from '../../domain/engines.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { NUMBERED_SLOT, SAFE_RAIDER_NAME } from '../../domain/names.js';
-import { PERMISSION_MODES, type PermissionMode } from '../../domain/permission.js';
+import { PERMISSION_MODES } from '../../domain/permission.js';
 import { isRecord } from '../../domain/records.js';
+import type { CronJobConfig, DashboardConfig, HallConfig, RaiderEntry, TelegramBotConfig } from '../../ports/hall-config.js';
 
 export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
-
-export interface RaiderEntry {
-  engine?: string;
-  provider?: string;
-  model?: string;
-  persona?: string;
-  packs: string[];
-  permission_mode?: PermissionMode;
-  /** 'isolated', 'mcp' present on the entry, in that order: accepted, ignored by the hall (noted in the slot log). */
-  ignoredKeys: string[];
-}
-
-export interface CronJobConfig {
-  /** Defaults to `name`; the binding is `cron:ID`. */
-  id: string;
-  name: string;
-  /** The expression, not validated here (the cron adapter does that). */
-  cron: string;
-  mission: string;
-  coalesce: boolean;
-  catch_up: 'once' | 'skip';
-  tz?: string;
-}
-
-export interface TelegramBotConfig {
-  name: string;
-  token: string;
-  allowlist: string[];
-  allowed_chats: string[];
-  /** chat id or '*' → raider name */
-  routing: Record<string, string>;
-  api_root: string;
-}
-
-export interface HallConfig {
-  /**
-   * In the YAML's order (ACP's default is the first raider). Note: as for any
-   * JS object, names made of digits only ("42") are listed before the others.
-   */
-  raiders: Record<string, RaiderEntry>;
-  cron: CronJobConfig[];
-  telegram: { api_root: string; bots: TelegramBotConfig[] } | null;
-  acp: { port: number | null; host: string };
-  logs: { keep_events: number; max_log_size: number };
-  cancel_grace: number;
-  permission_timeout: number;
-  longhouse: boolean;
-  /** Relative to the hall root; null = the default lib target. */
-  preferred_lib_target: string | null;
-  mcp: { enable: boolean };
-  /** The web dashboard; absent = none. */
-  dashboard?: DashboardConfig;
-  /** Where the durable state lives: files under `.raider-hall/state` unless `postgres` names a database. */
-  storage: StorageConfig;
-  /** The group of halls sharing one database (several projects may share it). */
-  cluster: string;
-  /** This hall's name in its cluster; null = host name and root. */
-  hall_id: string | null;
-  /** `shared`: several halls serve the cluster, claiming missions from the database; `alone`: this hall keeps it to itself. */
-  cluster_mode: 'alone' | 'shared';
-  /** How long a hall of a cluster counts as alive after renewing its lease, in seconds. */
-  lease_seconds: number;
-  /** How many raiders this hall runs at once; null = no limit. */
-  max_running: number | null;
-}
-
-export interface DashboardConfig {
-  /** Where it listens, as written: `127.0.0.1:7420`, `[::1]:0`, `localhost:7420`. */
-  listen: string;
-  host: string;
-  /** 0 = any free port. */
-  port: number;
-  allow_remote: boolean;
-  read_only: boolean;
-  /** Names besides the loopback ones that the Host header may carry. */
-  hosts: string[];
-  /** Runs that no ACP client watches ask their permission questions here (the page, the bus, the socket's `answer`). */
-  questions: boolean;
-}
-
-export interface StorageConfig {
-  /** A postgres:// URL, `${VAR}` not yet expanded; null = the file store. */
-  postgres: string | null;
-}
 
 export type ConfigResult = { ok: true; config: HallConfig; warnings: string[] } | { ok: false; errors: string[] };
 

@@ -4,8 +4,8 @@
  * for, and takes over the work of a hall whose lease expired. Only the
  * PostgreSQL store offers it, with `cluster_mode: shared`.
  */
-import type { Mission } from '../../domain/mission.js';
-import type { BusEvent } from '../../machines/hall-effects.js';
+import type { Mission } from '../domain/mission.js';
+import type { BusEvent } from '../machines/hall-effects.js';
 import type { ClusterFaces } from './cluster-faces.js';
 import type { ClusterQuestions } from './cluster-questions.js';
 import type { LedgerRun } from './durable-state.js';

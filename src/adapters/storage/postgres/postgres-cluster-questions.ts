@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { parseQuestion } from '../../../domain/permission.js';
-import type { ClusterAnswer, ClusterQuestion, ClusterQuestions, QuestionsSeen } from '../cluster-questions.js';
+import type { ClusterAnswer, ClusterQuestion, ClusterQuestions, QuestionsSeen } from '../../../ports/cluster-questions.js';
 
 /** A hall answers for a binding while its lease lives. */
 const LIVE_ANSWERER = `EXISTS (SELECT 1 FROM raider_hall_answerers a JOIN raider_hall_halls h ON h.cluster = a.cluster AND h.id = a.hall
