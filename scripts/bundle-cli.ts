@@ -132,7 +132,7 @@ async function bundle(spec: BundleSpec): Promise<void> {
   }
 }
 
-/** An ES module bundle: its entry in dist/ and the directory of its chunks (see src/adapters/os/esm-bundle.ts). */
+/** An ES module bundle: its entry in dist/ and the directory of its chunks (see src/os/esm-bundle.ts). */
 interface EsmBundleSpec {
   entry: string;
   outdir: string;

@@ -22,7 +22,7 @@ import { DroppedMissions } from '../adapters/control/whereabouts.js';
 import { createRunRegistry } from '../adapters/control/run-registry.js';
 import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
 import { ForkServer } from '../adapters/os/fork-server.js';
-import { SocketPathError } from '../adapters/os/socket-path.js';
+import { SocketPathError } from '../os/socket-path.js';
 import { socketAnswers } from '../adapters/os/unix-socket.js';
 import { writeFileAtomic } from '../adapters/storage/atomic-file.js';
 import { EventsFileMaker } from '../adapters/storage/events-file-maker.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import stringify from 'safe-stable-stringify';
 import { type AnsweredElsewhere, parseQuestion, refusal, type PermissionAnswer, type PermissionQuestion } from '../domain/permission.js';
 import { onLines } from '../adapters/os/unix-socket.js';
-import { listenUnix, type UnixListener } from '../adapters/os/socket-path.js';
+import { listenUnix, type UnixListener } from '../os/socket-path.js';
 import type { FaceAnswer, PermissionHandler, PermissionRegistry, QuestionContext } from '../ports/permission-registry.js';
 import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 import { errorMessage } from '../domain/error-message.js';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fromPromise } from 'xstate';
 import { eventsPath, slotLogPath } from '../ports/hall-paths.js';
-import { reachableSocketPath } from '../adapters/os/socket-path.js';
+import { reachableSocketPath } from '../os/socket-path.js';
 import { appendToLogSync, rotateSlotLog } from '../adapters/storage/slot-logs.js';
 import { ignoredKeysLine, refusedLine, resultLine, startLine } from '../domain/log-lines.js';
 import { refusalOf } from '../domain/refusal.js';

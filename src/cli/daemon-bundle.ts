@@ -9,7 +9,7 @@
  * so that its import.meta.url is right in that bundle and out of it.
  */
 import { fileURLToPath } from 'node:url';
-import { importBundled } from '../adapters/os/esm-bundle.js';
+import { importBundled } from '../os/esm-bundle.js';
 
 const BUNDLE_DIR = fileURLToPath(new URL('../daemon/', import.meta.url));
 

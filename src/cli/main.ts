@@ -4,7 +4,7 @@
  * neither a command nor a mission (args.ts, missionWordsProblem). Subcommands are imported lazily so
  * that each call loads only what it runs.
  */
-import { endQuietlyWhenStdoutCloses } from './closed-pipe.js';
+import { endQuietlyWhenStdoutCloses } from '../os/closed-pipe.js';
 
 export async function main(argv: string[]): Promise<number> {
   endQuietlyWhenStdoutCloses();

@@ -6,7 +6,7 @@
  *
  * Only types come from the schemas: a client command stays a small process.
  */
-import { connectUnix } from '../adapters/os/socket-path.js';
+import { connectUnix } from '../os/socket-path.js';
 import type { CommandInput, CommandName } from './commands.js';
 import { describeLineFault, LineReader, MAX_MESSAGE_BYTES } from './line-reader.js';
 import type { Answer, ErrorReply, ReplyTo } from './replies.js';

@@ -6,7 +6,7 @@
  */
 import { writeSync } from 'node:fs';
 import stringify from 'safe-stable-stringify';
-import { isClosedPipe, readerGone } from '../cli/closed-pipe.js';
+import { isClosedPipe, readerGone } from '../os/closed-pipe.js';
 import { errorCode } from '../domain/error-message.js';
 
 const canonical = stringify.configure({ deterministic: true, bigint: true });

@@ -31,7 +31,7 @@ import { hallBinding, hallTools } from './tools/hall.js';
 import { defaultTools, toolMap } from './tools/index.js';
 import { ProcessGroups } from './tools/process-groups.js';
 import { RAIDER_VERSION } from './version.js';
-import { endQuietlyWhenStdoutCloses } from '../cli/closed-pipe.js';
+import { endQuietlyWhenStdoutCloses } from '../os/closed-pipe.js';
 
 const STDOUT = 1;
 const STDERR = 2;

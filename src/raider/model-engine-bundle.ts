@@ -10,7 +10,7 @@
  * that bundle and out of it.
  */
 import { fileURLToPath } from 'node:url';
-import { importBundled } from '../adapters/os/esm-bundle.js';
+import { importBundled } from '../os/esm-bundle.js';
 
 const BUNDLE_DIR = fileURLToPath(new URL('./engines-bundle/', import.meta.url));
 

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshBundle, importBundled } from '../../src/adapters/os/esm-bundle.js';
+import { freshBundle, importBundled } from '../../src/os/esm-bundle.js';
 import { REPO, tempRoot } from '../support/hall-client.js';
 
 function install(bundle: string | null, raiderBundle: string | null = null): { root: string; run: (...args: string[]) => string } {

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { runtimeDirFor } from '../../src/adapters/os/socket-path.js';
+import { runtimeDirFor } from '../../src/os/socket-path.js';
 import { socketAnswers } from '../../src/adapters/os/unix-socket.js';
 import { connectStdio } from '../mcp/mcp-support.js';
 import { alive, eventually, eventsFile, hall, hallRoot, removeRoots, runCli, spawned } from './cli-helpers.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermissionChannels } from '../../src/actors/permission-channels.js';
-import { SOCKET_PATH_MAX } from '../../src/adapters/os/socket-path.js';
+import { SOCKET_PATH_MAX } from '../../src/os/socket-path.js';
 import type { PermissionQuestion } from '../../src/domain/permission.js';
 import { cleanUp, ensureBuilt, makeProject, parseEvents, runRaider } from './helpers.js';
 

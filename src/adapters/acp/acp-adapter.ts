@@ -13,7 +13,7 @@ import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/
 import { createAcpAgent } from './acp-agent.js';
 import { AcpHub } from './acp-hub.js';
 import { AcpSessionStore } from './acp-session-store.js';
-import { listenUnix, type UnixListener } from '../os/socket-path.js';
+import { listenUnix, type UnixListener } from '../../os/socket-path.js';
 import { errorCode, errorMessage } from '../../domain/error-message.js';
 
 export function acpSocketPath(root: string): string {

@@ -11,7 +11,7 @@ import { parseFrame } from '../../protocol/frames.js';
 import { describeLineFault, LineReader } from '../../protocol/line-reader.js';
 import type { Reply } from '../../protocol/replies.js';
 import type { EventBus } from '../../ports/bus.js';
-import { listenUnix, type UnixListener } from '../os/socket-path.js';
+import { listenUnix, type UnixListener } from '../../os/socket-path.js';
 
 export interface ControlSocketOptions {
   socketPath: string;

@@ -13,7 +13,7 @@ import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/
 import { RAIDER_VERSION } from '../../raider/version.js';
 import { hallToolHandler } from './hall-tool-handlers.js';
 import { LineTransport } from './line-transport.js';
-import { listenUnix, type UnixListener } from '../os/socket-path.js';
+import { listenUnix, type UnixListener } from '../../os/socket-path.js';
 import { RecentOutcomes } from './recent-outcomes.js';
 import { MCP_SERVER_NAME, registerHallTools } from './mcp-tools.js';
 

@@ -1,5 +1,5 @@
 /** Small things every UNIX-socket user of the hall needs: is someone there, and its lines. */
-import { connectUnix } from './socket-path.js';
+import { connectUnix } from '../../os/socket-path.js';
 import type { Readable } from 'node:stream';
 import { MAX_MESSAGE_BYTES, readLines, type ReadLinesOptions } from '../../protocol/line-reader.js';
 

@@ -7,7 +7,7 @@
  * back, logs only to stderr, and exits on stdin EOF.
  */
 import type net from 'node:net';
-import { connectUnix } from '../../adapters/os/socket-path.js';
+import { connectUnix } from '../../os/socket-path.js';
 import readline from 'node:readline';
 import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { initializeResult } from '../../adapters/acp/acp-agent.js';

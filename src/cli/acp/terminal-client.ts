@@ -5,7 +5,7 @@
  * when no turn runs).
  */
 import net from 'node:net';
-import { connectUnix } from '../../adapters/os/socket-path.js';
+import { connectUnix } from '../../os/socket-path.js';
 import readline from 'node:readline/promises';
 import { Readable, Writable } from 'node:stream';
 import {

@@ -19,7 +19,7 @@ import { registerSessionCommands } from './session-command.js';
 import { registerSpawnCommands } from './spawn-command.js';
 import { registerStartStop } from './start-stop-command.js';
 import { registerStatusCommands } from './status-command.js';
-import { endQuietlyWhenStdoutCloses } from '../closed-pipe.js';
+import { endQuietlyWhenStdoutCloses } from '../../os/closed-pipe.js';
 
 /** The subcommands, each family in a module of its own, in the order `--help` lists them. */
 const SUBCOMMANDS: readonly RegisterCommand[] = [

@@ -8,7 +8,7 @@
  * call when it has no connection, so a hall restart needs no bridge restart).
  * It logs only to stderr and exits on stdin EOF.
  */
-import { connectUnix } from '../../adapters/os/socket-path.js';
+import { connectUnix } from '../../os/socket-path.js';
 import type { Readable, Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

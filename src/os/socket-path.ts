@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { errorMessage } from '../../domain/error-message.js';
+import { errorMessage } from '../domain/error-message.js';
 
 /** sun_path holds 108 bytes, its terminating NUL included. */
 export const SOCKET_PATH_MAX = 107;
