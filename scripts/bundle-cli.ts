@@ -62,6 +62,19 @@ function distInputs(result: { metafile: Metafile }, dir: string): string[] {
     .map((file) => relativeFrom(dir, file));
 }
 
+/** Every `import.meta` of a module as `new URL('../…', import.meta.url)`. */
+const CLIMBING_URL = /new URL\('\.\.\/[^']*', import\.meta\.url\)/g;
+
+/** True when the bundle's URL, standing for the module's, still finds what the module looks for. */
+function importMetaHolds(file: string, contents: string, outfile: string): boolean {
+  const dir = path.dirname(file);
+  const bundleDir = path.dirname(outfile);
+  if (dir === bundleDir) return true;
+  const depth = (d: string): number => path.relative(DIST, d).split(path.sep).length;
+  const uses = contents.split('import.meta').length - 1;
+  return depth(dir) === depth(bundleDir) && (contents.match(CLIMBING_URL) ?? []).length === uses;
+}
+
 function cliPlugin(outfile: string): Plugin {
   return {
     name: 'raider-cli',
@@ -85,10 +98,12 @@ function cliPlugin(outfile: string): Plugin {
         ].join('\n'),
       }));
       // import.meta.url becomes the bundle's own URL (see `define` below), which is
-      // right only for a module that sits in the bundle's directory.
+      // right for a module that sits in the bundle's directory, and for one at the same
+      // depth of dist/ whose every use climbs out of its directory (protocol/raider-version.js
+      // reads ../../package.json, shared by the hall and the raider).
       b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
         const contents = fs.readFileSync(args.path, 'utf8');
-        if (contents.includes('import.meta') && path.dirname(args.path) !== path.dirname(outfile)) {
+        if (contents.includes('import.meta') && !importMetaHolds(args.path, contents, outfile)) {
           return {
             errors: [
               {

@@ -34,7 +34,7 @@ import type { BusEvent } from '../machines/hall-effects.js';
 import type { HallAdapter, HallAdapterFactory, HallStartFlags } from '../ports/hall-services.js';
 import { HallStartError } from '../ports/hall-start-error.js';
 import { commandService } from '../protocol/command-service.js';
-import { RAIDER_VERSION } from '../raider/version.js';
+import { RAIDER_VERSION } from '../protocol/raider-version.js';
 import { addFaceCommands, hallCommands } from './hall-commands.js';
 import { routeHallEffects } from './hall-effect-routing.js';
 import { ClusterPermissions } from './cluster-permissions.js';

@@ -15,7 +15,7 @@ import { ignoredKeysLine, refusedLine, resultLine, startLine } from '../domain/l
 import { refusalOf } from '../domain/refusal.js';
 import { raiderArgv, raiderEnv } from '../domain/raider-argv.js';
 import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
-import { createSession, journalPath } from '../raider/journal.js';
+import { createSession, journalPath } from '../protocol/session-journal.js';
 import type { RunEnvironment } from './run-environment.js';
 import { ownEntry } from '../domain/own-entry.js';
 import { errorMessage } from '../domain/error-message.js';

@@ -12,7 +12,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { missionWordsProblem, parseRaiderArgs, USAGE, type RaiderArgs } from './args.js';
-import { canonicalPretty, writeAllSync } from './canonical.js';
+import { canonicalPretty, writeAllSync } from '../protocol/canonical-line.js';
 import { loadProjectConfig } from './config/project-config.js';
 import { findProvider, providerStorePath } from './config/provider-store.js';
 import type { RunDocument } from './document.js';
@@ -30,7 +30,7 @@ import { nullSink, StreamJsonWriter } from './stream.js';
 import { hallBinding, hallTools } from './tools/hall.js';
 import { defaultTools, toolMap } from './tools/index.js';
 import { ProcessGroups } from './tools/process-groups.js';
-import { RAIDER_VERSION } from './version.js';
+import { RAIDER_VERSION } from '../protocol/raider-version.js';
 import { endQuietlyWhenStdoutCloses } from '../os/closed-pipe.js';
 
 const STDOUT = 1;

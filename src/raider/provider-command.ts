@@ -6,7 +6,7 @@
  * remove, 2 usage, 3 a config file that cannot be read or written.
  */
 import { parseArgs } from 'node:util';
-import { writeAllSync } from './canonical.js';
+import { writeAllSync } from '../protocol/canonical-line.js';
 import {
   addProvider,
   ALIAS_RE,

@@ -7,17 +7,10 @@
 import type { SessionChoice } from './args.js';
 import type { HistoryEntry } from './engines/engine.js';
 import { errorMessage, RaiderExit } from './errors.js';
-import {
-  createSession,
-  newestSessionId,
-  openJournalWriter,
-  resolveSessionRef,
-  SessionRefError,
-  sessionsDir,
-  type JournalWriter,
-} from './journal.js';
+import { createSession, newestSessionId, sessionsDir } from '../protocol/session-journal.js';
+import { type JournalWriter, openJournalWriter, resolveSessionRef, SessionRefError } from './journal.js';
 import { conversationFromJournal, readJournal, sessionRulesFromJournal } from './replay.js';
-import { RAIDER_VERSION } from './version.js';
+import { RAIDER_VERSION } from '../protocol/raider-version.js';
 
 /** `undefined`: no journal; `'new'`: a fresh one; else the id to continue. */
 export type SessionTarget = undefined | 'new' | { id: string };

@@ -4,7 +4,7 @@
  * synchronously (so flushed) one event at a time. The common fields are
  * set last so a payload key of the same name can never override them.
  */
-import { canonicalLine, epochSeconds, writeAllSync } from './canonical.js';
+import { canonicalLine, epochSeconds, writeAllSync } from '../protocol/canonical-line.js';
 
 export const STREAM_VERSION = 1;
 /** Longest tool result text the stream carries (`max_content_length`). */

@@ -72,7 +72,7 @@ describe.concurrent('raider hall --version', () => {
   it('prints the version and exits 0; add-raider --help describes each option', async () => {
     const cwd = hallRoot();
     const [version, addRaider] = await Promise.all([hall(['--version'], cwd), hall(['add-raider', '--help'], cwd)]);
-    const { RAIDER_VERSION } = await import('../../src/raider/version.js');
+    const { RAIDER_VERSION } = await import('../../src/protocol/raider-version.js');
     expect(version).toMatchObject({ code: 0, stdout: `raider hall ${RAIDER_VERSION}\n`, stderr: '' });
     expect(addRaider.code).toBe(0);
     for (const option of ['--engine <engine>', '--model <model>', '--persona <pack>', '--pack <pack>']) {

@@ -5,16 +5,8 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionInUseError, UsageError } from '../../src/raider/errors.js';
-import {
-  createSession,
-  journalPath,
-  lockPath,
-  newSessionId,
-  newestSessionId,
-  openJournalWriter,
-  resolveSessionRef,
-  sessionsDir,
-} from '../../src/raider/journal.js';
+import { createSession, journalPath, lockPath, newSessionId, newestSessionId, sessionsDir } from '../../src/protocol/session-journal.js';
+import { openJournalWriter, resolveSessionRef } from '../../src/raider/journal.js';
 import { tryLockExclusive } from '../../src/raider/lock.js';
 import { conversationFromJournal, parseJournal } from '../../src/raider/replay.js';
 import { cleanUp, holdFlock, killAndWait, makeProject } from './helpers.js';

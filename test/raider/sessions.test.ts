@@ -4,7 +4,7 @@ import { readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lockPath } from '../../src/raider/journal.js';
+import { lockPath } from '../../src/protocol/session-journal.js';
 import {
   cleanUp,
   ensureBuilt,

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import type { HallQueries } from '../../ports/hall-queries.js';
-import { journalPath, SESSION_ID_RE, sessionsDir } from '../../raider/journal.js';
+import { journalPath, SESSION_ID_RE, sessionsDir } from '../../protocol/session-journal.js';
 import { readJsonLinesTail } from './json-lines-tail.js';
 
 /** The list shows this many journals at most, the newest first. */

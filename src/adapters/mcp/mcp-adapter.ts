@@ -10,7 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/hall-services.js';
-import { RAIDER_VERSION } from '../../raider/version.js';
+import { RAIDER_VERSION } from '../../protocol/raider-version.js';
 import { hallToolHandler } from './hall-tool-handlers.js';
 import { LineTransport } from './line-transport.js';
 import { listenUnix, type UnixListener } from '../../os/socket-path.js';

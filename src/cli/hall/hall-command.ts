@@ -58,7 +58,7 @@ export async function hallCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (argv.length === 1 && argv[0] === '--version') {
-    const { RAIDER_VERSION } = await import('../../raider/version.js');
+    const { RAIDER_VERSION } = await import('../../protocol/raider-version.js');
     process.stdout.write(`raider hall ${RAIDER_VERSION}\n`);
     return 0;
   }

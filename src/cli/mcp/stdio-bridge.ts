@@ -24,7 +24,7 @@ import {
   type ToolExtra,
 } from '../../adapters/mcp/mcp-tools.js';
 import { hallPaths } from '../../ports/hall-paths.js';
-import { RAIDER_VERSION } from '../../raider/version.js';
+import { RAIDER_VERSION } from '../../protocol/raider-version.js';
 import { socketAnswers } from '../../adapters/os/unix-socket.js';
 import { errorMessage } from '../../domain/error-message.js';
 

@@ -14,7 +14,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { MAX_LINE_BYTES, readLines } from '../../protocol/line-reader.js';
-import { canonicalLine } from '../canonical.js';
+import { canonicalLine } from '../../protocol/canonical-line.js';
 import { errorMessage } from '../errors.js';
 import type { ToolKind } from '../tools/tool.js';
 import { isRecord } from '../../domain/records.js';

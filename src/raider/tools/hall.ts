@@ -6,7 +6,7 @@
  * `text`, restating the same bot and chat is fine, another chat is an
  * error, and the topic always comes from the environment.
  */
-import { canonicalLine } from '../canonical.js';
+import { canonicalLine } from '../../protocol/canonical-line.js';
 import { errorMessage } from '../errors.js';
 import type { CommandName } from '../../protocol/commands.js';
 import { hallRequest, type CommandArgs, type FailureWords } from '../../protocol/hall-client.js';

@@ -19,7 +19,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { z } from 'zod';
 import { errorMessage } from '../../../domain/error-message.js';
-import { journalPath } from '../../../raider/journal.js';
+import { journalPath } from '../../../protocol/session-journal.js';
 import { writeFileAtomicSync } from '../atomic-file.js';
 import type { SessionJournals } from '../../../ports/cluster-queue.js';
 

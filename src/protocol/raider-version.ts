@@ -1,6 +1,7 @@
 /**
  * The raider's version, read from the package's own package.json. The path
- * is the same from src/raider (tests) and dist/raider (the built command).
+ * is the same from src/protocol (tests) and dist/protocol (the built command,
+ * and the raider's bundle in dist/raider, one floor deep too).
  */
 import { readFileSync } from 'node:fs';
 
