@@ -11,6 +11,7 @@ import type { JournalWriter } from './journal.js';
 import { runAgentLoop, type LoopOutcome, type LoopSink } from './loop.js';
 import type { PermissionEvent, ToolGate } from './permissions/gate.js';
 import type { RunSignals } from './signals.js';
+import type { StreamPayload } from '../protocol/raider-stream.js';
 import { streamToolContent, type EventSink } from './stream.js';
 import type { ProcessGroups } from './tools/process-groups.js';
 import type { Tool } from './tools/tool.js';
@@ -53,7 +54,7 @@ export async function performRun(p: RunParams): Promise<RunDocument> {
   const sink: LoopSink = {
     toolCall(call) {
       if (!open) return;
-      const fields = { call: call.id, name: call.name, arguments: call.arguments, status: 'dispatched' };
+      const fields: StreamPayload<'tool.call'> = { call: call.id, name: call.name, arguments: call.arguments, status: 'dispatched' };
       events.emit('tool.call', fields);
       journal?.append('tool.call', fields, run);
     },

@@ -1,23 +1,15 @@
 /**
- * The `--stream-json` v1 writer: one canonical JSON
- * object per line, `version`/`type`/`seq`/`time` on every event, written
- * synchronously (so flushed) one event at a time. The common fields are
- * set last so a payload key of the same name can never override them.
+ * The `--stream-json` v1 writer: one canonical JSON object per line, each
+ * event's fields as protocol/raider-stream.ts types them, and
+ * `version`/`type`/`seq`/`time` on every event, written synchronously (so
+ * flushed) one event at a time. The common fields are set last so a payload
+ * key of the same name can never override them.
  */
 import { canonicalLine, epochSeconds, writeAllSync } from '../protocol/canonical-line.js';
-
-export const STREAM_VERSION = 1;
-/** Longest tool result text the stream carries (`max_content_length`). */
-export const MAX_STREAM_CONTENT = 1000;
-
-/**
- * The v1 types, plus `permission` (a question asked or a call refused by the
- * permission policy): readers ignore types they do not know (§2.1).
- */
-export type StreamEventType = 'run.started' | 'run.state' | 'tool.call' | 'tool.result' | 'permission' | 'message' | 'run.finished';
+import { MAX_STREAM_CONTENT, STREAM_VERSION, type StreamEventType, type StreamPayload } from '../protocol/raider-stream.js';
 
 export interface EventSink {
-  emit(type: StreamEventType, payload: Record<string, unknown>): void;
+  emit<T extends StreamEventType>(type: T, payload: StreamPayload<T>): void;
 }
 
 export class StreamJsonWriter implements EventSink {
@@ -28,7 +20,7 @@ export class StreamJsonWriter implements EventSink {
     private readonly clock: () => number = epochSeconds,
   ) {}
 
-  emit(type: StreamEventType, payload: Record<string, unknown>): void {
+  emit<T extends StreamEventType>(type: T, payload: StreamPayload<T>): void {
     const event = { ...payload, version: STREAM_VERSION, type, seq: ++this.seq, time: this.clock() };
     writeAllSync(this.fd, `${canonicalLine(event)}\n`);
   }

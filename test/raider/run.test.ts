@@ -2,6 +2,7 @@
 // v1 events and their order, --json and plain output.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StreamEvent as StreamEventSchema } from '../../src/protocol/raider-stream.js';
 import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, type StreamEvent } from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
@@ -111,6 +112,24 @@ describe('a completed run with two tool calls', () => {
     expect(session.path).toBe(`${root}/.raider/sessions/${session.id}.jsonl`);
     expect(finished).not.toHaveProperty('error');
     expect(r.stderr).toBe('');
+  });
+
+  it("writes only events of the protocol's stream schema, each with exactly its fields", async () => {
+    const runs = await Promise.all([
+      runRaider(['--stream-json', '-e', 'scripted', '-m', 'tiny-1', '-r', project(), '--', 'greet the team']),
+      runRaider(['--stream-json', '-e', 'scripted', '-r', project(), '--no-session', '--', 'explode now']),
+      runRaider(['--stream-json', '-e', 'scripted', '-r', project(), '--no-session', '--', 'big file']),
+    ]);
+    const seen = new Set<string>();
+    for (const r of runs) {
+      for (const line of r.stdout.split('\n').filter(Boolean)) {
+        const event: unknown = JSON.parse(line);
+        // z.object drops fields it does not know: equal means no field is missing, extra or mistyped.
+        expect(StreamEventSchema.parse(event)).toEqual(event);
+        seen.add(StreamEventSchema.parse(event).type);
+      }
+    }
+    expect([...seen].sort()).toEqual(['message', 'run.finished', 'run.started', 'run.state', 'tool.call', 'tool.result']);
   });
 
   it('names the model when one is given', async () => {

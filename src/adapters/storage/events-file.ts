@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import type { RunDocument } from '../../domain/outcome.js';
 import { errorCode } from '../../domain/error-message.js';
-import { isRecord } from '../../domain/records.js';
+import { RunFinishedLine } from '../../protocol/raider-stream.js';
 
 const BLOCK = 64 * 1024;
 /**
@@ -102,8 +102,9 @@ function parseFinished(line: Buffer): RunDocument | null {
   } catch {
     return null;
   }
-  if (!isRecord(value) || value.type !== 'run.finished') return null;
-  const { type: _type, seq: _seq, time: _time, ...document } = value;
+  const finished = RunFinishedLine.safeParse(value);
+  if (!finished.success) return null;
+  const { type: _type, seq: _seq, time: _time, ...document } = finished.data;
   return document;
 }
 
