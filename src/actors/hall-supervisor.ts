@@ -126,7 +126,7 @@ async function startLocked(
 ): Promise<RunningHall> {
   const { onEvent, inspect } = options;
   if (fs.existsSync(paths.socket)) {
-    // Our lock is free, but another implementation (a Perl hall) may still answer here.
+    // Our lock is free, but another implementation of the hall, which does not take it, may still answer here.
     if (await socketAnswers(paths.socket)) throw new HallStartError(`Hall already running: ${paths.socket} answers`, 1);
     fs.rmSync(paths.socket, { force: true });
   }

@@ -26,20 +26,6 @@ export interface Mission {
   cwd?: string;
 }
 
-/** The keys a mission carries on disk and on the wire, in one place. */
-export function missionRecord(m: Mission): Mission {
-  // Sorted, as canonical JSON writes them: the native JSON writer then writes a queue of them as is.
-  return {
-    ...(m.binding !== undefined ? { binding: m.binding } : {}),
-    ...(m.cwd !== undefined ? { cwd: m.cwd } : {}),
-    id: m.id,
-    mission: m.mission,
-    name: m.name,
-    ...(m.permission_mode !== undefined ? { permission_mode: m.permission_mode } : {}),
-    ...(m.telegram !== undefined ? { telegram: m.telegram } : {}),
-  };
-}
-
 /**
  * The longest mission the hall accepts, in UTF-8 bytes. A raider gets its
  * mission as one command-line argument (`-- MISSION`), and Linux refuses a

@@ -152,7 +152,7 @@ async function runRaider(argv: string[]): Promise<number> {
       toolEnv,
     });
   } finally {
-    // Whatever a tool started is gone before we report and exit (§3.4).
+    // Whatever a tool started is gone before we report and exit (docs/raider.md, "Tools").
     await processes.terminateAll();
     channel?.close();
     writer?.close();

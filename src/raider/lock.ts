@@ -2,7 +2,7 @@
  * The session's single-writer lock: an exclusive,
  * non-blocking flock(2) on `<id>.lock`, held until released or until the
  * process dies — the kernel drops it then, so there are no stale locks, and
- * it is the very same lock the Perl raider takes, so the two interoperate.
+ * it is the very same lock other implementations of the raider take, so they interoperate.
  *
  * Node has no flock. Rather than a native addon (fs-ext builds here, but it
  * needs a C++ toolchain and node headers on every machine that installs the

@@ -47,7 +47,7 @@ export class SessionOpenError extends RaiderExit {
 export async function openSession(target: SessionTarget, root: string, warn: (message: string) => void): Promise<OpenedSession> {
   if (target === undefined) return { writer: undefined, history: [], sessionRules: [] };
   if (target === 'new') {
-    // A journal that cannot be created must not stop the run (§4.5).
+    // A journal that cannot be created must not stop the run: it goes on without one.
     try {
       const created = createSession(root, { raiderVersion: RAIDER_VERSION });
       return { writer: await openJournalWriter(root, created.id, { warn }), history: [], sessionRules: [] };

@@ -20,7 +20,7 @@ function errors(text: string): string[] {
   return r.errors;
 }
 
-// The Perl hall manual's example config. The seed's rendering reads `lagertha:{`
+// An example config as another implementation of the hall documents it. Its rendering reads `lagertha:{`
 // (a space lost); YAML needs `lagertha: {` — see the syntax error test below.
 const SEED_EXAMPLE = `longhouse: false
 preferred_lib_target: .raider-hall/lib

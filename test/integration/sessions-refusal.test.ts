@@ -134,7 +134,7 @@ describe('session bindings', () => {
     expect((await hall.request({ cmd: 'status' })).running).toBe(0);
   });
 
-  it('reads queue files the Perl hall wrote (no ids, plain strings) and runs them first', async () => {
+  it('reads queue files another implementation of the hall wrote (no ids, plain strings) and runs them first', async () => {
     const root = tempRoot();
     const state = path.join(root, '.raider-hall/state');
     fs.mkdirSync(state, { recursive: true });

@@ -60,7 +60,7 @@ function types(events: StreamEvent[]): string[] {
 }
 
 describe('a completed run with two tool calls', () => {
-  it('writes the nine events of §2.4, canonical, numbered and timed', async () => {
+  it('writes the nine events of docs/raider.md (Events), canonical, numbered and timed', async () => {
     const root = project();
     const r = await runRaider(['--stream-json', '--engine', 'scripted', '--root', root, '--', 'greet the team']);
     expect(r.code).toBe(0);

@@ -47,7 +47,7 @@ async function firstRun(root: string): Promise<{ id: string; path: string }> {
 }
 
 describe('the journal of a run', () => {
-  it('records the run as §4.3 says, with the full tool results', async () => {
+  it('records the run as docs/raider.md (Sessions) says, with the full tool results', async () => {
     const root = makeProject(SCRIPT, { 'notes.txt': 'n'.repeat(1200) });
     const s = await firstRun(root);
     const recs = journal(s.path);

@@ -1,5 +1,5 @@
 // RunSignals in-process, driven by emitted (not real) signals: the state
-// rules of §3.3 that a real run passes through too fast to hit by timing.
+// rules of the raider's signals that a real run passes through too fast to hit by timing.
 import { afterEach, describe, expect, it } from 'vitest';
 import { RunSignals } from '../../src/raider/signals.js';
 

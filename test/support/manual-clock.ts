@@ -1,7 +1,7 @@
 /**
  * A clock for XState that fires timers in deadline order as time advances,
  * including timers scheduled while advancing (SimulatedClock.increment skips
- * those; see reference/xstate.md §7.2).
+ * those).
  */
 export class ManualClock {
   private nowMs = 0;

@@ -26,7 +26,7 @@ const MODES = [
   { id: 'bypassPermissions', name: 'Bypass permissions', description: 'Run every tool without asking' },
 ] as const;
 
-/** Perl clients put raiderName at the top level of session/new; the SDK's schema would drop it. */
+/** Some clients (of another implementation) put raiderName at the top level of session/new; the SDK's schema would drop it. */
 const newSessionParams = z.looseObject({
   cwd: z.string(),
   mcpServers: z.array(z.unknown()).optional(),
@@ -206,7 +206,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AgentApp {
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       if (hub.has(params.sessionId, link)) hub.cancel(params.sessionId);
     })
-    // The Perl client sends session/cancel as a request and waits for {}.
+    // Some clients send session/cancel as a request and wait for {}.
     .onRequest('session/cancel', z.looseObject({ sessionId: z.string() }), ({ params }) => {
       session(params.sessionId);
       hub.cancel(params.sessionId);

@@ -1,6 +1,6 @@
 /**
- * The hall's MCP face (docs/mcp.md; the Perl hall names `.raider-hall.mcp`
- * and leaves it unserved): with `mcp: { enable: true }` in .raider-hall.yml the hall
+ * The hall's MCP face (docs/mcp.md; other implementations of the hall name
+ * `.raider-hall.mcp` and leave it unserved): with `mcp: { enable: true }` in .raider-hall.yml the hall
  * listens on the UNIX socket `.raider-hall.mcp` (mode 0600) and serves the
  * hall tools there, newline-delimited JSON-RPC as MCP's stdio transport
  * frames it. Every connection gets its own MCP server; `raider hall mcp DIR`

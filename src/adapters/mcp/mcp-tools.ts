@@ -1,6 +1,6 @@
 /**
- * The hall tools an MCP client gets (issue 8; the Perl `Hall::MCP` described
- * some of them and served none): their names, descriptions and JSON schemas
+ * The hall tools an MCP client gets (docs/mcp.md; another implementation of
+ * the hall described some of them and served none): their names, descriptions and JSON schemas
  * (from zod), and how a hall reply becomes a tool result. The hall's MCP
  * server and the `raider hall mcp` stdio bridge register the same list, so a
  * client sees the same tools whether the hall is up or not.

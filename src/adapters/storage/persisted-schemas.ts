@@ -22,8 +22,8 @@ export const missionSchema = z.object({
 });
 
 /**
- * A queue entry in a state file: as this hall writes it, as the Perl hall
- * wrote it (no id, maybe no name), or legacy (a plain string, the mission).
+ * A queue entry in a state file: as this hall writes it, as other
+ * implementations of the hall write it (no id, maybe no name), or legacy (a plain string, the mission).
  * Fields of the wrong type are left out rather than losing the mission.
  */
 export const fileEntrySchema = z.union([

@@ -184,7 +184,7 @@ function ownMission(raw: unknown): Mission | null {
   };
 }
 
-/** A queue entry as written by this hall, by the Perl hall (no id), or legacy (a plain string). */
+/** A queue entry as written by this hall, by other implementations of the hall (no id), or legacy (a plain string). */
 export function missionFromFile(raw: unknown, defaultName: string | undefined): Mission | null {
   const own = ownMission(raw);
   if (own !== null) return own;
@@ -232,7 +232,7 @@ function loadQueue(
 /**
  * Loads every state file of `stateDir` into `state`; what does not parse is
  * reported and skipped. Returns true when what was loaded differs from the
- * files (something skipped, an entry of the Perl hall given an id): they
+ * files (something skipped, an entry of another implementation given an id): they
  * should be written again.
  */
 export function loadStateFiles(stateDir: string, state: DurableState, warnUser: (msg: string) => void): boolean {

@@ -8,7 +8,7 @@
  *   packs: [house-style]      # packs every run gets, before --pack ones
  *   options: { temperature: 0.2 }   # defaults for -o KEY=VALUE
  *
- * Other keys are left alone: the Perl raider reads this file too.
+ * Other keys are left alone: other implementations of the raider read this file too.
  */
 import { join } from 'node:path';
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
- * The process groups a run's tools started (what the Perl raider
- * calls `terminate_children`). Each `bash` command runs in its own group, so a
+ * The process groups a run's tools started (what other raiders call
+ * `terminate_children`). Each `bash` command runs in its own group, so a
  * signal aimed at the raider alone would never reach it; on cancel,
  * interrupt or timeout a group gets SIGTERM, then SIGKILL once the grace is
  * over, and counts as gone only when no process of it is left.
