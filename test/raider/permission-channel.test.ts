@@ -87,6 +87,11 @@ async function fakeHall(root: string, answers: Answer[]): Promise<FakeHall> {
   };
 }
 
+/** The scripted raider's argv with its questions going to `channel`; without a session unless `session` says otherwise. */
+function channelRun(channel: string, root: string, mission: string, session: readonly string[] = ['--no-session']): string[] {
+  return ['--stream-json', '-e', 'scripted', '--permission-channel', channel, '-r', root, ...session, '--', mission];
+}
+
 function permissionEvents(events: StreamEvent[]): Array<Record<string, unknown>> {
   return events
     .filter((e) => e.type === 'permission')
@@ -97,7 +102,7 @@ describe('a permission round trip over the channel', () => {
   it('session allows the rest of the run and the next run of the session; no refuses and the run goes on', async () => {
     const root = makeProject(SCRIPT);
     const hall = await fakeHall(root, ['session', 'no', 'once']);
-    const r = await runRaider(['--stream-json', '-e', 'scripted', '--permission-channel', hall.path, '-r', root, '--', 'first']);
+    const r = await runRaider(channelRun(hall.path, root, 'first', []));
     expect(r.code).toBe(0);
     const events = parseEvents(r.stdout);
 
@@ -135,19 +140,7 @@ describe('a permission round trip over the channel', () => {
     // The journal keeps the grant; the next run of the session does not ask again for it.
     const session = events.at(-1)!.session as { id: string; path: string };
     expect(readFileSync(session.path, 'utf8')).toContain('"answer":"session"');
-    const next = await runRaider([
-      '--stream-json',
-      '-e',
-      'scripted',
-      '--permission-channel',
-      hall.path,
-      '-r',
-      root,
-      '--session',
-      session.id,
-      '--',
-      'second',
-    ]);
+    const next = await runRaider(channelRun(hall.path, root, 'second', ['--session', session.id]));
     expect(next.code).toBe(0);
     expect(hall.questions.slice(2).map((q) => q.rule)).toEqual(['Bash(echo two)']);
     expect(
@@ -160,18 +153,7 @@ describe('a permission round trip over the channel', () => {
   it('once allows that call only: the same call is asked again', async () => {
     const root = makeProject(SCRIPT);
     const hall = await fakeHall(root, ['once', 'once', 'no']);
-    const r = await runRaider([
-      '--stream-json',
-      '-e',
-      'scripted',
-      '--permission-channel',
-      hall.path,
-      '-r',
-      root,
-      '--no-session',
-      '--',
-      'first',
-    ]);
+    const r = await runRaider(channelRun(hall.path, root, 'first'));
     expect(r.code).toBe(0);
     expect(hall.questions.map((q) => q.rule)).toEqual(['Bash(echo one)', 'Bash(echo one)', 'Edit(/out.txt)']);
   });
@@ -179,18 +161,7 @@ describe('a permission round trip over the channel', () => {
   it('a channel that closes refuses the waiting question and every later one', async () => {
     const root = makeProject(SCRIPT);
     const hall = await fakeHall(root, ['close']);
-    const r = await runRaider([
-      '--stream-json',
-      '-e',
-      'scripted',
-      '--permission-channel',
-      hall.path,
-      '-r',
-      root,
-      '--no-session',
-      '--',
-      'first',
-    ]);
+    const r = await runRaider(channelRun(hall.path, root, 'first'));
     expect(r.code).toBe(0);
     const results = parseEvents(r.stdout).filter((e) => e.type === 'tool.result');
     expect(results.map((e) => e.status)).toEqual(['failed', 'failed', 'failed']);
@@ -202,18 +173,7 @@ describe('a permission round trip over the channel', () => {
 
   it('a channel that cannot be reached refuses with the reason', async () => {
     const root = makeProject(SCRIPT);
-    const r = await runRaider([
-      '--stream-json',
-      '-e',
-      'scripted',
-      '--permission-channel',
-      join(root, 'no.sock'),
-      '-r',
-      root,
-      '--no-session',
-      '--',
-      'first',
-    ]);
+    const r = await runRaider(channelRun(join(root, 'no.sock'), root, 'first'));
     expect(r.code).toBe(0);
     const first = parseEvents(r.stdout).find((e) => e.type === 'tool.result')!;
     expect(String(first.content)).toMatch(/^permission refused: refused when asked: permission channel .*no\.sock: .*ENOENT/);
@@ -222,7 +182,7 @@ describe('a permission round trip over the channel', () => {
   it('SIGINT while a question waits: the run is cancelled at once and the channel closed', async () => {
     const root = makeProject(SCRIPT);
     const hall = await fakeHall(root, ['never']);
-    const { child, done } = startRaider(['--stream-json', '-e', 'scripted', '--permission-channel', hall.path, '-r', root, '--', 'first']);
+    const { child, done } = startRaider(channelRun(hall.path, root, 'first', []));
     await hall.asked;
     child.kill('SIGINT');
     const r = await done;
