@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupAlive } from '../support/processes.js';
-import { cleanUp, ensureBuilt, makeProject, parseEvents, startRaider, waitForOutput } from './helpers.js';
+import { cleanUp, ensureBuilt, makeProject, parseEvents, startRaider, waitForOutput, eventTypes } from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
 afterAll(cleanUp);
@@ -26,10 +26,6 @@ async function pidOf(root: string): Promise<number> {
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error('the command never started');
-}
-
-function types(stdout: string): string[] {
-  return parseEvents(stdout).map((e) => (e.type === 'run.state' ? `run.state(${String(e.state)})` : e.type));
 }
 
 for (const [signal, status] of [
@@ -67,7 +63,7 @@ for (const [signal, status] of [
       expect(goneAfter).toBeLessThan(2000); // the 1 s grace for SIGTERM, then SIGKILL
       expect(groupAlive(pgid)).toBe(false);
       expect(r.signal).toBe(signal);
-      expect(types(r.stdout)).toEqual([
+      expect(eventTypes(parseEvents(r.stdout))).toEqual([
         'run.started',
         'run.state(running)',
         'tool.call',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toModelMessages } from '../../src/raider/engines/ai-sdk.js';
 import { startFakeLlm, type FakeDialect, type FakeLlm, type FakeReply } from './fake-llm.js';
-import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, startRaider, type StreamEvent } from './helpers.js';
+import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, startRaider, eventTypes } from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
 afterAll(cleanUp);
@@ -24,10 +24,6 @@ async function fake(dialect: FakeDialect, replies: FakeReply[]): Promise<FakeLlm
   const f = await startFakeLlm(dialect, replies);
   fakes.push(f);
   return f;
-}
-
-function types(events: StreamEvent[]): string[] {
-  return events.map((e) => (e.type === 'run.state' ? `run.state(${String(e.state)})` : e.type));
 }
 
 /** A loopback port nothing listens on. */
@@ -59,7 +55,7 @@ for (const dialect of ['openai', 'anthropic'] as const) {
       expect(r.stderr).not.toMatch(/error/i);
       expect(r.code).toBe(0);
       const events = parseEvents(r.stdout);
-      expect(types(events)).toEqual([
+      expect(eventTypes(events)).toEqual([
         'run.started',
         'run.state(running)',
         'tool.call',
@@ -158,7 +154,7 @@ for (const dialect of ['openai', 'anthropic'] as const) {
       const r = await done;
       expect(Date.now() - sent).toBeLessThan(3000);
       expect(r.signal).toBe('SIGINT');
-      expect(types(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(cancelled)', 'run.finished']);
+      expect(eventTypes(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(cancelled)', 'run.finished']);
       await new Promise((res) => setTimeout(res, 100));
       expect(llm.aborted).toBe(1);
     });
@@ -175,7 +171,7 @@ describe.concurrent('SIGTERM during a model call', () => {
     child.kill('SIGTERM');
     const r = await done;
     expect(r.signal).toBe('SIGTERM');
-    expect(types(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(interrupted)', 'run.finished']);
+    expect(eventTypes(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(interrupted)', 'run.finished']);
     expect(parseEvents(r.stdout).at(-1)).toMatchObject({ status: 'interrupted', signal: 'TERM' });
   });
 });
@@ -234,7 +230,7 @@ describe.concurrent('an unreachable server', () => {
     ]);
     expect(r.code).toBe(1);
     const events = parseEvents(r.stdout);
-    expect(types(events)).toEqual(['run.started', 'run.state(running)', 'run.state(failed)', 'run.finished']);
+    expect(eventTypes(events)).toEqual(['run.started', 'run.state(running)', 'run.state(failed)', 'run.finished']);
     expect(events.at(-1)!.error).toMatch(new RegExp(`^openai engine: cannot reach ${url.replace(/[./]/g, '\\$&')}: .*ECONNREFUSED`));
   });
 });
@@ -280,7 +276,7 @@ describe.concurrent('tool rounds and budgets', () => {
     const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', root, '--no-session', '--', 'write']);
     expect(r.code).toBe(0);
     const events = parseEvents(r.stdout);
-    expect(types(events)).toEqual([
+    expect(eventTypes(events)).toEqual([
       'run.started',
       'run.state(running)',
       'tool.call',

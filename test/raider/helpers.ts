@@ -163,6 +163,11 @@ export function parseEvents(stdout: string): StreamEvent[] {
     .map((l) => JSON.parse(l) as StreamEvent);
 }
 
+/** The events' types in order, a `run.state` with its state: `run.state(running)`. */
+export function eventTypes(events: readonly StreamEvent[]): string[] {
+  return events.map((e) => (e.type === 'run.state' ? `run.state(${String(e.state)})` : e.type));
+}
+
 /** A fresh project root with `.raider/script.yml` (when given) and extra files. */
 export function makeProject(script?: string, files: Record<string, string> = {}): string {
   const root = mkdtempSync(join(tmpdir(), 'raider-test-'));

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StreamEvent as StreamEventSchema } from '../../src/protocol/raider-stream.js';
-import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, type StreamEvent } from './helpers.js';
+import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, eventTypes } from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
 afterAll(cleanUp);
@@ -55,10 +55,6 @@ function sortKeys(v: unknown): unknown {
   return v;
 }
 
-function types(events: StreamEvent[]): string[] {
-  return events.map((e) => (e.type === 'run.state' ? `run.state(${String(e.state)})` : e.type));
-}
-
 describe('a completed run with two tool calls', () => {
   it('writes the nine events of docs/raider.md (Events), canonical, numbered and timed', async () => {
     const root = project();
@@ -66,7 +62,7 @@ describe('a completed run with two tool calls', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n').filter(Boolean);
     const events = parseEvents(r.stdout);
-    expect(types(events)).toEqual([
+    expect(eventTypes(events)).toEqual([
       'run.started',
       'run.state(running)',
       'tool.call',
@@ -143,7 +139,14 @@ describe('failures', () => {
     const r = await runRaider(['--stream-json', '-e', 'scripted', '-r', project(), '--', 'explode now']);
     expect(r.code).toBe(1);
     const events = parseEvents(r.stdout);
-    expect(types(events)).toEqual(['run.started', 'run.state(running)', 'tool.call', 'tool.result', 'run.state(failed)', 'run.finished']);
+    expect(eventTypes(events)).toEqual([
+      'run.started',
+      'run.state(running)',
+      'tool.call',
+      'tool.result',
+      'run.state(failed)',
+      'run.finished',
+    ]);
     expect(events[3]).toMatchObject({ status: 'failed', ok: false });
     expect(String(events[3]!.content)).toMatch(/outside the project root/);
     expect(events[5]).toMatchObject({ status: 'failed', error: 'the engine gave up on explode now' });

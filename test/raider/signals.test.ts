@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanUp, ensureBuilt, makeProject, parseEvents, startRaider, waitForOutput } from './helpers.js';
+import { cleanUp, ensureBuilt, makeProject, parseEvents, startRaider, waitForOutput, eventTypes } from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
 afterAll(cleanUp);
@@ -32,10 +32,6 @@ async function waitForJournal(root: string, needle: string): Promise<void> {
   throw new Error(`no journal in ${dir} shows ${needle}`);
 }
 
-function types(stdout: string): string[] {
-  return parseEvents(stdout).map((e) => (e.type === 'run.state' ? `run.state(${String(e.state)})` : e.type));
-}
-
 describe('SIGINT during a sleep step', () => {
   it('ends the run cancelled at once and dies by SIGINT', async () => {
     const { child, done } = startRaider(['--stream-json', '-e', 'scripted', '-r', makeProject(SLOW), '--', 'wait']);
@@ -46,7 +42,7 @@ describe('SIGINT during a sleep step', () => {
     expect(Date.now() - sent).toBeLessThan(5000); // the 60 s sleep was cut short
     expect(r.signal).toBe('SIGINT');
     expect(r.code).toBeNull();
-    expect(types(r.stdout)).toEqual(['run.started', 'run.state(running)', 'run.state(cancelled)', 'run.finished']);
+    expect(eventTypes(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(cancelled)', 'run.finished']);
     const finished = parseEvents(r.stdout).at(-1)!;
     expect(finished).toMatchObject({ status: 'cancelled', seq: 4 });
     for (const absent of ['response', 'metrics', 'signal', 'error']) expect(finished).not.toHaveProperty(absent);
@@ -65,7 +61,7 @@ describe('SIGINT during a sleep step', () => {
     child.kill('SIGINT');
     const r = await done;
     expect(r.signal).toBe('SIGINT');
-    expect(types(r.stdout)).toEqual([
+    expect(eventTypes(parseEvents(r.stdout))).toEqual([
       'run.started',
       'run.state(running)',
       'tool.call',
@@ -94,7 +90,7 @@ describe('SIGTERM during a run', () => {
     child.kill('SIGTERM');
     const r = await done;
     expect(r.signal).toBe('SIGTERM');
-    expect(types(r.stdout)).toEqual(['run.started', 'run.state(running)', 'run.state(interrupted)', 'run.finished']);
+    expect(eventTypes(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(interrupted)', 'run.finished']);
     const finished = parseEvents(r.stdout).at(-1)!;
     expect(finished).toMatchObject({ status: 'interrupted', signal: 'TERM' });
     const journal = readFileSync((finished.session as { path: string }).path, 'utf8')
