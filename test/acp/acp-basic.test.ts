@@ -1,21 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { TestHall } from '../support/test-hall.js';
-import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
+import { describe, expect, it } from 'vitest';
+import { acpScope, initialize, newSession, prompt, updatesOf } from './acp-support.js';
 
-let hall: TestHall | undefined;
-let acp: AcpTestClient | undefined;
-afterEach(async () => {
-  acp?.close();
-  acp = undefined;
-  await hall?.stop();
-  hall = undefined;
-});
+const opened = acpScope();
 
 describe('ACP over TCP', () => {
   it('initializes, opens a session and answers a prompt with streamed updates then end_turn', async () => {
-    const started = await startAcpHall('raiders: { bjorn: {}, lagertha: {} }\n');
-    hall = started.hall;
-    acp = await connectAcp({ port: started.port });
+    const { hall, port } = await opened.start('raiders: { bjorn: {}, lagertha: {} }\n');
+    const acp = await opened.connect(port);
     const init = await initialize(acp);
     expect(init).toMatchObject({
       protocolVersion: 1,
@@ -36,11 +27,7 @@ describe('ACP over TCP', () => {
   });
 
   it('a failed run is a JSON-RPC error -32000 whose text never appears as a chunk', async () => {
-    const started = await startAcpHall('raiders: { bjorn: {} }\n');
-    hall = started.hall;
-    acp = await connectAcp({ port: started.port });
-    await initialize(acp);
-    const sessionId = await newSession(acp, hall.root);
+    const { acp, sessionId } = await opened.session('raiders: { bjorn: {} }\n');
     await expect(prompt(acp, sessionId, 'fail the engine broke')).rejects.toMatchObject({
       code: -32000,
       message: expect.stringContaining('the engine broke'),
@@ -49,9 +36,8 @@ describe('ACP over TCP', () => {
   });
 
   it('unknown raider names, sessions and methods get -32602 / -32601', async () => {
-    const started = await startAcpHall('raiders: { bjorn: {} }\n');
-    hall = started.hall;
-    acp = await connectAcp({ port: started.port });
+    const { hall, port } = await opened.start('raiders: { bjorn: {} }\n');
+    const acp = await opened.connect(port);
     await initialize(acp);
     await expect(newSession(acp, hall.root, 'nobody')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('bjorn') });
     await expect(prompt(acp, 'nope', 'x')).rejects.toMatchObject({ code: -32602 });
@@ -63,11 +49,7 @@ describe('following a run that writes an overlong line', () => {
   // A raider writing 3 MB without a newline must not grow the hall's memory:
   // the line is skipped and reported, and the events after it still stream.
   it('skips the line, says so in the hall log, and streams the events after it', async () => {
-    const started = await startAcpHall('raiders: { bjorn: {} }\n');
-    hall = started.hall;
-    acp = await connectAcp({ port: started.port });
-    await initialize(acp);
-    const sessionId = await newSession(acp, hall.root);
+    const { hall, acp, sessionId } = await opened.session('raiders: { bjorn: {} }\n');
     expect(await prompt(acp, sessionId, 'long 3')).toEqual({ stopReason: 'end_turn' });
     expect(updatesOf(acp, sessionId)).toEqual([
       { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'wrote one line of 3 MB' } },

@@ -1,23 +1,11 @@
 import { methods } from '@agentclientprotocol/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { TestHall } from '../support/test-hall.js';
-import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
+import { describe, expect, it } from 'vitest';
+import { acpScope, prompt, updatesOf, type AcpTestClient } from './acp-support.js';
 
-let hall: TestHall | undefined;
-let acp: AcpTestClient | undefined;
-afterEach(async () => {
-  acp?.close();
-  acp = undefined;
-  await hall?.stop();
-  hall = undefined;
-});
+const opened = acpScope();
 
-async function setup(config = 'raiders: { bjorn: {} }\ncancel_grace: 0.5\n'): Promise<{ acp: AcpTestClient; sessionId: string }> {
-  const started = await startAcpHall(config);
-  hall = started.hall;
-  acp = await connectAcp({ port: started.port });
-  await initialize(acp);
-  return { acp, sessionId: await newSession(acp, hall.root) };
+function setup(config = 'raiders: { bjorn: {} }\ncancel_grace: 0.5\n'): Promise<{ acp: AcpTestClient; sessionId: string }> {
+  return opened.session(config);
 }
 
 function answers(sessionId: string, a: AcpTestClient): unknown {
@@ -101,8 +89,7 @@ describe('permission forwarding (ACP session/request_permission)', () => {
   });
 
   it('a run without a registered handler gets no channel', async () => {
-    const started = await startAcpHall('raiders: { bjorn: {} }\n');
-    hall = started.hall;
+    const { hall } = await opened.start('raiders: { bjorn: {} }\n');
     const tap = await hall.events('raider.done');
     const reply = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'ask 1' });
     const done = await tap.waitFor((e) => e.id === reply.id);

@@ -5,24 +5,16 @@
  * result names its tool, in the updates and in the terminal client.
  */
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli, tempRoot } from '../support/hall-client.js';
-import type { TestHall } from '../support/test-hall.js';
-import { connectAcp, initialize, newSession, prompt, startAcpHall, updatesOf, type AcpTestClient } from './acp-support.js';
+import { acpScope, prompt, updatesOf } from './acp-support.js';
 
-let hall: TestHall | undefined;
-let acp: AcpTestClient | undefined;
-afterEach(async () => {
-  acp?.close();
-  acp = undefined;
-  await hall?.stop();
-  hall = undefined;
-});
+const opened = acpScope();
 
 describe('ACP: why a run failed', () => {
   it("a raider with no engine: the prompt's error says so, and how the run ended", async () => {
     // The real raider, with nothing in the environment that would choose an engine.
-    const started = await startAcpHall('raiders: { bjorn: {} }\n', {
+    const { acp, sessionId } = await opened.session('raiders: { bjorn: {} }\n', {
       RAIDER_HALL_RAIDER_BIN: path.resolve('bin/raider'),
       OPENAI_API_KEY: undefined,
       ANTHROPIC_API_KEY: undefined,
@@ -30,10 +22,6 @@ describe('ACP: why a run failed', () => {
       ANTHROPIC_BASE_URL: undefined,
       HOME: tempRoot('acp-home-'),
     });
-    hall = started.hall;
-    acp = await connectAcp({ port: started.port });
-    await initialize(acp);
-    const sessionId = await newSession(acp, hall.root);
     const failure = await prompt(acp, sessionId, 'hello').then(
       () => null,
       (err: unknown) => err,
@@ -47,11 +35,7 @@ describe('ACP: why a run failed', () => {
 
 describe('ACP: tool results', () => {
   it('name their tool: as the call was shown, or by the tool name when it was not', async () => {
-    const started = await startAcpHall('raiders: { bjorn: {} }\n');
-    hall = started.hall;
-    acp = await connectAcp({ port: started.port });
-    await initialize(acp);
-    const sessionId = await newSession(acp, hall.root);
+    const { acp, sessionId } = await opened.session('raiders: { bjorn: {} }\n');
     expect(await prompt(acp, sessionId, 'tool echo hi')).toEqual({ stopReason: 'end_turn' });
     expect(await prompt(acp, sessionId, 'tool-result-only')).toEqual({ stopReason: 'end_turn' });
     const results = updatesOf(acp, sessionId).filter((u) => u.sessionUpdate === 'tool_call_update');
@@ -62,9 +46,8 @@ describe('ACP: tool results', () => {
   });
 
   it('the terminal client prints the tool of each result', async () => {
-    const started = await startAcpHall('raiders: { bjorn: {} }\n');
-    hall = started.hall;
-    const res = await runCli(['acp', '--port', String(started.port)], { input: 'tool echo hi\n' });
+    const { port } = await opened.start('raiders: { bjorn: {} }\n');
+    const res = await runCli(['acp', '--port', String(port)], { input: 'tool echo hi\n' });
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('→ bash: echo hi');
     expect(res.stdout).toContain('← bash: echo hi completed');

@@ -17,13 +17,13 @@ afterEach(async () => {
   hall = undefined;
 });
 
-async function open(config = 'raiders: { bjorn: {} }\ncancel_grace: 0.5\n') {
-  const started = await startAcpHall(config);
+async function open(config = 'raiders: { bjorn: {} }\ncancel_grace: 0.5\n', env: Record<string, string> = {}) {
+  const started = await startAcpHall(config, env);
   hall = started.hall;
   const acp = await connectAcp({ port: started.port });
   clients.push(acp);
   await initialize(acp);
-  return { acp, port: started.port, sessionId: await newSession(acp, hall.root) };
+  return { hall: started.hall, acp, port: started.port, sessionId: await newSession(acp, hall.root) };
 }
 
 describe('ACP sessions', () => {
@@ -86,13 +86,7 @@ describe('ACP sessions', () => {
   });
 
   it('a refused raider entry ends the prompt with -32000 carrying the refusal', async () => {
-    const home = tempRoot('home-');
-    const started = await startAcpHall('raiders: { ivar: { provider: acme } }\n', { HOME: home });
-    hall = started.hall;
-    const acp = await connectAcp({ port: started.port });
-    clients.push(acp);
-    await initialize(acp);
-    const sessionId = await newSession(acp, hall.root);
+    const { acp, sessionId } = await open('raiders: { ivar: { provider: acme } }\n', { HOME: tempRoot('home-') });
     await expect(prompt(acp, sessionId, 'answer x')).rejects.toMatchObject({
       code: -32000,
       message: expect.stringContaining('not stored'),
@@ -100,18 +94,12 @@ describe('ACP sessions', () => {
   });
 
   it('a refused prompt is answered from one source: the session hears nothing after it closed', async () => {
-    const home = tempRoot('home-');
-    const started = await startAcpHall('raiders: { ivar: { provider: acme } }\n', { HOME: home });
-    hall = started.hall;
-    const acp = await connectAcp({ port: started.port });
-    clients.push(acp);
-    await initialize(acp);
-    const sessionId = await newSession(acp, hall.root);
+    const { hall: started, acp, sessionId } = await open('raiders: { ivar: { provider: acme } }\n', { HOME: tempRoot('home-') });
     const warn = vi.spyOn(console, 'warn');
     try {
       await expect(prompt(acp, sessionId, 'answer x')).rejects.toMatchObject({ code: -32000 });
       // The refusal came on the bus; the spawn reply that follows must not reach the closed session.
-      await hall.stop();
+      await started.stop();
       hall = undefined;
       expect(warn.mock.calls.map((args) => String(args[0])).filter((line) => line.includes('stopped actor'))).toEqual([]);
     } finally {

@@ -2,8 +2,9 @@
 import net from 'node:net';
 import { Readable, Writable } from 'node:stream';
 import { client, methods, ndJsonStream, type ClientConnection } from '@agentclientprotocol/sdk';
+import { afterEach } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
-import { startTestHall, type Json, type TestHall } from '../support/test-hall.js';
+import { startTestHall, type Json, type TestHall, type TestHallOptions } from '../support/test-hall.js';
 
 export interface AcpTestClient {
   conn: ClientConnection;
@@ -18,10 +19,50 @@ export interface AcpTestClient {
 export async function startAcpHall(
   config: string,
   env: Record<string, string | undefined> = {},
+  adapters: NonNullable<TestHallOptions['adapters']> = [acpAdapter],
 ): Promise<{ hall: TestHall; port: number }> {
-  const hall = await startTestHall({ config, adapters: [acpAdapter], env: { RAIDER_HALL_ACP_PORT: '0', ...env } });
+  const hall = await startTestHall({ config, adapters, env: { RAIDER_HALL_ACP_PORT: '0', ...env } });
   const status = await hall.request({ cmd: 'status' });
   return { hall, port: status.acp.port as number };
+}
+
+/** The hall and client a test opens through it, stopped and closed after each test of the file that made it. */
+export interface AcpScope {
+  /** `startAcpHall`, the hall stopped after the test. */
+  start(...args: Parameters<typeof startAcpHall>): Promise<{ hall: TestHall; port: number }>;
+  /** `connectAcp` to the hall's port, the client closed after the test. */
+  connect(port: number): Promise<AcpTestClient>;
+  /** A hall started, a client connected and initialized, and a new session in the hall's root. */
+  session(...args: Parameters<typeof startAcpHall>): Promise<{ hall: TestHall; acp: AcpTestClient; sessionId: string }>;
+}
+
+export function acpScope(): AcpScope {
+  let hall: TestHall | undefined;
+  let acp: AcpTestClient | undefined;
+  afterEach(async () => {
+    acp?.close();
+    acp = undefined;
+    await hall?.stop();
+    hall = undefined;
+  });
+  const scope: AcpScope = {
+    async start(...args) {
+      const started = await startAcpHall(...args);
+      hall = started.hall;
+      return started;
+    },
+    async connect(port) {
+      acp = await connectAcp({ port });
+      return acp;
+    },
+    async session(...args) {
+      const started = await scope.start(...args);
+      const client = await scope.connect(started.port);
+      await initialize(client);
+      return { hall: started.hall, acp: client, sessionId: await newSession(client, started.hall.root) };
+    },
+  };
+  return scope;
 }
 
 export async function connectAcp(target: { port: number } | { path: string }): Promise<AcpTestClient> {

@@ -4,34 +4,19 @@
  * wins, whichever face gives it; the client's question is withdrawn when the
  * dashboard answers first, and the dashboard is told when the client did.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acpAdapter } from '../../src/adapters/acp/acp-adapter.js';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
-import { startTestHall, type Json, type TestHall } from '../support/test-hall.js';
-import { connectAcp, initialize, newSession, prompt, updatesOf, type AcpTestClient } from '../acp/acp-support.js';
+import type { Json, TestHall } from '../support/test-hall.js';
+import { acpScope, prompt, updatesOf, type AcpTestClient } from '../acp/acp-support.js';
 import { bearer, boardOf, httpRequest, json, type Board } from './dashboard-support.js';
 
-let hall: TestHall | undefined;
-let acp: AcpTestClient | undefined;
-afterEach(async () => {
-  acp?.close();
-  acp = undefined;
-  await hall?.stop();
-  hall = undefined;
-});
+const opened = acpScope();
 
 async function setup(): Promise<{ hall: TestHall; acp: AcpTestClient; board: Board; sessionId: string }> {
-  const h = await startTestHall({
-    config: 'raiders: { bjorn: {} }\ndashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 60\n',
-    adapters: [acpAdapter, dashboardAdapter],
-    env: { RAIDER_HALL_ACP_PORT: '0' },
-  });
-  hall = h;
-  const status = await h.request({ cmd: 'status' });
-  const a = await connectAcp({ port: status.acp.port as number });
-  acp = a;
-  await initialize(a);
-  return { hall: h, acp: a, board: await boardOf(h.root), sessionId: await newSession(a, h.root) };
+  const config = 'raiders: { bjorn: {} }\ndashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 60\n';
+  const started = await opened.session(config, {}, [acpAdapter, dashboardAdapter]);
+  return { ...started, board: await boardOf(started.hall.root) };
 }
 
 async function answer(board: Board, key: string, value: string): Promise<Json> {
