@@ -46,22 +46,15 @@ async function firstRun(root: string): Promise<{ id: string; path: string }> {
   return parseEvents(r.stdout).at(-1)!.session as { id: string; path: string };
 }
 
+/** The journal records of one run of SCRIPT: its mission, two tool calls, and its answer. */
+const RUN_RECORDS = ['run.started', 'message', 'tool.call', 'tool.result', 'tool.call', 'tool.result', 'message', 'run.finished'];
+
 describe('the journal of a run', () => {
   it('records the run as docs/raider.md (Sessions) says, with the full tool results', async () => {
     const root = makeProject(SCRIPT, { 'notes.txt': 'n'.repeat(1200) });
     const s = await firstRun(root);
     const recs = journal(s.path);
-    expect(recs.map((r) => r.type)).toEqual([
-      'session.created',
-      'run.started',
-      'message',
-      'tool.call',
-      'tool.result',
-      'tool.call',
-      'tool.result',
-      'message',
-      'run.finished',
-    ]);
+    expect(recs.map((r) => r.type)).toEqual(['session.created', ...RUN_RECORDS]);
     expect(recs.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     for (const r of recs) expect(r.v).toBe(1);
     expect(recs[0]).toMatchObject({ id: s.id, scope: 'project', root });
@@ -97,16 +90,7 @@ describe('continuing a session', () => {
     expect(recs.filter((x) => x.type === 'session.created')).toHaveLength(1);
     expect(recs.map((x) => x.seq)).toEqual(recs.map((_, i) => i + 1));
     expect(recs.slice(9).every((x) => x.run === 'r2')).toBe(true);
-    expect(recs.slice(9).map((x) => x.type)).toEqual([
-      'run.started',
-      'message',
-      'tool.call',
-      'tool.result',
-      'tool.call',
-      'tool.result',
-      'message',
-      'run.finished',
-    ]);
+    expect(recs.slice(9).map((x) => x.type)).toEqual(RUN_RECORDS);
     // Call ids restart per run.
     expect(recs[11]).toMatchObject({ type: 'tool.call', call: 'c1', run: 'r2' });
   });
