@@ -109,6 +109,17 @@ function jobUnderTest(o: JobOptions) {
   };
 }
 
+/** A daily 06:00 UTC job with catch_up: skip, armed at `start` with the slot `after` handled. */
+function dailySkippingJob(after: string, start: string): ReturnType<typeof jobUnderTest> {
+  return jobUnderTest({ cron: '0 6 * * *', tz: 'UTC', after, start, catchUp: 'skip' });
+}
+
+/** The job fired nothing and recorded only `slot`, as skipped. */
+function expectOnlySkipped(job: ReturnType<typeof jobUnderTest>, slot: string): void {
+  expect(job.world.fired).toEqual([]);
+  expect(job.world.recorded).toEqual([{ slot: Date.parse(slot), result: 'skipped' }]);
+}
+
 describe('cron job machine (simulated time)', () => {
   it('fires each occurrence at its time and sleeps in between', () => {
     const job = jobUnderTest({ cron: '*/15 * * * *', tz: 'UTC', start: '2026-05-04T10:07:00Z' });
@@ -263,15 +274,8 @@ describe('cron job machine (simulated time)', () => {
     });
 
     it('catch_up: skip runs none of the missed slots', () => {
-      const job = jobUnderTest({
-        cron: '0 6 * * *',
-        tz: 'UTC',
-        after: '2026-05-01T06:00:00Z',
-        start: '2026-05-04T09:00:00Z',
-        catchUp: 'skip',
-      });
-      expect(job.world.fired).toEqual([]);
-      expect(job.world.recorded).toEqual([{ slot: Date.parse('2026-05-04T06:00:00Z'), result: 'skipped' }]);
+      const job = dailySkippingJob('2026-05-01T06:00:00Z', '2026-05-04T09:00:00Z');
+      expectOnlySkipped(job, '2026-05-04T06:00:00Z');
       expect(job.next()).toBe('2026-05-05T06:00:00.000Z');
     });
 
@@ -292,15 +296,8 @@ describe('cron job machine (simulated time)', () => {
     });
 
     it('at start-up there is no grace: a slot passed seconds before the hall came up was missed', () => {
-      const job = jobUnderTest({
-        cron: '0 6 * * *',
-        tz: 'UTC',
-        after: '2026-05-03T06:00:00Z',
-        start: '2026-05-04T06:00:30Z',
-        catchUp: 'skip',
-      });
-      expect(job.world.fired).toEqual([]);
-      expect(job.world.recorded).toEqual([{ slot: Date.parse('2026-05-04T06:00:00Z'), result: 'skipped' }]);
+      const job = dailySkippingJob('2026-05-03T06:00:00Z', '2026-05-04T06:00:30Z');
+      expectOnlySkipped(job, '2026-05-04T06:00:00Z');
     });
 
     it('a job armed just now has missed nothing', () => {

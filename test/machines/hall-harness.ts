@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { createActor } from 'xstate';
 import { hallWithRunActors } from '../../src/machines/hall-tree.js';
 import type { HallInput } from '../../src/machines/hall.machine.js';
@@ -85,4 +86,15 @@ export function startHall(input: Partial<HallInput> = {}) {
 
 function isOfType<T extends HallBusEvent['type']>(event: HallBusEvent, type: T): event is Extract<HallBusEvent, { type: T }> {
   return event.type === type;
+}
+
+/** What a mission queue_front moved first shows: the reply to `reqId`, one raider.moved event and one stored move. */
+export function expectMoved(
+  h: ReturnType<typeof startHall>,
+  reqId: string,
+  moved: { mission_id: string; slot: string; position: number; from: number },
+): void {
+  expect(h.reply(reqId)?.body).toEqual({ moved: 1, ...moved });
+  expect(h.bus('raider.moved')).toEqual([{ type: 'raider.moved', ...moved }]);
+  expect(h.storeOps().filter((op) => op.op === 'front')).toEqual([{ op: 'front', missionId: moved.mission_id }]);
 }

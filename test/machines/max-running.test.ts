@@ -3,7 +3,7 @@
 // that waits for room, and starts when a run ends; it never overtakes one
 // waiting before it, whether that one waits for room, its numbered slot or its binding.
 import { describe, expect, it } from 'vitest';
-import { startHall } from './hall-harness.js';
+import { expectMoved, startHall } from './hall-harness.js';
 
 describe('max_running (hall machine, simulated time)', () => {
   it('starts at most N runs; the others wait in order and start as runs end', async () => {
@@ -83,9 +83,7 @@ describe('max_running (hall machine, simulated time)', () => {
     h.hall.send({ type: 'cmd.queueFront', reqId: 'f1', id: 'm4' });
     await h.settle();
     // Its place among the missions of its slot that wait for room, as the slot's stored queue holds them.
-    expect(h.reply('f1')?.body).toEqual({ moved: 1, mission_id: 'm4', slot: 'bjorn', position: 1, from: 2 });
-    expect(h.bus('raider.moved')).toEqual([{ type: 'raider.moved', mission_id: 'm4', slot: 'bjorn', position: 1, from: 2 }]);
-    expect(h.storeOps().filter((op) => op.op === 'front')).toEqual([{ op: 'front', missionId: 'm4' }]);
+    expectMoved(h, 'f1', { mission_id: 'm4', slot: 'bjorn', position: 1, from: 2 });
     // It takes the place of the first of its slot (b), which came before c.
     for (const m of ['a', 'd', 'b', 'c']) await h.complete(m);
     expect(h.started()).toEqual(['a', 'd', 'b', 'c']);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { DurableState, noDirt } from '../../src/ports/durable-state.js';
 import { toFront } from '../../src/domain/mission.js';
-import { startHall } from './hall-harness.js';
+import { expectMoved, startHall } from './hall-harness.js';
 
 const front = (h: ReturnType<typeof startHall>, id: string, reqId: string) => h.hall.send({ type: 'cmd.queueFront', reqId, id });
 
@@ -21,9 +21,7 @@ describe('queue_front through the hall (simulated time)', () => {
     await h.settle();
     front(h, 'm4', 'f1');
     await h.settle();
-    expect(h.reply('f1')?.body).toEqual({ moved: 1, mission_id: 'm4', slot: '1bjorn', position: 1, from: 3 });
-    expect(h.bus('raider.moved')).toEqual([{ type: 'raider.moved', mission_id: 'm4', slot: '1bjorn', position: 1, from: 3 }]);
-    expect(h.storeOps().filter((op) => op.op === 'front')).toEqual([{ op: 'front', missionId: 'm4' }]);
+    expectMoved(h, 'f1', { mission_id: 'm4', slot: '1bjorn', position: 1, from: 3 });
     for (const mission of ['a', 'd', 'b', 'c']) await h.complete(mission);
     expect(h.started()).toEqual(['a', 'd', 'b', 'c']);
     expect(h.errors).toEqual([]);
