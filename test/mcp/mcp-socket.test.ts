@@ -2,27 +2,20 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HallAdapterFactory } from '../../src/ports/hall-services.js';
 import { mcpAdapter, mcpSocketPath } from '../../src/adapters/mcp/mcp-adapter.js';
 import { HALL_TOOL_NAMES } from '../../src/adapters/mcp/mcp-tools.js';
-import { eventually, runStarted, startTestHall, tempRoot, type Json, type TestHall } from '../support/test-hall.js';
-import { connectSocket, MCP_CONFIG, startMcpHall, type McpConnection } from './mcp-support.js';
+import { eventually, runStarted, startTestHall, tempRoot, type Json } from '../support/test-hall.js';
+import { connectSocket, MCP_CONFIG, mcpScope, startMcpHall, type McpConnection } from './mcp-support.js';
 import { defaultAdapters } from '../../src/actors/default-adapters.js';
 
-let hall: TestHall | undefined;
-let mcp: McpConnection | undefined;
-afterEach(async () => {
-  await mcp?.close().catch(() => {});
-  mcp = undefined;
-  await hall?.stop();
-  hall = undefined;
-});
+const opened = mcpScope();
 
 async function up(options: Parameters<typeof startMcpHall>[0] = {}): Promise<McpConnection> {
-  hall = await startMcpHall({ env: { HOME: tempRoot('mcp-home-') }, ...options });
-  mcp = await connectSocket(mcpSocketPath(hall.root));
-  return mcp;
+  opened.hall = await startMcpHall({ env: { HOME: tempRoot('mcp-home-') }, ...options });
+  opened.mcp = await connectSocket(mcpSocketPath(opened.hall.root));
+  return opened.mcp;
 }
 
 describe('the MCP socket', () => {
@@ -32,13 +25,13 @@ describe('the MCP socket', () => {
     await off.stop();
 
     await up();
-    const socket = mcpSocketPath(hall!.root);
+    const socket = mcpSocketPath(opened.hall!.root);
     expect(path.basename(socket)).toBe('.raider-hall.mcp');
     expect(fs.statSync(socket).mode & 0o777).toBe(0o600);
-    const status = await hall!.request({ cmd: 'status' });
+    const status = await opened.hall!.request({ cmd: 'status' });
     expect(status.mcp).toMatchObject({ socket, listening: true, clients: 1 });
-    await hall!.stop();
-    hall = undefined;
+    await opened.hall!.stop();
+    opened.hall = undefined;
     expect(fs.existsSync(socket)).toBe(false);
   });
 
@@ -50,11 +43,11 @@ describe('the MCP socket', () => {
     expect(Object.keys(plain).filter((key) => ['mcp', 'cron', 'telegram'].includes(key))).toEqual([]);
     await off.stop();
 
-    hall = await startTestHall({ config: MCP_CONFIG, adapters: defaultAdapters });
-    const socket = mcpSocketPath(hall.root);
-    mcp = await connectSocket(socket);
-    expect((await mcp.client.listTools()).tools.map((t) => t.name).sort()).toEqual([...HALL_TOOL_NAMES].sort());
-    expect((await hall.request({ cmd: 'status' })).mcp).toMatchObject({ socket, listening: true, clients: 1 });
+    opened.hall = await startTestHall({ config: MCP_CONFIG, adapters: defaultAdapters });
+    const socket = mcpSocketPath(opened.hall.root);
+    opened.mcp = await connectSocket(socket);
+    expect((await opened.mcp.client.listTools()).tools.map((t) => t.name).sort()).toEqual([...HALL_TOOL_NAMES].sort());
+    expect((await opened.hall.request({ cmd: 'status' })).mcp).toMatchObject({ socket, listening: true, clients: 1 });
   });
 
   it('lists every hall tool with a description and a JSON schema', async () => {
@@ -119,12 +112,12 @@ describe('the MCP socket', () => {
     expect(again.json).toMatchObject({ ...done.json, ended_before_wait: true, source: 'event' });
 
     // A later hall has no such event: the outcome comes from the events file...
-    const root = hall!.root;
-    await mcp!.close();
-    await hall!.stop();
-    hall = await startMcpHall({ root, env: { HOME: tempRoot('mcp-home-') } });
-    mcp = await connectSocket(mcpSocketPath(root));
-    const fromFile = await mcp.call('wait_for_raider', { id, timeout_s: 5 });
+    const root = opened.hall!.root;
+    await opened.mcp!.close();
+    await opened.hall!.stop();
+    opened.hall = await startMcpHall({ root, env: { HOME: tempRoot('mcp-home-') } });
+    opened.mcp = await connectSocket(mcpSocketPath(root));
+    const fromFile = await opened.mcp.call('wait_for_raider', { id, timeout_s: 5 });
     expect(fromFile.json).toMatchObject({
       type: 'raider.done',
       id,
@@ -136,7 +129,7 @@ describe('the MCP socket', () => {
 
     // ...and with its events file gone (pruned), from the slot log's result line.
     fs.rmSync(json!.events_path as string);
-    const fromLog = await mcp.call('wait_for_raider', { id, timeout_s: 0 });
+    const fromLog = await opened.mcp.call('wait_for_raider', { id, timeout_s: 0 });
     expect(fromLog.json).toMatchObject({ id, status: 'completed', source: 'slot log' });
   });
 
@@ -166,7 +159,7 @@ describe('the MCP socket', () => {
     const ps = await c.call('list_raiders');
     expect(ps.json!.raiders).toEqual([expect.objectContaining({ id, slot: 'bjorn', base_name: 'bjorn', mission: 'wait 30' })]);
     const status = await c.call('hall_status');
-    expect(status.json).toMatchObject({ running: 1, root: hall!.root, slots: ['bjorn'], mcp: { clients: 1 } });
+    expect(status.json).toMatchObject({ running: 1, root: opened.hall!.root, slots: ['bjorn'], mcp: { clients: 1 } });
 
     const cancelled = await c.call('cancel_raider', { id });
     expect(cancelled).toMatchObject({ isError: false, json: { cancelled: 1, id } });
@@ -277,8 +270,8 @@ describe('the MCP socket', () => {
     const c = await up();
     const r = await c.call('send_telegram', { bot: 'ops', chat_id: 42, text: 'hi' });
     expect(r).toMatchObject({ isError: true, text: 'telegram not configured in .raider-hall.yml' });
-    await mcp!.close();
-    await hall!.stop();
+    await opened.mcp!.close();
+    await opened.hall!.stop();
 
     // A stand-in Telegram face answers telegram_reply.
     const seen: Array<Record<string, unknown>> = [];
@@ -306,7 +299,7 @@ describe('the MCP socket', () => {
 
   it('a pending wait answers when the hall stops; bad lines get JSON-RPC errors and the connection lives on', async () => {
     const c = await up();
-    const raw = net.connect(mcpSocketPath(hall!.root));
+    const raw = net.connect(mcpSocketPath(opened.hall!.root));
     let got = '';
     raw.on('data', (d: Buffer) => (got += d.toString()));
     raw.write('not json\n[1,2]\n');
@@ -321,14 +314,14 @@ describe('the MCP socket', () => {
     expect((await c.call('hall_status')).isError).toBe(false);
 
     const { json } = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
-    const listeners = hall!.hall.bus.subscriberCount();
+    const listeners = opened.hall!.hall.bus.subscriberCount();
     const waiting = c.call('wait_for_raider', { id: json!.id, timeout_s: 60 });
     // The wait is pending in the hall once it listens on the bus.
-    await eventually(() => expect(hall!.hall.bus.subscriberCount()).toBe(listeners + 1));
-    hall!.hall.stop();
+    await eventually(() => expect(opened.hall!.hall.bus.subscriberCount()).toBe(listeners + 1));
+    opened.hall!.hall.stop();
     const r = await waiting;
     expect(r).toMatchObject({ isError: true, text: expect.stringContaining('the hall is stopping') });
-    await hall!.hall.stopped;
-    hall = undefined;
+    await opened.hall!.hall.stopped;
+    opened.hall = undefined;
   });
 });

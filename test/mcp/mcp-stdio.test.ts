@@ -5,27 +5,20 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMcpAdapter, mcpAdapter } from '../../src/adapters/mcp/mcp-adapter.js';
 import { HALL_TOOL_NAMES } from '../../src/adapters/mcp/mcp-tools.js';
-import { eventually, runStarted, hallEnv, RAIDER_BIN, startTestHall, tempRoot, type TestHall } from '../support/test-hall.js';
-import { connectStdio, MCP_CONFIG, startMcpHall, type McpConnection } from './mcp-support.js';
+import { eventually, runStarted, hallEnv, RAIDER_BIN, startTestHall, tempRoot } from '../support/test-hall.js';
+import { connectStdio, MCP_CONFIG, mcpScope, startMcpHall } from './mcp-support.js';
 
-let hall: TestHall | undefined;
-let mcp: McpConnection | undefined;
-afterEach(async () => {
-  await mcp?.close().catch(() => {});
-  mcp = undefined;
-  await hall?.stop();
-  hall = undefined;
-});
+const opened = mcpScope();
 
 describe('raider hall mcp (stdio bridge)', () => {
   it('every tool through the bridge', async () => {
     const home = tempRoot('mcp-home-');
-    hall = await startMcpHall({ env: { HOME: home } });
-    mcp = await connectStdio(hall.root);
-    const c = mcp;
+    opened.hall = await startMcpHall({ env: { HOME: home } });
+    opened.mcp = await connectStdio(opened.hall.root);
+    const c = opened.mcp;
     expect(c.client.getServerVersion()?.name).toBe('raider-hall');
     const { tools } = await c.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...HALL_TOOL_NAMES].sort());
@@ -42,7 +35,7 @@ describe('raider hall mcp (stdio bridge)', () => {
     const longId = long.json!.id as string;
     await runStarted(long.json!.events_path);
     expect((await c.call('list_raiders')).json!.raiders).toEqual([expect.objectContaining({ id: longId })]);
-    expect((await c.call('hall_status')).json).toMatchObject({ running: 1, root: hall.root, mcp: { clients: 1 } });
+    expect((await c.call('hall_status')).json).toMatchObject({ running: 1, root: opened.hall.root, mcp: { clients: 1 } });
     expect((await c.call('wait_for_raider', { id: longId, timeout_s: 0.2 })).json).toEqual({
       id: longId,
       status: 'still running',
@@ -77,8 +70,8 @@ describe('raider hall mcp (stdio bridge)', () => {
     const root = tempRoot('mcp-later-');
     fs.writeFileSync(`${root}/.raider-hall.yml`, MCP_CONFIG);
     const stderr: string[] = [];
-    mcp = await connectStdio(root, stderr);
-    const c = mcp;
+    opened.mcp = await connectStdio(root, stderr);
+    const c = opened.mcp;
     expect((await c.client.listTools()).tools).toHaveLength(HALL_TOOL_NAMES.length);
     const down = await c.call('hall_status');
     expect(down.isError).toBe(true);
@@ -87,26 +80,26 @@ describe('raider hall mcp (stdio bridge)', () => {
     const downSpawn = await c.call('spawn_raider', { name: 'bjorn', mission: 'answer x' });
     expect(downSpawn.isError).toBe(true);
 
-    hall = await startTestHall({ root, adapters: [mcpAdapter] });
+    opened.hall = await startTestHall({ root, adapters: [mcpAdapter] });
     const status = await c.call('hall_status');
     expect(status).toMatchObject({ isError: false, json: { running: 0, root } });
     const { json } = await c.call('spawn_raider', { name: 'bjorn', mission: 'wait 30' });
     await runStarted(json!.events_path);
-    const listeners = hall.hall.bus.subscriberCount();
+    const listeners = opened.hall.hall.bus.subscriberCount();
     const waiting = c.call('wait_for_raider', { id: json!.id, timeout_s: 30 });
     // The wait is pending in the hall once it listens on the bus.
-    await eventually(() => expect(hall!.hall.bus.subscriberCount()).toBe(listeners + 1));
+    await eventually(() => expect(opened.hall!.hall.bus.subscriberCount()).toBe(listeners + 1));
 
     // The hall stops under a pending wait: a clear error, and the bridge lives on.
-    await hall.stop();
-    hall = undefined;
+    await opened.hall.stop();
+    opened.hall = undefined;
     const lost = await waiting;
     expect(lost.isError).toBe(true);
     expect(lost.text).toMatch(/hall is stopping|went away/);
     const again = await c.call('list_raiders');
     expect(again).toMatchObject({ isError: true, text: expect.stringContaining(`the hall in ${root} is not running`) });
 
-    hall = await startTestHall({ root, adapters: [mcpAdapter] });
+    opened.hall = await startTestHall({ root, adapters: [mcpAdapter] });
     const back = await c.call('spawn_raider', { name: 'bjorn', mission: 'answer back again' });
     expect(back.isError).toBe(false);
     expect((await c.call('wait_for_raider', { id: back.json!.id, timeout_s: 20 })).json).toMatchObject({
@@ -117,20 +110,20 @@ describe('raider hall mcp (stdio bridge)', () => {
   });
 
   it('a hall without mcp: { enable: true } is named as such', async () => {
-    hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: [mcpAdapter] });
-    mcp = await connectStdio(hall.root);
-    const r = await mcp.call('hall_status');
+    opened.hall = await startTestHall({ config: 'raiders: { bjorn: {} }\n', adapters: [mcpAdapter] });
+    opened.mcp = await connectStdio(opened.hall.root);
+    const r = await opened.mcp.call('hall_status');
     expect(r.isError).toBe(true);
-    expect(r.text).toContain(`the hall in ${hall.root} is running but does not serve MCP`);
+    expect(r.text).toContain(`the hall in ${opened.hall.root} is running but does not serve MCP`);
     expect(r.text).toContain('mcp: { enable: true }');
   });
 
   it('relays progress of a long wait to a client that asked for it', async () => {
-    hall = await startTestHall({ config: MCP_CONFIG, adapters: [createMcpAdapter({ progressIntervalMs: 100 })] });
-    mcp = await connectStdio(hall.root);
-    const { json } = await mcp.call('spawn_raider', { name: 'bjorn', mission: 'wait 0.8' });
+    opened.hall = await startTestHall({ config: MCP_CONFIG, adapters: [createMcpAdapter({ progressIntervalMs: 100 })] });
+    opened.mcp = await connectStdio(opened.hall.root);
+    const { json } = await opened.mcp.call('spawn_raider', { name: 'bjorn', mission: 'wait 0.8' });
     const progress: number[] = [];
-    const result = await mcp.client.callTool({ name: 'wait_for_raider', arguments: { id: json!.id, timeout_s: 20 } }, undefined, {
+    const result = await opened.mcp.client.callTool({ name: 'wait_for_raider', arguments: { id: json!.id, timeout_s: 20 } }, undefined, {
       onprogress: (p) => progress.push(p.progress),
       timeout: 30_000,
     });

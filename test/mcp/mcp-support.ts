@@ -3,6 +3,7 @@ import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach } from 'vitest';
 import { LineTransport } from '../../src/adapters/mcp/line-transport.js';
 import { mcpAdapter } from '../../src/adapters/mcp/mcp-adapter.js';
 import { hallEnv, RAIDER_BIN, startTestHall, type Json, type TestHall, type TestHallOptions } from '../support/test-hall.js';
@@ -11,6 +12,23 @@ export const MCP_CONFIG = 'mcp: { enable: true }\nraiders: { bjorn: {}, ivar: { 
 
 export async function startMcpHall(options: TestHallOptions = {}): Promise<TestHall> {
   return startTestHall({ config: MCP_CONFIG, adapters: [mcpAdapter], ...options });
+}
+
+/** The hall and connection a test opened, closed and stopped after each test of the file that made it. */
+export interface McpScope {
+  hall: TestHall | undefined;
+  mcp: McpConnection | undefined;
+}
+
+export function mcpScope(): McpScope {
+  const opened: McpScope = { hall: undefined, mcp: undefined };
+  afterEach(async () => {
+    await opened.mcp?.close().catch(() => {});
+    opened.mcp = undefined;
+    await opened.hall?.stop();
+    opened.hall = undefined;
+  });
+  return opened;
 }
 
 export interface McpConnection {
