@@ -38,11 +38,32 @@ cancel_grace: 5
 permission_timeout: 120
 `;
 
+/** The config of an empty file: what each key is when the file does not set it. */
+const DEFAULTS: HallConfig = {
+  raiders: {},
+  cron: [],
+  telegram: null,
+  acp: { port: null, host: '127.0.0.1' },
+  logs: { keep_events: 20, max_log_size: 1048576 },
+  cancel_grace: 5,
+  permission_timeout: 120,
+  longhouse: false,
+  preferred_lib_target: null,
+  mcp: { enable: false },
+  storage: { postgres: null },
+  cluster: 'default',
+  hall_id: null,
+  cluster_mode: 'alone',
+  lease_seconds: 15,
+  max_running: null,
+};
+
 describe('parseHallConfig: the seed example', () => {
   it('parses with the expected values and no warnings', () => {
     const { config, warnings } = ok(SEED_EXAMPLE);
     expect(warnings).toEqual([]);
     expect(config).toEqual({
+      ...DEFAULTS,
       longhouse: false,
       preferred_lib_target: '.raider-hall/lib',
       raiders: {
@@ -67,13 +88,6 @@ describe('parseHallConfig: the seed example', () => {
       logs: { keep_events: 20, max_log_size: 1048576 },
       cancel_grace: 5,
       permission_timeout: 120,
-      mcp: { enable: false },
-      storage: { postgres: null },
-      cluster: 'default',
-      hall_id: null,
-      cluster_mode: 'alone',
-      lease_seconds: 15,
-      max_running: null,
     } satisfies HallConfig);
   });
 
@@ -92,25 +106,6 @@ describe('parseHallConfig: the seed example', () => {
 });
 
 describe('defaults', () => {
-  const DEFAULTS: HallConfig = {
-    raiders: {},
-    cron: [],
-    telegram: null,
-    acp: { port: null, host: '127.0.0.1' },
-    logs: { keep_events: 20, max_log_size: 1048576 },
-    cancel_grace: 5,
-    permission_timeout: 120,
-    longhouse: false,
-    preferred_lib_target: null,
-    mcp: { enable: false },
-    storage: { postgres: null },
-    cluster: 'default',
-    hall_id: null,
-    cluster_mode: 'alone',
-    lease_seconds: 15,
-    max_running: null,
-  };
-
   it('defaultHallConfig() is the documented defaults, a fresh object each time', () => {
     expect(defaultHallConfig()).toEqual(DEFAULTS);
     const a = defaultHallConfig();
