@@ -8,26 +8,23 @@ describe('raider hall install', () => {
     const dir = tempRoot('hall dir ');
     const res = await runCli(['hall', 'install', dir, '--stdout', '--acp-port', '38421']);
     expect(res.code).toBe(0);
-    expect(res.stdout).toBe(
-      [
-        '[Unit]',
-        'Description=Raider Hall daemon',
-        'After=network.target',
-        '',
-        '[Service]',
-        'Type=simple',
-        `WorkingDirectory="${dir}"`,
-        `ExecStart=${process.execPath} ${RAIDER_BIN} hall start "${dir}" --quiet --acp-port 38421`,
-        'KillMode=mixed',
-        'TimeoutStopSec=15',
-        'Restart=on-failure',
-        'RestartSec=5',
-        '',
-        '[Install]',
-        'WantedBy=default.target',
-        '',
-      ].join('\n'),
-    );
+    // The unit as it stands in the file.
+    expect(res.stdout).toBe(`[Unit]
+Description=Raider Hall daemon
+After=network.target
+
+[Service]
+Type=simple
+WorkingDirectory="${dir}"
+ExecStart=${process.execPath} ${RAIDER_BIN} hall start "${dir}" --quiet --acp-port 38421
+KillMode=mixed
+TimeoutStopSec=15
+Restart=on-failure
+RestartSec=5
+
+[Install]
+WantedBy=default.target
+`);
   });
 
   it('writes $XDG_CONFIG_HOME/systemd/user/NAME.service and says what to run', async () => {
