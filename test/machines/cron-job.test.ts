@@ -9,6 +9,7 @@ import {
   type FireInput,
   type ProbeInput,
   type CronJobEmitted,
+  type CronJobInput,
   type RecordInput,
 } from '../../src/machines/cron-job.machine.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -106,6 +107,20 @@ function jobUnderTest(o: JobOptions) {
       const at = nextFireAt(snap.context, String(snap.value));
       return at === null ? null : iso(at);
     },
+  };
+}
+
+/** An hourly job `j` (catch_up: once) armed at `after`, for tests that give the machine their own actors. */
+function hourlyJob(after: number, o: { coalesce: boolean }): CronJobInput {
+  return {
+    id: 'j',
+    name: 'bjorn',
+    spec: { cron: '0 * * * *', tz: 'UTC' },
+    coalesce: o.coalesce,
+    catchUp: 'once',
+    after,
+    maxSleepMs: MAX_TIMER_MS,
+    graceMs: ON_TIME_GRACE_MS,
   };
 }
 
@@ -332,16 +347,7 @@ describe('cron job machine (simulated time)', () => {
     });
     const actor = createActor(machine, {
       clock,
-      input: {
-        id: 'j',
-        name: 'bjorn',
-        spec: { cron: '0 * * * *', tz: 'UTC' },
-        coalesce: false,
-        catchUp: 'once',
-        after: clock.now(),
-        maxSleepMs: MAX_TIMER_MS,
-        graceMs: ON_TIME_GRACE_MS,
-      },
+      input: hourlyJob(clock.now(), { coalesce: false }),
     }).start();
     clock.advance(90 * 60_000);
     expect(fires).toBe(2);
@@ -374,16 +380,7 @@ describe('cron job machine (simulated time)', () => {
     const bus: Array<CronJobEmitted['event']> = [];
     const actor = createActor(machine, {
       clock,
-      input: {
-        id: 'j',
-        name: 'bjorn',
-        spec: { cron: '0 * * * *', tz: 'UTC' },
-        coalesce: true,
-        catchUp: 'once',
-        after: clock.now(),
-        maxSleepMs: MAX_TIMER_MS,
-        graceMs: ON_TIME_GRACE_MS,
-      },
+      input: hourlyJob(clock.now(), { coalesce: true }),
     });
     actor.on('bus', (e) => bus.push(e.event));
     actor.start();

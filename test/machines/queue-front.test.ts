@@ -14,10 +14,7 @@ describe('queue_front through the hall (simulated time)', () => {
   it('moves a mission of a numbered slot first: it starts next, the others keep their order', async () => {
     const h = startHall();
     h.boot();
-    h.spawn('1bjorn', 'a');
-    h.spawn('1bjorn', 'b');
-    h.spawn('1bjorn', 'c');
-    h.spawn('1bjorn', 'd');
+    for (const m of ['a', 'b', 'c', 'd']) h.spawn('1bjorn', m);
     await h.settle();
     front(h, 'm4', 'f1');
     await h.settle();
