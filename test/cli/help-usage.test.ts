@@ -16,6 +16,11 @@ async function inBatches(calls: Array<() => Promise<CliResult>>, size = 3): Prom
   return out;
 }
 
+/** `raider hall ARGV` in `cwd` for each argv, a few at a time. */
+function hallEach(argvs: string[][], cwd: string): Promise<CliResult[]> {
+  return inBatches(argvs.map((argv) => () => hall(argv, cwd)));
+}
+
 const SUBCOMMANDS = [
   'init',
   'add-raider',
@@ -37,7 +42,7 @@ describe.concurrent('raider hall --help', () => {
     // A directory with a config, so that a --help that was ignored would have something to act on.
     const cwd = hallRoot('raiders: { bjorn: {} }\n');
     const argvs = [['--help'], [], ...SUBCOMMANDS.map((c) => [...c.split(' '), '--help'])];
-    const results = await inBatches(argvs.map((argv) => () => hall(argv, cwd)));
+    const results = await hallEach(argvs, cwd);
     results.forEach((r, i) => {
       const what = `raider hall ${argvs[i]!.join(' ')}`;
       expect(r.code, what).toBe(0);
@@ -91,12 +96,9 @@ describe.concurrent('usage errors', () => {
       [['spawn', '--bogus', 'bjorn', 'answer'], /--bogus/],
       [['session', 'frob', 'x'], /frob/],
     ];
-    const results = await inBatches(
-      cases.map(
-        ([argv]) =>
-          () =>
-            hall(argv, cwd),
-      ),
+    const results = await hallEach(
+      cases.map(([argv]) => argv),
+      cwd,
     );
     results.forEach((r, i) => {
       const [argv, message] = cases[i]!;
@@ -116,12 +118,9 @@ describe.concurrent('usage errors', () => {
       [['logs', '--follow'], 'Usage: raider hall logs ID [--follow]\n'],
       [['session', 'reset', 'a', 'b'], 'Usage: raider hall session reset [DIR] BINDING\n'],
     ];
-    const results = await inBatches(
-      cases.map(
-        ([argv]) =>
-          () =>
-            hall(argv, cwd),
-      ),
+    const results = await hallEach(
+      cases.map(([argv]) => argv),
+      cwd,
     );
     results.forEach((r, i) => {
       const [argv, usage] = cases[i]!;
