@@ -224,3 +224,37 @@ export function hallForFile(config: string): FileHall {
     },
   };
 }
+
+/** A `raider demo` in the foreground, its output gathered as it comes. */
+export interface DemoRun {
+  child: ChildProcess;
+  out: string;
+  err: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `raider ARGS` with the demo's own raider (the built-in one, scripted), not the tests' fake. */
+export function startDemo(args: string[]): DemoRun {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'RAIDER_HALL_RAIDER_BIN') env[k] = v;
+  const child = spawn(process.execPath, [RAIDER_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run: DemoRun = {
+    child,
+    out: '',
+    err: '',
+    exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
+  };
+  child.stdout.on('data', (d: Buffer) => (run.out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (run.err += d.toString()));
+  return run;
+}
+
+/** How the demo ended; SIGKILLed if it has not ended `ms` after the call. */
+export async function demoEnded(run: DemoRun, ms: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), ms);
+  try {
+    return await run.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -4,14 +4,14 @@
  * foreground process. The halls serve one another's missions, and Ctrl-C
  * leaves no hall, no raider and no database server behind.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { feedLabel } from '../../src/cli/demo-cluster.js';
-import { RAIDER_BIN, REPO, runCli } from '../support/hall-client.js';
+import { REPO, runCli } from '../support/hall-client.js';
 
-import { eventually, hallRoot, pidFileOf, removeRoots, request, socketOf } from './cli-helpers.js';
+import { eventually, hallRoot, pidFileOf, removeRoots, request, socketOf, demoEnded, startDemo } from './cli-helpers.js';
 
 // initdb, a server and three halls: on a busy two-core machine this takes a while.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 60_000 });
@@ -52,25 +52,15 @@ describe('the cluster demo in a checkout', () => {
 describe('raider demo --cluster', () => {
   it('runs three halls on one embedded PostgreSQL that share the missions, and stops every process on Ctrl-C', async () => {
     const dir = path.join(hallRoot(undefined, 'demo-cluster-'), 'demo-cluster');
-    const env: Record<string, string> = {};
-    // The demo's own raider (the built-in one, scripted), not the tests' fake.
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'RAIDER_HALL_RAIDER_BIN') env[k] = v;
-    const demo = spawn(process.execPath, [RAIDER_BIN, 'demo', '--cluster', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    demo.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    demo.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      demo.on('exit', (code, signal) => resolve({ code, signal })),
-    );
+    const demo = startDemo(['demo', '--cluster', dir]);
     const roots = HALLS.map((id) => path.join(dir, id));
     let dataDir = '';
     try {
-      await eventually(() => expect(err).toContain("The cluster's raider events follow"), 150_000, 100);
-      dataDir = err.match(/The database's files are in (\S+),/)?.[1] ?? '';
+      await eventually(() => expect(demo.err).toContain("The cluster's raider events follow"), 150_000, 100);
+      dataDir = demo.err.match(/The database's files are in (\S+),/)?.[1] ?? '';
       expect(dataDir).not.toBe('');
       expect(processesMentioning(dataDir).length).toBeGreaterThan(0);
-      expect(err).toContain('for i in 1 2 3 4 5 6; do raider hall spawn hall-1 bjorn "a slow mission $i"; done');
+      expect(demo.err).toContain('for i in 1 2 3 4 5 6; do raider hall spawn hall-1 bjorn "a slow mission $i"; done');
       for (const root of roots) expect(await request(socketOf(root), { cmd: 'status' })).toMatchObject({ running: expect.any(Number) });
 
       // Six slow missions on hall-1, whose room is two: the other halls claim the rest.
@@ -90,20 +80,18 @@ describe('raider demo --cluster', () => {
       expect(running.map((r) => r.hall).sort()).toEqual(['hall-1', 'hall-1', 'hall-2', 'hall-2', 'hall-3', 'hall-3']);
       // The foreground feed shows the runs, each with the hall that started it.
       await eventually(() => {
-        for (const id of HALLS) expect(out).toMatch(new RegExp(`\\[${id}\\] \\S+ raider\\.spawned bjorn-`));
+        for (const id of HALLS) expect(demo.out).toMatch(new RegExp(`\\[${id}\\] \\S+ raider\\.spawned bjorn-`));
       }, 10_000);
 
       // A clean stop is the operator's: the demo says so and does not start that hall again.
       expect((await runCli(['hall', 'stop', roots[2] ?? ''])).code).toBe(0);
-      await eventually(() => expect(err).toContain('hall-3 stopped cleanly'), 30_000, 100);
-      expect(err).not.toContain('hall-3 exited');
+      await eventually(() => expect(demo.err).toContain('hall-3 stopped cleanly'), 30_000, 100);
+      expect(demo.err).not.toContain('hall-3 exited');
     } finally {
-      demo.kill('SIGINT');
+      demo.child.kill('SIGINT');
     }
-    const timer = setTimeout(() => demo.kill('SIGKILL'), 60_000);
-    expect(await exited).toEqual({ code: 0, signal: null });
-    clearTimeout(timer);
-    expect(err).toContain('Stopping the halls, then the database');
+    expect(await demoEnded(demo, 60_000)).toEqual({ code: 0, signal: null });
+    expect(demo.err).toContain('Stopping the halls, then the database');
     for (const root of roots) {
       expect(fs.existsSync(socketOf(root))).toBe(false);
       expect(fs.existsSync(pidFileOf(root))).toBe(false);

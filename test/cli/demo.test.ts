@@ -2,12 +2,10 @@
  * The offline demo: `raider demo DIR` runs a hall whose raiders are the real
  * built-in raider with the scripted engine (no RAIDER_HALL_RAIDER_BIN).
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { RAIDER_BIN } from '../support/hall-client.js';
-import { eventually, hall, hallRoot, pidFileOf, removeRoots, request, runCli, socketOf } from './cli-helpers.js';
+import { eventually, hall, hallRoot, pidFileOf, removeRoots, request, runCli, socketOf, demoEnded, startDemo } from './cli-helpers.js';
 
 // Every command is a whole node process: on a busy machine they take a while.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
@@ -18,21 +16,12 @@ const REAL_RAIDER = { RAIDER_HALL_RAIDER_BIN: undefined };
 describe('raider demo', () => {
   it('answers "look at the files" with the scripted tool calls, and stops on SIGINT with exit 0', async () => {
     const dir = path.join(hallRoot(undefined, 'demo-'), 'demo-hall');
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'RAIDER_HALL_RAIDER_BIN') env[k] = v;
-    const demo = spawn(process.execPath, [RAIDER_BIN, 'demo', dir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    demo.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    demo.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      demo.on('exit', (code, signal) => resolve({ code, signal })),
-    );
+    const demo = startDemo(['demo', dir]);
     try {
       await eventually(async () => expect(await request(socketOf(dir), { cmd: 'status' })).toMatchObject({ running: 0 }), 30_000, 50);
       expect(fs.existsSync(path.join(dir, '.raider-hall.yml'))).toBe(true);
-      expect(err).toContain(`Demo hall in ${dir}`);
-      expect(err).toContain('raider hall spawn bjorn "look at the files" --attach');
+      expect(demo.err).toContain(`Demo hall in ${dir}`);
+      expect(demo.err).toContain('raider hall spawn bjorn "look at the files" --attach');
 
       // A second demo on the same directory says the first runs, without the banner.
       const again = await runCli(['demo', dir]);
@@ -57,14 +46,12 @@ describe('raider demo', () => {
       expect(at('← list_dir')).toBeLessThan(at('→ read_file'));
       expect(at('← read_file')).toBeLessThan(at('I looked around'));
       // The foreground view of the hall saw the run.
-      await eventually(() => expect(out).toMatch(/raider\.done bjorn-\S+ completed: I looked around/));
+      await eventually(() => expect(demo.out).toMatch(/raider\.done bjorn-\S+ completed: I looked around/));
     } finally {
-      demo.kill('SIGINT');
+      demo.child.kill('SIGINT');
     }
-    const timer = setTimeout(() => demo.kill('SIGKILL'), 10_000);
-    expect(await exited).toEqual({ code: 0, signal: null });
-    clearTimeout(timer);
-    expect(out).toContain('hall.stopping');
+    expect(await demoEnded(demo, 10_000)).toEqual({ code: 0, signal: null });
+    expect(demo.out).toContain('hall.stopping');
     expect(fs.existsSync(socketOf(dir))).toBe(false);
     expect(fs.existsSync(pidFileOf(dir))).toBe(false);
   });
