@@ -57,22 +57,26 @@ export class PostgresClusterFaces implements ClusterFaces {
     return ms === null || ms === undefined ? null : Number(ms);
   }
 
-  async bindingBusy(binding: string): Promise<boolean> {
-    const result = await this.pool.query<{ busy: boolean }>(
+  bindingBusy(binding: string): Promise<boolean> {
+    return this.found(
       `SELECT EXISTS (SELECT 1 FROM raider_hall_missions WHERE cluster = $1 AND binding = $2)
-           OR EXISTS (SELECT 1 FROM raider_hall_runs WHERE cluster = $1 AND binding = $2) AS busy`,
-      [this.cluster, binding],
+           OR EXISTS (SELECT 1 FROM raider_hall_runs WHERE cluster = $1 AND binding = $2) AS found`,
+      binding,
     );
-    return result.rows[0]?.busy === true;
   }
 
-  async missionKnown(missionId: string): Promise<boolean> {
-    const result = await this.pool.query<{ known: boolean }>(
+  missionKnown(missionId: string): Promise<boolean> {
+    return this.found(
       `SELECT EXISTS (SELECT 1 FROM raider_hall_missions WHERE cluster = $1 AND id = $2)
-           OR EXISTS (SELECT 1 FROM raider_hall_runs WHERE cluster = $1 AND mission_id = $2) AS known`,
-      [this.cluster, missionId],
+           OR EXISTS (SELECT 1 FROM raider_hall_runs WHERE cluster = $1 AND mission_id = $2) AS found`,
+      missionId,
     );
-    return result.rows[0]?.known === true;
+  }
+
+  /** The `found` column of a query asked of this cluster ($1) about one value ($2). */
+  private async found(sql: string, value: string): Promise<boolean> {
+    const result = await this.pool.query<{ found: boolean }>(sql, [this.cluster, value]);
+    return result.rows[0]?.found === true;
   }
 
   async holdRole(role: string): Promise<boolean> {
