@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toModelMessages } from '../../src/raider/engines/ai-sdk.js';
 import { startFakeLlm, type FakeDialect, type FakeLlm, type FakeReply } from './fake-llm.js';
-import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, startRaider, eventTypes } from './helpers.js';
+import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, startRaider, eventTypes, runTypes } from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
 afterAll(cleanUp);
@@ -24,6 +24,11 @@ async function fake(dialect: FakeDialect, replies: FakeReply[]): Promise<FakeLlm
   const f = await startFakeLlm(dialect, replies);
   fakes.push(f);
   return f;
+}
+
+/** The argv of a streamed openai run against `url` in `root` without a session; `flags` go before the root. */
+function openaiArgs(url: string, root: string, mission: string, ...flags: string[]): string[] {
+  return ['--stream-json', '-e', 'openai', '-o', `url=${url}`, ...flags, '-r', root, '--no-session', '--', mission];
 }
 
 /** A loopback port nothing listens on. */
@@ -55,15 +60,7 @@ for (const dialect of ['openai', 'anthropic'] as const) {
       expect(r.stderr).not.toMatch(/error/i);
       expect(r.code).toBe(0);
       const events = parseEvents(r.stdout);
-      expect(eventTypes(events)).toEqual([
-        'run.started',
-        'run.state(running)',
-        'tool.call',
-        'tool.result',
-        'message',
-        'run.state(completed)',
-        'run.finished',
-      ]);
+      expect(eventTypes(events)).toEqual(runTypes('completed', 'tool.call', 'tool.result', 'message'));
       expect(events[0]).toMatchObject({ engine: dialect, model: 'model-x' });
       expect(events[2]).toMatchObject({ call: 'c1', name: 'read_file', arguments: { path: 'notes.txt' } });
       expect(events[3]).toMatchObject({ call: 'c1', status: 'succeeded', ok: true, content: 'hello raider\n' });
@@ -154,7 +151,7 @@ for (const dialect of ['openai', 'anthropic'] as const) {
       const r = await done;
       expect(Date.now() - sent).toBeLessThan(3000);
       expect(r.signal).toBe('SIGINT');
-      expect(eventTypes(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(cancelled)', 'run.finished']);
+      expect(eventTypes(parseEvents(r.stdout))).toEqual(runTypes('cancelled'));
       await new Promise((res) => setTimeout(res, 100));
       expect(llm.aborted).toBe(1);
     });
@@ -171,7 +168,7 @@ describe.concurrent('SIGTERM during a model call', () => {
     child.kill('SIGTERM');
     const r = await done;
     expect(r.signal).toBe('SIGTERM');
-    expect(eventTypes(parseEvents(r.stdout))).toEqual(['run.started', 'run.state(running)', 'run.state(interrupted)', 'run.finished']);
+    expect(eventTypes(parseEvents(r.stdout))).toEqual(runTypes('interrupted'));
     expect(parseEvents(r.stdout).at(-1)).toMatchObject({ status: 'interrupted', signal: 'TERM' });
   });
 });
@@ -185,20 +182,7 @@ describe.concurrent('a model that edits', () => {
       { text: 'Set the colour to blue.' },
     ]);
     const root = makeProject();
-    const r = await runRaider([
-      '--stream-json',
-      '-e',
-      'openai',
-      '-o',
-      `url=${llm.url}`,
-      '--permission-mode',
-      'acceptEdits',
-      '-r',
-      root,
-      '--no-session',
-      '--',
-      'make it blue',
-    ]);
+    const r = await runRaider(openaiArgs(llm.url, root, 'make it blue', '--permission-mode', 'acceptEdits'));
     expect(r.code).toBe(0);
     expect(readFileSync(join(root, 'src/app.txt'), 'utf8')).toBe('colour = blue\n');
     const results = parseEvents(r.stdout).filter((e) => e.type === 'tool.result');
@@ -214,23 +198,10 @@ describe.concurrent('a model that edits', () => {
 describe.concurrent('an unreachable server', () => {
   it('fails the run with exit 1, naming the URL', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/v1`;
-    const r = await runRaider([
-      '--stream-json',
-      '-e',
-      'openai',
-      '-o',
-      `url=${url}`,
-      '-o',
-      'max_retries=0',
-      '-r',
-      makeProject(),
-      '--no-session',
-      '--',
-      'hello?',
-    ]);
+    const r = await runRaider(openaiArgs(url, makeProject(), 'hello?', '-o', 'max_retries=0'));
     expect(r.code).toBe(1);
     const events = parseEvents(r.stdout);
-    expect(eventTypes(events)).toEqual(['run.started', 'run.state(running)', 'run.state(failed)', 'run.finished']);
+    expect(eventTypes(events)).toEqual(runTypes('failed'));
     expect(events.at(-1)!.error).toMatch(new RegExp(`^openai engine: cannot reach ${url.replace(/[./]/g, '\\$&')}: .*ECONNREFUSED`));
   });
 });
@@ -239,20 +210,7 @@ describe.concurrent('tool rounds and budgets', () => {
   it('--max-iterations ends a model that keeps calling tools as failed', async () => {
     const loop: FakeReply = { tools: [{ name: 'list_dir', arguments: {} }] };
     const llm = await fake('openai', [loop, loop, loop, loop]);
-    const r = await runRaider([
-      '--stream-json',
-      '-e',
-      'openai',
-      '-o',
-      `url=${llm.url}`,
-      '-r',
-      makeProject(),
-      '--max-iterations',
-      '2',
-      '--no-session',
-      '--',
-      'loop',
-    ]);
+    const r = await runRaider(openaiArgs(llm.url, makeProject(), 'loop', '--max-iterations', '2'));
     expect(r.code).toBe(1);
     const events = parseEvents(r.stdout);
     expect(events.filter((e) => e.type === 'tool.result')).toHaveLength(2);
@@ -276,18 +234,9 @@ describe.concurrent('tool rounds and budgets', () => {
     const r = await runRaider(['--stream-json', '-e', 'openai', '-o', `url=${llm.url}`, '-r', root, '--no-session', '--', 'write']);
     expect(r.code).toBe(0);
     const events = parseEvents(r.stdout);
-    expect(eventTypes(events)).toEqual([
-      'run.started',
-      'run.state(running)',
-      'tool.call',
-      'tool.result',
-      'tool.call',
-      'permission',
-      'tool.result',
-      'message',
-      'run.state(completed)',
-      'run.finished',
-    ]);
+    expect(eventTypes(events)).toEqual(
+      runTypes('completed', 'tool.call', 'tool.result', 'tool.call', 'permission', 'tool.result', 'message'),
+    );
     expect(events[5]).toMatchObject({ call: 'c2', name: 'write_file', decision: 'refused', asked: false, rule: 'Edit(/x.txt)' });
     expect(events[6]).toMatchObject({ call: 'c2', status: 'failed', ok: false });
     expect(String(events[6]!.content)).toMatch(/^permission refused: default mode asks before writing files/);

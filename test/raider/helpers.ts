@@ -168,6 +168,11 @@ export function eventTypes(events: readonly StreamEvent[]): string[] {
   return events.map((e) => (e.type === 'run.state' ? `run.state(${String(e.state)})` : e.type));
 }
 
+/** The `eventTypes` of a run that ends in `state`, with `middle` between its start and its end. */
+export function runTypes(state: string, ...middle: string[]): string[] {
+  return ['run.started', 'run.state(running)', ...middle, `run.state(${state})`, 'run.finished'];
+}
+
 /** A fresh project root with `.raider/script.yml` (when given) and extra files. */
 export function makeProject(script?: string, files: Record<string, string> = {}): string {
   const root = mkdtempSync(join(tmpdir(), 'raider-test-'));

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StreamEvent as StreamEventSchema } from '../../src/protocol/raider-stream.js';
-import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, eventTypes } from './helpers.js';
+import { cleanEnv, cleanUp, ensureBuilt, makeProject, parseEvents, runRaider, eventTypes, runTypes } from './helpers.js';
 
 beforeAll(ensureBuilt, 120_000);
 afterAll(cleanUp);
@@ -62,17 +62,7 @@ describe('a completed run with two tool calls', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n').filter(Boolean);
     const events = parseEvents(r.stdout);
-    expect(eventTypes(events)).toEqual([
-      'run.started',
-      'run.state(running)',
-      'tool.call',
-      'tool.result',
-      'tool.call',
-      'tool.result',
-      'message',
-      'run.state(completed)',
-      'run.finished',
-    ]);
+    expect(eventTypes(events)).toEqual(runTypes('completed', 'tool.call', 'tool.result', 'tool.call', 'tool.result', 'message'));
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     for (const [i, e] of events.entries()) {
       expect(e.version).toBe(1);
@@ -139,14 +129,7 @@ describe('failures', () => {
     const r = await runRaider(['--stream-json', '-e', 'scripted', '-r', project(), '--', 'explode now']);
     expect(r.code).toBe(1);
     const events = parseEvents(r.stdout);
-    expect(eventTypes(events)).toEqual([
-      'run.started',
-      'run.state(running)',
-      'tool.call',
-      'tool.result',
-      'run.state(failed)',
-      'run.finished',
-    ]);
+    expect(eventTypes(events)).toEqual(runTypes('failed', 'tool.call', 'tool.result'));
     expect(events[3]).toMatchObject({ status: 'failed', ok: false });
     expect(String(events[3]!.content)).toMatch(/outside the project root/);
     expect(events[5]).toMatchObject({ status: 'failed', error: 'the engine gave up on explode now' });
