@@ -43,6 +43,7 @@ import { HallGateway } from './hall-gateway.js';
 import { acquireHallLock, type HallLock } from './hall-lock.js';
 import { recoverHall } from './hall-recovery.js';
 import { HallShutdown, removePidFile } from './hall-shutdown.js';
+import { QuestionDesk } from '../adapters/dashboard/question-desk.js';
 import { PermissionChannels } from './permission-channels.js';
 import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
@@ -176,6 +177,12 @@ async function startLocked(
   const inspection = new ActorInspection(bus);
   inspection.track(actor);
   const registry = createRunRegistry();
+  // Runs nobody registered for ask the desk, when a face (dashboard, Telegram) covers their binding.
+  const questions = new QuestionDesk(
+    { publish, log, trackActor: (root) => inspection.track(root), ...(inspect ? { inspect } : {}) },
+    config.permission_timeout * 1000,
+  );
+  permissionChannels.setDefault(questions.ask, questions.covers);
   routeHallEffects(actor, { store, bus, registry, retention, permissionChannels, onEvent });
   actor.on('bus', (e) => dropped.noteEvent(e.event));
 
@@ -211,6 +218,7 @@ async function startLocked(
       publish,
       newMissionId: () => newMissionId(),
       permissionChannels,
+      questions,
       trackActor: (root) => inspection.track(root),
       onEventsPruned: (listener) => retention.onPruned(listener),
       ...(inspect ? { inspect } : {}),

@@ -28,6 +28,7 @@ interface OpenChannel {
 export class PermissionChannels implements PermissionRegistry {
   private readonly handlers = new Map<string, PermissionHandler>();
   private fallback: PermissionHandler | null = null;
+  private fallbackCovers: (binding: string | undefined) => boolean = () => true;
   private readonly channels = new Map<string, OpenChannel>();
 
   constructor(
@@ -48,13 +49,19 @@ export class PermissionChannels implements PermissionRegistry {
     void this.cluster?.unserve(binding);
   }
 
-  setDefault(handler: PermissionHandler | null): void {
+  setDefault(handler: PermissionHandler | null, covers: (binding: string | undefined) => boolean = () => true): void {
     this.fallback = handler;
+    this.fallbackCovers = covers;
+  }
+
+  /** The default handler when it covers the binding. */
+  private fallbackFor(binding: string | undefined): PermissionHandler | undefined {
+    return this.fallback !== null && this.fallbackCovers(binding) ? this.fallback : undefined;
   }
 
   /** Who answers for a binding now: whoever registered for it, else the default. */
   private handlerFor(binding: string | undefined): PermissionHandler | undefined {
-    return (binding !== undefined ? this.handlers.get(binding) : undefined) ?? this.fallback ?? undefined;
+    return (binding !== undefined ? this.handlers.get(binding) : undefined) ?? this.fallbackFor(binding);
   }
 
   /** The cluster's asking handler when another hall answers for the binding and no handler here does. */
@@ -132,6 +139,7 @@ export class PermissionChannels implements PermissionRegistry {
     const remote = await this.remoteFor(binding);
     const own = (binding !== undefined ? this.handlers.get(binding) : undefined) ?? remote;
     const handler = own ?? this.handlerFor(binding);
+    const beside = this.fallbackFor(binding);
     let answer: PermissionAnswer;
     if (!handler) {
       answer = refusal(question.id, 'nobody can answer for this session any more');
@@ -144,7 +152,7 @@ export class PermissionChannels implements PermissionRegistry {
         });
         const context = { runId, ...(binding !== undefined ? { binding } : {}), signal };
         answer = await Promise.race([
-          own !== undefined && this.fallback !== null ? this.firstOf(question, context, own, this.fallback) : handler(question, context),
+          own !== undefined && beside !== undefined ? this.firstOf(question, context, own, beside) : handler(question, context),
           moot,
         ]);
       } catch (err) {

@@ -57,8 +57,8 @@ export function refusal(id: string, reason: string): PermissionAnswer {
   return { type: 'answer', id, answer: 'no', reason };
 }
 
-/** A face that answers permission questions: an ACP client, the dashboard, the control socket. */
-export type AnswerFace = 'acp' | 'dashboard' | 'socket';
+/** A face that answers permission questions: an ACP client, the dashboard, the control socket, a Telegram chat. */
+export type AnswerFace = 'acp' | 'dashboard' | 'socket' | 'telegram';
 
 /**
  * The abort reason of a question's signal when another face answered it

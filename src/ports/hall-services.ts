@@ -16,6 +16,7 @@ import type { HallCommand } from '../machines/hall.machine.js';
 import type { CommandHandlers, CommandService } from '../protocol/command-service.js';
 import type { BoundReply, DroppedReply, ErrorReply, ReplyTo, UnboundReply } from '../protocol/replies.js';
 import type { PermissionRegistry } from './permission-registry.js';
+import type { QuestionFaces } from './question-desk.js';
 
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 /** A command for the hall actor, without the request id the gateway adds. */
@@ -60,6 +61,8 @@ export interface HallServices {
   newMissionId(): string;
   /** Where a surface that can ask a person registers, per binding, to answer raiders' permission questions. */
   permissionChannels: PermissionRegistry;
+  /** The hall's one desk of permission questions put to people: the dashboard and Telegram open it for the runs they cover. */
+  questions: QuestionFaces;
   /** Shows an actor system of the adapter's own (an ACP session) in `raider hall inspect`; returns its untrack. */
   trackActor(root: AnyActorRef): () => void;
   /**

@@ -28,7 +28,8 @@ export interface PermissionRegistry {
   /**
    * Who answers for the runs whose binding nobody registered for (or that
    * have none): the dashboard's questions. It is asked beside a registered
-   * handler too, and the first answer wins. Null: such runs get no channel.
+   * handler too, and the first answer wins, for the bindings it `covers`
+   * (default: all). Null, or a binding it does not cover: such runs get no channel.
    */
-  setDefault(handler: PermissionHandler | null): void;
+  setDefault(handler: PermissionHandler | null, covers?: (binding: string | undefined) => boolean): void;
 }

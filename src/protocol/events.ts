@@ -238,7 +238,7 @@ export const PermissionAsked = event(
     rule: z.string().optional().describe('The rule a `session` answer allows for the rest of the run.'),
     deadline: z.number().describe('Epoch ms: with no answer by then, the answer is `no`.'),
   },
-  'A raider asks a permission question (with `dashboard.questions: true`; a run an ACP client watches asks that client too); `answer` answers it.',
+  "A raider asks a permission question (with `dashboard.questions: true`, or a Telegram bot's `questions` for its chats' runs; a run an ACP client watches asks that client too); `answer` answers it.",
 );
 export const PermissionAnswered = event(
   'permission.answered',
@@ -248,10 +248,14 @@ export const PermissionAnswered = event(
     answer: z.enum(['once', 'session', 'no']).describe('What the raider was told.'),
     reason: z.string().describe('Why, in words.'),
     by: z
-      .enum(['dashboard', 'socket', 'acp', 'timeout', 'hall'])
+      .enum(['dashboard', 'socket', 'acp', 'telegram', 'timeout', 'hall'])
       .describe(
-        'Who answered: the dashboard, the socket (`answer`), the ACP client that watches the run, no answer within permission_timeout, or the hall (the run ended first).',
+        'Who answered: the dashboard, the socket (`answer`), the ACP client that watches the run, a button in a Telegram chat, no answer within permission_timeout, or the hall (the run ended first).',
       ),
+    telegram: z
+      .object({ bot: z.string().describe('The bot.'), user_id: z.string().describe('The Telegram user id of who pressed.') })
+      .optional()
+      .describe('With `by: telegram`: whose press decided.'),
   },
   'A permission question got its answer; later answers are refused as already answered.',
 );

@@ -25,7 +25,7 @@ import {
 } from './http-guard.js';
 import { sendBody, sendJson } from './http-io.js';
 import { loadPageAssets, type PageAssets } from './page-assets.js';
-import { QuestionDesk } from './question-desk.js';
+import { socketAnswer } from './question-desk.js';
 import type { CommandHandlers } from '../../protocol/command-service.js';
 import { RunHistory } from './run-history.js';
 import { OpenQuestions } from './tree-view.js';
@@ -78,7 +78,7 @@ class DashboardAdapter implements HallAdapter {
     });
     // The pruned files go on the thread pool, after raider.done: a list made in between still names them.
     services.onEventsPruned(() => history.changed());
-    const questions = config.questions ? new QuestionDesk(services, services.config.permission_timeout * 1000) : null;
+    const questions = config.questions ? services.questions : null;
     this.deps = {
       services,
       history,
@@ -88,7 +88,7 @@ class DashboardAdapter implements HallAdapter {
       openQuestions: new OpenQuestions(services.bus),
       samples: new QueueDepthSamples(services.paths.root, services.bus, services.queries, services.log),
     };
-    if (questions) this.commands = { answer: (p) => questions.answer(p.run, p.question, p.answer, 'socket') };
+    if (questions) this.commands = socketAnswer(questions);
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         services.log(`dashboard: ${req.method ?? ''} ${req.url ?? ''}: ${errorMessage(err)}`);
@@ -127,14 +127,12 @@ class DashboardAdapter implements HallAdapter {
     this.cookie = cookieName(port);
     this.url = `http://${urlHost(this.config.host)}:${port}/`;
     writeDashboardFile(this.services.paths.root, { url: this.url, token: this.token, pid: process.pid });
-    if (this.deps.questions) this.services.permissionChannels.setDefault(this.deps.questions.ask);
+    // Every run: those an ACP client watches are asked here too, and the first answer wins.
+    this.deps.questions?.openFace('dashboard', () => true);
   }
 
   async stop(): Promise<void> {
-    if (this.deps.questions) {
-      this.services.permissionChannels.setDefault(null);
-      this.deps.questions.closeAll();
-    }
+    this.deps.questions?.closeFace('dashboard');
     removeDashboardFile(this.services.paths.root, process.pid);
     this.deps.streams.closeAll();
     this.deps.ring.close();

@@ -11,7 +11,7 @@ import type { EventRing, EventStreams } from './event-stream.js';
 import { readJsonBody, sendJson, sendJsonText } from './http-io.js';
 import { serveQuestionChange, serveQuestionsRead } from './dashboard-questions-api.js';
 import { serveQueueChange, serveQueueRead } from './dashboard-queue-api.js';
-import type { QuestionDesk } from './question-desk.js';
+import type { QuestionFaces } from '../../ports/question-desk.js';
 import { runFilterSchema, type ClusterRuns, type RunHistory } from './run-history.js';
 import { clusterReply, remoteRunRows } from './cluster-view.js';
 import { listSessions, readJournal } from './session-views.js';
@@ -31,7 +31,7 @@ export interface DashboardApiDeps {
   ring: EventRing;
   streams: EventStreams;
   /** Null unless `dashboard.questions: true`. */
-  questions: QuestionDesk | null;
+  questions: QuestionFaces | null;
   /** The open questions the live tree shows, from the bus. */
   openQuestions: OpenQuestions;
   samples: QueueDepthSamples;

@@ -11,14 +11,14 @@ import { z } from 'zod';
 import type { HallServices } from '../../ports/hall-services.js';
 import { refusedWith } from '../../protocol/replies.js';
 import { readJsonBody, sendJson } from './http-io.js';
-import type { QuestionDesk } from './question-desk.js';
+import type { QuestionFaces } from '../../ports/question-desk.js';
 
 const ANSWER = /^\/api\/questions\/([^/]+)\/answer$/;
 const answerBodySchema = z.object({ answer: z.enum(['once', 'session', 'no']) });
 const OFF = 'permission questions do not come to the dashboard: set dashboard.questions: true in .raider-hall.yml';
 
 /** Answers `GET /api/questions`; false for any other route. */
-export function serveQuestionsRead(desk: QuestionDesk | null, res: ServerResponse, url: URL): boolean {
+export function serveQuestionsRead(desk: QuestionFaces | null, res: ServerResponse, url: URL): boolean {
   if (url.pathname !== '/api/questions') return false;
   sendJson(res, 200, { enabled: desk !== null, questions: desk?.list() ?? [] });
   return true;
@@ -27,7 +27,7 @@ export function serveQuestionsRead(desk: QuestionDesk | null, res: ServerRespons
 /** Carries out `POST /api/questions/ID/answer` (already checked); false when no route matches. */
 export async function serveQuestionChange(
   services: HallServices,
-  desk: QuestionDesk | null,
+  desk: QuestionFaces | null,
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
