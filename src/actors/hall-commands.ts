@@ -48,7 +48,8 @@ export function hallCommands(
     session_reset: (p) => gateway.request({ type: 'cmd.sessionReset', binding: p.binding }),
     telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
     answer: () => ({
-      error: 'no permission question is open here: set dashboard.questions: true in .raider-hall.yml for runs no ACP client watches to ask',
+      error:
+        "no permission question is open here: set dashboard.questions: true (or a Telegram bot's questions: true) in .raider-hall.yml for runs no ACP client watches to ask",
     }),
   };
   if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, queries, shared.publish));

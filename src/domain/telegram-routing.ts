@@ -19,6 +19,13 @@ export function telegramBinding(bot: string, chatId: number | string, threadId?:
   return `telegram:${bot}:${String(chatId)}${threadId !== undefined ? `:${threadId}` : ''}`;
 }
 
+/** The chat (and topic) of a binding `telegram:BOT:CHAT_ID[:THREAD]`, or null for any other binding. */
+export function readTelegramBinding(binding: string | undefined): { bot: string; chatId: string; threadId?: number } | null {
+  const match = binding === undefined ? null : /^telegram:([^:]+):(-?\d+)(?::(\d+))?$/.exec(binding);
+  if (!match || match[1] === undefined || match[2] === undefined) return null;
+  return { bot: match[1], chatId: match[2], ...(match[3] !== undefined ? { threadId: Number(match[3]) } : {}) };
+}
+
 /**
  * `/new`, optionally addressed to a bot (`/new@name_bot`), with nothing else
  * but spaces: `/newer ideas` and `/new plan` are ordinary missions.

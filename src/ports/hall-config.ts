@@ -36,6 +36,12 @@ export interface TelegramBotConfig {
   /** chat id or '*' → raider name */
   routing: Record<string, string>;
   api_root: string;
+  /** Runs whose binding is a chat of this bot ask their permission questions in that chat (docs/telegram.md). */
+  questions: boolean;
+  /** Where the questions of runs that did not come from a chat go too. */
+  questions_chat?: string;
+  /** The forum topic of questions_chat. */
+  questions_thread?: number;
 }
 
 export interface HallConfig {

@@ -80,6 +80,7 @@ describe('parseHallConfig: the seed example', () => {
             allowlist: ['42'],
             allowed_chats: [],
             routing: { '*': 'lagertha' },
+            questions: false,
             api_root: 'https://api.telegram.org',
           },
         ],

@@ -2,7 +2,8 @@
  * A Bot API server on loopback for the Telegram tests, reached through the
  * client's API root: getUpdates as a real long poll (held until an update
  * arrives or its timeout ends; an offset confirms and drops earlier
- * updates), sendMessage recorded, unknown tokens answered 401, and failures
+ * updates), sendMessage recorded with the message id it answered,
+ * editMessageText and answerCallbackQuery recorded and answered `true`, unknown tokens answered 401, and failures
  * a test scripts per method (409, 429 with retry_after, 5xx, 400 ...).
  */
 import http from 'node:http';
@@ -17,6 +18,8 @@ export interface FakeRequest {
   body: Json;
   /** Date.now() when it arrived. */
   at: number;
+  /** The message id a successful sendMessage answered with. */
+  messageId?: number;
 }
 
 export interface ScriptedAnswer {
@@ -145,7 +148,8 @@ export class FakeBotApi {
       } catch {
         body = {};
       }
-      this.requests.push({ token, method, body, at: Date.now() });
+      const request: FakeRequest = { token, method, body, at: Date.now() };
+      this.requests.push(request);
       for (const listener of [...this.listeners]) listener();
       if (!this.tokens.has(token)) return this.answer(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
       const scripted = this.scripted.get(method)?.shift();
@@ -159,10 +163,8 @@ export class FakeBotApi {
       }
       if (method === 'getUpdates') return this.getUpdates(token, body, res);
       if (method === 'sendMessage') {
-        return this.answer(res, 200, {
-          ok: true,
-          result: { message_id: this.nextMessageId++, chat: { id: body.chat_id }, text: body.text },
-        });
+        request.messageId = this.nextMessageId++;
+        return this.answer(res, 200, { ok: true, result: { message_id: request.messageId, chat: { id: body.chat_id }, text: body.text } });
       }
       return this.answer(res, 200, { ok: true, result: true });
     });

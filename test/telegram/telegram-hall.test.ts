@@ -5,6 +5,7 @@ import { defaultAdapters } from '../../src/actors/default-adapters.js';
 import type { HallAdapterFactory } from '../../src/ports/hall-services.js';
 import { telegramAdapter, type TelegramAdapterOptions } from '../../src/adapters/telegram/telegram-adapter.js';
 import { startTestHall, tempRoot, eventually, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
+import { fast, from, privateMessage } from './telegram-support.js';
 import { FakeBotApi } from './fake-bot-api.js';
 
 const TOKEN = '12345:good-token';
@@ -21,8 +22,6 @@ afterEach(async () => {
   await api?.close();
   api = undefined;
 });
-
-const fast: TelegramAdapterOptions = { pollTimeoutS: 5, backoff: { baseMs: 100, maxMs: 400, badTokenMs: 1000 } };
 
 function opsConfig(url: string, extraBots = ''): string {
   return (
@@ -47,12 +46,6 @@ async function opsHall(
   const tap = await hall.events('');
   taps.push(tap);
   return { hall, api, tap };
-}
-
-const from = (id: number) => ({ id, is_bot: false, first_name: `user${id}`, username: `u${id}` });
-
-function privateMessage(user: number, text: string): Json {
-  return { message: { message_id: 1, date: 0, from: from(user), chat: { id: user, type: 'private' }, text } };
 }
 
 function groupMessage(chat: number, user: number | null, text: string, extra: Json = {}): Json {

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { accessDecision, accessWarnings } from '../../src/domain/telegram-access.js';
 import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, pollRetryDelay, sendRetry } from '../../src/domain/telegram-retry.js';
-import { botIdOf, isNewCommand, routeFor, telegramBinding, telegramMissionId } from '../../src/domain/telegram-routing.js';
+import { callbackData, readCallbackData } from '../../src/domain/telegram-question.js';
+import {
+  botIdOf,
+  isNewCommand,
+  readTelegramBinding,
+  routeFor,
+  telegramBinding,
+  telegramMissionId,
+} from '../../src/domain/telegram-routing.js';
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from '../../src/domain/telegram-split.js';
 import { readUpdate } from '../../src/domain/telegram-update.js';
 
@@ -146,5 +154,42 @@ describe('retry decisions', () => {
       kind: 'fail',
     });
     expect(sendRetry({ status: 403, description: 'Forbidden: bot was blocked by the user' }, 1, p, sent)).toEqual({ kind: 'fail' });
+  });
+});
+
+describe('permission questions in a chat: callback data and bindings', () => {
+  it('callback data names a question and an answer in a few bytes, and reads back; anything else is not ours', () => {
+    const tag = 'A'.repeat(21) + '_';
+    for (const answer of ['once', 'session', 'no'] as const) {
+      const data = callbackData(tag, answer);
+      expect(Buffer.byteLength(data)).toBeLessThanOrEqual(64);
+      expect(readCallbackData(data)).toEqual({ tag, answer });
+    }
+    expect(readCallbackData(`pq1:${tag}:x`)).toBeNull();
+    expect(readCallbackData(`pq1:short:o`)).toBeNull();
+    expect(readCallbackData('something else')).toBeNull();
+  });
+
+  it('reads a binding back into its bot, chat and topic; other bindings are no chat', () => {
+    expect(readTelegramBinding(telegramBinding('ops', -100500, 7))).toEqual({ bot: 'ops', chatId: '-100500', threadId: 7 });
+    expect(readTelegramBinding(telegramBinding('ops', 42))).toEqual({ bot: 'ops', chatId: '42' });
+    expect(readTelegramBinding('acp:abc')).toBeNull();
+    expect(readTelegramBinding(undefined)).toBeNull();
+  });
+
+  it('reads a button press: who, which message, what data; a press without a message is ignored', () => {
+    const press = readUpdate({
+      update_id: 9,
+      callback_query: { id: 'q1', from: { id: 42, first_name: 'A' }, message: { message_id: 101, chat: { id: -100500 } }, data: 'pq1:x' },
+    });
+    expect(press).toEqual({
+      kind: 'press',
+      updateId: 9,
+      press: { queryId: 'q1', fromId: 42, firstName: 'A', username: null, chatId: -100500, messageId: 101, data: 'pq1:x' },
+    });
+    expect(readUpdate({ update_id: 10, callback_query: { id: 'q2', inline_message_id: 'i', data: 'pq1:x' } })).toEqual({
+      kind: 'ignored',
+      updateId: 10,
+    });
   });
 });

@@ -19,6 +19,7 @@ const bot: TelegramBotConfig = {
   allowed_chats: [],
   routing: { '*': 'bjorn' },
   api_root: 'http://127.0.0.1:9',
+  questions: false,
 };
 
 /** An update handler over a fake hall: requests and events are recorded, the answer is scripted. */
@@ -37,6 +38,8 @@ function handlerUnderTest(options: { answer?: ReplyBody; stopping?: boolean } = 
   const api: BotApi = {
     getUpdates: async () => [],
     sendMessage: async () => ({ message_id: 1 }),
+    editMessageText: async () => true,
+    answerCallbackQuery: async () => true,
   };
   const root = tempRoot('tg-handler-');
   const history = new ChatHistory(path.join(root, 'telegram'));

@@ -71,15 +71,13 @@ const url = z
   .transform((u) => u.replace(/\/+$/, ''));
 const POSTGRES_URL_WHAT = 'a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE; the password from $' + '{VAR} or PGPASSWORD)';
 const ID_WHAT = 'a Telegram id (an integer)';
-const telegramIds = z.array(
-  z
-    .custom<number | string>(
-      (v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,20}$/.test(v)),
-      expected(ID_WHAT),
-    )
-    .transform(String),
-  expected(`a list of Telegram ids`),
-);
+const telegramId = z
+  .custom<number | string>(
+    (v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,20}$/.test(v)),
+    expected(ID_WHAT),
+  )
+  .transform(String);
+const telegramIds = z.array(telegramId, expected(`a list of Telegram ids`));
 const validTimeZone = (tz: string): boolean => {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
@@ -205,6 +203,9 @@ const telegramBot = z
         )
         .default({}),
       api_root: url.optional(),
+      questions: flag.default(false),
+      questions_chat: telegramId.optional(),
+      questions_thread: z.number(expected('a forum topic id (a positive integer)')).int().positive().optional(),
     },
     expected('a mapping of bot settings'),
   )

@@ -1,13 +1,15 @@
 /**
  * The Bot API client: the only file that knows telegraf. The hall uses its
  * HTTP client alone (no Telegraf bot, no middleware): getUpdates for the
- * hall's own poll loop and sendMessage, against `api_root` (api.telegram.org,
+ * hall's own poll loop and sendMessage (with inline buttons), editMessageText and answerCallbackQuery, against `api_root` (api.telegram.org,
  * a self-hosted Bot API server, or a test server). Every failure comes out
  * as a BotApiError with the status and `retry_after` Telegram gave, and
  * without the token in its text.
  */
 import { Telegram, TelegramError } from 'telegraf';
 import type { ApiFailure } from '../../domain/telegram-retry.js';
+import type { InlineButton } from '../../domain/telegram-question.js';
+import type { TelegramBotConfig } from '../../ports/hall-config.js';
 import { errorMessage } from '../../domain/error-message.js';
 
 export interface OutgoingMessage {
@@ -15,12 +17,32 @@ export interface OutgoingMessage {
   text: string;
   message_thread_id?: number;
   parse_mode?: 'Markdown';
+  /** Inline buttons under the message (a permission question's answers). */
+  reply_markup?: { inline_keyboard: InlineButton[][] };
+}
+
+/** The new text of a message the bot sent; without reply_markup its buttons go. */
+export interface EditedMessage {
+  chat_id: number | string;
+  message_id: number;
+  text: string;
 }
 
 export interface BotApi {
   /** One long poll; resolves with the raw updates (checked by the caller). */
   getUpdates(params: { offset?: number; timeoutS: number }, signal: AbortSignal): Promise<unknown[]>;
   sendMessage(message: OutgoingMessage, signal?: AbortSignal): Promise<{ message_id: number }>;
+  editMessageText(edit: EditedMessage, signal?: AbortSignal): Promise<unknown>;
+  /** The answer to a button press: a short notice the presser sees. */
+  answerCallbackQuery(answer: { callback_query_id: string; text?: string }, signal?: AbortSignal): Promise<unknown>;
+}
+
+/** One configured bot with its client. */
+export interface BotParts {
+  bot: TelegramBotConfig;
+  /** The token's numeric prefix. */
+  botId: string;
+  api: BotApi;
 }
 
 export class BotApiError extends Error implements ApiFailure {
@@ -54,7 +76,11 @@ export function createBotApi(token: string, apiRoot: string): BotApi {
       return call(() =>
         client.callApi(
           'getUpdates',
-          { timeout: timeoutS, allowed_updates: ['message', 'edited_message'], ...(offset !== undefined ? { offset } : {}) },
+          {
+            timeout: timeoutS,
+            allowed_updates: ['message', 'edited_message', 'callback_query'],
+            ...(offset !== undefined ? { offset } : {}),
+          },
           // telegraf types its signal with the abort-controller polyfill; Node's own one is what node-fetch checks for.
           { signal: both as never },
         ),
@@ -64,6 +90,10 @@ export function createBotApi(token: string, apiRoot: string): BotApi {
       call(() => client.callApi('sendMessage', message as never, signal ? { signal: signal as never } : {})) as Promise<{
         message_id: number;
       }>,
+    editMessageText: (edit, signal) =>
+      call(() => client.callApi('editMessageText', edit as never, signal ? { signal: signal as never } : {})),
+    answerCallbackQuery: (answer, signal) =>
+      call(() => client.callApi('answerCallbackQuery', answer as never, signal ? { signal: signal as never } : {})),
   };
 }
 

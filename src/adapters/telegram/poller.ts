@@ -16,9 +16,9 @@ import { z } from 'zod';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { ClusterFaces } from '../../ports/cluster-faces.js';
 import { isBadToken, pollRetryDelay, type ApiFailure, type PollBackoff } from '../../domain/telegram-retry.js';
-import { BotApiError } from './bot-api.js';
+import { BotApiError, type BotParts } from './bot-api.js';
 import { sleep } from './sender.js';
-import type { BotParts, UpdateHandler } from './update-handler.js';
+import type { UpdateHandler } from './update-handler.js';
 import { errorMessage } from '../../domain/error-message.js';
 
 export const TELEGRAM_NS = 'telegram';

@@ -8,8 +8,8 @@
  */
 import type { HallServices } from '../../ports/hall-services.js';
 import { splitMessage } from '../../domain/telegram-split.js';
-import { sendRetry, type SendPolicy } from '../../domain/telegram-retry.js';
-import { BotApiError, type BotApi, type OutgoingMessage } from './bot-api.js';
+import { sendRetry, type SendPolicy, type SendStep } from '../../domain/telegram-retry.js';
+import { BotApiError, type BotApi, type EditedMessage, type OutgoingMessage } from './bot-api.js';
 import { errorMessage } from '../../domain/error-message.js';
 
 export interface SendTarget {
@@ -43,22 +43,70 @@ export class TelegramSender {
     return { ok: true, message_ids: ids };
   }
 
-  private async sendPart(api: BotApi, target: SendTarget, text: string): Promise<number> {
+  /** One message as it is (a permission question with its buttons), retried as a part is; its id, or why not. */
+  async sendOne(
+    bot: string,
+    api: BotApi,
+    message: OutgoingMessage,
+  ): Promise<{ ok: true; message_id: number } | { ok: false; error: string }> {
+    try {
+      return { ok: true, message_id: await this.deliver(api, { ...message }) };
+    } catch (err) {
+      return this.failed(bot, message.chat_id, err);
+    }
+  }
+
+  /** A new text for a message the bot sent, its buttons removed; retried as a send is. */
+  async edit(bot: string, api: BotApi, edit: EditedMessage): Promise<{ ok: true } | { ok: false; error: string }> {
+    try {
+      await this.retried(
+        () => api.editMessageText(edit),
+        () => ({ markdown: false, thread: false }),
+      );
+      return { ok: true };
+    } catch (err) {
+      return this.failed(bot, edit.chat_id, err);
+    }
+  }
+
+  private failed(bot: string, chatId: number | string, err: unknown): { ok: false; error: string } {
+    const error = errorMessage(err);
+    this.services.publish({ type: 'telegram.send_error', bot, chat_id: chatId, error });
+    return { ok: false, error };
+  }
+
+  private sendPart(api: BotApi, target: SendTarget, text: string): Promise<number> {
     const message: OutgoingMessage = { chat_id: target.chat_id, text, parse_mode: 'Markdown' };
     if (target.message_thread_id !== undefined) message.message_thread_id = target.message_thread_id;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return (await api.sendMessage(message)).message_id;
-      } catch (err) {
-        if (!(err instanceof BotApiError) || err.aborted) throw err;
-        const step = sendRetry(err, attempt, this.policy, {
-          markdown: message.parse_mode !== undefined,
-          thread: message.message_thread_id !== undefined,
-        });
-        if (step.kind === 'fail') throw err;
+    return this.deliver(api, message);
+  }
+
+  /** Sends `message` (changed as the retry steps say); its id. */
+  private deliver(api: BotApi, message: OutgoingMessage): Promise<number> {
+    return this.retried(
+      async () => (await api.sendMessage(message)).message_id,
+      () => ({ markdown: message.parse_mode !== undefined, thread: message.message_thread_id !== undefined }),
+      (step) => {
         if (step.kind === 'plain') delete message.parse_mode;
         else if (step.kind === 'withoutThread') delete message.message_thread_id;
-        else await sleep(step.delayMs, this.signal);
+      },
+    );
+  }
+
+  private async retried<T>(
+    call: () => Promise<T>,
+    sent: () => { markdown: boolean; thread: boolean },
+    adjust: (step: SendStep) => void = () => {},
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        if (!(err instanceof BotApiError) || err.aborted) throw err;
+        const step = sendRetry(err, attempt, this.policy, sent());
+        if (step.kind === 'fail') throw err;
+        if (step.kind === 'retry') await sleep(step.delayMs, this.signal);
+        else adjust(step);
       }
     }
   }

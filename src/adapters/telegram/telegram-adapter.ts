@@ -1,7 +1,8 @@
 /**
  * The hall's Telegram face:
  * a poll loop per bot, access checks, routing chats to raiders, `/new`, the
- * per-chat history, and the `telegram_reply` control command. Poll health is
+ * per-chat history, the `telegram_reply` control command, and permission
+ * questions with buttons in chats (question-chat.ts). Poll health is
  * part of `status`.
  */
 import path from 'node:path';
@@ -11,11 +12,14 @@ import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, type PollBackoff, type SendP
 import { botIdOf } from '../../domain/telegram-routing.js';
 import type { TelegramBotConfig } from '../../ports/hall-config.js';
 import type { ReplyTo } from '../../protocol/replies.js';
-import { createBotApi } from './bot-api.js';
+import type { CommandHandlers } from '../../protocol/command-service.js';
+import { socketAnswer } from '../dashboard/question-desk.js';
+import { type BotParts, createBotApi } from './bot-api.js';
+import { QuestionChat } from './question-chat.js';
 import { ChatHistory } from './chat-history.js';
 import { BotPoller } from './poller.js';
 import { TelegramSender } from './sender.js';
-import { UpdateHandler, type BotParts } from './update-handler.js';
+import { UpdateHandler } from './update-handler.js';
 
 export interface TelegramAdapterOptions {
   /** The long-poll timeout in seconds (getUpdates `timeout`); default 30. */
@@ -38,11 +42,12 @@ interface Bot {
 
 class TelegramAdapter implements HallAdapter {
   readonly name = 'telegram';
-  readonly commands = { telegram_reply: (payload: Record<string, unknown>) => this.reply(payload) };
+  readonly commands: Readonly<Partial<CommandHandlers>>;
   private readonly bots = new Map<string, Bot>();
   private readonly abort = new AbortController();
   private readonly sender: TelegramSender;
   private loops: Promise<void>[] = [];
+  private readonly questions: QuestionChat;
 
   constructor(
     private readonly services: HallServices,
@@ -53,8 +58,17 @@ class TelegramAdapter implements HallAdapter {
     const history = new ChatHistory(path.join(services.paths.stateDir, 'telegram'));
     const pollOptions = { pollTimeoutS: options.pollTimeoutS ?? 30, backoff: { ...DEFAULT_POLL_BACKOFF, ...options.backoff } };
     const pollerOfToken = new Map<string, string>();
-    for (const config of configs) {
-      const parts: BotParts = { bot: config, botId: botIdOf(config.token), api: createBotApi(config.token, config.api_root) };
+    const allParts = new Map<string, BotParts>();
+    for (const config of configs)
+      allParts.set(config.name, { bot: config, botId: botIdOf(config.token), api: createBotApi(config.token, config.api_root) });
+    this.questions = new QuestionChat(services, services.questions, allParts, this.sender);
+    const questions = this.questions.wanted ? this.questions : null;
+    this.commands = {
+      telegram_reply: (payload: Record<string, unknown>) => this.reply(payload),
+      ...(questions ? socketAnswer(services.questions) : {}),
+    };
+    for (const parts of allParts.values()) {
+      const config = parts.bot;
       const warnings = accessWarnings(config);
       if (Object.keys(config.routing).length === 0) warnings.push('no routing, messages are stored but start no raider');
       // Two loops on one token end each other's long polls (409) forever: one per token.
@@ -63,7 +77,7 @@ class TelegramAdapter implements HallAdapter {
       if (first !== undefined) warnings.push(`same token as bot ${first}; not polled (it can still send)`);
       else {
         pollerOfToken.set(config.token, config.name);
-        const handler = new UpdateHandler(services, parts, history, this.sender, () => this.abort.signal.aborted);
+        const handler = new UpdateHandler(services, parts, history, this.sender, () => this.abort.signal.aborted, questions);
         poller = new BotPoller(services, parts, handler, pollOptions, this.abort.signal);
       }
       this.bots.set(config.name, { parts, warnings, poller });
@@ -71,6 +85,7 @@ class TelegramAdapter implements HallAdapter {
   }
 
   async start(): Promise<void> {
+    this.questions.start();
     for (const [name, bot] of this.bots) {
       for (const warning of bot.warnings) {
         this.services.log(`Telegram bot ${name}: ${warning}`);
@@ -84,6 +99,7 @@ class TelegramAdapter implements HallAdapter {
   }
 
   async stop(): Promise<void> {
+    this.questions.stop();
     this.abort.abort();
     await Promise.all(this.loops);
     this.loops = [];

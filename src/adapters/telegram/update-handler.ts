@@ -12,20 +12,13 @@ import { accessDecision } from '../../domain/telegram-access.js';
 import { isNewCommand, NEW_SESSION_TEXT, routeFor, telegramBinding, telegramMissionId } from '../../domain/telegram-routing.js';
 import { readUpdate, type TelegramMessage } from '../../domain/telegram-update.js';
 import type { DurableState } from '../../ports/durable-state.js';
-import type { TelegramBotConfig } from '../../ports/hall-config.js';
-import type { BotApi } from './bot-api.js';
+import type { BotParts } from './bot-api.js';
 import type { ChatHistory } from './chat-history.js';
+import type { QuestionChat } from './question-chat.js';
 import type { TelegramSender } from './sender.js';
 import { errorMessage } from '../../domain/error-message.js';
 
 export type Handled = 'done' | 'again';
-
-export interface BotParts {
-  bot: TelegramBotConfig;
-  /** The token's numeric prefix. */
-  botId: string;
-  api: BotApi;
-}
 
 export class UpdateHandler {
   constructor(
@@ -34,6 +27,8 @@ export class UpdateHandler {
     private readonly history: ChatHistory,
     private readonly sender: TelegramSender,
     private readonly stopping: () => boolean,
+    /** Button presses on permission questions; null when no bot asks questions. */
+    private readonly questions: QuestionChat | null = null,
   ) {}
 
   async handle(raw: unknown): Promise<Handled> {
@@ -44,6 +39,10 @@ export class UpdateHandler {
       return 'done';
     }
     if (read.kind === 'ignored') return 'done';
+    if (read.kind === 'press') {
+      await this.questions?.press(this.parts, read.press, read.updateId);
+      return 'done';
+    }
     const { updateId, message } = read;
 
     const access = accessDecision(this.parts.bot, message.chatId, message.fromId);

@@ -1,0 +1,220 @@
+/**
+ * Permission questions in Telegram chats (docs/telegram.md). A bot with
+ * `questions: true` asks the questions of its chats' runs in that chat (the
+ * topic of a forum topic); with `questions_chat` it asks those of runs that
+ * came from no chat there too. Each question is one message with inline
+ * buttons; a press answers through the hall's question desk, where the first
+ * answer of any face wins. When the question ends, however, the message is
+ * edited to say how and loses its buttons.
+ */
+import { createHash } from 'node:crypto';
+import type { AnsweredBy, OpenQuestion, QuestionFaces, QuestionNews, TelegramAnswerer } from '../../ports/question-desk.js';
+import type { PermissionAnswerValue } from '../../domain/permission.js';
+import { accessDecision } from '../../domain/telegram-access.js';
+import {
+  type ChatQuestion,
+  type EndedBy,
+  endedLine,
+  endedText,
+  questionKeyboard,
+  questionText,
+  readCallbackData,
+} from '../../domain/telegram-question.js';
+import { readTelegramBinding } from '../../domain/telegram-routing.js';
+import type { TelegramPress } from '../../domain/telegram-update.js';
+import type { HallServices } from '../../ports/hall-services.js';
+import type { TelegramSender } from './sender.js';
+import type { BotParts } from './bot-api.js';
+
+/** A question's message in one chat. */
+interface Post {
+  key: string;
+  bot: string;
+  chatId: string;
+  threadId?: number;
+  question: ChatQuestion;
+  /** Resolves with the message id once Telegram took the message, null when it did not. */
+  sent: Promise<number | null>;
+  ended?: { answer: PermissionAnswerValue; by: EndedBy };
+}
+
+/** Ended questions' messages remembered, to tell a late press how the question ended. */
+const POSTS_KEPT = 1000;
+/** Telegram shows at most 200 characters of a callback answer. */
+const NOTICE_LIMIT = 200;
+
+const ANSWERED_NOTICE: Readonly<Record<PermissionAnswerValue, string>> = {
+  once: 'Allowed once.',
+  session: 'Allowed for this session.',
+  no: 'Refused.',
+};
+
+/** The part of callback_data that names a question: 22 characters of base64url SHA-256 of its key. */
+export function questionTag(key: string): string {
+  return createHash('sha256').update(key).digest('base64url').slice(0, 22);
+}
+
+export class QuestionChat {
+  /** By question tag: the question's messages, in every chat it was asked in. */
+  private readonly posts = new Map<string, Post[]>();
+  /** Who pressed the button that answered a question, by its key, for the edit. */
+  private readonly pressers = new Map<string, string>();
+  private unwatch: (() => void) | null = null;
+
+  constructor(
+    private readonly services: Pick<HallServices, 'publish' | 'log'>,
+    private readonly desk: QuestionFaces,
+    private readonly bots: ReadonlyMap<string, BotParts>,
+    private readonly sender: TelegramSender,
+  ) {}
+
+  /** Whether some bot asks questions at all. */
+  get wanted(): boolean {
+    for (const { bot } of this.bots.values()) if (bot.questions || bot.questions_chat !== undefined) return true;
+    return false;
+  }
+
+  start(): void {
+    if (!this.wanted) return;
+    this.unwatch = this.desk.watch((news) => this.hear(news));
+    this.desk.openFace('telegram', (binding) => this.chatsFor(binding).length > 0);
+  }
+
+  stop(): void {
+    if (this.unwatch === null) return;
+    this.desk.closeFace('telegram');
+    this.unwatch();
+    this.unwatch = null;
+  }
+
+  /** The chats a question of a run of this binding goes to. */
+  private chatsFor(binding: string | undefined): Array<{ bot: BotParts; chatId: string; threadId?: number }> {
+    const chat = readTelegramBinding(binding);
+    const chats: Array<{ bot: BotParts; chatId: string; threadId?: number }> = [];
+    for (const parts of this.bots.values()) {
+      const { bot } = parts;
+      if (chat !== null && chat.bot === bot.name && bot.questions) {
+        chats.push({ bot: parts, chatId: chat.chatId, ...(chat.threadId !== undefined ? { threadId: chat.threadId } : {}) });
+      } else if (chat === null && bot.questions_chat !== undefined) {
+        chats.push({
+          bot: parts,
+          chatId: bot.questions_chat,
+          ...(bot.questions_thread !== undefined ? { threadId: bot.questions_thread } : {}),
+        });
+      }
+    }
+    return chats;
+  }
+
+  private hear(news: QuestionNews): void {
+    if (news.kind === 'asked') this.ask(news.open, news.binding);
+    else this.ended(news.key, news.answer, news.by, news.telegram);
+  }
+
+  private ask(open: OpenQuestion, binding: string | undefined): void {
+    const tag = questionTag(open.key);
+    const question: ChatQuestion = {
+      run: open.run,
+      question: open.question,
+      title: open.title,
+      tool: open.tool,
+      input: open.input,
+      reason: open.reason,
+      ...(open.rule !== undefined ? { rule: open.rule } : {}),
+    };
+    const posts: Post[] = [];
+    for (const { bot, chatId, threadId } of this.chatsFor(binding)) {
+      const sent = this.sender
+        .sendOne(bot.bot.name, bot.api, {
+          chat_id: chatId,
+          text: questionText(question),
+          ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
+          reply_markup: { inline_keyboard: questionKeyboard(tag, open.rule) },
+        })
+        .then((r) => (r.ok ? r.message_id : null));
+      posts.push({ key: open.key, bot: bot.bot.name, chatId, ...(threadId !== undefined ? { threadId } : {}), question, sent });
+    }
+    this.posts.delete(tag);
+    this.posts.set(tag, posts);
+    while (this.posts.size > POSTS_KEPT) this.posts.delete(this.posts.keys().next().value ?? '');
+  }
+
+  private ended(key: string, answer: PermissionAnswerValue, by: AnsweredBy, telegram: TelegramAnswerer | undefined): void {
+    const posts = this.posts.get(questionTag(key));
+    if (posts === undefined) return;
+    const ending: EndedBy =
+      by === 'telegram' && telegram !== undefined
+        ? { face: 'telegram', bot: telegram.bot, userId: telegram.user_id, name: this.pressers.get(key) ?? null }
+        : { face: by === 'telegram' ? 'socket' : by };
+    this.pressers.delete(key);
+    for (const post of posts) {
+      post.ended = { answer, by: ending };
+      const parts = this.bots.get(post.bot);
+      if (parts === undefined) continue;
+      void post.sent.then((messageId) => {
+        if (messageId === null) return;
+        return this.sender.edit(post.bot, parts.api, {
+          chat_id: post.chatId,
+          message_id: messageId,
+          text: endedText(post.question, answer, ending),
+        });
+      });
+    }
+  }
+
+  /** A button press on a bot's message: answers the question when the presser may and it is still open. */
+  async press(parts: BotParts, press: TelegramPress, updateId: number): Promise<void> {
+    const bot = parts.bot.name;
+    const notice = (text: string) =>
+      parts.api.answerCallbackQuery({ callback_query_id: press.queryId, text: text.slice(0, NOTICE_LIMIT) }).catch((err: unknown) => {
+        this.services.log(`Telegram bot ${bot}: cannot answer a button press: ${String(err)}`);
+      });
+    const access = accessDecision(parts.bot, press.chatId, press.fromId);
+    if (!access.ok) {
+      this.services.publish({
+        type: 'telegram.rejected',
+        bot,
+        chat_id: press.chatId,
+        from_id: press.fromId ?? null,
+        reason: access.reason,
+        update_id: updateId,
+      });
+      await notice('You may not answer questions of this bot.');
+      return;
+    }
+    const data = readCallbackData(press.data);
+    const post = data === null ? undefined : await this.postOf(data.tag, bot, press);
+    if (data === null || post === undefined) {
+      await notice('This is no open question of the hall.');
+      return;
+    }
+    if (post.ended !== undefined) {
+      await notice(`Already answered. ${endedLine(post.ended.answer, post.ended.by)}`);
+      return;
+    }
+    const open = this.desk.openQuestion(post.key);
+    if (open === undefined) {
+      await notice('This question is not open any more.');
+      return;
+    }
+    const who: TelegramAnswerer = { bot, user_id: String(press.fromId) };
+    const name = press.username !== null ? `@${press.username}` : press.firstName;
+    if (name !== null) this.pressers.set(post.key, name);
+    const result = this.desk.answer(open.run, open.question, data.answer, 'telegram', who);
+    if ('error' in result) {
+      this.pressers.delete(post.key);
+      await notice(result.error);
+      return;
+    }
+    await notice(ANSWERED_NOTICE[data.answer]);
+  }
+
+  /** The post of this tag that is the very message pressed (the same bot, chat and message id). */
+  private async postOf(tag: string, bot: string, press: TelegramPress): Promise<Post | undefined> {
+    for (const post of this.posts.get(tag) ?? []) {
+      if (post.bot !== bot || post.chatId !== String(press.chatId)) continue;
+      if ((await post.sent) === press.messageId) return post;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * Permission questions in Telegram chats (bot keys `questions`,
+ * `questions_chat`), through a real hall, real (fake) raider processes that
+ * ask on their permission channel, and the fake Bot API: the message and its
+ * buttons, presses that allow and refuse, a stranger's press, a press after
+ * the answer, the edit when another face answered or nobody did, a forum
+ * topic, and the questions of runs that came from no chat.
+ */
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventsPath } from '../../src/ports/hall-paths.js';
+import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
+import { startTestHall, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
+import { fast, from, privateMessage } from './telegram-support.js';
+import { FakeBotApi, type FakeRequest } from './fake-bot-api.js';
+
+const TOKEN = '12345:good-token';
+const GROUP = -100500;
+const QUESTIONS_CHAT = -100777;
+
+let hall: TestHall | undefined;
+let api: FakeBotApi | undefined;
+const taps: EventTap[] = [];
+afterEach(async () => {
+  for (const tap of taps.splice(0)) tap.close();
+  await hall?.stop();
+  hall = undefined;
+  await api?.close();
+  api = undefined;
+});
+
+async function questionsHall(botKeys: string, timeoutS = 60): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
+  api = await FakeBotApi.start([TOKEN]);
+  hall = await startTestHall({
+    config:
+      'raiders: { bjorn: {} }\n' +
+      `permission_timeout: ${timeoutS}\n` +
+      'telegram:\n' +
+      `  api_root: ${api.url}\n` +
+      '  bots:\n' +
+      `    ops: { token: '${TOKEN}', allowlist: [42, 43], allowed_chats: ['${GROUP}'], routing: { '*': bjorn }, ${botKeys} }\n`,
+    adapters: [telegramAdapter(fast)],
+  });
+  const tap = await hall.events('');
+  taps.push(tap);
+  return { hall, api, tap };
+}
+
+function topicMessage(user: number, thread: number, text: string): Json {
+  return {
+    message: {
+      message_id: 1,
+      date: 0,
+      from: from(user),
+      chat: { id: GROUP, type: 'supergroup', is_forum: true },
+      message_thread_id: thread,
+      is_topic_message: true,
+      text,
+    },
+  };
+}
+
+let queries = 0;
+/** A press on a button of `question` (the sendMessage that asked) by `user`. */
+function press(question: FakeRequest, user: number, label: string): Json {
+  const rows = question.body.reply_markup.inline_keyboard as Array<Array<{ text: string; callback_data: string }>>;
+  const button = rows.flat().find((b) => b.text === label);
+  if (!button) throw new Error(`no button ${label}`);
+  const chat = question.body.chat_id as number | string;
+  return {
+    callback_query: {
+      id: `cq${++queries}`,
+      from: from(user),
+      chat_instance: '1',
+      message: {
+        message_id: question.messageId,
+        date: 0,
+        chat: { id: Number(chat), type: Number(chat) < 0 ? 'supergroup' : 'private' },
+        ...(question.body.message_thread_id !== undefined ? { message_thread_id: question.body.message_thread_id } : {}),
+        text: question.body.text,
+      },
+      data: button.callback_data,
+    },
+  };
+}
+
+const isQuestion = (r: FakeRequest) => r.method === 'sendMessage' && r.body.reply_markup !== undefined;
+const callbackAnswer = (api: FakeBotApi, id: string) =>
+  api.waitFor((r) => r.method === 'answerCallbackQuery' && r.body.callback_query_id === id);
+const editOf = (api: FakeBotApi, question: FakeRequest) =>
+  api.waitFor((r) => r.method === 'editMessageText' && r.body.message_id === question.messageId);
+
+describe('permission questions in a Telegram chat (questions: true)', () => {
+  it('asks in the chat with buttons; a press allows once, the tool runs, the message is edited, a later press is told', async () => {
+    const { hall, api, tap } = await questionsHall('questions: true');
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor(isQuestion);
+    expect(question.body).toMatchObject({ chat_id: '42' });
+    expect(question.body.parse_mode).toBeUndefined();
+    expect(question.body.message_thread_id).toBeUndefined();
+    expect(question.body.text).toBe(
+      [
+        `Permission question from run ${asked.id}`,
+        '',
+        'Tool: bash',
+        'Wants to: echo 1',
+        'Input: echo 1',
+        'Reason: bash is not allowed in the default mode',
+        '"Allow for this session" adds the rule: Bash(echo *)',
+      ].join('\n'),
+    );
+    const rows = question.body.reply_markup.inline_keyboard as Array<Array<{ text: string; callback_data: string }>>;
+    expect(rows.map((row) => row.map((b) => b.text))).toEqual([['Allow once'], ['Allow for this session'], ['Refuse']]);
+    for (const b of rows.flat()) {
+      expect(Buffer.byteLength(b.callback_data)).toBeLessThanOrEqual(64);
+      // It names the question, not the run id or anything a person could reuse on another question.
+      expect(b.callback_data).not.toContain(String(asked.id));
+    }
+
+    const allow = api.push(TOKEN, press(question, 42, 'Allow once'));
+    const answered = await tap.waitFor((e) => e.type === 'permission.answered');
+    expect(answered).toMatchObject({
+      id: asked.id,
+      question: 'q1',
+      answer: 'once',
+      by: 'telegram',
+      telegram: { bot: 'ops', user_id: '42' },
+    });
+    expect((await callbackAnswer(api, allow.callback_query.id)).body.text).toBe('Allowed once.');
+    const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id);
+    expect(done.response).toBe('["once"]');
+    // The raider ran the tool it was allowed: its events file holds the call's result.
+    const events = fs.readFileSync(eventsPath(hall.hall.paths, String(asked.id)), 'utf8');
+    const lines = events
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Json);
+    expect(lines).toContainEqual(expect.objectContaining({ type: 'tool.result', call: 'c1', ok: true, content: '1\n' }));
+
+    const edit = await editOf(api, question);
+    expect(edit.body).toMatchObject({ chat_id: '42' });
+    expect(edit.body.reply_markup).toBeUndefined();
+    expect(edit.body.text).toBe(`${question.body.text}\n\nAllowed once by @u42 in Telegram.`);
+
+    const late = api.push(TOKEN, press(question, 42, 'Refuse'));
+    expect((await callbackAnswer(api, late.callback_query.id)).body.text).toBe('Already answered. Allowed once by @u42 in Telegram.');
+    expect(tap.all.filter((e) => e.type === 'permission.answered')).toHaveLength(1);
+  });
+
+  it("a stranger's press is refused and changes nothing; Refuse answers no", async () => {
+    const { api, tap } = await questionsHall('questions: true');
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor(isQuestion);
+
+    const stranger = api.push(TOKEN, press(question, 99, 'Allow once'));
+    expect((await callbackAnswer(api, stranger.callback_query.id)).body.text).toBe('You may not answer questions of this bot.');
+    expect(tap.all.find((e) => e.type === 'telegram.rejected')).toMatchObject({
+      bot: 'ops',
+      reason: 'sender_not_allowed',
+      from_id: 99,
+      update_id: stranger.update_id,
+    });
+    expect(tap.all.some((e) => e.type === 'permission.answered')).toBe(false);
+
+    const refuse = api.push(TOKEN, press(question, 42, 'Refuse'));
+    expect((await callbackAnswer(api, refuse.callback_query.id)).body.text).toBe('Refused.');
+    expect(await tap.waitFor((e) => e.type === 'permission.answered')).toMatchObject({ answer: 'no', by: 'telegram' });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["no"]');
+    expect((await editOf(api, question)).body.text).toMatch(/\n\nRefused by @u42 in Telegram\.$/);
+  });
+
+  it("an answer on another face (the socket's answer) edits the chat's message and removes its buttons; a press then is told who answered", async () => {
+    const { hall, api, tap } = await questionsHall('questions: true');
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor(isQuestion);
+    expect(await hall.request({ cmd: 'answer', run: asked.id, question: 'q1', answer: 'session' })).toMatchObject({ answered: 1 });
+    const edit = await editOf(api, question);
+    expect(edit.body.reply_markup).toBeUndefined();
+    expect(edit.body.text).toBe(`${question.body.text}\n\nAllowed for this session from the socket.`);
+    const late = api.push(TOKEN, press(question, 42, 'Allow once'));
+    expect((await callbackAnswer(api, late.callback_query.id)).body.text).toBe(
+      'Already answered. Allowed for this session from the socket.',
+    );
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["session"]');
+  });
+
+  it('a forum topic: the question goes into the topic, and a press there answers it', async () => {
+    const { api, tap } = await questionsHall('questions: true');
+    api.push(TOKEN, topicMessage(43, 7, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor(isQuestion);
+    expect(question.body).toMatchObject({ chat_id: String(GROUP), message_thread_id: 7 });
+    api.push(TOKEN, press(question, 42, 'Allow for this session'));
+    expect(await tap.waitFor((e) => e.type === 'permission.answered')).toMatchObject({
+      answer: 'session',
+      by: 'telegram',
+      telegram: { bot: 'ops', user_id: '42' },
+    });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["session"]');
+    expect((await editOf(api, question)).body.text).toMatch(/Allowed for this session by @u42 in Telegram\.$/);
+  });
+
+  it('no answer within permission_timeout: no, and the message says so without buttons', async () => {
+    const { api, tap } = await questionsHall('questions: true', 1);
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor(isQuestion);
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["no"]');
+    const edit = await editOf(api, question);
+    expect(edit.body.reply_markup).toBeUndefined();
+    expect(edit.body.text).toMatch(/\n\nRefused: no answer within permission_timeout\.$/);
+  });
+
+  it('questions_chat: a run that came from no chat asks there, in its topic', async () => {
+    const { hall, api, tap } = await questionsHall(`questions_chat: ${QUESTIONS_CHAT}, questions_thread: 3`);
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'ask 1' });
+    const question = await api.waitFor(isQuestion);
+    expect(question.body).toMatchObject({ chat_id: String(QUESTIONS_CHAT), message_thread_id: 3 });
+    expect(question.body.text).toContain(`run ${run.id}`);
+    // A press from a chat that is not allowed is refused, whoever presses.
+    const refused = api.push(TOKEN, press(question, 42, 'Allow once'));
+    expect((await callbackAnswer(api, refused.callback_query.id)).body.text).toBe('You may not answer questions of this bot.');
+    expect(tap.all.find((e) => e.type === 'telegram.rejected')).toMatchObject({ reason: 'chat_not_allowed' });
+    expect(await hall.request({ cmd: 'answer', run: run.id, question: 'q1', answer: 'once' })).toMatchObject({ answered: 1 });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id)).response).toBe('["once"]');
+  });
+
+  it('without questions: a run of a chat still gets no permission channel, as before', async () => {
+    const { api, tap } = await questionsHall('questions: false');
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    expect((await tap.waitFor((e) => e.type === 'raider.done')).response).toBe('["no channel"]');
+    expect(api.requests.some(isQuestion)).toBe(false);
+  });
+});
