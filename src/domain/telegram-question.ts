@@ -63,8 +63,8 @@ export function questionKeyboard(tag: string, rule: string | undefined): InlineB
 
 /** Who ended a question, as the chat says it. */
 export type EndedBy =
-  | { face: 'telegram'; bot: string; userId: string; name: string | null }
-  | { face: 'dashboard' | 'socket' | 'acp' | 'timeout' | 'hall' };
+  /** A press in a chat: who pressed, by `@username` or first name when Telegram gave one. */
+  { face: 'telegram'; userId?: string; name: string | null } | { face: 'dashboard' | 'socket' | 'acp' | 'timeout' | 'hall' };
 
 const ANSWER_WORDS: Readonly<Record<PermissionAnswerValue, string>> = {
   once: 'Allowed once',
@@ -84,7 +84,7 @@ export function endedText(q: ChatQuestion, answer: PermissionAnswerValue, by: En
 }
 
 function byWords(by: EndedBy): string {
-  if (by.face === 'telegram') return `by ${by.name ?? `user ${by.userId}`} in Telegram`;
+  if (by.face === 'telegram') return `by ${by.name ?? (by.userId !== undefined ? `user ${by.userId}` : 'someone')} in Telegram`;
   if (by.face === 'acp') return 'from the ACP client';
   return `from the ${by.face}`;
 }

@@ -212,6 +212,21 @@ describe('permission questions in a Telegram chat (questions: true)', () => {
     const edit = await editOf(api, question);
     expect(edit.body.reply_markup).toBeUndefined();
     expect(edit.body.text).toMatch(/\n\nRefused: no answer within permission_timeout\.$/);
+    const late = api.push(TOKEN, press(question, 42, 'Allow once'));
+    expect((await callbackAnswer(api, late.callback_query.id)).body.text).toBe('Too late. Refused: no answer within permission_timeout.');
+  });
+
+  it('a run that ends before an answer: the message says so and loses its buttons', async () => {
+    const { hall, api, tap } = await questionsHall('questions: true');
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor(isQuestion);
+    expect(await hall.request({ cmd: 'kill', id: asked.id })).not.toHaveProperty('error');
+    const edit = await editOf(api, question);
+    expect(edit.body.reply_markup).toBeUndefined();
+    expect(edit.body.text).toMatch(/\n\nRefused: the run ended before an answer\.$/);
+    const late = api.push(TOKEN, press(question, 42, 'Allow once'));
+    expect((await callbackAnswer(api, late.callback_query.id)).body.text).toBe('Too late. Refused: the run ended before an answer.');
   });
 
   it('questions_chat: a run that came from no chat asks there, in its topic', async () => {

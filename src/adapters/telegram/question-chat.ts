@@ -143,9 +143,9 @@ export class QuestionChat {
     const posts = this.posts.get(questionTag(key));
     if (posts === undefined) return;
     const ending: EndedBy =
-      by === 'telegram' && telegram !== undefined
-        ? { face: 'telegram', bot: telegram.bot, userId: telegram.user_id, name: this.pressers.get(key) ?? null }
-        : { face: by === 'telegram' ? 'socket' : by };
+      by === 'telegram'
+        ? { face: 'telegram', ...(telegram !== undefined ? { userId: telegram.user_id } : {}), name: this.pressers.get(key) ?? null }
+        : { face: by };
     this.pressers.delete(key);
     for (const post of posts) {
       post.ended = { answer, by: ending };
@@ -189,7 +189,9 @@ export class QuestionChat {
       return;
     }
     if (post.ended !== undefined) {
-      await notice(`Already answered. ${endedLine(post.ended.answer, post.ended.by)}`);
+      const { answer, by } = post.ended;
+      const over = by.face === 'timeout' || by.face === 'hall' ? 'Too late.' : 'Already answered.';
+      await notice(`${over} ${endedLine(answer, by)}`);
       return;
     }
     const open = this.desk.openQuestion(post.key);
