@@ -4,6 +4,7 @@
  * holds the schema and the parser that produce it).
  */
 import type { PermissionMode } from '../domain/permission.js';
+import type { WorktreeSettings } from '../domain/worktree.js';
 
 export interface RaiderEntry {
   engine?: string;
@@ -12,6 +13,8 @@ export interface RaiderEntry {
   persona?: string;
   packs: string[];
   permission_mode?: PermissionMode;
+  /** Each run in a git worktree of its own (docs/worktrees.md); none = runs work in the root. */
+  worktree?: WorktreeSettings;
   /** 'isolated', 'mcp' present on the entry, in that order: accepted, ignored by the hall (noted in the slot log). */
   ignoredKeys: string[];
 }

@@ -176,6 +176,20 @@ cron:
   });
 });
 
+describe('raiders.NAME.worktree', () => {
+  it('true is every default, false and absence are none', () => {
+    const { config } = ok('raiders:\n  a: { worktree: true }\n  b: { worktree: false }\n  c: {}\n');
+    expect(config.raiders.a?.worktree).toEqual({ copy: [], keep: 'changed' });
+    expect(config.raiders.b).not.toHaveProperty('worktree');
+    expect(config.raiders.c).not.toHaveProperty('worktree');
+  });
+
+  it('a mapping says base, copy, keep and dir', () => {
+    const { config } = ok('raiders:\n  a: { worktree: { base: main, copy: [.env, config/local.yml], keep: always, dir: wt } }\n');
+    expect(config.raiders.a?.worktree).toEqual({ base: 'main', copy: ['.env', 'config/local.yml'], keep: 'always', dir: 'wt' });
+  });
+});
+
 describe('bad values: file + key path + expectation', () => {
   const cases: Array<[string, string]> = [
     ['cancel_grace: soon', 'cancel_grace: expected a number >= 0, got "soon"'],
@@ -198,6 +212,18 @@ describe('bad values: file + key path + expectation', () => {
       'raiders.bjorn.permission_mode: expected one of default, acceptEdits, plan, auto, bypassPermissions, got "yolo"',
     ],
     ['raiders: { bjorn: 5 }', 'raiders.bjorn: expected a mapping of raider settings, got 5'],
+    ['raiders: { bjorn: { worktree: 5 } }', 'raiders.bjorn.worktree: expected true, false or a mapping (base, copy, keep, dir), got 5'],
+    ['raiders: { bjorn: { worktree: { keep: never } } }', 'raiders.bjorn.worktree.keep: expected "changed" or "always", got "never"'],
+    ['raiders: { bjorn: { worktree: { copy: .env } } }', 'raiders.bjorn.worktree.copy: expected a list of files, got ".env"'],
+    [
+      'raiders: { bjorn: { worktree: { copy: [../secret] } } }',
+      'raiders.bjorn.worktree.copy[0]: expected a file inside the hall root (relative, no ..), got "../secret"',
+    ],
+    [
+      'raiders: { bjorn: { worktree: { dir: /tmp/w } } }',
+      'raiders.bjorn.worktree.dir: expected a directory inside the hall root (relative, no ..), got "/tmp/w"',
+    ],
+    ['raiders: { bjorn: { worktree: { base: "" } } }', 'raiders.bjorn.worktree.base: expected a commit, branch or tag, got ""'],
     [
       'raiders: { "../x": {} }',
       'raiders["../x"]: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "../x"',

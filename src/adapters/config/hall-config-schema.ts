@@ -15,6 +15,7 @@ import { errorMessage } from '../../domain/error-message.js';
 import { NUMBERED_SLOT, SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { PERMISSION_MODES } from '../../domain/permission.js';
 import { isRecord } from '../../domain/records.js';
+import { isInsidePath, type WorktreeSettings } from '../../domain/worktree.js';
 import type { CronJobConfig, DashboardConfig, HallConfig, RaiderEntry, TelegramBotConfig } from '../../ports/hall-config.js';
 
 export const DEFAULT_TELEGRAM_API_ROOT = 'https://api.telegram.org';
@@ -130,6 +131,27 @@ const dashboard = z
     return { ...d, host, port };
   });
 
+const insidePath = (what: string) =>
+  text(`${what} inside the hall root`).refine(isInsidePath, expected(`${what} inside the hall root (relative, no ..)`));
+
+/** `worktree: true` is every default, `false` none; a mapping says more (docs/worktrees.md). */
+const worktreeSettings = z
+  .preprocess(
+    (v) => (v === true || v === 1 ? {} : v === false || v === 0 ? null : v),
+    z
+      .object(
+        {
+          base: text('a commit, branch or tag').optional(),
+          copy: z.array(insidePath('a file'), expected('a list of files')).default([]),
+          keep: z.enum(['changed', 'always'], expected('"changed" or "always"')).default('changed'),
+          dir: insidePath('a directory').optional(),
+        },
+        expected('true, false or a mapping (base, copy, keep, dir)'),
+      )
+      .nullable(),
+  )
+  .transform((w): WorktreeSettings | undefined => w ?? undefined);
+
 const raiderEntry = z
   .object(
     {
@@ -142,6 +164,7 @@ const raiderEntry = z
       persona: text('a pack name').optional(),
       packs: z.array(text('a pack name'), expected('a list of pack names')).default([]),
       permission_mode: z.enum(PERMISSION_MODES, expected(`one of ${PERMISSION_MODES.join(', ')}`)).optional(),
+      worktree: worktreeSettings.optional(),
       isolated: z.unknown().optional(),
       mcp: z.unknown().optional(),
     },
@@ -150,7 +173,8 @@ const raiderEntry = z
   .nullable() // `bjorn:` with nothing under it is a raider with all defaults
   .transform((e): RaiderEntry => {
     if (e === null) return { packs: [], ignoredKeys: [] };
-    const { isolated: _isolated, mcp: _mcp, ...entry } = e;
+    const { isolated: _isolated, mcp: _mcp, worktree, ...rest } = e;
+    const entry = worktree === undefined ? rest : { ...rest, worktree };
     return { ...entry, ignoredKeys: ['isolated', 'mcp'].filter((k) => k in e) };
   });
 
