@@ -1,7 +1,8 @@
 /**
  * Preparing a run before its process starts: refuse the raider entry if the
- * hall must, rotate the slot log, create the events file, write the start
- * line, get the binding's session and build the raider's command. Recording
+ * hall must, make the run's git worktree when its raider has one
+ * (docs/worktrees.md), rotate the slot log, create the events file, write
+ * the start line, get the binding's session and build the raider's command. Recording
  * the run in the ledger is the hall's (run.machine.ts: `recording`), through
  * the same store channel as every other durable write.
  */
@@ -18,6 +19,9 @@ import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
 import { createSession, journalPath } from '../protocol/session-journal.js';
 import type { RunEnvironment } from './run-environment.js';
 import { ownEntry } from '../domain/own-entry.js';
+import type { Refusal } from '../domain/refusal.js';
+import type { RunWorktree, WorktreeSettings } from '../domain/worktree.js';
+import { makeRunWorktree } from '../adapters/os/git-worktree.js';
 import { errorMessage } from '../domain/error-message.js';
 
 export function prepareRunLogic(env: RunEnvironment) {
@@ -32,7 +36,13 @@ export function prepareRunLogic(env: RunEnvironment) {
     const logPath = slotLogPath(paths, input.slot);
     // Small local file operations are done synchronously: each asynchronous
     // one costs a thread-pool round trip, and they add up on every run.
-    const refusal = refusalOf(input.entry.name, entry, env.providerStore);
+    let refusal = refusalOf(input.entry.name, entry, env.providerStore);
+    let worktree: RunWorktree | undefined;
+    if (!refusal && entry.worktree !== undefined) {
+      const made = await worktreeOf(input, paths.root, entry.worktree);
+      if (made.ok) worktree = made.worktree;
+      else refusal = made.refusal;
+    }
     if (refusal) {
       appendToLogSync(logPath, refusedLine(input.entry.name, refusal.error));
       return { kind: 'refused', reason: refusal.reason, error: refusal.error, at: Date.now() };
@@ -64,14 +74,16 @@ export function prepareRunLogic(env: RunEnvironment) {
         }
       }
 
-      const cwd = runDirectory(paths.root, input.entry.cwd);
+      // A worktree run works in its worktree: the raider's root and cwd, never the hall root.
+      const runRoot = worktree?.cwd ?? paths.root;
+      const cwd = runDirectory(runRoot, input.entry.cwd);
       // A run of a plain slot has no binding (and no session) but may still ask (dashboard.questions).
       const channel =
         session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
       const args = raiderArgv({
         entry,
         libTarget: env.libTarget,
-        root: paths.root,
+        root: runRoot,
         ...(session !== undefined ? { session } : {}),
         ...(input.entry.permission_mode !== undefined ? { permissionMode: input.entry.permission_mode } : {}),
         ...(channel !== null ? { permissionChannel: channel } : {}),
@@ -101,6 +113,7 @@ export function prepareRunLogic(env: RunEnvironment) {
           }),
           cwd,
         },
+        ...(worktree !== undefined ? { worktree } : {}),
       };
     } catch (err) {
       // The start line is written: close the run's section of the log.
@@ -108,6 +121,27 @@ export function prepareRunLogic(env: RunEnvironment) {
       throw err;
     }
   });
+}
+
+/** The run's worktree, or the refusal of a run that cannot have one (nothing then runs in the root instead). */
+async function worktreeOf(
+  input: RunInput,
+  root: string,
+  settings: WorktreeSettings,
+): Promise<{ ok: true; worktree: RunWorktree } | { ok: false; refusal: Refusal }> {
+  if (input.binding !== undefined) {
+    // A bound run's session lives in the hall root, where a raider in a worktree would not find it.
+    return {
+      ok: false,
+      refusal: {
+        reason: 'worktree_binding',
+        error: `raider ${input.entry.name}: a bound run (numbered slot, chat, cron job, editor session) cannot run in a git worktree yet; spawn the plain raider name, or drop its worktree key`,
+      },
+    };
+  }
+  const made = await makeRunWorktree(root, input.runId, settings);
+  if (made.ok) return made;
+  return { ok: false, refusal: { reason: made.reason, error: `raider ${input.entry.name}: ${made.error}` } };
 }
 
 /** A run works in the hall root, or in a directory inside it that its mission asked for. */

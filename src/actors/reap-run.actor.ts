@@ -1,23 +1,38 @@
 /**
  * Reaping a run whose process has exited: its outcome from the last
  * `run.finished` of its events file (or from how it ended), and the result
- * line in the slot log before anybody hears of it.
+ * line in the slot log before anybody hears of it. A run in a git worktree
+ * of its own has it settled first (src/adapters/os/git-worktree.ts).
  */
 import { fromPromise } from 'xstate';
 import { readDocumentOrNull, releaseEventsFile } from '../adapters/storage/events-file.js';
 import { appendToLogSync } from '../adapters/storage/slot-logs.js';
+import { settleRunWorktree } from '../adapters/os/git-worktree.js';
+import { errorMessage } from '../domain/error-message.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
 import { adoptedOutcome, runOutcome, type RunOutcome } from '../domain/outcome.js';
+import type { RunWorktree } from '../domain/worktree.js';
 import type { ReapInput } from '../machines/run.machine.js';
 
 export const reapRunLogic = fromPromise<RunOutcome, ReapInput>(async ({ input }) => {
   const document = readDocumentOrNull(input.eventsPath);
   releaseEventsFile(input.eventsPath);
   const bound = input.binding !== undefined && input.session !== undefined ? { binding: input.binding, session: input.session } : {};
-  const outcome =
+  const ended =
     input.exit === null
       ? adoptedOutcome({ runId: input.runId, document, ...bound })
       : runOutcome({ runId: input.runId, document, exit: input.exit, ...bound, stop: input.stop });
+  const outcome = input.worktree === undefined ? ended : await withWorktree(ended, input.worktree);
   appendToLogSync(input.logPath, resultLine(input.runId, outcome.status, resultText(outcome)));
   return outcome;
 });
+
+/** The run's worktree settled; when git fails, the worktree stays as it is and the run's error says why. */
+async function withWorktree(outcome: RunOutcome, worktree: RunWorktree): Promise<RunOutcome> {
+  try {
+    return { ...outcome, worktree: await settleRunWorktree(worktree) };
+  } catch (err) {
+    const error = `its worktree ${worktree.path} (branch ${worktree.branch}) was left as it is: ${errorMessage(err)}`;
+    return { ...outcome, error: outcome.error === undefined ? error : `${outcome.error}; ${error}` };
+  }
+}

@@ -3,6 +3,8 @@
  * events file when there is one, else from how its process ended.
  */
 
+import type { WorktreeResult } from './worktree.js';
+
 /** The payload of a `run.finished` event without `type`, `seq` and `time`. */
 export type RunDocument = Record<string, unknown>;
 
@@ -30,6 +32,8 @@ export interface RunOutcome {
    * `status` stays what the raider's end says; this says why.
    */
   hall_stop?: string;
+  /** What the run's own git worktree left (docs/worktrees.md). */
+  worktree?: WorktreeResult;
 }
 
 /** The signals the hall sent a run, in order, and whether a cancel started them. */

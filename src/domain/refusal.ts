@@ -6,7 +6,15 @@
 
 import { PROVIDER_ALIAS } from './names.js';
 
-export type RefusalReason = 'provider_not_alias' | 'provider_with_engine' | 'provider_not_stored' | 'provider_config';
+export type RefusalReason =
+  | 'provider_not_alias'
+  | 'provider_with_engine'
+  | 'provider_not_stored'
+  | 'provider_config'
+  // A worktree raider's run (docs/worktrees.md): no repository, no commit to start from, a bound run.
+  | 'not_a_git_repo'
+  | 'no_base'
+  | 'worktree_binding';
 
 export interface Refusal {
   reason: RefusalReason;

@@ -58,6 +58,17 @@ export function doneEvent(run: EndedRun & { cancelRequested?: boolean }): Raider
     ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
     mission_id: run.entry.id,
     ...(run.cancelRequested ? { cancel_requested: true } : {}),
+    ...(o.worktree !== undefined
+      ? {
+          worktree: o.worktree.worktree,
+          branch: o.worktree.branch,
+          base: o.worktree.base,
+          commits: o.worktree.commits,
+          changed: o.worktree.changed,
+          wip_commit: o.worktree.wip,
+          worktree_kept: o.worktree.kept,
+        }
+      : {}),
   };
 }
 

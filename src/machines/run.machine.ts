@@ -24,6 +24,7 @@ import type { Mission } from '../domain/mission.js';
 import type { ProcessExit, RunOutcome } from '../domain/outcome.js';
 import { unstartedOutcome } from '../domain/outcome.js';
 import type { RefusalReason } from '../domain/refusal.js';
+import type { RunWorktree } from '../domain/worktree.js';
 import { errorMessage } from '../domain/error-message.js';
 import type { LedgerRun } from './hall-effects.js';
 
@@ -64,6 +65,8 @@ export type PrepareOutput =
       sessionError?: string;
       startedAt: number;
       spawn: SpawnSpec;
+      /** The run's own git worktree, when its raider has one. */
+      worktree?: RunWorktree;
     }
   | { kind: 'refused'; reason: RefusalReason; error: string; at: number };
 
@@ -93,6 +96,8 @@ export interface ReapInput {
   adopted: boolean;
   /** What the hall sent the process, so its outcome can say that the hall escalated. */
   stop: { cancelRequested: boolean; signals: RunSignal[] };
+  /** The run's git worktree, settled once its outcome is known. */
+  worktree?: RunWorktree;
 }
 
 /** Commands the run sends to its process actor. */
@@ -180,6 +185,7 @@ export interface RunContext extends RunInput {
   logPath: string;
   startedAt: number;
   spawn?: SpawnSpec;
+  worktree?: RunWorktree;
   exit: ProcessExit | null;
   outcome?: RunOutcome;
   refusal?: { reason: RefusalReason; error: string };
@@ -339,6 +345,7 @@ export const runMachine = setup({
                 session: out.session,
                 sessionCreated: out.sessionCreated === true,
                 ...(out.sessionError !== undefined ? { sessionError: out.sessionError } : {}),
+                ...(out.worktree !== undefined ? { worktree: out.worktree } : {}),
               };
             }),
           },
@@ -443,6 +450,7 @@ export const runMachine = setup({
           ...(context.binding !== undefined && context.session !== undefined ? { binding: context.binding, session: context.session } : {}),
           adopted: context.adopted !== undefined,
           stop: { cancelRequested: context.cancelRequested, signals: context.signals },
+          ...(context.worktree !== undefined ? { worktree: context.worktree } : {}),
         }),
         onDone: { target: 'done', actions: assign({ outcome: ({ event }) => event.output }) },
         onError: {

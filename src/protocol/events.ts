@@ -128,6 +128,29 @@ export const RaiderDone = event(
       .describe(
         "In a shared cluster, the end of a lost hall's run: the hall that took it over and reported it (`hall` names the lost one).",
       ),
+    worktree: z
+      .string()
+      .optional()
+      .describe("A worktree raider's run (docs/worktrees.md): the path of its git worktree, gone unless `worktree_kept`."),
+    branch: z
+      .string()
+      .optional()
+      .describe('Its branch, `raider/RUN_ID`; deleted when the run changed nothing (`commits` 0, `changed` empty).'),
+    base: z.string().optional().describe('The commit its branch started from, in full.'),
+    commits: z
+      .number()
+      .int()
+      .optional()
+      .describe("The commits the raider made on its branch (the hall's work-in-progress commit not counted)."),
+    changed: z.array(z.string()).optional().describe("Files changed against `base`, committed or not, relative to the repository's top."),
+    wip_commit: z
+      .boolean()
+      .optional()
+      .describe('True when the hall committed what the raider left uncommitted, as a work-in-progress commit.'),
+    worktree_kept: z
+      .boolean()
+      .optional()
+      .describe('True when the worktree is still on disk (`keep: always`, or a commit the hall could not make).'),
   },
   'A run ended (or was found ended when the hall started); it may come twice after a crash of the hall.',
 );

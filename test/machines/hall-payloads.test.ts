@@ -113,6 +113,37 @@ describe('hall payloads: what the hall says, built from what it heard', () => {
     });
   });
 
+  it('adds what a worktree run left to raider.done: worktree, branch, base, commits, changed', () => {
+    const worktree = {
+      worktree: '/hall/.raider-hall/worktrees/bjorn-1',
+      branch: 'raider/bjorn-1',
+      base: 'a'.repeat(40),
+      commits: 2,
+      changed: ['src/a.ts', 'notes.md'],
+      wip: true,
+      kept: false,
+    };
+    const done = doneEvent({
+      runId: 'bjorn-1',
+      slot: 'bjorn',
+      pid: 7,
+      entry,
+      outcome: { status: 'completed', exit_code: 0, signaled: 0, worktree },
+    });
+    expect(strictly(RaiderDone, done)).toMatchObject({
+      worktree: '/hall/.raider-hall/worktrees/bjorn-1',
+      branch: 'raider/bjorn-1',
+      base: 'a'.repeat(40),
+      commits: 2,
+      changed: ['src/a.ts', 'notes.md'],
+      wip_commit: true,
+      worktree_kept: false,
+    });
+    expect(
+      doneEvent({ runId: 'r1', slot: 'bjorn', pid: 7, entry, outcome: { status: 'completed', exit_code: 0, signaled: 0 } }),
+    ).not.toHaveProperty('branch');
+  });
+
   it('reports a refusal on the bus and to the client', () => {
     const out = {
       kind: 'refused' as const,

@@ -1,0 +1,155 @@
+/**
+ * A run's git worktree (docs/worktrees.md): made before the raider starts,
+ * settled once it has ended. Every git command is a child process, never a
+ * synchronous one: the hall's event loop keeps answering meanwhile. The
+ * root's own checkout, branch and index are never written: new branches are
+ * made by `git worktree add -b`, commits happen inside the run's worktree.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_WORKTREES_DIR, type RunWorktree, runBranch, type WorktreeResult, type WorktreeSettings } from '../../domain/worktree.js';
+
+/** Why a run gets no worktree: the mission is refused with this reason. */
+export type WorktreeRefusalReason = 'not_a_git_repo' | 'no_base';
+
+export type WorktreeMade = { ok: true; worktree: RunWorktree } | { ok: false; reason: WorktreeRefusalReason; error: string };
+
+interface GitResult {
+  ok: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+/** Author of the hall's work-in-progress commit when the repository names none. */
+const FALLBACK_IDENTITY = {
+  GIT_AUTHOR_NAME: 'Raider Hall',
+  GIT_AUTHOR_EMAIL: 'raider-hall@localhost',
+  GIT_COMMITTER_NAME: 'Raider Hall',
+  GIT_COMMITTER_EMAIL: 'raider-hall@localhost',
+};
+
+function git(cwd: string, args: readonly string[], env?: Record<string, string>): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      ['-C', cwd, ...args],
+      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' } },
+      (err, stdout, stderr) => {
+        // No git at all is the hall's problem to report, not a refusal of this one mission.
+        if (err && 'code' in err && err.code === 'ENOENT') reject(new Error('git is not installed (or not on PATH)'));
+        else resolve({ ok: err === null, stdout, stderr });
+      },
+    );
+  });
+}
+
+async function gitOrThrow(cwd: string, args: readonly string[], env?: Record<string, string>): Promise<string> {
+  const r = await git(cwd, args, env);
+  if (!r.ok) throw new Error(`git ${args.join(' ')} failed in ${cwd}: ${r.stderr.trim() || r.stdout.trim()}`);
+  return r.stdout;
+}
+
+// Runs that start together must not race for the repository's own locks (refs, worktree records).
+const queues = new Map<string, Promise<unknown>>();
+function serialised<T>(repo: string, job: () => Promise<T>): Promise<T> {
+  const previous = queues.get(repo) ?? Promise.resolve();
+  const next = previous.then(job, job);
+  const tail = next.catch(() => undefined);
+  queues.set(repo, tail);
+  void tail.then(() => {
+    if (queues.get(repo) === tail) queues.delete(repo);
+  });
+  return next;
+}
+
+/** Makes the run's worktree on a new branch `raider/RUN_ID`, or says why it cannot. */
+export async function makeRunWorktree(root: string, runId: string, settings: WorktreeSettings): Promise<WorktreeMade> {
+  const top = await git(root, ['rev-parse', '--show-toplevel']);
+  if (!top.ok) {
+    return {
+      ok: false,
+      reason: 'not_a_git_repo',
+      error: `the hall root ${root} is not in a git repository (git: ${top.stderr.trim()}); run 'git init' and commit there, or drop the raider's worktree key`,
+    };
+  }
+  const repo = top.stdout.trim();
+  const baseName = settings.base ?? 'HEAD';
+  const base = await git(root, ['rev-parse', '--verify', '--quiet', `${baseName}^{commit}`]);
+  if (!base.ok) {
+    return {
+      ok: false,
+      reason: 'no_base',
+      error:
+        settings.base === undefined
+          ? `the git repository ${repo} has no commit yet, so a worktree has nothing to start from; commit something first ('git commit')`
+          : `the worktree base ${settings.base} is not a commit in the git repository ${repo}; name an existing branch, tag or commit as worktree.base`,
+    };
+  }
+  const baseCommit = base.stdout.trim();
+  const dir = path.join(root, settings.dir ?? DEFAULT_WORKTREES_DIR, runId);
+  const branch = runBranch(runId);
+  await serialised(repo, async () => {
+    fs.mkdirSync(path.dirname(dir), { recursive: true });
+    // --no-track: the branch is the run's own, whatever the base is.
+    await gitOrThrow(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, baseCommit]);
+  });
+  const copied: string[] = [];
+  for (const file of settings.copy) {
+    const from = path.join(root, file);
+    if (!fs.existsSync(from)) continue;
+    const to = path.join(dir, path.relative(repo, fs.realpathSync(root)), file);
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    fs.cpSync(from, to, { recursive: true });
+    copied.push(path.relative(dir, to));
+  }
+  return {
+    ok: true,
+    worktree: {
+      repo,
+      path: dir,
+      cwd: path.join(dir, path.relative(repo, fs.realpathSync(root))),
+      branch,
+      base: baseCommit,
+      copied,
+      keep: settings.keep,
+    },
+  };
+}
+
+/**
+ * Settles a run's worktree once its raider has ended: changes left
+ * uncommitted go into a work-in-progress commit on the run's branch (copied
+ * files excepted), a branch without changes is deleted, and the worktree is
+ * removed unless `keep: always`. A change is never thrown away: when the
+ * commit fails, the worktree stays.
+ */
+export async function settleRunWorktree(wt: RunWorktree): Promise<WorktreeResult> {
+  const commits = Number((await gitOrThrow(wt.path, ['rev-list', '--count', `${wt.base}..HEAD`])).trim());
+  const excluded = wt.copied.map((file) => `:(exclude,literal)${file}`);
+  await gitOrThrow(wt.path, ['add', '--all', '--', '.', ...excluded]);
+  const staged = await git(wt.path, ['diff', '--cached', '--quiet']);
+  let wip = false;
+  let commitError: string | undefined;
+  if (!staged.ok) {
+    const named = await git(wt.path, ['config', '--get', 'user.email']);
+    const r = await git(
+      wt.path,
+      ['-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-m', `work in progress left by run ${path.basename(wt.path)}`],
+      named.ok ? undefined : FALLBACK_IDENTITY,
+    );
+    if (r.ok) wip = true;
+    else commitError = r.stderr.trim() || r.stdout.trim();
+  }
+  const changed = (await gitOrThrow(wt.path, ['diff', '--name-only', '-z', wt.base, '--', '.', ...excluded]))
+    .split('\0')
+    .filter((f) => f !== '');
+  const result = { worktree: wt.path, branch: wt.branch, base: wt.base, commits, changed, wip };
+  if (commitError !== undefined) return { ...result, kept: true };
+  if (wt.keep === 'always') return { ...result, kept: true };
+  await serialised(wt.repo, async () => {
+    await gitOrThrow(wt.repo, ['worktree', 'remove', '--force', wt.path]);
+    if (changed.length === 0 && commits === 0) await gitOrThrow(wt.repo, ['branch', '-D', '--quiet', wt.branch]);
+  });
+  return { ...result, kept: false };
+}

@@ -1,0 +1,186 @@
+/**
+ * A worktree raider's runs (docs/worktrees.md) through a real hall, real git
+ * and the fake raider: each run works in a git worktree of its own on the
+ * branch `raider/RUN_ID`, and the root's checkout is never touched.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Json, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
+
+let hall: TestHall | undefined;
+afterEach(async () => {
+  await hall?.stop();
+  hall = undefined;
+});
+
+const IDENTITY = ['-c', 'user.name=Test', '-c', 'user.email=test@example.com'];
+
+function git(cwd: string, ...args: string[]): string {
+  // --no-optional-locks: looking must not refresh the root's index, which the test compares byte for byte.
+  return execFileSync('git', ['--no-optional-locks', '-C', cwd, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function gitOk(cwd: string, ...args: string[]): boolean {
+  try {
+    git(cwd, ...args);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A repository with one commit: README.md, same.txt, and a .gitignore for the hall's own files, as a project has. */
+function repoRoot(): string {
+  const root = tempRoot();
+  git(root, 'init', '--quiet', '--initial-branch=trunk');
+  fs.writeFileSync(path.join(root, '.gitignore'), '.raider-hall*\n.raider/\n');
+  fs.writeFileSync(path.join(root, 'README.md'), 'a project\n');
+  fs.writeFileSync(path.join(root, 'same.txt'), 'from the root\n');
+  git(root, 'add', '.');
+  git(root, ...IDENTITY, 'commit', '--quiet', '-m', 'first');
+  return root;
+}
+
+/** What the root's checkout is: its status, HEAD, branch and index, byte for byte. */
+function checkout(root: string): { status: string; head: string; branch: string; index: string } {
+  const index = fs.readFileSync(path.join(root, '.git', 'index')).toString('base64');
+  return {
+    status: git(root, 'status', '--porcelain', '--untracked-files=all'),
+    head: git(root, 'rev-parse', 'HEAD'),
+    branch: git(root, 'symbolic-ref', 'HEAD'),
+    index,
+  };
+}
+
+async function spawnAll(h: TestHall, missions: Json[]): Promise<{ replies: Json[]; done: Json[] }> {
+  const tap = await h.events('raider.');
+  const replies = await Promise.all(missions.map((m) => h.request({ cmd: 'spawn', ...m })));
+  const done = await Promise.all(replies.map((r) => tap.waitFor((e) => e.type === 'raider.done' && e.id === r.id)));
+  tap.close();
+  return { replies, done };
+}
+
+describe('worktree raiders', () => {
+  it('two parallel runs write the same file in worktrees of their own; each keeps its branch with a work-in-progress commit', async () => {
+    const root = repoRoot();
+    hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: true } }\n' });
+    const before = checkout(root);
+    const { replies, done } = await spawnAll(hall, [
+      { name: 'bjorn', mission: 'write same.txt from run a' },
+      { name: 'bjorn', mission: 'write same.txt from run b' },
+    ]);
+    expect(before.status).toBe('');
+    expect(replies[0]?.id).not.toBe(replies[1]?.id);
+    for (const [i, text] of ['from run a', 'from run b'].entries()) {
+      const id = replies[i]?.id as string;
+      const worktree = path.join(root, '.raider-hall', 'worktrees', id);
+      expect(done[i]).toMatchObject({
+        status: 'completed',
+        response: worktree,
+        worktree,
+        branch: `raider/${id}`,
+        base: before.head.trim(),
+        commits: 0,
+        changed: ['same.txt'],
+        wip_commit: true,
+        worktree_kept: false,
+      });
+      expect(git(root, 'show', `raider/${id}:same.txt`)).toBe(`${text}\n`);
+      expect(git(root, 'log', '-1', '--format=%s', `raider/${id}`)).toBe(`work in progress left by run ${id}\n`);
+      expect(fs.existsSync(worktree)).toBe(false);
+    }
+    expect(fs.readFileSync(path.join(root, 'same.txt'), 'utf8')).toBe('from the root\n');
+    expect(checkout(root)).toEqual(before);
+  });
+
+  it('a run that changed nothing leaves no worktree and no branch', async () => {
+    const root = repoRoot();
+    hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: true } }\n' });
+    const before = checkout(root);
+    const { replies, done } = await spawnAll(hall, [{ name: 'bjorn', mission: 'answer nothing to do' }]);
+    const id = replies[0]?.id as string;
+    expect(done[0]).toMatchObject({ status: 'completed', branch: `raider/${id}`, commits: 0, changed: [], worktree_kept: false });
+    expect(gitOk(root, 'rev-parse', '--verify', '--quiet', `refs/heads/raider/${id}`)).toBe(false);
+    expect(fs.existsSync(path.join(root, '.raider-hall', 'worktrees', id))).toBe(false);
+    expect(git(root, 'worktree', 'list', '--porcelain')).not.toContain(id);
+    expect(checkout(root)).toEqual(before);
+  });
+
+  it("a run's own commit stays on its branch, counted, and the root never sees its file", async () => {
+    const root = repoRoot();
+    hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: true } }\n' });
+    const before = checkout(root);
+    const { replies, done } = await spawnAll(hall, [{ name: 'bjorn', mission: 'commit notes.txt hello' }]);
+    const id = replies[0]?.id as string;
+    expect(done[0]).toMatchObject({ status: 'completed', commits: 1, changed: ['notes.txt'], wip_commit: false });
+    expect(git(root, 'log', '--format=%s', `trunk..raider/${id}`)).toBe('fake raider wrote notes.txt\n');
+    expect(git(root, 'show', `raider/${id}:notes.txt`)).toBe('hello\n');
+    expect(fs.existsSync(path.join(root, 'notes.txt'))).toBe(false);
+    expect(checkout(root)).toEqual(before);
+  });
+
+  it("the raider's --root and cwd are the worktree; copy files are in it, never in its change; keep: always keeps it", async () => {
+    const root = repoRoot();
+    fs.writeFileSync(path.join(root, '.env'), 'SECRET=1\n');
+    hall = await startTestHall({
+      root,
+      config: 'raiders: { bjorn: { worktree: { copy: [.env, nope.yml], keep: always, dir: .raider-hall/kept } } }\n',
+    });
+    const before = checkout(root);
+    expect(before.status).toBe('?? .env\n');
+    const { replies, done } = await spawnAll(hall, [{ name: 'bjorn', mission: 'argv' }]);
+    const id = replies[0]?.id as string;
+    const worktree = path.join(root, '.raider-hall', 'kept', id);
+    const seen = JSON.parse(done[0]?.response as string) as { argv: string[]; cwd: string };
+    expect(seen.cwd).toBe(worktree);
+    expect(seen.argv[seen.argv.indexOf('--root') + 1]).toBe(worktree);
+    expect(done[0]).toMatchObject({ worktree, commits: 0, changed: [], wip_commit: false, worktree_kept: true });
+    expect(fs.readFileSync(path.join(worktree, '.env'), 'utf8')).toBe('SECRET=1\n');
+    expect(git(worktree, 'symbolic-ref', 'HEAD')).toBe(`refs/heads/raider/${id}\n`);
+    expect(checkout(root)).toEqual(before);
+  });
+
+  it.each([
+    ['not a repository', 'not_a_git_repo', (): string => tempRoot(), 'worktree: true', /not in a git repository.*git init/],
+    [
+      'a repository with no commit',
+      'no_base',
+      (): string => {
+        const root = tempRoot();
+        git(root, 'init', '--quiet');
+        return root;
+      },
+      'worktree: true',
+      /git repository .* has no commit yet.*git commit/,
+    ],
+    [
+      'a base that does not exist',
+      'no_base',
+      repoRoot,
+      'worktree: { base: nosuch }',
+      /worktree base nosuch is not a commit in the git repository/,
+    ],
+  ])('%s: the mission is refused (%s) and nothing runs in the root', async (_what, reason, makeRoot, key, message) => {
+    const root = makeRoot();
+    hall = await startTestHall({ root, config: `raiders: { bjorn: { ${key} } }\n` });
+    const tap = await hall.events('raider.');
+    const reply = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'write oops.txt in the root' });
+    expect(reply).toMatchObject({ status: 'refused', reason });
+    expect(reply.error).toMatch(message);
+    const refused = await tap.waitFor((e) => e.type === 'raider.refused');
+    expect(refused).toMatchObject({ reason, name: 'bjorn' });
+    tap.close();
+    expect(fs.existsSync(path.join(root, 'oops.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(root, '.raider-hall', 'worktrees'))).toBe(false);
+  });
+
+  it('a bound run of a worktree raider is refused (worktree_binding), not run in the root', async () => {
+    const root = repoRoot();
+    hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: true } }\n' });
+    const reply = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'write oops.txt in the root' });
+    expect(reply).toMatchObject({ status: 'refused', reason: 'worktree_binding' });
+    expect(fs.existsSync(path.join(root, 'oops.txt'))).toBe(false);
+  });
+});
