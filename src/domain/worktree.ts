@@ -29,9 +29,16 @@ export interface RunWorktree {
   branch: string;
   /** The base commit, in full. */
   base: string;
-  /** The copied files, relative to the worktree: never part of the run's change. */
-  copied: string[];
+  /** The copied files: never part of the run's change, but a run that edits one keeps its worktree. */
+  copied: CopiedFile[];
   keep: WorktreeKeep;
+}
+
+export interface CopiedFile {
+  /** Where it came from, in the hall root. */
+  source: string;
+  /** Where it is, relative to the worktree's top. */
+  file: string;
 }
 
 /** What a run's worktree left, as `raider.done` reports it. */
@@ -47,7 +54,7 @@ export interface WorktreeResult {
   changed: string[];
   /** True when the hall committed changes the raider left uncommitted. */
   wip: boolean;
-  /** True when the worktree is still on disk. */
+  /** True when the worktree is still on disk (`keep: always`, a commit that failed, a copied file the run changed). */
   kept: boolean;
 }
 

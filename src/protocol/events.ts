@@ -150,7 +150,9 @@ export const RaiderDone = event(
     worktree_kept: z
       .boolean()
       .optional()
-      .describe('True when the worktree is still on disk (`keep: always`, or a commit the hall could not make).'),
+      .describe(
+        'True when the worktree is still on disk (`keep: always`, a commit the hall could not make, a copied file the run changed).',
+      ),
   },
   'A run ended (or was found ended when the hall started); it may come twice after a crash of the hall.',
 );

@@ -142,6 +142,18 @@ describe('worktree raiders', () => {
     expect(checkout(root)).toEqual(before);
   });
 
+  it('a run that edits a copied file keeps its worktree: the edit is not committed, and not lost', async () => {
+    const root = repoRoot();
+    fs.writeFileSync(path.join(root, '.env'), 'SECRET=1\n');
+    hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: { copy: [.env] } } }\n' });
+    const { replies, done } = await spawnAll(hall, [{ name: 'bjorn', mission: 'write .env SECRET=2' }]);
+    const id = replies[0]?.id as string;
+    const worktree = path.join(root, '.raider-hall', 'worktrees', id);
+    expect(done[0]).toMatchObject({ worktree, commits: 0, changed: [], wip_commit: false, worktree_kept: true });
+    expect(fs.readFileSync(path.join(worktree, '.env'), 'utf8')).toBe('SECRET=2\n');
+    expect(fs.readFileSync(path.join(root, '.env'), 'utf8')).toBe('SECRET=1\n');
+  });
+
   it.each([
     ['not a repository', 'not_a_git_repo', (): string => tempRoot(), 'worktree: true', /not in a git repository.*git init/],
     [

@@ -8,7 +8,14 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_WORKTREES_DIR, type RunWorktree, runBranch, type WorktreeResult, type WorktreeSettings } from '../../domain/worktree.js';
+import {
+  type CopiedFile,
+  DEFAULT_WORKTREES_DIR,
+  type RunWorktree,
+  runBranch,
+  type WorktreeResult,
+  type WorktreeSettings,
+} from '../../domain/worktree.js';
 
 /** Why a run gets no worktree: the mission is refused with this reason. */
 export type WorktreeRefusalReason = 'not_a_git_repo' | 'no_base';
@@ -94,14 +101,14 @@ export async function makeRunWorktree(root: string, runId: string, settings: Wor
     // --no-track: the branch is the run's own, whatever the base is.
     await gitOrThrow(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, baseCommit]);
   });
-  const copied: string[] = [];
+  const copied: CopiedFile[] = [];
   for (const file of settings.copy) {
     const from = path.join(root, file);
     if (!fs.existsSync(from)) continue;
     const to = path.join(dir, path.relative(repo, fs.realpathSync(root)), file);
     fs.mkdirSync(path.dirname(to), { recursive: true });
     fs.cpSync(from, to, { recursive: true });
-    copied.push(path.relative(dir, to));
+    copied.push({ source: from, file: path.relative(dir, to) });
   }
   return {
     ok: true,
@@ -122,11 +129,11 @@ export async function makeRunWorktree(root: string, runId: string, settings: Wor
  * uncommitted go into a work-in-progress commit on the run's branch (copied
  * files excepted), a branch without changes is deleted, and the worktree is
  * removed unless `keep: always`. A change is never thrown away: when the
- * commit fails, the worktree stays.
+ * commit fails, or the run changed a copied file, the worktree stays.
  */
 export async function settleRunWorktree(wt: RunWorktree): Promise<WorktreeResult> {
   const commits = Number((await gitOrThrow(wt.path, ['rev-list', '--count', `${wt.base}..HEAD`])).trim());
-  const excluded = wt.copied.map((file) => `:(exclude,literal)${file}`);
+  const excluded = wt.copied.map((c) => `:(exclude,literal)${c.file}`);
   await gitOrThrow(wt.path, ['add', '--all', '--', '.', ...excluded]);
   const staged = await git(wt.path, ['diff', '--cached', '--quiet']);
   let wip = false;
@@ -145,11 +152,27 @@ export async function settleRunWorktree(wt: RunWorktree): Promise<WorktreeResult
     .split('\0')
     .filter((f) => f !== '');
   const result = { worktree: wt.path, branch: wt.branch, base: wt.base, commits, changed, wip };
-  if (commitError !== undefined) return { ...result, kept: true };
-  if (wt.keep === 'always') return { ...result, kept: true };
+  // A copied file is not committed (it may hold secrets): one the run changed keeps the worktree instead.
+  const copyChanged = wt.copied.some((c) => !sameContent(c.source, path.join(wt.path, c.file)));
+  if (commitError !== undefined || copyChanged || wt.keep === 'always') return { ...result, kept: true };
   await serialised(wt.repo, async () => {
     await gitOrThrow(wt.repo, ['worktree', 'remove', '--force', wt.path]);
     if (changed.length === 0 && commits === 0) await gitOrThrow(wt.repo, ['branch', '-D', '--quiet', wt.branch]);
   });
   return { ...result, kept: false };
+}
+
+/** Whether two files (or directories, file by file) hold the same bytes; small local files, read at once. */
+function sameContent(a: string, b: string): boolean {
+  try {
+    const sa = fs.statSync(a);
+    const sb = fs.statSync(b);
+    if (sa.isDirectory() !== sb.isDirectory()) return false;
+    if (!sa.isDirectory()) return sa.size === sb.size && fs.readFileSync(a).equals(fs.readFileSync(b));
+    const names = fs.readdirSync(a).sort();
+    const others = fs.readdirSync(b).sort();
+    return names.length === others.length && names.every((n, i) => n === others[i] && sameContent(path.join(a, n), path.join(b, n)));
+  } catch {
+    return false;
+  }
 }
