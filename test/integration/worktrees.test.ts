@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Json, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
+import { eventually, type Json, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
 
 let hall: TestHall | undefined;
 afterEach(async () => {
@@ -65,12 +65,20 @@ async function spawnAll(h: TestHall, missions: Json[]): Promise<{ replies: Json[
 describe('worktree raiders', () => {
   it('two parallel runs write the same file in worktrees of their own; each keeps its branch with a work-in-progress commit', async () => {
     const root = repoRoot();
-    hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: true } }\n' });
+    const gate = path.join(tempRoot(), 'gate');
+    const h = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: true } }\n', env: { FAKE_RAIDER_GATE: gate } });
+    hall = h;
     const before = checkout(root);
-    const { replies, done } = await spawnAll(hall, [
-      { name: 'bjorn', mission: 'write same.txt from run a' },
-      { name: 'bjorn', mission: 'write same.txt from run b' },
-    ]);
+    const tap = await h.events('raider.');
+    const replies = await Promise.all(
+      ['a', 'b'].map((run) => h.request({ cmd: 'spawn', name: 'bjorn', mission: `write same.txt from run ${run}` })),
+    );
+    // Both raiders have written their file and wait: the runs overlap, each in its own worktree.
+    const written = replies.map((r) => path.join(root, '.raider-hall', 'worktrees', r.id as string, 'same.txt'));
+    await eventually(() => expect(written.map((f) => fs.readFileSync(f, 'utf8'))).toEqual(['from run a\n', 'from run b\n']));
+    fs.writeFileSync(gate, '');
+    const done = await Promise.all(replies.map((r) => tap.waitFor((e) => e.type === 'raider.done' && e.id === r.id)));
+    tap.close();
     expect(before.status).toBe('');
     expect(replies[0]?.id).not.toBe(replies[1]?.id);
     for (const [i, text] of ['from run a', 'from run b'].entries()) {
