@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, type Json, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
+import { eventually, type Json, RAIDER_BIN, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
 
 let hall: TestHall | undefined;
 afterEach(async () => {
@@ -32,10 +32,10 @@ function gitOk(cwd: string, ...args: string[]): boolean {
 }
 
 /** A repository with one commit: README.md, same.txt, and a .gitignore for the hall's own files, as a project has. */
-function repoRoot(): string {
+function repoRoot(ignore = '.raider-hall*\n.raider/\n'): string {
   const root = tempRoot();
   git(root, 'init', '--quiet', '--initial-branch=trunk');
-  fs.writeFileSync(path.join(root, '.gitignore'), '.raider-hall*\n.raider/\n');
+  fs.writeFileSync(path.join(root, '.gitignore'), ignore);
   fs.writeFileSync(path.join(root, 'README.md'), 'a project\n');
   fs.writeFileSync(path.join(root, 'same.txt'), 'from the root\n');
   git(root, 'add', '.');
@@ -160,6 +160,32 @@ describe('worktree raiders', () => {
     expect(done[0]).toMatchObject({ worktree, commits: 0, changed: [], wip_commit: false, worktree_kept: true });
     expect(fs.readFileSync(path.join(worktree, '.env'), 'utf8')).toBe('SECRET=2\n');
     expect(fs.readFileSync(path.join(root, '.env'), 'utf8')).toBe('SECRET=1\n');
+  });
+
+  it('the built-in raider (scripted engine): its own journal is not a change; the file its tool wrote is', async () => {
+    const root = repoRoot('.raider-hall*\n');
+    const script = path.join(tempRoot(), 'script.yml');
+    fs.writeFileSync(
+      script,
+      'replies:\n  - match: write\n    steps:\n      - tool: write_file\n        arguments: {path: notes.md, content: "by {{mission}}"}\n      - message: wrote\n  - steps:\n      - message: nothing\n',
+    );
+    hall = await startTestHall({
+      root,
+      config: 'raiders: { bjorn: { engine: scripted, permission_mode: bypassPermissions, worktree: true } }\n',
+      env: { RAIDER_HALL_RAIDER_BIN: RAIDER_BIN, RAIDER_SCRIPT: script },
+    });
+    const before = checkout(root);
+    const { replies, done } = await spawnAll(hall, [
+      { name: 'bjorn', mission: 'look only' },
+      { name: 'bjorn', mission: 'write notes' },
+    ]);
+    expect(done[0]?.error).toBeUndefined();
+    expect(done[0]).toMatchObject({ status: 'completed', response: 'nothing', commits: 0, changed: [], worktree_kept: false });
+    expect(gitOk(root, 'rev-parse', '--verify', '--quiet', `refs/heads/raider/${replies[0]?.id}`)).toBe(false);
+    expect(done[1]).toMatchObject({ status: 'completed', response: 'wrote', changed: ['notes.md'], wip_commit: true });
+    expect(git(root, 'show', `raider/${replies[1]?.id}:notes.md`)).toBe('by write notes');
+    expect(git(root, 'ls-tree', '-r', '--name-only', `raider/${replies[1]?.id}`)).toBe('.gitignore\nREADME.md\nnotes.md\nsame.txt\n');
+    expect(checkout(root)).toEqual(before);
   });
 
   it.each([

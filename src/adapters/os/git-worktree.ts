@@ -133,8 +133,12 @@ export async function makeRunWorktree(root: string, runId: string, settings: Wor
  */
 export async function settleRunWorktree(wt: RunWorktree): Promise<WorktreeResult> {
   const commits = Number((await gitOrThrow(wt.path, ['rev-list', '--count', `${wt.base}..HEAD`])).trim());
-  const excluded = wt.copied.map((c) => `:(exclude,literal)${c.file}`);
-  await gitOrThrow(wt.path, ['add', '--all', '--', '.', ...excluded]);
+  const own = [...wt.copied.map((c) => c.file), ...raiderOwnFiles(wt)];
+  const excluded = own.map((file) => `:(exclude,literal)${file}`);
+  // Added, then put back as HEAD has them: `add` with exclude pathspecs fails when one names an ignored path.
+  await gitOrThrow(wt.path, ['add', '--all']);
+  // (Never without paths: a bare reset would put back the run's whole change.)
+  if (own.length > 0) await gitOrThrow(wt.path, ['reset', '--quiet', 'HEAD', '--', ...own.map((file) => `:(literal)${file}`)]);
   const staged = await git(wt.path, ['diff', '--cached', '--quiet']);
   let wip = false;
   let commitError: string | undefined;
@@ -175,4 +179,14 @@ function sameContent(a: string, b: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * What the built-in raider writes under its --root for itself (its session
+ * journal, its lib target, the .gitignore beside them: src/raider/journal.ts):
+ * never part of the run's change.
+ */
+function raiderOwnFiles(wt: RunWorktree): string[] {
+  const dir = path.relative(wt.path, path.join(wt.cwd, '.raider'));
+  return ['sessions', 'lib', '.gitignore'].map((name) => path.join(dir, name));
 }
