@@ -3,6 +3,7 @@
  * `.raider-hall.yml` is read and checked (adapters/config/hall-config-schema.ts
  * holds the schema and the parser that produce it).
  */
+import type { AcpPresetName, AcpSettings } from '../domain/acp-agents.js';
 import type { PermissionMode } from '../domain/permission.js';
 import type { WorktreeSettings } from '../domain/worktree.js';
 
@@ -15,6 +16,10 @@ export interface RaiderEntry {
   permission_mode?: PermissionMode;
   /** Each run in a git worktree of its own (docs/worktrees.md); none = runs work in the root. */
   worktree?: WorktreeSettings;
+  /** An ACP agent this entry's runs are prompt turns of (docs/agents.md); excludes the built-in raider's keys. */
+  acp?: AcpSettings;
+  /** A preset ACP agent: `acp` with a known adapter's command and arguments. */
+  agent?: AcpPresetName;
   /** 'isolated', 'mcp' present on the entry, in that order: accepted, ignored by the hall (noted in the slot log). */
   ignoredKeys: string[];
 }

@@ -260,6 +260,15 @@ describe.concurrent('configuration errors at start', () => {
     expect(fs.existsSync(pidFileOf(root))).toBe(false);
   });
 
+  it('an ACP agent entry with a key of the built-in raider (engine) makes start exit 3 naming the file and the key', async () => {
+    const root = hallRoot('raiders:\n  claude: { acp: { command: claude-agent-acp }, engine: openai }\n');
+    const r = await hall(['start', '--quiet'], root);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`${configOf(root)}: raiders.claude.engine: engine is a setting of the built-in raider`);
+    expect(fs.existsSync(socketOf(root))).toBe(false);
+  });
+
   it('with --inspect too: the inspector it had started does not keep the process alive', async () => {
     const root = hallRoot('raiders: { bjorn: {} }\ncancel_grace: soon\n');
     // A WebSocket URL nobody serves: the inspector's client keeps trying to connect until it is stopped.

@@ -190,6 +190,30 @@ describe('raiders.NAME.worktree', () => {
   });
 });
 
+describe('parseHallConfig: ACP agents', () => {
+  // Kept as written: the run expands it from the hall's environment.
+  const KEY_REF = '$' + '{KEY}';
+
+  it('reads acp (command, args, env as written) and the presets, with model and permission_mode', () => {
+    const { config, warnings } = ok(
+      'raiders:\n' +
+        `  claude: { acp: { command: claude-agent-acp, env: { ANTHROPIC_API_KEY: "${KEY_REF}" } }, model: sonnet, permission_mode: default }\n` +
+        '  codex: { agent: codex }\n' +
+        '  own: { acp: { command: ./my-agent, args: [--stdio] } }\n',
+    );
+    expect(warnings).toEqual([]);
+    expect(config.raiders.claude).toEqual({
+      acp: { command: 'claude-agent-acp', args: [], env: { ANTHROPIC_API_KEY: KEY_REF } },
+      model: 'sonnet',
+      permission_mode: 'default',
+      packs: [],
+      ignoredKeys: [],
+    });
+    expect(config.raiders.codex).toEqual({ agent: 'codex', packs: [], ignoredKeys: [] });
+    expect(config.raiders.own?.acp).toEqual({ command: './my-agent', args: ['--stdio'], env: {} });
+  });
+});
+
 describe('bad values: file + key path + expectation', () => {
   const cases: Array<[string, string]> = [
     ['cancel_grace: soon', 'cancel_grace: expected a number >= 0, got "soon"'],
@@ -224,6 +248,24 @@ describe('bad values: file + key path + expectation', () => {
       'raiders.bjorn.worktree.dir: expected a directory inside the hall root (relative, no ..), got "/tmp/w"',
     ],
     ['raiders: { bjorn: { worktree: { base: "" } } }', 'raiders.bjorn.worktree.base: expected a commit, branch or tag, got ""'],
+    [
+      'raiders: { claude: { acp: { command: claude-agent-acp }, engine: openai } }',
+      'raiders.claude.engine: engine is a setting of the built-in raider; an entry with acp runs an ACP agent, which has none (remove engine or acp)',
+    ],
+    [
+      'raiders: { c: { agent: codex, provider: acme } }',
+      'raiders.c.provider: provider is a setting of the built-in raider; an entry with agent',
+    ],
+    ['raiders: { c: { agent: codex, packs: [a] } }', 'raiders.c.packs: packs is a setting of the built-in raider'],
+    ['raiders: { c: { agent: codex, persona: polite } }', 'raiders.c.persona: persona is a setting of the built-in raider'],
+    ['raiders: { c: { agent: codex, acp: { command: x } } }', 'raiders.c.agent: acp and agent exclude each other on one entry'],
+    [
+      'raiders: { c: { agent: cursor } }',
+      'raiders.c.agent: expected an agent preset: one of claude, codex, gemini, opencode, got "cursor"',
+    ],
+    ['raiders: { c: { acp: { args: [] } } }', 'raiders.c.acp.command: required'],
+    ['raiders: { c: { acp: { command: x, args: x } } }', 'raiders.c.acp.args: expected a list of arguments, got "x"'],
+    ['raiders: { c: { acp: { command: x, env: { A: [1] } } } }', 'raiders.c.acp.env.A: expected a string, got a list'],
     [
       'raiders: { "../x": {} }',
       'raiders["../x"]: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "../x"',

@@ -10,6 +10,7 @@
  */
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { ACP_PRESET_NAMES, BUILT_IN_ONLY_KEYS } from '../../domain/acp-agents.js';
 import { isKnownEngine, KNOWN_ENGINES } from '../../domain/engines.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { NUMBERED_SLOT, SAFE_RAIDER_NAME } from '../../domain/names.js';
@@ -152,6 +153,16 @@ const worktreeSettings = z
   )
   .transform((w): WorktreeSettings | undefined => w ?? undefined);
 
+const acpSettings = z.object(
+  {
+    command: text('a command (a name on PATH or a path)'),
+    args: z.array(z.string(expected('a string')), expected('a list of arguments')).default([]),
+    // `${VAR}` is expanded when a run starts, from the hall's environment.
+    env: z.record(z.string(), z.string(expected('a string')), expected('a mapping of variable names to values')).default({}),
+  },
+  expected('a mapping (command, args, env)'),
+);
+
 const raiderEntry = z
   .object(
     {
@@ -165,11 +176,31 @@ const raiderEntry = z
       packs: z.array(text('a pack name'), expected('a list of pack names')).default([]),
       permission_mode: z.enum(PERMISSION_MODES, expected(`one of ${PERMISSION_MODES.join(', ')}`)).optional(),
       worktree: worktreeSettings.optional(),
+
+      acp: acpSettings.optional(),
+      agent: z.enum(ACP_PRESET_NAMES, expected(`an agent preset: one of ${ACP_PRESET_NAMES.join(', ')}`)).optional(),
       isolated: z.unknown().optional(),
       mcp: z.unknown().optional(),
     },
     expected('a mapping of raider settings'),
   )
+  .superRefine((e, ctx) => {
+    // Which agent runs is said once: by a command, or by a preset.
+    if (e.acp !== undefined && e.agent !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['agent'], message: 'acp and agent exclude each other on one entry; keep one of them' });
+    }
+    const key = e.acp !== undefined ? 'acp' : e.agent !== undefined ? 'agent' : undefined;
+    if (key === undefined) return;
+    for (const builtIn of BUILT_IN_ONLY_KEYS) {
+      const value = e[builtIn];
+      if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: [builtIn],
+        message: `${builtIn} is a setting of the built-in raider; an entry with ${key} runs an ACP agent, which has none (remove ${builtIn} or ${key})`,
+      });
+    }
+  })
   .nullable() // `bjorn:` with nothing under it is a raider with all defaults
   .transform((e): RaiderEntry => {
     if (e === null) return { packs: [], ignoredKeys: [] };

@@ -7,6 +7,7 @@
  */
 import os from 'node:os';
 import type { HallConfig } from '../../../ports/hall-config.js';
+import { expandVariables, missingVariablesText } from '../../../domain/env-variables.js';
 
 export const DATABASE_URL_ENV = 'RAIDER_HALL_DATABASE_URL';
 
@@ -35,11 +36,11 @@ export function databaseSettings(config: HallConfig, root: string, env: Env): Da
   const raw = fromEnv !== undefined && fromEnv !== '' ? fromEnv : config.storage.postgres;
   if (raw === null) return { ok: true, settings: null };
   const source = raw === fromEnv ? DATABASE_URL_ENV : 'storage.postgres';
-  const expanded = expandVariables(raw, env);
-  if (!expanded.ok) return { ok: false, error: `${source}: ${expanded.error}` };
+  const expanded = expandVariables(raw, env, encodeURIComponent);
+  if (!expanded.ok) return { ok: false, error: `${source}: ${missingVariablesText(expanded.missing)}` };
   let parsed: URL;
   try {
-    parsed = new URL(expanded.url);
+    parsed = new URL(expanded.text);
   } catch {
     return { ok: false, error: `${source}: not a valid URL (expected postgres://USER@HOST:PORT/DATABASE)` };
   }
@@ -47,7 +48,7 @@ export function databaseSettings(config: HallConfig, root: string, env: Env): Da
     return { ok: false, error: `${source}: expected a postgres:// URL, got ${parsed.protocol}//` };
   }
   const settings: DatabaseSettings = {
-    url: expanded.url,
+    url: expanded.text,
     where: describe(parsed),
     cluster: config.cluster,
     hallId: config.hall_id ?? `${os.hostname()}:${root}`,
@@ -57,20 +58,6 @@ export function databaseSettings(config: HallConfig, root: string, env: Env): Da
   const pgPassword = env.PGPASSWORD;
   if (parsed.password === '' && pgPassword !== undefined) settings.password = pgPassword;
   return { ok: true, settings };
-}
-
-function expandVariables(url: string, env: Env): { ok: true; url: string } | { ok: false; error: string } {
-  const missing: string[] = [];
-  const expanded = url.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-    const value = env[name];
-    if (value === undefined) {
-      missing.push(name);
-      return '';
-    }
-    return encodeURIComponent(value);
-  });
-  if (missing.length > 0) return { ok: false, error: `\${${missing.join('}, ${')}} not set in the environment` };
-  return { ok: true, url: expanded };
 }
 
 function describe(url: URL): string {
