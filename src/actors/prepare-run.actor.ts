@@ -14,7 +14,9 @@ import { reachableSocketPath } from '../os/socket-path.js';
 import { appendToLogSync, rotateSlotLog } from '../adapters/storage/slot-logs.js';
 import { ignoredKeysLine, refusedLine, resultLine, startLine } from '../domain/log-lines.js';
 import { refusalOf } from '../domain/refusal.js';
-import { raiderArgv, raiderEnv } from '../domain/raider-argv.js';
+import { acpBridgeArgv, raiderArgv, raiderEnv } from '../domain/raider-argv.js';
+import { acpAgentCommand } from '../domain/acp-agents.js';
+import { expandVariables, missingVariablesText } from '../domain/env-variables.js';
 import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
 import { createSession, journalPath } from '../protocol/session-journal.js';
 import type { RunEnvironment } from './run-environment.js';
@@ -80,15 +82,22 @@ export function prepareRunLogic(env: RunEnvironment) {
       // A run of a plain slot has no binding (and no session) but may still ask (dashboard.questions).
       const channel =
         session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
-      const args = raiderArgv({
-        entry,
-        libTarget: env.libTarget,
+      const permissionMode = input.entry.permission_mode ?? entry.permission_mode;
+      const runArgs = {
         root: runRoot,
         ...(session !== undefined ? { session } : {}),
-        ...(input.entry.permission_mode !== undefined ? { permissionMode: input.entry.permission_mode } : {}),
+        ...(permissionMode !== undefined ? { permissionMode } : {}),
         ...(channel !== null ? { permissionChannel: channel } : {}),
         mission: input.entry.mission,
-      });
+      };
+      // An entry with an ACP agent runs the ACP bridge, with the agent's variables over the hall's.
+      const agent = acpAgentCommand(entry);
+      const program = agent !== undefined ? env.acpBridge : env.raider;
+      const args =
+        agent !== undefined
+          ? acpBridgeArgv({ agent, ...(entry.model !== undefined ? { model: entry.model } : {}), ...runArgs })
+          : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
+      const runBaseEnv = agent !== undefined ? { ...baseEnv, ...agentVariables(input.baseName, agent.env, baseEnv) } : baseEnv;
       return {
         kind: 'ready',
         eventsPath: events,
@@ -97,9 +106,9 @@ export function prepareRunLogic(env: RunEnvironment) {
         ...(sessionError !== undefined ? { sessionError } : {}),
         startedAt: Date.now(),
         spawn: {
-          command: env.raider.command,
-          args: [...env.raider.prefixArgs, ...args],
-          env: raiderEnv(baseEnv, {
+          command: program.command,
+          args: [...program.prefixArgs, ...args],
+          env: raiderEnv(runBaseEnv, {
             root: paths.root,
             slot: input.slot,
             entry: input.baseName,
@@ -142,6 +151,21 @@ async function worktreeOf(
   const made = await makeRunWorktree(root, input.runId, settings);
   if (made.ok) return made;
   return { ok: false, refusal: { reason: made.reason, error: `raider ${input.entry.name}: ${made.error}` } };
+}
+
+/** An agent's `acp.env`, each `${VAR}` expanded from the hall's environment; a variable that is not set fails the run. */
+function agentVariables(
+  name: string,
+  variables: Readonly<Record<string, string>>,
+  hallEnv: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(variables)) {
+    const expanded = expandVariables(value, hallEnv);
+    if (!expanded.ok) throw new Error(`raiders.${name}.acp.env.${key}: ${missingVariablesText(expanded.missing)}`);
+    out[key] = expanded.text;
+  }
+  return out;
 }
 
 /** A run works in the hall root, or in a directory inside it that its mission asked for. */

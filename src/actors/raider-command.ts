@@ -1,6 +1,7 @@
 /**
  * Which raider executable the hall starts: RAIDER_HALL_RAIDER_BIN when it is
- * executable, else this package's own `raider`, else `raider` on PATH.
+ * executable, else this package's own `raider`, else `raider` on PATH; and
+ * how it starts the ACP bridge for an entry with an ACP agent.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,6 +20,20 @@ function executable(file: string): boolean {
 export function resolveRaiderCommand(env: Readonly<Record<string, string | undefined>>): RaiderCommand {
   const fromEnv = env.RAIDER_HALL_RAIDER_BIN;
   if (fromEnv && executable(fromEnv)) return { command: path.resolve(fromEnv), prefixArgs: [] };
+  return ownRaider(env);
+}
+
+/**
+ * The ACP bridge (`raider acp-client`, docs/agents.md): always this
+ * package's `raider`, which has it, whatever RAIDER_HALL_RAIDER_BIN names
+ * (another raider program need not).
+ */
+export function resolveAcpBridgeCommand(env: Readonly<Record<string, string | undefined>>): RaiderCommand {
+  const own = ownRaider(env);
+  return { command: own.command, prefixArgs: [...own.prefixArgs, 'acp-client'] };
+}
+
+function ownRaider(env: Readonly<Record<string, string | undefined>>): RaiderCommand {
   const own = fileURLToPath(new URL('../../bin/raider', import.meta.url));
   // Our own raider is a Node script: start it with this Node, skipping the `env node` lookup.
   if (fs.existsSync(own)) return { command: process.execPath, prefixArgs: [own] };

@@ -15,6 +15,8 @@ export interface RunEnvironment {
   paths: HallPaths;
   config: HallConfig;
   raider: RaiderCommand;
+  /** The ACP bridge, the raider of an entry with `acp:` or `agent:` (docs/agents.md). */
+  acpBridge: RaiderCommand;
   /** The hall's own environment, the base of every raider's. */
   baseEnv: Readonly<Record<string, string | undefined>>;
   /** Absolute lib target (`preferred_lib_target`, default ROOT/.raider/lib). */

@@ -14,6 +14,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./hall/hall-command.js')).hallCommand(argv.slice(1));
     case 'acp':
       return (await import('./acp/acp-command.js')).acpCommand(argv.slice(1));
+    case 'acp-client':
+      return (await import('../acp-raider/acp-raider.js')).runAcpRaider(argv.slice(1));
     case 'demo':
       return (await import('./demo.js')).demoCommand(argv.slice(1));
     case 'provider':

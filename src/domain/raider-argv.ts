@@ -1,4 +1,5 @@
 /** The command line and environment the hall starts a raider with. */
+import type { AcpAgentCommand } from './acp-agents.js';
 
 export interface RaiderEntryFields {
   engine?: string;
@@ -32,6 +33,36 @@ export function raiderArgv(input: RaiderArgvInput): string[] {
   const mode = input.permissionMode ?? entry.permission_mode;
   if (mode) argv.push('--permission-mode', mode);
   argv.push('-o', `preferred_lib_target=${input.libTarget}`);
+  argv.push('--root', input.root);
+  if (input.session !== undefined) argv.push('--session', input.session);
+  if (input.permissionChannel !== undefined) argv.push('--permission-channel', input.permissionChannel);
+  argv.push('--', input.mission);
+  return argv;
+}
+
+/**
+ * What the ACP bridge is started with. It takes `model`, `permissionMode`,
+ * `session` and `permissionChannel` as the built-in raider does, and does not
+ * apply them yet (docs/agents.md, "Not yet").
+ */
+export interface AcpBridgeArgvInput {
+  agent: AcpAgentCommand;
+  model?: string;
+  permissionMode?: string;
+  root: string;
+  session?: string;
+  permissionChannel?: string;
+  mission: string;
+}
+
+/** The arguments of the ACP bridge after `raider acp-client` (src/acp-raider/args.ts). */
+export function acpBridgeArgv(input: AcpBridgeArgvInput): string[] {
+  const argv = ['--stream-json', '--agent-command', input.agent.command];
+  // `=` keeps an argument that starts with a dash (`--acp`) from reading as a flag.
+  for (const arg of input.agent.args) argv.push(`--agent-arg=${arg}`);
+  if (input.agent.package !== undefined) argv.push('--agent-package', input.agent.package);
+  if (input.model !== undefined) argv.push('--model', input.model);
+  if (input.permissionMode !== undefined) argv.push('--permission-mode', input.permissionMode);
   argv.push('--root', input.root);
   if (input.session !== undefined) argv.push('--session', input.session);
   if (input.permissionChannel !== undefined) argv.push('--permission-channel', input.permissionChannel);

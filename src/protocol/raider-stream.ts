@@ -13,6 +13,16 @@ export const STREAM_VERSION = 1;
 /** Longest tool result text the stream carries (`max_content_length`). */
 export const MAX_STREAM_CONTENT = 1000;
 
+/** The stream's view of a tool result: the first 1000 characters, and whether there was more. */
+export function streamToolContent(content: string): { content: string; size: number; truncated: boolean } {
+  const chars = [...content];
+  return {
+    content: chars.length > MAX_STREAM_CONTENT ? chars.slice(0, MAX_STREAM_CONTENT).join('') : content,
+    size: chars.length,
+    truncated: chars.length > MAX_STREAM_CONTENT,
+  };
+}
+
 /** The fields the stream sets on every event, last, so a payload key of the same name never overrides them. */
 export const StreamEventHead = z.object({
   version: z.literal(STREAM_VERSION),

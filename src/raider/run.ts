@@ -12,7 +12,8 @@ import { runAgentLoop, type LoopOutcome, type LoopSink } from './loop.js';
 import type { PermissionEvent, ToolGate } from './permissions/gate.js';
 import type { RunSignals } from './signals.js';
 import type { StreamPayload } from '../protocol/raider-stream.js';
-import { streamToolContent, type EventSink } from './stream.js';
+import { streamToolContent } from '../protocol/raider-stream.js';
+import type { EventSink } from './stream.js';
 import type { ProcessGroups } from './tools/process-groups.js';
 import type { Tool } from './tools/tool.js';
 

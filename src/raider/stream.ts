@@ -6,7 +6,7 @@
  * key of the same name can never override them.
  */
 import { canonicalLine, epochSeconds, writeAllSync } from '../protocol/canonical-line.js';
-import { MAX_STREAM_CONTENT, STREAM_VERSION, type StreamEventType, type StreamPayload } from '../protocol/raider-stream.js';
+import { STREAM_VERSION, type StreamEventType, type StreamPayload } from '../protocol/raider-stream.js';
 
 export interface EventSink {
   emit<T extends StreamEventType>(type: T, payload: StreamPayload<T>): void;
@@ -28,13 +28,3 @@ export class StreamJsonWriter implements EventSink {
 
 /** For `--json` and plain output: the events go nowhere. */
 export const nullSink: EventSink = { emit() {} };
-
-/** The stream's view of a tool result: the first 1000 characters, and whether there was more. */
-export function streamToolContent(content: string): { content: string; size: number; truncated: boolean } {
-  const chars = [...content];
-  return {
-    content: chars.length > MAX_STREAM_CONTENT ? chars.slice(0, MAX_STREAM_CONTENT).join('') : content,
-    size: chars.length,
-    truncated: chars.length > MAX_STREAM_CONTENT,
-  };
-}

@@ -1,0 +1,228 @@
+/**
+ * `raider acp-client`: the ACP bridge, a raider of its own (docs/agents.md).
+ * To the hall it speaks the raider contract (argv, `--stream-json` events,
+ * exit codes: docs/raider.md); to the agent it starts as its child it speaks
+ * the client role of ACP over stdio. One run is one prompt turn: initialize,
+ * session/new in the root, session/prompt with the mission, and the turn's
+ * stop reason (or the agent's error, or its crash) is the run's end.
+ */
+import { Readable, Writable } from 'node:stream';
+import {
+  client,
+  type ClientConnection,
+  methods,
+  ndJsonStream,
+  RequestError,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
+  type StopReason,
+} from '@agentclientprotocol/sdk';
+import { errorMessage } from '../domain/error-message.js';
+import { ACP_RAIDER_USAGE, type AcpRaiderArgs, parseAcpRaiderArgs } from './args.js';
+import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
+import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
+import { TurnUpdates } from './turn-updates.js';
+
+/** How long a closed connection waits for the agent's exit status, to say how it ended. */
+const EXIT_WAIT_MS = 2000;
+
+type RunEnd =
+  | { status: 'completed'; response: string }
+  | { status: 'failed'; error: string }
+  | { status: 'cancelled' }
+  | { status: 'interrupted'; signal: 'INT' | 'TERM' };
+
+export async function runAcpRaider(argv: readonly string[]): Promise<number> {
+  const parsed = parseAcpRaiderArgs(argv, process.cwd());
+  if (!parsed.ok) {
+    process.stderr.write(`raider acp-client: ${parsed.error}\n${ACP_RAIDER_USAGE}\n`);
+    return 2;
+  }
+  const args = parsed.args;
+  const events: EventSink = args.streamJson ? new StreamJsonSink(1) : silentSink;
+  const started = performance.now();
+  events.emit('run.started', { engine: 'acp', agent: args.command, ...(args.model !== undefined ? { model: args.model } : {}) });
+  events.emit('run.state', { state: 'running' });
+
+  const signals = watchSignals();
+  let agent: AgentProcess | undefined;
+  let toolCalls = 0;
+  // After the end is fixed (a signal may fix it mid-turn), the turn adds no events.
+  let open = true;
+  const turnEvents: EventSink = {
+    emit(type, payload) {
+      if (!open) return;
+      if (type === 'tool.call') toolCalls++;
+      events.emit(type, payload);
+    },
+  };
+  const updates = new TurnUpdates(turnEvents);
+
+  const end = await Promise.race([
+    signals.received.then((signal): RunEnd => (signal === 'INT' ? { status: 'cancelled' } : { status: 'interrupted', signal })),
+    (async (): Promise<RunEnd> => {
+      const start = await startAgent({ command: args.command, args: args.args, cwd: args.root, env: agentEnv(process.env) });
+      if (!start.ok) return { status: 'failed', error: startError(args, start.code, start.error) };
+      agent = start.agent;
+      return promptTurn(args, start.agent, updates, turnEvents);
+    })(),
+  ]);
+  signals.settle();
+  open = false;
+
+  const elapsedMs = performance.now() - started;
+  if (end.status === 'completed') events.emit('message', { role: 'assistant', content: end.response });
+  events.emit('run.state', { state: end.status });
+  events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls) });
+  // The agent never outlives its run: its turn is over, whatever it was doing.
+  await agent?.stop();
+
+  if (!args.streamJson) {
+    if (end.status === 'completed') process.stdout.write(`${end.response}\n`);
+    else if (end.status === 'failed') process.stderr.write(`raider acp-client: ${end.error}\n`);
+  }
+  if (end.status === 'cancelled' || end.status === 'interrupted') {
+    // Die by the signal, as the raider contract says a cancelled or interrupted raider does.
+    const signal = end.status === 'cancelled' ? 'SIGINT' : `SIG${end.signal}`;
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+  }
+  return end.status === 'completed' ? 0 : 1;
+}
+
+/** The agent's environment: ours, without the variable by which a restarted hall finds its raiders (the bridge is the raider). */
+function agentEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { RAIDER_HALL_RUN_ID: _runId, ...rest } = env;
+  return rest;
+}
+
+function startError(args: AcpRaiderArgs, code: string | undefined, error: string): string {
+  if (code === 'ENOENT') {
+    const install = args.package !== undefined ? `; it comes with the npm package ${args.package} (npm install -g ${args.package})` : '';
+    return `agent command ${args.command} not found (not on PATH nor a file)${install}`;
+  }
+  if (code === 'EACCES') return `agent command ${args.command} cannot be run (not executable)`;
+  return `agent command ${args.command} could not be started: ${error}`;
+}
+
+async function promptTurn(args: AcpRaiderArgs, agent: AgentProcess, updates: TurnUpdates, events: EventSink): Promise<RunEnd> {
+  const app = client({ name: 'raider-hall' })
+    .onNotification(methods.client.session.update, ({ params }) => updates.apply(params.update))
+    .onRequest(methods.client.session.requestPermission, ({ params }) => refusePermission(params, events));
+  const conn: ClientConnection = app.connect(
+    ndJsonStream(
+      Writable.toWeb(agent.child.stdin) as WritableStream<Uint8Array>,
+      Readable.toWeb(agent.child.stdout) as ReadableStream<Uint8Array>,
+    ),
+  );
+  let step = 'initialize';
+  try {
+    await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    step = 'session/new';
+    const session = await conn.agent.request(methods.agent.session.new, { cwd: args.root, mcpServers: [] });
+    step = 'session/prompt';
+    const result = await conn.agent.request(methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: 'text', text: args.mission }],
+    });
+    return stopEnd(result.stopReason, updates.response);
+  } catch (err) {
+    if (err instanceof RequestError)
+      return { status: 'failed', error: `the agent answered ${step} with an error: ${err.message} (code ${err.code})` };
+    // The connection ended under the request: the agent is gone, or going.
+    const exit = await exitWithin(agent.exited, EXIT_WAIT_MS);
+    return { status: 'failed', error: crashText(step, exit, agent.stderrTail(), errorMessage(err)) };
+  } finally {
+    conn.close();
+  }
+}
+
+function stopEnd(reason: StopReason, response: string): RunEnd {
+  switch (reason) {
+    case 'end_turn':
+      return { status: 'completed', response };
+    case 'cancelled':
+      return { status: 'failed', error: 'the agent ended the turn as cancelled, though nobody cancelled it (stop reason cancelled)' };
+    case 'max_tokens':
+      return { status: 'failed', error: 'the agent stopped: it reached its token limit (stop reason max_tokens)' };
+    case 'max_turn_requests':
+      return {
+        status: 'failed',
+        error: 'the agent stopped: it reached its limit of model requests in one turn (stop reason max_turn_requests)',
+      };
+    case 'refusal':
+      return { status: 'failed', error: 'the agent refused to go on (stop reason refusal)' };
+    default:
+      return { status: 'failed', error: `the agent ended the turn with an unknown stop reason ${JSON.stringify(reason)}` };
+  }
+}
+
+function crashText(step: string, exit: AgentExit | null, stderr: readonly string[], connectionError: string): string {
+  const how =
+    exit !== null
+      ? `the agent exited during ${step} (${exitText(exit)})`
+      : `the agent's connection closed during ${step} (${connectionError})`;
+  return stderr.length > 0 ? `${how}; its last stderr lines:\n${stderr.join('\n')}` : `${how}; it wrote nothing on stderr`;
+}
+
+function exitWithin(exited: Promise<AgentExit>, ms: number): Promise<AgentExit | null> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([exited, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+/**
+ * Permission questions are not relayed to the hall's faces yet: each is
+ * refused at once, with the reason in the run's events, never left hanging
+ * and never allowed silently.
+ */
+function refusePermission(params: RequestPermissionRequest, events: EventSink): RequestPermissionResponse {
+  const reject = params.options.find((o) => o.kind === 'reject_once') ?? params.options.find((o) => o.kind === 'reject_always');
+  const reason = 'this hall does not relay the permission questions of ACP agents yet';
+  events.emit('permission', {
+    call: params.toolCall.toolCallId,
+    name: params.toolCall.title ?? params.toolCall.toolCallId,
+    decision: 'refused',
+    asked: false,
+    reason,
+  });
+  return reject !== undefined ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } };
+}
+
+interface RunDocument {
+  version: 1;
+  status: RunEnd['status'];
+  response?: string;
+  error?: string;
+  signal?: 'INT' | 'TERM';
+  metrics?: { tool_calls: number; time_ms: number };
+  elapsed: number;
+}
+
+function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number): RunDocument {
+  const doc: RunDocument = { version: 1, status: end.status, elapsed: Math.round(elapsedMs) / 1000 };
+  if (end.status === 'completed') {
+    doc.response = end.response;
+    doc.metrics = { tool_calls: toolCalls, time_ms: Math.round(elapsedMs) };
+  } else if (end.status === 'failed') doc.error = end.error;
+  else if (end.status === 'interrupted') doc.signal = end.signal;
+  return doc;
+}
+
+/** SIGINT cancels the run, SIGTERM interrupts it; after the end, signals are the default again. */
+function watchSignals(): { received: Promise<'INT' | 'TERM'>; settle(): void } {
+  let resolve: (s: 'INT' | 'TERM') => void = () => {};
+  const received = new Promise<'INT' | 'TERM'>((r) => (resolve = r));
+  const onInt = () => resolve('INT');
+  const onTerm = () => resolve('TERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return {
+    received,
+    settle() {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The ACP agent as the bridge's child process: started in the hall root with
+ * stdio pipes, its stderr passed on to ours (the hall puts it in the slot log
+ * with the run id) and its last lines kept for the message of a crash.
+ *
+ * The agent stays in the bridge's process group on purpose: under a hall the
+ * bridge leads a group of its own, and the hall kills that whole group when
+ * the bridge ends or a cancel escalates, so the agent and whatever it started
+ * end with the run even when the bridge itself is killed.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { errorCode, errorMessage } from '../domain/error-message.js';
+
+/** How many of the agent's last stderr lines a crash message quotes. */
+const STDERR_TAIL_LINES = 10;
+/** How long the agent has to end after its stdin closes and it gets SIGTERM, before SIGKILL. */
+const STOP_GRACE_MS = 1000;
+
+export interface AgentExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface AgentProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Resolves when the agent has exited. */
+  readonly exited: Promise<AgentExit>;
+  /** Its last stderr lines (at most ten), oldest first. */
+  stderrTail(): string[];
+  /** Ends the agent: stdin closed, SIGTERM, SIGKILL after a grace. Resolves once it is gone. */
+  stop(): Promise<void>;
+}
+
+export type AgentStart = { ok: true; agent: AgentProcess } | { ok: false; code: string | undefined; error: string };
+
+export interface AgentSpec {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export function startAgent(spec: AgentSpec): Promise<AgentStart> {
+  return new Promise((resolve) => {
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn(spec.command, [...spec.args], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (err) {
+      resolve({ ok: false, code: errorCode(err), error: errorMessage(err) });
+      return;
+    }
+    const tail: string[] = [];
+    let partial = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text: string) => {
+      process.stderr.write(text);
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.trim() !== '') tail.push(line);
+      tail.splice(0, Math.max(0, tail.length - STDERR_TAIL_LINES));
+    });
+    const exited = new Promise<AgentExit>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+    // A pipe the agent closed before we wrote to it is an exit, reported as such, not a crash of ours.
+    child.stdin.on('error', () => {});
+    child.once('error', (err) => resolve({ ok: false, code: errorCode(err), error: errorMessage(err) }));
+    child.once('spawn', () => {
+      const stderrTail = () => (partial.trim() !== '' ? [...tail, partial].slice(-STDERR_TAIL_LINES) : [...tail]);
+      resolve({ ok: true, agent: { child, exited, stderrTail, stop: () => stopAgent(child, exited) } });
+    });
+  });
+}
+
+async function stopAgent(child: ChildProcessWithoutNullStreams, exited: Promise<AgentExit>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.stdin.end();
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), STOP_GRACE_MS);
+  });
+  if ((await Promise.race([exited, grace])) === 'late') {
+    child.kill('SIGKILL');
+    await exited;
+  }
+  clearTimeout(timer);
+}
+
+/** How the agent ended, for a person: `exit code 3`, `killed by SIGKILL`. */
+export function exitText(exit: AgentExit): string {
+  return exit.signal !== null ? `killed by ${exit.signal}` : `exit code ${exit.code ?? 0}`;
+}

@@ -1,0 +1,77 @@
+/**
+ * The bridge's command line: the raider contract's flags (`--stream-json`,
+ * `--root`, `--session`, `--permission-channel`, `--model`,
+ * `--permission-mode`, `-- MISSION`) and the agent to start
+ * (`--agent-command`, `--agent-arg=ARG` repeated, `--agent-package`).
+ */
+import { parseArgs } from 'node:util';
+import type { AcpBridgeArgvInput } from '../domain/raider-argv.js';
+
+/** What the hall passes (domain/raider-argv.ts builds it), with the agent's command spelled out. */
+export interface AcpRaiderArgs extends Omit<AcpBridgeArgvInput, 'agent'> {
+  streamJson: boolean;
+  command: string;
+  args: string[];
+  /** The npm package that provides `command`, for the message when it is not installed. */
+  package?: string;
+}
+
+export type ArgsResult = { ok: true; args: AcpRaiderArgs } | { ok: false; error: string };
+
+export const ACP_RAIDER_USAGE =
+  'usage: raider acp-client [--stream-json] --agent-command CMD [--agent-arg=ARG ...] [--agent-package PKG]\n' +
+  '                         [--root DIR] [--model M] [--permission-mode MODE] -- MISSION';
+
+export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsResult {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
+  const { values, positionals } = parsed;
+  const command = values['agent-command'];
+  if (command === undefined || command === '') return { ok: false, error: '--agent-command is required' };
+  const mission = positionals.join(' ').trim();
+  if (mission === '') return { ok: false, error: 'no mission (it goes after --)' };
+  const optional = (key: 'agent-package' | 'model' | 'permission-mode' | 'session' | 'permission-channel') => values[key];
+  const pkg = optional('agent-package');
+  const model = optional('model');
+  const mode = optional('permission-mode');
+  const session = optional('session');
+  const channel = optional('permission-channel');
+  return {
+    ok: true,
+    args: {
+      streamJson: values['stream-json'] === true,
+      command,
+      args: values['agent-arg'] ?? [],
+      ...(pkg !== undefined ? { package: pkg } : {}),
+      ...(model !== undefined ? { model } : {}),
+      ...(mode !== undefined ? { permissionMode: mode } : {}),
+      root: values.root ?? cwd,
+      ...(session !== undefined ? { session } : {}),
+      ...(channel !== undefined ? { permissionChannel: channel } : {}),
+      mission,
+    },
+  };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      'stream-json': { type: 'boolean' },
+      'agent-command': { type: 'string' },
+      'agent-arg': { type: 'string', multiple: true },
+      'agent-package': { type: 'string' },
+      model: { type: 'string', short: 'm' },
+      'permission-mode': { type: 'string' },
+      root: { type: 'string', short: 'r' },
+      session: { type: 'string' },
+      'permission-channel': { type: 'string' },
+    },
+  });
+}

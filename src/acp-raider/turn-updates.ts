@@ -1,0 +1,97 @@
+/**
+ * An ACP prompt turn's `session/update`s as the run's stream-json events
+ * (docs/agents.md "How a run maps to ACP"): each agent message chunk is a
+ * `message.chunk`, a tool call a `tool.call` (with the ACP kind and title),
+ * its end a `tool.result`. The agent's final message (the text after its
+ * last tool call, or of its last message id) is the run's response.
+ */
+import type { SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
+import { streamToolContent } from '../protocol/raider-stream.js';
+import type { EventSink } from './event-stream.js';
+
+interface ToolSeen {
+  title: string;
+  kind: string;
+}
+
+export class TurnUpdates {
+  private finalText = '';
+  private messageId: string | undefined;
+  private readonly tools = new Map<string, ToolSeen>();
+
+  constructor(private readonly events: EventSink) {}
+
+  /** The agent's final message so far. */
+  get response(): string {
+    return this.finalText;
+  }
+
+  apply(update: SessionUpdate): void {
+    switch (update.sessionUpdate) {
+      case 'agent_message_chunk': {
+        if (update.content.type !== 'text') return;
+        const id = update.messageId ?? undefined;
+        if (id !== undefined && id !== this.messageId) {
+          this.messageId = id;
+          this.finalText = '';
+        }
+        this.finalText += update.content.text;
+        this.events.emit('message.chunk', { role: 'assistant', content: update.content.text });
+        return;
+      }
+      case 'tool_call': {
+        // What the agent says after a tool call is a new message: the final one is the last.
+        this.finalText = '';
+        const seen: ToolSeen = { title: update.title, kind: update.kind ?? 'other' };
+        this.tools.set(update.toolCallId, seen);
+        this.events.emit('tool.call', {
+          call: update.toolCallId,
+          name: seen.title,
+          title: seen.title,
+          kind: seen.kind,
+          arguments: update.rawInput ?? {},
+          status: 'dispatched',
+        });
+        if (update.status === 'completed' || update.status === 'failed') this.result(update.toolCallId, update.status, update);
+        return;
+      }
+      case 'tool_call_update': {
+        const seen = this.tools.get(update.toolCallId) ?? { title: update.toolCallId, kind: 'other' };
+        if (update.title) seen.title = update.title;
+        if (update.kind) seen.kind = update.kind;
+        this.tools.set(update.toolCallId, seen);
+        if (update.status === 'completed' || update.status === 'failed') this.result(update.toolCallId, update.status, update);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private result(call: string, status: 'completed' | 'failed', update: { content?: ToolCallContent[] | null; rawOutput?: unknown }): void {
+    const seen = this.tools.get(call) ?? { title: call, kind: 'other' };
+    const ok = status === 'completed';
+    this.events.emit('tool.result', {
+      call,
+      name: seen.title,
+      title: seen.title,
+      kind: seen.kind,
+      status: ok ? 'succeeded' : 'failed',
+      ok,
+      ...streamToolContent(toolText(update)),
+    });
+  }
+}
+
+/** A tool call's output as text: its text content, a line per diff, else its raw output. */
+function toolText(update: { content?: ToolCallContent[] | null; rawOutput?: unknown }): string {
+  const parts: string[] = [];
+  for (const c of update.content ?? []) {
+    if (c.type === 'content' && c.content.type === 'text') parts.push(c.content.text);
+    else if (c.type === 'diff') parts.push(`diff ${c.path}`);
+  }
+  if (parts.length > 0) return parts.join('\n');
+  const raw = update.rawOutput;
+  if (raw === undefined || raw === null) return '';
+  return typeof raw === 'string' ? raw : JSON.stringify(raw);
+}

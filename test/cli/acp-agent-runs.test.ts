@@ -1,0 +1,156 @@
+/**
+ * A raider entry with an ACP agent: each run is one prompt turn of the agent,
+ * through the ACP bridge the hall starts like any raider (docs/agents.md).
+ * The agent is test/fixtures/scripted-acp-agent.mjs; its prompt says what it does.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { REPO } from '../support/hall-client.js';
+import {
+  alive,
+  doneOf,
+  doneTap,
+  eventsFile,
+  eventually,
+  hall,
+  type HallProcess,
+  hallRoot,
+  removeRoots,
+  request,
+  socketOf,
+  startHallProcess,
+} from './cli-helpers.js';
+import type { EventTap } from '../support/hall-client.js';
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
+
+const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+const SPAWNED_ID = /^Spawned raider (\S+) \(PID \d+\)/m;
+const VARIABLE = '$' + '{ACP_TEST_WORD}';
+
+const CONFIG = `raiders:
+  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }
+  pids: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }
+  envy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_ENV_OUT: GREETING, GREETING: "${VARIABLE} there" } }, model: m1, permission_mode: default }
+  claude: { agent: claude }
+`;
+
+let root = '';
+let hallProcess: HallProcess | undefined;
+let tap: EventTap | undefined;
+
+beforeAll(async () => {
+  root = hallRoot(CONFIG);
+  // No ACP adapter on this PATH: the preset's command is not found.
+  hallProcess = await startHallProcess(root, { ACP_TEST_WORD: 'skål', PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` });
+  tap = await doneTap(root);
+});
+
+afterAll(async () => {
+  tap?.close();
+  expect((await hallProcess?.stop())?.code).toBe(0);
+  removeRoots();
+});
+
+function done(id: string) {
+  if (!tap) throw new Error('no hall');
+  return doneOf(tap, id);
+}
+
+function runEvents(id: string): Array<Record<string, unknown>> {
+  const lines = fs.readFileSync(eventsFile(root, id), 'utf8').trim().split('\n');
+  return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+async function attached(name: string, mission: string) {
+  const r = await hall(['spawn', '--attach', name, ...mission.split(' ')], root);
+  return { ...r, id: SPAWNED_ID.exec(r.stderr)?.[1] ?? '' };
+}
+
+describe.concurrent('a run of an ACP agent is one prompt turn', () => {
+  it('an answered mission: spawn --attach prints the answer and exits 0; raider.done is completed with it', async () => {
+    const r = await attached('scripted', 'answer hello from the agent');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('hello from the agent');
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'hello from the agent' });
+    const events = runEvents(r.id);
+    expect(events.map((e) => e.type)).toEqual([
+      'run.started',
+      'run.state',
+      'message.chunk',
+      'message.chunk',
+      'message',
+      'run.state',
+      'run.finished',
+    ]);
+    expect(events[0]).toMatchObject({ engine: 'acp', agent: AGENT });
+    // The agent's stderr is in the slot log with the run id, as any raider's.
+    const logs = await hall(['logs', r.id], root);
+    expect(logs.stdout).toContain(`scripted agent: session in ${root}`);
+  });
+
+  it('tool calls are tool.call and tool.result events with the ACP kind and title; the response is the final message', async () => {
+    const r = await attached('scripted', 'tool');
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'all read' });
+    const events = runEvents(r.id);
+    expect(events.find((e) => e.type === 'tool.call')).toMatchObject({
+      call: 't1',
+      name: 'Read README.md',
+      title: 'Read README.md',
+      kind: 'read',
+      arguments: { path: 'README.md' },
+    });
+    expect(events.find((e) => e.type === 'tool.result')).toMatchObject({
+      call: 't1',
+      kind: 'read',
+      status: 'succeeded',
+      ok: true,
+      content: '# the readme',
+    });
+  });
+
+  it('raider.spawned carries the pid of the bridge, the agent is its child, and the agent does not outlive the run', async () => {
+    const spawned = await request(socketOf(root), { cmd: 'spawn', name: 'pids', mission: 'answer ok' });
+    const id = String(spawned.id);
+    expect(await done(id)).toMatchObject({ status: 'completed', response: 'ok' });
+    const [agentPid, agentParent] = fs.readFileSync(path.join(root, 'agent.pid'), 'utf8').split(' ').map(Number);
+    expect(agentParent).toBe(spawned.pid);
+    await eventually(() => expect(alive(agentPid ?? 0)).toBe(false), 10_000, 20);
+  });
+
+  it("the agent's environment: acp.env over the hall's, each VAR reference expanded from the hall's environment", async () => {
+    const r = await attached('envy', 'answer -');
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'GREETING=skål there' });
+  });
+
+  const failures: Array<[string, string]> = [
+    ['error model overloaded', 'the agent answered session/prompt with an error: model overloaded (code -32603)'],
+    ['stop max_tokens', 'the agent stopped: it reached its token limit (stop reason max_tokens)'],
+    ['stop max_turn_requests', 'the agent stopped: it reached its limit of model requests in one turn (stop reason max_turn_requests)'],
+    ['stop refusal', 'the agent refused to go on (stop reason refusal)'],
+    [
+      'crash',
+      'the agent exited during session/prompt (exit code 3); its last stderr lines:\n' +
+        `scripted agent: session in ${'ROOT'}\nscripted agent: about to fail\nscripted agent: out of memory`,
+    ],
+  ];
+  for (const [mission, error] of failures) {
+    it(`${mission}: the run fails naming the reason, spawn --attach exits 1`, async () => {
+      const r = await attached('scripted', mission);
+      const expected = error.replace('ROOT', root);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`run ${r.id} ended: failed: ${expected}`);
+      expect(await done(r.id)).toMatchObject({ status: 'failed', error: expected, exit_code: 1 });
+    });
+  }
+
+  it('a preset whose command is not installed: the error names the command and its npm package', async () => {
+    const r = await attached('claude', 'hello');
+    const error =
+      'agent command claude-agent-acp not found (not on PATH nor a file); it comes with the npm package ' +
+      '@agentclientprotocol/claude-agent-acp (npm install -g @agentclientprotocol/claude-agent-acp)';
+    expect(r.code).toBe(1);
+    expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+  });
+});
