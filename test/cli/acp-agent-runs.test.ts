@@ -33,6 +33,7 @@ const CONFIG = `raiders:
   scripted: { acp: { command: ${JSON.stringify(AGENT)} } }
   pids: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }
   envy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_ENV_OUT: GREETING, GREETING: "${VARIABLE} there" } }, model: m1, permission_mode: default }
+  hanger: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: hang.pid } } }
   claude: { agent: claude }
 `;
 
@@ -144,6 +145,18 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
       expect(await done(r.id)).toMatchObject({ status: 'failed', error: expected, exit_code: 1 });
     });
   }
+
+  it('a cancel ends the turn: the run is cancelled and the agent is gone', async () => {
+    const spawned = await request(socketOf(root), { cmd: 'spawn', name: 'hanger', mission: 'hang' });
+    const id = String(spawned.id);
+    const pidFile = path.join(root, 'hang.pid');
+    // The agent writes the file once the bridge has started it (and so is ready for a signal).
+    await eventually(() => expect(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : '').toMatch(/^\d+ \d+$/), 30_000, 20);
+    await request(socketOf(root), { cmd: 'cancel', id });
+    expect(await done(id)).toMatchObject({ status: 'cancelled' });
+    const agentPid = Number(fs.readFileSync(pidFile, 'utf8').split(' ')[0]);
+    await eventually(() => expect(alive(agentPid)).toBe(false), 10_000, 20);
+  });
 
   it('a preset whose command is not installed: the error names the command and its npm package', async () => {
     const r = await attached('claude', 'hello');
