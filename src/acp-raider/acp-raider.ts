@@ -33,6 +33,10 @@ type RunEnd =
   | { status: 'interrupted'; signal: 'INT' | 'TERM' };
 
 export async function runAcpRaider(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') && !argv.slice(0, argv.indexOf('--help')).includes('--')) {
+    process.stdout.write(`${ACP_RAIDER_USAGE}\n\nRuns MISSION as one prompt turn of the ACP agent CMD (docs/agents.md).\n`);
+    return 0;
+  }
   const parsed = parseAcpRaiderArgs(argv, process.cwd());
   if (!parsed.ok) {
     process.stderr.write(`raider acp-client: ${parsed.error}\n${ACP_RAIDER_USAGE}\n`);

@@ -218,7 +218,7 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
 }
 
 /** The first words of `raider` that name a command rather than start the built-in raider. */
-export const COMMANDS = ['hall', 'acp', 'demo', 'provider', 'help'] as const;
+export const COMMANDS = ['hall', 'acp', 'acp-client', 'demo', 'provider', 'help'] as const;
 
 /**
  * Why the words before `--` are not a mission, or null when they are. A
@@ -265,6 +265,7 @@ stdin is not a terminal. Any other word is a command or a usage error.
 Commands:
   hall                        run and talk to a Raider Hall (raider hall --help)
   acp                         an ACP agent for editors, relaying to a hall
+  acp-client                  one mission as a prompt turn of an ACP agent (docs/agents.md)
   provider add|list|rm        provider bindings in ~/.raider/config.yml
   demo [DIR]                  an offline demo hall in the foreground
   help                        this text

@@ -18,6 +18,7 @@ import {
   hallRoot,
   removeRoots,
   request,
+  runCli,
   socketOf,
   startHallProcess,
 } from './cli-helpers.js';
@@ -165,5 +166,23 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
       '@agentclientprotocol/claude-agent-acp (npm install -g @agentclientprotocol/claude-agent-acp)';
     expect(r.code).toBe(1);
     expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+  });
+});
+
+describe.concurrent('raider acp-client by hand', () => {
+  it('--help prints the usage (exit 0); a call without an agent is a usage error (exit 2), nothing on stdout', async () => {
+    const [help, bad] = await Promise.all([
+      runCli(['acp-client', '--help'], { cwd: REPO }),
+      runCli(['acp-client', '--', 'hi'], { cwd: REPO }),
+    ]);
+    expect(help).toMatchObject({ code: 0 });
+    expect(help.stdout).toMatch(/^usage: raider acp-client /);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toContain('raider acp-client: --agent-command is required');
+  });
+
+  it('without --stream-json it prints the answer', async () => {
+    const r = await runCli(['acp-client', '--agent-command', AGENT, '--', 'answer', 'by', 'hand'], { cwd: REPO });
+    expect(r).toMatchObject({ code: 0, stdout: 'by hand\n' });
   });
 });
