@@ -29,12 +29,14 @@ vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const SPAWNED_ID = /^Spawned raider (\S+) \(PID \d+\)/m;
 const VARIABLE = '$' + '{ACP_TEST_WORD}';
+const UNSET = '$' + '{ACP_TEST_UNSET}';
 
 const CONFIG = `raiders:
   scripted: { acp: { command: ${JSON.stringify(AGENT)} } }
   pids: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }
   envy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_ENV_OUT: GREETING, GREETING: "${VARIABLE} there" } }, model: m1, permission_mode: default }
   hanger: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: hang.pid } } }
+  unset: { acp: { command: ${JSON.stringify(AGENT)}, env: { KEY: "${UNSET}" } } }
   claude: { agent: claude }
 `;
 
@@ -124,6 +126,16 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
   it("the agent's environment: acp.env over the hall's, each VAR reference expanded from the hall's environment", async () => {
     const r = await attached('envy', 'answer -');
     expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'GREETING=skål there' });
+  });
+
+  it('a variable of acp.env that is not set in the hall environment fails the run, naming the key and the variable', async () => {
+    const r = await attached('unset', 'answer x');
+    // The spawn itself is answered with the error: the run never starts.
+    const message = `could not be started: raiders.unset.acp.env.KEY: ${UNSET} not set in the environment`;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(message);
+    const id = /raider (\S+) could not be started/.exec(r.stderr)?.[1] ?? '';
+    expect(await done(id)).toMatchObject({ status: 'failed' });
   });
 
   const failures: Array<[string, string]> = [
