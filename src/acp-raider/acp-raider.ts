@@ -62,13 +62,23 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   };
   const updates = new TurnUpdates(turnEvents);
 
+  // SIGINT cancels: a turn in flight gets session/cancel and ends as the agent says (a deaf
+  // agent gets the hall's escalation); before the prompt there is nothing to wait for.
+  const control: TurnControl = { cancelled: false };
+  const cancelled = signals.cancelled.then((): Promise<RunEnd> => {
+    control.cancelled = true;
+    if (control.cancel === undefined) return Promise.resolve({ status: 'cancelled' });
+    control.cancel();
+    return new Promise<RunEnd>(() => {});
+  });
   const end = await Promise.race([
-    signals.received.then((signal): RunEnd => (signal === 'INT' ? { status: 'cancelled' } : { status: 'interrupted', signal })),
+    cancelled,
+    signals.interrupted.then((signal): RunEnd => ({ status: 'interrupted', signal })),
     (async (): Promise<RunEnd> => {
       const start = await startAgent({ command: args.command, args: args.args, cwd: args.root, env: agentEnv(process.env) });
       if (!start.ok) return { status: 'failed', error: startError(args, start.code, start.error) };
       agent = start.agent;
-      return promptTurn(args, start.agent, updates, turnEvents);
+      return promptTurn(args, start.agent, updates, turnEvents, control);
     })(),
   ]);
   signals.settle();
@@ -109,7 +119,19 @@ function startError(args: AcpRaiderArgs, code: string | undefined, error: string
   return `agent command ${args.command} could not be started: ${error}`;
 }
 
-async function promptTurn(args: AcpRaiderArgs, agent: AgentProcess, updates: TurnUpdates, events: EventSink): Promise<RunEnd> {
+/** A turn as the signal handling sees it: whether a cancel was asked for, and how to send it once the prompt is in flight. */
+interface TurnControl {
+  cancelled: boolean;
+  cancel?: () => void;
+}
+
+async function promptTurn(
+  args: AcpRaiderArgs,
+  agent: AgentProcess,
+  updates: TurnUpdates,
+  events: EventSink,
+  control: TurnControl,
+): Promise<RunEnd> {
   const app = client({ name: 'raider-hall' })
     .onNotification(methods.client.session.update, ({ params }) => updates.apply(params.update))
     .onRequest(methods.client.session.requestPermission, ({ params }) => refusePermission(params, events));
@@ -125,11 +147,13 @@ async function promptTurn(args: AcpRaiderArgs, agent: AgentProcess, updates: Tur
     step = 'session/new';
     const session = await conn.agent.request(methods.agent.session.new, { cwd: args.root, mcpServers: [] });
     step = 'session/prompt';
-    const result = await conn.agent.request(methods.agent.session.prompt, {
+    const prompt = conn.agent.request(methods.agent.session.prompt, {
       sessionId: session.sessionId,
       prompt: [{ type: 'text', text: args.mission }],
     });
-    return stopEnd(result.stopReason, updates.response);
+    control.cancel = () => void conn.agent.notify(methods.agent.session.cancel, { sessionId: session.sessionId }).catch(() => {});
+    const result = await prompt;
+    return stopEnd(result.stopReason, updates.response, control.cancelled);
   } catch (err) {
     if (err instanceof RequestError)
       return { status: 'failed', error: `the agent answered ${step} with an error: ${err.message} (code ${err.code})` };
@@ -141,11 +165,12 @@ async function promptTurn(args: AcpRaiderArgs, agent: AgentProcess, updates: Tur
   }
 }
 
-function stopEnd(reason: StopReason, response: string): RunEnd {
+function stopEnd(reason: StopReason, response: string, cancelRequested: boolean): RunEnd {
   switch (reason) {
     case 'end_turn':
       return { status: 'completed', response };
     case 'cancelled':
+      if (cancelRequested) return { status: 'cancelled' };
       return { status: 'failed', error: 'the agent ended the turn as cancelled, though nobody cancelled it (stop reason cancelled)' };
     case 'max_tokens':
       return { status: 'failed', error: 'the agent stopped: it reached its token limit (stop reason max_tokens)' };
@@ -214,16 +239,27 @@ function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number): RunDocu
   return doc;
 }
 
-/** SIGINT cancels the run, SIGTERM interrupts it; after the end, signals are the default again. */
-function watchSignals(): { received: Promise<'INT' | 'TERM'>; settle(): void } {
-  let resolve: (s: 'INT' | 'TERM') => void = () => {};
-  const received = new Promise<'INT' | 'TERM'>((r) => (resolve = r));
-  const onInt = () => resolve('INT');
-  const onTerm = () => resolve('TERM');
+/**
+ * The first SIGINT cancels the run; SIGTERM, or a second SIGINT, interrupts
+ * it. After the end, signals have their default action again.
+ */
+function watchSignals(): { cancelled: Promise<void>; interrupted: Promise<'INT' | 'TERM'>; settle(): void } {
+  let cancel: () => void = () => {};
+  let interrupt: (s: 'INT' | 'TERM') => void = () => {};
+  const cancelled = new Promise<void>((r) => (cancel = r));
+  const interrupted = new Promise<'INT' | 'TERM'>((r) => (interrupt = r));
+  let ints = 0;
+  const onInt = () => {
+    ints++;
+    if (ints === 1) cancel();
+    else interrupt('INT');
+  };
+  const onTerm = () => interrupt('TERM');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   return {
-    received,
+    cancelled,
+    interrupted,
     settle() {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);

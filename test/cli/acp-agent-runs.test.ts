@@ -35,9 +35,11 @@ const CONFIG = `raiders:
   scripted: { acp: { command: ${JSON.stringify(AGENT)} } }
   pids: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }
   envy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_ENV_OUT: GREETING, GREETING: "${VARIABLE} there" } }, model: m1, permission_mode: default }
+  deaf: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: deaf.pid } } }
   hanger: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: hang.pid } } }
   unset: { acp: { command: ${JSON.stringify(AGENT)}, env: { KEY: "${UNSET}" } } }
   claude: { agent: claude }
+cancel_grace: 0.5
 `;
 
 let root = '';
@@ -65,6 +67,12 @@ function done(id: string) {
 function runEvents(id: string): Array<Record<string, unknown>> {
   const lines = fs.readFileSync(eventsFile(root, id), 'utf8').trim().split('\n');
   return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Waits until the agent (which wrote its pid file) has said "waiting" in the turn of run `id`. */
+async function promptInFlight(id: string, pidFile: string): Promise<void> {
+  await eventually(() => expect(fs.readFileSync(eventsFile(root, id), 'utf8')).toContain('"message.chunk"'), 30_000, 20);
+  expect(fs.readFileSync(pidFile, 'utf8')).toMatch(/^\d+ \d+$/);
 }
 
 async function attached(name: string, mission: string) {
@@ -163,10 +171,26 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
     const spawned = await request(socketOf(root), { cmd: 'spawn', name: 'hanger', mission: 'hang' });
     const id = String(spawned.id);
     const pidFile = path.join(root, 'hang.pid');
-    // The agent writes the file once the bridge has started it (and so is ready for a signal).
-    await eventually(() => expect(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : '').toMatch(/^\d+ \d+$/), 30_000, 20);
+    await promptInFlight(id, pidFile);
     await request(socketOf(root), { cmd: 'cancel', id });
     expect(await done(id)).toMatchObject({ status: 'cancelled' });
+    // The agent was asked to end its turn (ACP's session/cancel), and it did.
+    expect((await hall(['logs', id], root)).stdout).toContain('scripted agent: session/cancel received');
+    const agentPid = Number(fs.readFileSync(pidFile, 'utf8').split(' ')[0]);
+    await eventually(() => expect(alive(agentPid)).toBe(false), 10_000, 20);
+  });
+
+  it('an agent deaf to session/cancel gets the hall escalation: the run is interrupted by SIGTERM after cancel_grace', async () => {
+    const spawned = await request(socketOf(root), { cmd: 'spawn', name: 'deaf', mission: 'deaf' });
+    const id = String(spawned.id);
+    const pidFile = path.join(root, 'deaf.pid');
+    await promptInFlight(id, pidFile);
+    await request(socketOf(root), { cmd: 'cancel', id });
+    expect(await done(id)).toMatchObject({
+      status: 'interrupted',
+      signaled: 1,
+      hall_stop: 'cancelled by the hall, escalated to SIGTERM (SIGINT, SIGTERM)',
+    });
     const agentPid = Number(fs.readFileSync(pidFile, 'utf8').split(' ')[0]);
     await eventually(() => expect(alive(agentPid)).toBe(false), 10_000, 20);
   });
