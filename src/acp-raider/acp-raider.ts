@@ -13,11 +13,14 @@ import {
   methods,
   ndJsonStream,
   RequestError,
+  type PermissionOptionKind,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
   type StopReason,
 } from '@agentclientprotocol/sdk';
 import { errorMessage } from '../domain/error-message.js';
+import { isRecord } from '../domain/records.js';
+import { type Asker, PermissionChannel, type PermissionAnswer } from '../protocol/permission-channel.js';
 import { ACP_RAIDER_USAGE, type AcpRaiderArgs, parseAcpRaiderArgs } from './args.js';
 import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
@@ -64,9 +67,11 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
 
   // SIGINT cancels: a turn in flight gets session/cancel and ends as the agent says (a deaf
   // agent gets the hall's escalation); before the prompt there is nothing to wait for.
-  const control: TurnControl = { cancelled: false };
+  const control: TurnControl = { cancelled: false, questions: new AbortController() };
+  const channel = args.permissionChannel !== undefined ? new PermissionChannel(args.permissionChannel, warn) : undefined;
   const cancelled = signals.cancelled.then((): Promise<RunEnd> => {
     control.cancelled = true;
+    control.questions.abort();
     if (control.cancel === undefined) return Promise.resolve({ status: 'cancelled' });
     control.cancel();
     return new Promise<RunEnd>(() => {});
@@ -78,10 +83,11 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
       const start = await startAgent({ command: args.command, args: args.args, cwd: args.root, env: agentEnv(process.env) });
       if (!start.ok) return { status: 'failed', error: startError(args, start.code, start.error) };
       agent = start.agent;
-      return promptTurn(args, start.agent, updates, turnEvents, control);
+      return promptTurn(args, start.agent, updates, turnEvents, control, channel);
     })(),
   ]);
   signals.settle();
+  control.questions.abort();
   open = false;
 
   const elapsedMs = performance.now() - started;
@@ -90,6 +96,7 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls) });
   // The agent never outlives its run: its turn is over, whatever it was doing.
   await agent?.stop();
+  channel?.close();
 
   if (!args.streamJson) {
     if (end.status === 'completed') process.stdout.write(`${end.response}\n`);
@@ -102,6 +109,10 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
     process.kill(process.pid, signal);
   }
   return end.status === 'completed' ? 0 : 1;
+}
+
+function warn(message: string): void {
+  process.stderr.write(`${message}\n`);
 }
 
 /** The agent's environment: ours, without the variable by which a restarted hall finds its raiders (the bridge is the raider). */
@@ -123,6 +134,8 @@ function startError(args: AcpRaiderArgs, code: string | undefined, error: string
 interface TurnControl {
   cancelled: boolean;
   cancel?: () => void;
+  /** Aborted at a cancel or the run's end: questions still open are answered `no`. */
+  questions: AbortController;
 }
 
 async function promptTurn(
@@ -131,10 +144,13 @@ async function promptTurn(
   updates: TurnUpdates,
   events: EventSink,
   control: TurnControl,
+  channel: Asker | undefined,
 ): Promise<RunEnd> {
   const app = client({ name: 'raider-hall' })
     .onNotification(methods.client.session.update, ({ params }) => updates.apply(params.update))
-    .onRequest(methods.client.session.requestPermission, ({ params }) => refusePermission(params, events));
+    .onRequest(methods.client.session.requestPermission, ({ params }) =>
+      answerPermission(params, events, channel, control.questions.signal),
+    );
   const conn: ClientConnection = app.connect(
     ndJsonStream(
       Writable.toWeb(agent.child.stdin) as WritableStream<Uint8Array>,
@@ -201,22 +217,58 @@ function exitWithin(exited: Promise<AgentExit>, ms: number): Promise<AgentExit |
   );
 }
 
+/** The hall's answers as ACP option kinds, in order of preference (`allow_always` is `session`). */
+const OPTION_KINDS: Record<PermissionAnswer['answer'], readonly PermissionOptionKind[]> = {
+  once: ['allow_once'],
+  session: ['allow_always'],
+  no: ['reject_once', 'reject_always'],
+};
+
 /**
- * Permission questions are not relayed to the hall's faces yet: each is
- * refused at once, with the reason in the run's events, never left hanging
- * and never allowed silently.
+ * The agent's permission question, asked on the run's permission channel
+ * when the hall gave it one (docs/raider.md, "The permission channel"): the
+ * hall's faces answer it. Without a channel, or when the agent offers no
+ * option for the answer, it is refused at once with the reason in the run's
+ * events: never left hanging, never allowed silently.
  */
-function refusePermission(params: RequestPermissionRequest, events: EventSink): RequestPermissionResponse {
-  const reject = params.options.find((o) => o.kind === 'reject_once') ?? params.options.find((o) => o.kind === 'reject_always');
-  const reason = 'this hall does not relay the permission questions of ACP agents yet';
+async function answerPermission(
+  params: RequestPermissionRequest,
+  events: EventSink,
+  channel: Asker | undefined,
+  signal: AbortSignal,
+): Promise<RequestPermissionResponse> {
+  const call = params.toolCall.toolCallId;
+  const title = params.toolCall.title ?? call;
+  const pick = (answer: PermissionAnswer['answer']) => params.options.find((o) => OPTION_KINDS[answer].includes(o.kind));
+  let answer: PermissionAnswer = { answer: 'no', reason: 'the hall gave this run no permission channel: nobody can answer' };
+  if (channel !== undefined) {
+    const input = params.toolCall.rawInput;
+    answer = await channel.ask(
+      {
+        tool: title,
+        call,
+        input: isRecord(input) ? input : {},
+        title,
+        kind: params.toolCall.kind ?? 'other',
+        reason: 'the agent asks before this tool call',
+      },
+      signal,
+    );
+  }
+  let option = pick(answer.answer);
+  if (option === undefined && answer.answer !== 'no') {
+    answer = { answer: 'no', reason: `the agent offers no option for the answer ${answer.answer} (${answer.reason || 'no reason given'})` };
+    option = pick('no');
+  }
   events.emit('permission', {
-    call: params.toolCall.toolCallId,
-    name: params.toolCall.title ?? params.toolCall.toolCallId,
-    decision: 'refused',
-    asked: false,
-    reason,
+    call,
+    name: title,
+    decision: answer.answer === 'no' ? 'refused' : 'allowed',
+    asked: channel !== undefined,
+    ...(channel !== undefined ? { answer: answer.answer } : {}),
+    reason: answer.reason,
   });
-  return reject !== undefined ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } };
+  return option !== undefined ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
 }
 
 interface RunDocument {

@@ -41,9 +41,10 @@ export function raiderArgv(input: RaiderArgvInput): string[] {
 }
 
 /**
- * What the ACP bridge is started with. It takes `model`, `permissionMode`,
- * `session` and `permissionChannel` as the built-in raider does, and does not
- * apply them yet (docs/agents.md, "Not yet").
+ * What the ACP bridge is started with. It takes `model`, `permissionMode` and
+ * `session` as the built-in raider does, and does not apply them yet
+ * (docs/agents.md, "Not yet"); its agent's permission questions go to
+ * `permissionChannel`.
  */
 export interface AcpBridgeArgvInput {
   agent: AcpAgentCommand;

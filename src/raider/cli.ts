@@ -19,7 +19,7 @@ import type { RunDocument } from './document.js';
 import { selectEngine } from './engines/select.js';
 import { ConfigError, errorMessage, RaiderExit, UsageError } from './errors.js';
 import { resolvePacks } from './packs/resolve.js';
-import { PermissionChannel } from './permissions/channel.js';
+import { PermissionChannel } from '../protocol/permission-channel.js';
 import { PermissionGate } from './permissions/gate.js';
 import { loadPermissionSettings } from './permissions/settings.js';
 import { systemPrompt } from './prompt.js';

@@ -122,6 +122,17 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
     });
   });
 
+  it('a permission question with no face to answer it is refused at once, with the reason in the events', async () => {
+    const r = await attached('scripted', 'ask');
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'refused' });
+    expect(runEvents(r.id).find((e) => e.type === 'permission')).toMatchObject({
+      call: 't1',
+      decision: 'refused',
+      asked: false,
+      reason: 'the hall gave this run no permission channel: nobody can answer',
+    });
+  });
+
   it('raider.spawned carries the pid of the bridge, the agent is its child, and the agent does not outlive the run', async () => {
     const spawned = await request(socketOf(root), { cmd: 'spawn', name: 'pids', mission: 'answer ok' });
     const id = String(spawned.id);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PermissionMode } from '../../src/domain/permission.js';
 import { ConfigError } from '../../src/raider/errors.js';
-import type { Asker, PermissionQuestion } from '../../src/raider/permissions/channel.js';
+import type { Asker, PermissionQuestion } from '../../src/protocol/permission-channel.js';
 import { splitCommand } from '../../src/raider/permissions/command-split.js';
 import { PermissionGate, type PermissionEvent } from '../../src/raider/permissions/gate.js';
 import { decide, type RuleSet } from '../../src/raider/permissions/policy.js';

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import type { PermissionMode } from '../../domain/permission.js';
 import type { ToolCallEntry } from '../engines/engine.js';
 import type { Tool } from '../tools/tool.js';
-import type { Asker, AnswerWord } from './channel.js';
+import type { Asker, AnswerWord } from '../../protocol/permission-channel.js';
 import { decide, type RuleSet } from './policy.js';
 import { parseRule, suggestRule, type CallFacts, type MatchContext, type Rule } from './rules.js';
 

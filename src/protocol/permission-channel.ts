@@ -1,6 +1,6 @@
 /**
- * The raider's side of the permission channel: a UNIX socket the
- * hall listens on, one JSON object per line.
+ * A raider's side of the permission channel (the built-in raider's, and the
+ * ACP bridge's): a UNIX socket the hall listens on, one JSON object per line.
  *
  *   raider → hall  {"type":"ask","id":"q1","tool":"bash","input":{...},"call":"c3",
  *                   "title":"...","kind":"execute","reason":"...","rule":"Bash(git status)"}
@@ -13,11 +13,10 @@
  * on stderr and skipped.
  */
 import { connect, type Socket } from 'node:net';
-import { MAX_LINE_BYTES, readLines } from '../../protocol/line-reader.js';
-import { canonicalLine } from '../../protocol/canonical-line.js';
-import { errorMessage } from '../errors.js';
-import type { ToolKind } from '../tools/tool.js';
-import { isRecord } from '../../domain/records.js';
+import { errorMessage } from '../domain/error-message.js';
+import { isRecord } from '../domain/records.js';
+import { canonicalLine } from './canonical-line.js';
+import { MAX_LINE_BYTES, readLines } from './line-reader.js';
 
 export interface PermissionQuestion {
   tool: string;
@@ -25,7 +24,8 @@ export interface PermissionQuestion {
   call: string;
   input: Record<string, unknown>;
   title: string;
-  kind: ToolKind;
+  /** ACP's tool kind: read, edit, delete, move, search, execute, think, fetch, other. */
+  kind: string;
   reason: string;
   rule?: string;
 }
