@@ -24,6 +24,7 @@ import { type Asker, PermissionChannel, type PermissionAnswer } from '../protoco
 import { ACP_RAIDER_USAGE, type AcpRaiderArgs, parseAcpRaiderArgs } from './args.js';
 import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
+import { planSessionConfig } from './session-config.js';
 import { TurnUpdates } from './turn-updates.js';
 
 /** How long a closed connection waits for the agent's exit status, to say how it ended. */
@@ -162,6 +163,25 @@ async function promptTurn(
     await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     step = 'session/new';
     const session = await conn.agent.request(methods.agent.session.new, { cwd: args.root, mcpServers: [] });
+    const plan = planSessionConfig(session, args);
+    if (!plan.ok) return { status: 'failed', error: plan.error };
+    for (const note of plan.notes) {
+      events.emit('note', { setting: note.setting, text: note.text });
+      warn(`raider acp-client: ${note.text}`);
+    }
+    for (const change of plan.steps) {
+      if (change.kind === 'set_mode') {
+        step = 'session/set_mode';
+        await conn.agent.request(methods.agent.session.setMode, { sessionId: session.sessionId, modeId: change.modeId });
+      } else {
+        step = 'session/set_config_option';
+        await conn.agent.request(methods.agent.session.setConfigOption, {
+          sessionId: session.sessionId,
+          configId: change.configId,
+          value: change.value,
+        });
+      }
+    }
     step = 'session/prompt';
     const prompt = conn.agent.request(methods.agent.session.prompt, {
       sessionId: session.sessionId,

@@ -15,6 +15,7 @@ export type AcpStreamEventType =
   | 'tool.call'
   | 'tool.result'
   | 'permission'
+  | 'note'
   | 'run.finished';
 
 export interface EventSink {

@@ -39,6 +39,10 @@ const CONFIG = `raiders:
   hanger: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: hang.pid } } }
   unset: { acp: { command: ${JSON.stringify(AGENT)}, env: { KEY: "${UNSET}" } } }
   claude: { agent: claude }
+  planner: { acp: { command: ${JSON.stringify(AGENT)} }, permission_mode: plan }
+  optioned: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: config } }, permission_mode: acceptEdits }
+  wrongmode: { acp: { command: ${JSON.stringify(AGENT)} }, permission_mode: bypassPermissions }
+  bare: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: none } }, permission_mode: plan }
 cancel_grace: 0.5
 `;
 
@@ -213,6 +217,43 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
       '@agentclientprotocol/claude-agent-acp (npm install -g @agentclientprotocol/claude-agent-acp)';
     expect(r.code).toBe(1);
     expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+  });
+});
+
+describe.concurrent("the entry's permission_mode on the agent's session", () => {
+  it('a mode the agent offers is set (session/set_mode) before the prompt', async () => {
+    const r = await attached('planner', 'settings');
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'mode=plan model=m1' });
+    const logs = (await hall(['logs', r.id], root)).stdout;
+    expect(logs).toContain('scripted agent: set mode plan');
+    expect(runEvents(r.id).filter((e) => e.type === 'note')).toEqual([]);
+  });
+
+  it('an agent that offers its modes as a config option of category mode gets the mode that way', async () => {
+    const r = await attached('optioned', 'settings');
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'mode=acceptEdits model=m1' });
+    // m1 is the session's model already, and this entry names none: only the mode is set.
+    const logs = (await hall(['logs', r.id], root)).stdout;
+    expect(logs).toContain('scripted agent: set mode acceptEdits');
+    expect(logs).not.toContain('scripted agent: set model');
+  });
+
+  it('a mode the agent does not offer fails the run, naming the mode and the ones offered; no prompt is sent', async () => {
+    const r = await attached('wrongmode', 'settings');
+    const error = 'the agent offers no permission mode bypassPermissions; it offers: default, acceptEdits, plan';
+    expect(r.code).toBe(1);
+    expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+    expect(runEvents(r.id).map((e) => e.type)).not.toContain('message.chunk');
+  });
+
+  it('an agent that offers no modes: a note in the events and the slot log, and the run goes on', async () => {
+    const r = await attached('bare', 'settings');
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'mode=default model=m1' });
+    const notes = runEvents(r.id).filter((e) => e.type === 'note');
+    expect(notes).toMatchObject([{ setting: 'mode', text: 'the agent offers no session modes: permission mode plan not applied' }]);
+    expect((await hall(['logs', r.id], root)).stdout).toContain(
+      'raider acp-client: the agent offers no session modes: permission mode plan not applied',
+    );
   });
 });
 

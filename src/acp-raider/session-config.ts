@@ -1,0 +1,58 @@
+/**
+ * The run's `permission_mode` applied to a new agent session. A mode goes
+ * through the session's modes (`session/set_mode`), else the agent's config
+ * option of category `mode`. A value the agent does not offer is a plan that
+ * fails the run; an agent that offers no such choice at all gets a note and
+ * the run goes on, since the agent then has one behaviour to give.
+ */
+import type { NewSessionResponse, SessionConfigOption } from '@agentclientprotocol/sdk';
+
+/** One request to send to the agent before the prompt. */
+export type ConfigStep = { kind: 'set_mode'; modeId: string } | { kind: 'set_config_option'; configId: string; value: string };
+
+export type ConfigPlan =
+  | { ok: true; steps: ConfigStep[]; notes: Array<{ setting: 'mode' | 'model'; text: string }> }
+  | { ok: false; error: string };
+
+export interface Wanted {
+  permissionMode?: string;
+}
+
+export function planSessionConfig(session: NewSessionResponse, wanted: Wanted): ConfigPlan {
+  const steps: ConfigStep[] = [];
+  const notes: Array<{ setting: 'mode' | 'model'; text: string }> = [];
+  const options = session.configOptions ?? [];
+
+  if (wanted.permissionMode !== undefined) {
+    const mode = wanted.permissionMode;
+    const modes = session.modes?.availableModes.map((m) => m.id);
+    const option = selectOption(options, 'mode');
+    if (modes !== undefined && modes.length > 0) {
+      if (!modes.includes(mode)) return { ok: false, error: unknownText('permission mode', mode, modes) };
+      if (session.modes?.currentModeId !== mode) steps.push({ kind: 'set_mode', modeId: mode });
+    } else if (option !== undefined) {
+      const values = selectValues(option);
+      if (!values.includes(mode)) return { ok: false, error: unknownText('permission mode', mode, values) };
+      if (option.currentValue !== mode) steps.push({ kind: 'set_config_option', configId: option.id, value: mode });
+    } else {
+      notes.push({ setting: 'mode', text: `the agent offers no session modes: permission mode ${mode} not applied` });
+    }
+  }
+
+  return { ok: true, steps, notes };
+}
+
+type SelectOption = Extract<SessionConfigOption, { type: 'select' }>;
+
+function selectOption(options: readonly SessionConfigOption[], category: 'mode' | 'model'): SelectOption | undefined {
+  return options.find((o): o is SelectOption => o.type === 'select' && o.category === category);
+}
+
+/** The values of a select option, flat across its groups. */
+function selectValues(option: SelectOption): string[] {
+  return option.options.flatMap((o) => ('group' in o ? o.options.map((v) => v.value) : [o.value]));
+}
+
+function unknownText(what: string, value: string, offered: readonly string[]): string {
+  return `the agent offers no ${what} ${value}; it offers: ${offered.join(', ')}`;
+}
