@@ -1,9 +1,11 @@
 /**
- * The run's `permission_mode` applied to a new agent session. A mode goes
- * through the session's modes (`session/set_mode`), else the agent's config
- * option of category `mode`. A value the agent does not offer is a plan that
- * fails the run; an agent that offers no such choice at all gets a note and
- * the run goes on, since the agent then has one behaviour to give.
+ * The entry's `permission_mode` and `model` applied to a new agent session
+ * (docs/agents.md, "Mode and model"). A mode goes through the session's
+ * modes (`session/set_mode`), else the agent's config option of category
+ * `mode`; a model through its config option of category `model` (the only
+ * model choice stable ACP has). A value the agent does not offer is a plan
+ * that fails the run; an agent that offers no such choice at all gets a note
+ * and the run goes on, since the agent then has one behaviour to give.
  */
 import type { NewSessionResponse, SessionConfigOption } from '@agentclientprotocol/sdk';
 
@@ -16,6 +18,7 @@ export type ConfigPlan =
 
 export interface Wanted {
   permissionMode?: string;
+  model?: string;
 }
 
 export function planSessionConfig(session: NewSessionResponse, wanted: Wanted): ConfigPlan {
@@ -39,6 +42,17 @@ export function planSessionConfig(session: NewSessionResponse, wanted: Wanted): 
     }
   }
 
+  if (wanted.model !== undefined) {
+    const model = wanted.model;
+    const option = selectOption(options, 'model');
+    if (option !== undefined) {
+      const values = selectValues(option);
+      if (!values.includes(model)) return { ok: false, error: unknownText('model', model, values) };
+      if (option.currentValue !== model) steps.push({ kind: 'set_config_option', configId: option.id, value: model });
+    } else {
+      notes.push({ setting: 'model', text: `the agent offers no model choice: model ${model} not applied` });
+    }
+  }
   return { ok: true, steps, notes };
 }
 

@@ -41,8 +41,9 @@ export function raiderArgv(input: RaiderArgvInput): string[] {
 }
 
 /**
- * What the ACP bridge is started with. It takes `model`, `permissionMode` and
- * `session` as the built-in raider does, and does not apply them yet
+ * What the ACP bridge is started with. It sets `model` and `permissionMode`
+ * on the agent's session (docs/agents.md, "Mode and model"); it takes
+ * `session` as the built-in raider does and does not use it yet
  * (docs/agents.md, "Not yet"); its agent's permission questions go to
  * `permissionChannel`.
  */

@@ -39,10 +39,11 @@ const CONFIG = `raiders:
   hanger: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: hang.pid } } }
   unset: { acp: { command: ${JSON.stringify(AGENT)}, env: { KEY: "${UNSET}" } } }
   claude: { agent: claude }
-  planner: { acp: { command: ${JSON.stringify(AGENT)} }, permission_mode: plan }
+  planner: { acp: { command: ${JSON.stringify(AGENT)} }, permission_mode: plan, model: m2 }
   optioned: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: config } }, permission_mode: acceptEdits }
   wrongmode: { acp: { command: ${JSON.stringify(AGENT)} }, permission_mode: bypassPermissions }
-  bare: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: none } }, permission_mode: plan }
+  wrongmodel: { acp: { command: ${JSON.stringify(AGENT)} }, model: gpt-9 }
+  bare: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: none } }, permission_mode: plan, model: m2 }
 cancel_grace: 0.5
 `;
 
@@ -220,12 +221,13 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
   });
 });
 
-describe.concurrent("the entry's permission_mode on the agent's session", () => {
-  it('a mode the agent offers is set (session/set_mode) before the prompt', async () => {
+describe.concurrent("the entry's permission_mode and model on the agent's session", () => {
+  it('a mode and a model the agent offers are set (session/set_mode, the model config option) before the prompt', async () => {
     const r = await attached('planner', 'settings');
-    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'mode=plan model=m1' });
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'mode=plan model=m2' });
     const logs = (await hall(['logs', r.id], root)).stdout;
     expect(logs).toContain('scripted agent: set mode plan');
+    expect(logs).toContain('scripted agent: set model m2');
     expect(runEvents(r.id).filter((e) => e.type === 'note')).toEqual([]);
   });
 
@@ -246,11 +248,20 @@ describe.concurrent("the entry's permission_mode on the agent's session", () => 
     expect(runEvents(r.id).map((e) => e.type)).not.toContain('message.chunk');
   });
 
-  it('an agent that offers no modes: a note in the events and the slot log, and the run goes on', async () => {
+  it('a model the agent does not offer fails the run, naming the model and the ones offered', async () => {
+    const r = await attached('wrongmodel', 'settings');
+    expect(r.code).toBe(1);
+    expect(await done(r.id)).toMatchObject({ status: 'failed', error: 'the agent offers no model gpt-9; it offers: m1, m2' });
+  });
+
+  it('an agent that offers no modes and no model choice: a note for each in the events and the slot log, and the run goes on', async () => {
     const r = await attached('bare', 'settings');
     expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'mode=default model=m1' });
     const notes = runEvents(r.id).filter((e) => e.type === 'note');
-    expect(notes).toMatchObject([{ setting: 'mode', text: 'the agent offers no session modes: permission mode plan not applied' }]);
+    expect(notes).toMatchObject([
+      { setting: 'mode', text: 'the agent offers no session modes: permission mode plan not applied' },
+      { setting: 'model', text: 'the agent offers no model choice: model m2 not applied' },
+    ]);
     expect((await hall(['logs', r.id], root)).stdout).toContain(
       'raider acp-client: the agent offers no session modes: permission mode plan not applied',
     );
