@@ -31,12 +31,16 @@ export function planSessionConfig(session: NewSessionResponse, wanted: Wanted): 
     const modes = session.modes?.availableModes.map((m) => m.id);
     const option = selectOption(options, 'mode');
     if (modes !== undefined && modes.length > 0) {
-      if (!modes.includes(mode)) return { ok: false, error: unknownText('permission mode', mode, modes) };
-      if (session.modes?.currentModeId !== mode) steps.push({ kind: 'set_mode', modeId: mode });
+      if (!modes.includes(mode)) {
+        if (mode !== DEFAULT_MODE) return { ok: false, error: unknownText('permission mode', mode, modes) };
+        notes.push(keptDefault(session.modes?.currentModeId));
+      } else if (session.modes?.currentModeId !== mode) steps.push({ kind: 'set_mode', modeId: mode });
     } else if (option !== undefined) {
       const values = selectValues(option);
-      if (!values.includes(mode)) return { ok: false, error: unknownText('permission mode', mode, values) };
-      if (option.currentValue !== mode) steps.push({ kind: 'set_config_option', configId: option.id, value: mode });
+      if (!values.includes(mode)) {
+        if (mode !== DEFAULT_MODE) return { ok: false, error: unknownText('permission mode', mode, values) };
+        notes.push(keptDefault(option.currentValue));
+      } else if (option.currentValue !== mode) steps.push({ kind: 'set_config_option', configId: option.id, value: mode });
     } else {
       notes.push({ setting: 'mode', text: `the agent offers no session modes: permission mode ${mode} not applied` });
     }
@@ -54,6 +58,17 @@ export function planSessionConfig(session: NewSessionResponse, wanted: Wanted): 
     }
   }
   return { ok: true, steps, notes };
+}
+
+/**
+ * The hall's own name for "no particular mode" (an editor session or an entry
+ * that chose none says it): an agent without a mode of that name keeps its
+ * own default rather than failing every such run.
+ */
+const DEFAULT_MODE = 'default';
+
+function keptDefault(current: string | undefined): { setting: 'mode'; text: string } {
+  return { setting: 'mode', text: `the agent has no mode named default: it keeps its own${current !== undefined ? ` (${current})` : ''}` };
 }
 
 type SelectOption = Extract<SessionConfigOption, { type: 'select' }>;
