@@ -159,10 +159,15 @@ async function promptTurn(
     ),
   );
   let step = 'initialize';
+  // One deadline for both steps of the start: a hung agent ends the run, not the hall's patience.
+  const start = deadline(args.startTimeout * 1000);
   try {
-    await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const init = await start.within(conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }));
+    if (init === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     step = 'session/new';
-    const session = await conn.agent.request(methods.agent.session.new, { cwd: args.root, mcpServers: [] });
+    const session = await start.within(conn.agent.request(methods.agent.session.new, { cwd: args.root, mcpServers: [] }));
+    if (session === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
+    start.clear();
     const plan = planSessionConfig(session, args);
     if (!plan.ok) return { status: 'failed', error: plan.error };
     for (const note of plan.notes) {
@@ -197,8 +202,25 @@ async function promptTurn(
     const exit = await exitWithin(agent.exited, EXIT_WAIT_MS);
     return { status: 'failed', error: crashText(step, exit, agent.stderrTail(), errorMessage(err)) };
   } finally {
+    start.clear();
     conn.close();
   }
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** A timer that a promise can be raced against. */
+function deadline(ms: number): { within<T>(p: Promise<T>): Promise<T | typeof TIMED_OUT>; clear(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), ms)));
+  return { within: (p) => Promise.race([p, expired]), clear: () => clearTimeout(timer) };
+}
+
+function startTimeoutEnd(step: string, seconds: number): RunEnd {
+  return {
+    status: 'failed',
+    error: `the agent did not answer ${step} within ${seconds} s (acp.start_timeout); it was stopped`,
+  };
 }
 
 function stopEnd(reason: StopReason, response: string, cancelRequested: boolean): RunEnd {

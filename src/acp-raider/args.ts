@@ -2,7 +2,8 @@
  * The bridge's command line: the raider contract's flags (`--stream-json`,
  * `--root`, `--session`, `--permission-channel`, `--model`,
  * `--permission-mode`, `-- MISSION`) and the agent to start
- * (`--agent-command`, `--agent-arg=ARG` repeated, `--agent-package`).
+ * (`--agent-command`, `--agent-arg=ARG` repeated, `--agent-package`,
+ * `--agent-start-timeout`).
  */
 import { parseArgs } from 'node:util';
 import type { AcpBridgeArgvInput } from '../domain/raider-argv.js';
@@ -14,12 +15,18 @@ export interface AcpRaiderArgs extends Omit<AcpBridgeArgvInput, 'agent'> {
   args: string[];
   /** The npm package that provides `command`, for the message when it is not installed. */
   package?: string;
+  /** Seconds the agent has to answer `initialize` and `session/new`. */
+  startTimeout: number;
 }
+
+/** The start timeout when the entry sets none (`acp.start_timeout`). */
+export const DEFAULT_START_TIMEOUT_S = 60;
 
 export type ArgsResult = { ok: true; args: AcpRaiderArgs } | { ok: false; error: string };
 
 export const ACP_RAIDER_USAGE =
   'usage: raider acp-client [--stream-json] --agent-command CMD [--agent-arg=ARG ...] [--agent-package PKG]\n' +
+  '                         [--agent-start-timeout SECONDS]\n' +
   '                         [--root DIR] [--model M] [--permission-mode MODE] -- MISSION';
 
 export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsResult {
@@ -32,6 +39,10 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
   const { values, positionals } = parsed;
   const command = values['agent-command'];
   if (command === undefined || command === '') return { ok: false, error: '--agent-command is required' };
+  const timeout = values['agent-start-timeout'];
+  const startTimeout = timeout === undefined ? DEFAULT_START_TIMEOUT_S : Number(timeout);
+  if (!Number.isFinite(startTimeout) || startTimeout <= 0)
+    return { ok: false, error: `--agent-start-timeout wants a number of seconds > 0, not ${JSON.stringify(timeout)}` };
   const mission = positionals.join(' ').trim();
   if (mission === '') return { ok: false, error: 'no mission (it goes after --)' };
   const optional = (key: 'agent-package' | 'model' | 'permission-mode' | 'session' | 'permission-channel') => values[key];
@@ -46,6 +57,7 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
       streamJson: values['stream-json'] === true,
       command,
       args: values['agent-arg'] ?? [],
+      startTimeout,
       ...(pkg !== undefined ? { package: pkg } : {}),
       ...(model !== undefined ? { model } : {}),
       ...(mode !== undefined ? { permissionMode: mode } : {}),
@@ -67,6 +79,7 @@ function parse(argv: readonly string[]) {
       'agent-command': { type: 'string' },
       'agent-arg': { type: 'string', multiple: true },
       'agent-package': { type: 'string' },
+      'agent-start-timeout': { type: 'string' },
       model: { type: 'string', short: 'm' },
       'permission-mode': { type: 'string' },
       root: { type: 'string', short: 'r' },

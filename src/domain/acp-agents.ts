@@ -28,6 +28,8 @@ export interface AcpSettings {
   command: string;
   args: readonly string[];
   env: Readonly<Record<string, string>>;
+  /** Seconds the agent has to answer `initialize` and `session/new` (the bridge's default when absent). */
+  start_timeout?: number;
 }
 
 /** How to start an entry's agent: its command, arguments, extra environment, and the package that provides it when known. */

@@ -63,6 +63,7 @@ export function acpBridgeArgv(input: AcpBridgeArgvInput): string[] {
   // `=` keeps an argument that starts with a dash (`--acp`) from reading as a flag.
   for (const arg of input.agent.args) argv.push(`--agent-arg=${arg}`);
   if (input.agent.package !== undefined) argv.push('--agent-package', input.agent.package);
+  if (input.agent.start_timeout !== undefined) argv.push('--agent-start-timeout', String(input.agent.start_timeout));
   if (input.model !== undefined) argv.push('--model', input.model);
   if (input.permissionMode !== undefined) argv.push('--permission-mode', input.permissionMode);
   argv.push('--root', input.root);

@@ -44,6 +44,8 @@ const CONFIG = `raiders:
   wrongmode: { acp: { command: ${JSON.stringify(AGENT)} }, permission_mode: bypassPermissions }
   wrongmodel: { acp: { command: ${JSON.stringify(AGENT)} }, model: gpt-9 }
   bare: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: none } }, permission_mode: plan, model: m2 }
+  hanginit: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-initialize, SCRIPTED_ACP_PID_FILE: hanginit.pid }, start_timeout: 3 } }
+  hangnew: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-session-new, SCRIPTED_ACP_PID_FILE: hangnew.pid }, start_timeout: 3 } }
 cancel_grace: 0.5
 `;
 
@@ -266,6 +268,22 @@ describe.concurrent("the entry's permission_mode and model on the agent's sessio
       'raider acp-client: the agent offers no session modes: permission mode plan not applied',
     );
   });
+});
+
+describe.concurrent('an ACP agent that misbehaves ends its own run, with a message a person can act on', () => {
+  for (const [name, step] of [
+    ['hanginit', 'initialize'],
+    ['hangnew', 'session/new'],
+  ] as const) {
+    it(`an agent that hangs in ${step} fails its run after acp.start_timeout, and is gone`, async () => {
+      const r = await attached(name, 'answer never');
+      const error = `the agent did not answer ${step} within 3 s (acp.start_timeout); it was stopped`;
+      expect(r.code).toBe(1);
+      expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+      const agentPid = Number(fs.readFileSync(path.join(root, `${name}.pid`), 'utf8').split(' ')[0]);
+      await eventually(() => expect(alive(agentPid)).toBe(false), 10_000, 20);
+    });
+  }
 });
 
 describe.concurrent('raider acp-client by hand', () => {

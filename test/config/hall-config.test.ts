@@ -199,7 +199,7 @@ describe('parseHallConfig: ACP agents', () => {
       'raiders:\n' +
         `  claude: { acp: { command: claude-agent-acp, env: { ANTHROPIC_API_KEY: "${KEY_REF}" } }, model: sonnet, permission_mode: default }\n` +
         '  codex: { agent: codex }\n' +
-        '  own: { acp: { command: ./my-agent, args: [--stdio] } }\n',
+        '  own: { acp: { command: ./my-agent, args: [--stdio], start_timeout: 90 } }\n',
     );
     expect(warnings).toEqual([]);
     expect(config.raiders.claude).toEqual({
@@ -210,7 +210,7 @@ describe('parseHallConfig: ACP agents', () => {
       ignoredKeys: [],
     });
     expect(config.raiders.codex).toEqual({ agent: 'codex', packs: [], ignoredKeys: [] });
-    expect(config.raiders.own?.acp).toEqual({ command: './my-agent', args: ['--stdio'], env: {} });
+    expect(config.raiders.own?.acp).toEqual({ command: './my-agent', args: ['--stdio'], env: {}, start_timeout: 90 });
   });
 });
 
@@ -266,6 +266,7 @@ describe('bad values: file + key path + expectation', () => {
     ['raiders: { c: { acp: { args: [] } } }', 'raiders.c.acp.command: required'],
     ['raiders: { c: { acp: { command: x, args: x } } }', 'raiders.c.acp.args: expected a list of arguments, got "x"'],
     ['raiders: { c: { acp: { command: x, env: { A: [1] } } } }', 'raiders.c.acp.env.A: expected a string, got a list'],
+    ['raiders: { c: { acp: { command: x, start_timeout: 0 } } }', 'raiders.c.acp.start_timeout: expected a number of seconds > 0, got 0'],
     [
       'raiders: { "../x": {} }',
       'raiders["../x"]: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "../x"',

@@ -159,8 +159,9 @@ const acpSettings = z.object(
     args: z.array(z.string(expected('a string')), expected('a list of arguments')).default([]),
     // `${VAR}` is expanded when a run starts, from the hall's environment.
     env: z.record(z.string(), z.string(expected('a string')), expected('a mapping of variable names to values')).default({}),
+    start_timeout: number('a number of seconds > 0', (n) => n > 0).optional(),
   },
-  expected('a mapping (command, args, env)'),
+  expected('a mapping (command, args, env, start_timeout)'),
 );
 
 const raiderEntry = z
