@@ -8,6 +8,7 @@
  */
 import { Readable, Writable } from 'node:stream';
 import {
+  type AuthMethod,
   client,
   type ClientConnection,
   methods,
@@ -159,11 +160,13 @@ async function promptTurn(
     ),
   );
   let step = 'initialize';
+  let authMethods: readonly AuthMethod[] = [];
   // One deadline for both steps of the start: a hung agent ends the run, not the hall's patience.
   const start = deadline(args.startTimeout * 1000);
   try {
     const init = await start.within(conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }));
     if (init === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
+    authMethods = init.authMethods ?? [];
     step = 'session/new';
     const session = await start.within(conn.agent.request(methods.agent.session.new, { cwd: args.root, mcpServers: [] }));
     if (session === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
@@ -196,6 +199,7 @@ async function promptTurn(
     const result = await prompt;
     return stopEnd(result.stopReason, updates.response, control.cancelled);
   } catch (err) {
+    if (err instanceof RequestError && err.code === AUTH_REQUIRED) return { status: 'failed', error: authText(step, authMethods) };
     if (err instanceof RequestError)
       return { status: 'failed', error: `the agent answered ${step} with an error: ${err.message} (code ${err.code})` };
     // The connection ended under the request: the agent is gone, or going.
@@ -205,6 +209,16 @@ async function promptTurn(
     start.clear();
     conn.close();
   }
+}
+
+/** ACP's error code for a request the agent refuses until the user logs in. */
+const AUTH_REQUIRED = -32000;
+
+function authText(step: string, methods: readonly AuthMethod[]): string {
+  const head = `the agent needs a login: it answered ${step} with auth required (code ${AUTH_REQUIRED})`;
+  if (methods.length === 0) return `${head}, and named no way to log in; log in as its documentation says`;
+  const ways = methods.map((m) => `${m.name} (${m.id})${m.description ? `: ${m.description}` : ''}`);
+  return `${head}; log in to it by one of its methods, then run again: ${ways.join('; ')}`;
 }
 
 const TIMED_OUT = Symbol('timed out');

@@ -46,6 +46,7 @@ const CONFIG = `raiders:
   bare: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: none } }, permission_mode: plan, model: m2 }
   hanginit: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-initialize, SCRIPTED_ACP_PID_FILE: hanginit.pid }, start_timeout: 3 } }
   hangnew: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-session-new, SCRIPTED_ACP_PID_FILE: hangnew.pid }, start_timeout: 3 } }
+  authy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: auth } } }
 cancel_grace: 0.5
 `;
 
@@ -284,6 +285,15 @@ describe.concurrent('an ACP agent that misbehaves ends its own run, with a messa
       await eventually(() => expect(alive(agentPid)).toBe(false), 10_000, 20);
     });
   }
+
+  it('session/new refused with auth required: the run fails saying the agent needs a login, and by which methods', async () => {
+    const r = await attached('authy', 'answer x');
+    const error =
+      'the agent needs a login: it answered session/new with auth required (code -32000); log in to it by one of its ' +
+      'methods, then run again: Log in with a browser (browser): run `scripted login`; API key (api-key): set SCRIPTED_API_KEY';
+    expect(r.code).toBe(1);
+    expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+  });
 });
 
 describe.concurrent('raider acp-client by hand', () => {
