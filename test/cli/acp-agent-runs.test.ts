@@ -47,6 +47,7 @@ const CONFIG = `raiders:
   hanginit: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-initialize, SCRIPTED_ACP_PID_FILE: hanginit.pid }, start_timeout: 3 } }
   hangnew: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-session-new, SCRIPTED_ACP_PID_FILE: hangnew.pid }, start_timeout: 3 } }
   authy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: auth } } }
+  exiter: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: exit } } }
 cancel_grace: 0.5
 `;
 
@@ -291,6 +292,15 @@ describe.concurrent('an ACP agent that misbehaves ends its own run, with a messa
     const error =
       'the agent needs a login: it answered session/new with auth required (code -32000); log in to it by one of its ' +
       'methods, then run again: Log in with a browser (browser): run `scripted login`; API key (api-key): set SCRIPTED_API_KEY';
+    expect(r.code).toBe(1);
+    expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+  });
+
+  it('an agent that exits at once: the run fails with its exit and its stderr lines', async () => {
+    const r = await attached('exiter', 'answer x');
+    const error =
+      'the agent exited during initialize (exit code 2); its last stderr lines:\n' +
+      'scripted agent: no config found\nscripted agent: giving up';
     expect(r.code).toBe(1);
     expect(await done(r.id)).toMatchObject({ status: 'failed', error });
   });
