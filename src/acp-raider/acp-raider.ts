@@ -6,7 +6,7 @@
  * session/new in the root, session/prompt with the mission, and the turn's
  * stop reason (or the agent's error, or its crash) is the run's end.
  */
-import { Readable, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import {
   type AuthMethod,
   client,
@@ -23,6 +23,7 @@ import { errorMessage } from '../domain/error-message.js';
 import { isRecord } from '../domain/records.js';
 import { type Asker, PermissionChannel, type PermissionAnswer } from '../protocol/permission-channel.js';
 import { ACP_RAIDER_USAGE, type AcpRaiderArgs, parseAcpRaiderArgs } from './args.js';
+import { AgentLines, MAX_MESSAGE_BYTES } from './agent-lines.js';
 import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
 import { planSessionConfig } from './session-config.js';
@@ -153,17 +154,19 @@ async function promptTurn(
     .onRequest(methods.client.session.requestPermission, ({ params }) =>
       answerPermission(params, events, channel, control.questions.signal),
     );
-  const conn: ClientConnection = app.connect(
-    ndJsonStream(
-      Writable.toWeb(agent.child.stdin) as WritableStream<Uint8Array>,
-      Readable.toWeb(agent.child.stdout) as ReadableStream<Uint8Array>,
-    ),
-  );
+  const lines = new AgentLines(agent.child.stdout);
+  const conn: ClientConnection = app.connect(ndJsonStream(Writable.toWeb(agent.child.stdin) as WritableStream<Uint8Array>, lines.readable));
   let step = 'initialize';
   let authMethods: readonly AuthMethod[] = [];
   // One deadline for both steps of the start: a hung agent ends the run, not the hall's patience.
   const start = deadline(args.startTimeout * 1000);
-  try {
+  const overLimit = lines.overLimit.then(
+    (): RunEnd => ({
+      status: 'failed',
+      error: `the agent sent a message over ${MAX_MESSAGE_BYTES / (1024 * 1024)} MiB during ${step}; the bridge stopped reading it`,
+    }),
+  );
+  const turn = async (): Promise<RunEnd> => {
     const init = await start.within(conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }));
     if (init === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     authMethods = init.authMethods ?? [];
@@ -198,6 +201,9 @@ async function promptTurn(
     control.cancel = () => void conn.agent.notify(methods.agent.session.cancel, { sessionId: session.sessionId }).catch(() => {});
     const result = await prompt;
     return stopEnd(result.stopReason, updates.response, control.cancelled);
+  };
+  try {
+    return await Promise.race([turn(), overLimit]);
   } catch (err) {
     if (err instanceof RequestError && err.code === AUTH_REQUIRED) return { status: 'failed', error: authText(step, authMethods) };
     if (err instanceof RequestError)
@@ -208,6 +214,7 @@ async function promptTurn(
   } finally {
     start.clear();
     conn.close();
+    noteSkipped(lines);
   }
 }
 
@@ -235,6 +242,15 @@ function startTimeoutEnd(step: string, seconds: number): RunEnd {
     status: 'failed',
     error: `the agent did not answer ${step} within ${seconds} s (acp.start_timeout); it was stopped`,
   };
+}
+
+/** Lines of the agent's stdout that were not JSON-RPC messages are skipped; the slot log says how many. */
+function noteSkipped(lines: AgentLines): void {
+  const { count, first } = lines.skipped();
+  if (count === 0) return;
+  warn(
+    `raider acp-client: skipped ${count} line${count === 1 ? '' : 's'} of the agent's stdout that were not JSON-RPC messages (the first: ${first})`,
+  );
 }
 
 function stopEnd(reason: StopReason, response: string, cancelRequested: boolean): RunEnd {

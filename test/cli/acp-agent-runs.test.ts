@@ -48,6 +48,7 @@ const CONFIG = `raiders:
   hangnew: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-session-new, SCRIPTED_ACP_PID_FILE: hangnew.pid }, start_timeout: 3 } }
   authy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: auth } } }
   exiter: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: exit } } }
+  huge: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: huge.pid } } }
 cancel_grace: 0.5
 `;
 
@@ -303,6 +304,28 @@ describe.concurrent('an ACP agent that misbehaves ends its own run, with a messa
       'scripted agent: no config found\nscripted agent: giving up';
     expect(r.code).toBe(1);
     expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+  });
+
+  it('lines on stdout that are not JSON-RPC messages are skipped; the slot log counts them', async () => {
+    const r = await attached('scripted', 'garbage');
+    expect(r.code).toBe(0);
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'after garbage' });
+    const logs = await hall(['logs', r.id], root);
+    expect(logs.stdout).toContain(
+      "raider acp-client: skipped 3 lines of the agent's stdout that were not JSON-RPC messages " +
+        '(the first: Debugger listening on ws://127.0.0.1:9229)',
+    );
+  });
+
+  it('a message over 10 MiB fails the run, the agent is gone, and the hall runs the next mission', async () => {
+    const r = await attached('huge', 'huge');
+    const error = 'the agent sent a message over 10 MiB during session/prompt; the bridge stopped reading it';
+    expect(r.code).toBe(1);
+    expect(await done(r.id)).toMatchObject({ status: 'failed', error });
+    const agentPid = Number(fs.readFileSync(path.join(root, 'huge.pid'), 'utf8').split(' ')[0]);
+    await eventually(() => expect(alive(agentPid)).toBe(false), 10_000, 20);
+    const next = await attached('huge', 'answer still here');
+    expect(await done(next.id)).toMatchObject({ status: 'completed', response: 'still here' });
   });
 });
 
