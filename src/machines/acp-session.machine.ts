@@ -9,6 +9,7 @@
 import { assign, enqueueActions, setup, type DoneActorEvent } from 'xstate';
 import { promptAnswer, type PromptAnswer, type RunEnd } from '../domain/acp-mapping.js';
 import { permissionQuestionMachine, type QuestionOutput } from './permission-question.machine.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 export interface AcpSessionInput {
   sessionId: string;
@@ -178,7 +179,7 @@ export const acpSessionMachine = setup({
               input: {
                 questionId: event.questionId,
                 runId: event.runId,
-                ...(event.rule !== undefined ? { rule: event.rule } : {}),
+                ...definedFields({ rule: event.rule }),
                 timeoutMs: context.permissionTimeoutMs,
               },
             });

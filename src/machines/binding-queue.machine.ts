@@ -11,6 +11,7 @@ import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import { toFront, type Mission } from '../domain/mission.js';
 import { MissionQueue } from '../domain/mission-queue.js';
 import type { DropReason } from './slot.machine.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 export interface BindingQueueInput {
   binding: string;
@@ -73,7 +74,7 @@ export const bindingQueueMachine = setup({
         binding: context.binding,
         entry: event.entry,
         at: event.at,
-        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+        ...definedFields({ reqId: event.reqId }),
       };
     }),
     passHead: enqueueActions(({ context, enqueue }) => {
@@ -121,7 +122,7 @@ export const bindingQueueMachine = setup({
         binding: context.binding,
         missionId: event.missionId,
         ...(entry !== undefined ? { entry, from } : {}),
-        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+        ...definedFields({ reqId: event.reqId }),
       } satisfies BindingQueueReport);
     }),
     dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'binding.dropMission'>) => {

@@ -26,6 +26,7 @@ import { occurrenceAction, planWake, sleepMs, type CatchUp, type WakePlan } from
 import type { CronOutcome } from '../domain/cron-record.js';
 import type { CronSpec } from '../domain/cron-schedule.js';
 import type { BusEventOf } from '../protocol/events.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 export interface CronJobInput {
   id: string;
@@ -149,7 +150,7 @@ export const cronJobMachine = setup({
           name: context.name,
           slot: new Date(currentSlot(context)).toISOString(),
           ...(outcome?.raider_id !== undefined && outcome.result === 'started' ? { raider_id: outcome.raider_id } : {}),
-          ...(outcome?.mission_id !== undefined ? { mission_id: outcome.mission_id } : {}),
+          ...definedFields({ mission_id: outcome?.mission_id }),
           ...(outcome?.catch_up ? { catch_up: true } : {}),
         },
       };

@@ -13,6 +13,7 @@ import type { BindingQueueReport } from './binding-queue.machine.js';
 import type { HallEmitted, LiveRun, ReplyBody, StoreOp } from './hall-effects.js';
 import type { RunOutput, RunSpawnedReport } from './run.machine.js';
 import type { DropReason, SlotReport } from './slot.machine.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 type BusEventOf<T extends HallBusEvent['type']> = Extract<HallBusEvent, { type: T }>;
 type RefusedRun = Extract<RunOutput, { kind: 'refused' }>;
@@ -51,10 +52,7 @@ export function doneEvent(run: EndedRun & { cancelRequested?: boolean }): Raider
     exit_code: o.exit_code,
     signaled: o.signaled,
     status: o.status,
-    ...(o.response !== undefined ? { response: o.response } : {}),
-    ...(o.error !== undefined ? { error: o.error } : {}),
-    ...(o.hall_stop !== undefined ? { hall_stop: o.hall_stop } : {}),
-    ...(o.session !== undefined ? { session: o.session } : {}),
+    ...definedFields({ response: o.response, error: o.error, hall_stop: o.hall_stop, session: o.session }),
     ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
     mission_id: run.entry.id,
     ...(run.cancelRequested ? { cancel_requested: true } : {}),
@@ -118,7 +116,7 @@ export function refusedEvent(out: RefusedRun): BusEventOf<'raider.refused'> {
     status: 'refused',
     slot: out.slot,
     name: out.entry.name,
-    ...(out.binding !== undefined ? { binding: out.binding } : {}),
+    ...definedFields({ binding: out.binding }),
     reason: out.reason,
     error: out.error,
     queued: out.queued,
@@ -162,7 +160,7 @@ export function missionQueuedEvent(entry: Mission, depth: number, binding: strin
   return {
     type: 'raider.queued',
     slot: entry.name,
-    ...(binding !== undefined ? { binding } : {}),
+    ...definedFields({ binding }),
     queue_depth: depth,
     mission_id: entry.id,
   };
@@ -193,7 +191,7 @@ export function droppedEvent(entry: Mission, reason: DropReason): BusEventOf<'ra
     type: 'raider.dropped',
     mission_id: entry.id,
     slot: entry.name,
-    ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
+    ...definedFields({ binding: entry.binding }),
     reason,
   };
 }
@@ -204,7 +202,7 @@ export function cancelledWaitingReply(entry: Mission): CancelQueuedReply {
     dropped: 1,
     mission_id: entry.id,
     slot: entry.name,
-    ...(entry.binding !== undefined ? { binding: entry.binding } : {}),
+    ...definedFields({ binding: entry.binding }),
   };
 }
 
@@ -214,7 +212,7 @@ export function movedEvent(entry: Mission, binding: string | undefined, from: nu
     type: 'raider.moved',
     mission_id: entry.id,
     slot: entry.name,
-    ...(binding !== undefined ? { binding } : {}),
+    ...definedFields({ binding }),
     position: 1,
     from,
   };
@@ -222,5 +220,5 @@ export function movedEvent(entry: Mission, binding: string | undefined, from: nu
 
 /** The answer to a queue_front that moved its mission. */
 export function movedReply(entry: Mission, binding: string | undefined, from: number): QueueFrontReply {
-  return { moved: 1, mission_id: entry.id, slot: entry.name, ...(binding !== undefined ? { binding } : {}), position: 1, from };
+  return { moved: 1, mission_id: entry.id, slot: entry.name, ...definedFields({ binding }), position: 1, from };
 }

@@ -28,6 +28,7 @@ import {
   type SlotQueued,
   storeEffect as store,
 } from './hall-payloads.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 /** The mission a spawn command asks for, as its queues keep it (the gateway makes it too, for a shared cluster). */
 /** Its keys in sorted order: the store and the replies then write it with the native JSON writer (protocol/canonical-json.ts). */
@@ -37,13 +38,11 @@ export function missionOf(cmd: Omit<SpawnCommand, 'type' | 'reqId'>): Mission {
     return { id: cmd.missionId, mission: cmd.mission, name: cmd.name };
   }
   return {
-    ...(cmd.binding !== undefined ? { binding: cmd.binding } : {}),
-    ...(cmd.cwd !== undefined ? { cwd: cmd.cwd } : {}),
+    ...definedFields({ binding: cmd.binding, cwd: cmd.cwd }),
     id: cmd.missionId,
     mission: cmd.mission,
     name: cmd.name,
-    ...(cmd.permission_mode !== undefined ? { permission_mode: cmd.permission_mode } : {}),
-    ...(cmd.telegram !== undefined ? { telegram: cmd.telegram } : {}),
+    ...definedFields({ permission_mode: cmd.permission_mode, telegram: cmd.telegram }),
   };
 }
 
@@ -71,7 +70,7 @@ function holdInBusySlot(context: HallContext, enqueue: HallEnqueue, params: { en
   if (ref === undefined || depth === undefined) return false;
   // The slot holds it before anyone hears of it.
   enqueue.sendTo(ref, { type: 'slot.hold', entry, at: params.at });
-  tellSlotQueued(enqueue, { type: 'slot.queued', slot, entry, depth, ...(params.reqId !== undefined ? { reqId: params.reqId } : {}) });
+  tellSlotQueued(enqueue, { type: 'slot.queued', slot, entry, depth, ...definedFields({ reqId: params.reqId }) });
   return true;
 }
 
@@ -88,7 +87,7 @@ export function routeMission(
   params: { entry: Mission; at: number; reqId?: string; queued?: boolean },
 ): void {
   const { entry } = params;
-  const reqId = params.reqId !== undefined ? { reqId: params.reqId } : {};
+  const reqId = definedFields({ reqId: params.reqId });
   const explicit = entry.binding;
   if (explicit !== undefined) {
     // Binding queues are never removed either.
@@ -138,9 +137,7 @@ function submitToSlot(
         type: 'slot.submit' as const,
         entry,
         at: params.at,
-        ...(session !== undefined ? { session } : {}),
-        ...(runId !== undefined ? { runId } : {}),
-        ...(params.reqId !== undefined ? { reqId: params.reqId } : {}),
+        ...definedFields({ session, runId, reqId: params.reqId }),
         ...(params.queued ? { queued: true } : {}),
       };
     },
@@ -169,8 +166,7 @@ function acceptOffer(context: HallContext, enqueue: HallEnqueue, params: { slot:
     type: 'slot.offerAccepted',
     missionId: params.entry.id,
     at: params.at,
-    ...(session !== undefined ? { session } : {}),
-    ...(runId !== undefined ? { runId } : {}),
+    ...definedFields({ session, runId }),
   });
 }
 
@@ -199,7 +195,7 @@ export const routingActions = {
   acceptSpawn: hallAction(({ context, enqueue }, cmd: SpawnCommand) => {
     const entry = missionOf(cmd);
     if (!roomFull(context)) {
-      const reqId = cmd.reqId !== undefined ? { reqId: cmd.reqId } : {};
+      const reqId = definedFields({ reqId: cmd.reqId });
       // An explicit binding has its own queue first; a busy numbered slot's queue is known here.
       if (entry.binding === undefined && holdInBusySlot(context, enqueue, { entry, at: cmd.at, ...reqId })) return;
       enqueue.assign({ tickets: context.tickets + 1 });
@@ -228,7 +224,7 @@ export const routingActions = {
       binding: pass.binding,
       entry: pass.entry,
       at: pass.at,
-      ...(pass.reqId !== undefined ? { reqId: pass.reqId } : {}),
+      ...definedFields({ reqId: pass.reqId }),
     };
     // A new mission brought its room along; one that waited in the binding's queue needs room now.
     if (!pass.waited) return passMission(context, enqueue, { ...params, waited: false });
@@ -268,8 +264,7 @@ export const routingActions = {
       type: 'slot.offerAccepted',
       missionId: accepted.missionId,
       at: accepted.at,
-      ...(session !== undefined ? { session } : {}),
-      ...(runId !== undefined ? { runId } : {}),
+      ...definedFields({ session, runId }),
     });
   }),
 };

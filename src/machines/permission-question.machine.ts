@@ -10,6 +10,7 @@
 import { assign, fromPromise, setup } from 'xstate';
 import type { PermissionAnswerValue } from '../domain/permission.js';
 import { errorMessage } from '../domain/error-message.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 export interface QuestionInput {
   questionId: string;
@@ -58,7 +59,7 @@ export const permissionQuestionMachine = setup({
         input: ({ context }) => ({
           questionId: context.questionId,
           runId: context.runId,
-          ...(context.rule !== undefined ? { rule: context.rule } : {}),
+          ...definedFields({ rule: context.rule }),
           timeoutMs: context.timeoutMs,
         }),
         onDone: [
@@ -77,7 +78,7 @@ export const permissionQuestionMachine = setup({
                 questionId: context.questionId,
                 answer: 'session' as const,
                 reason: `allowed for this session by the user: ${context.rule}`,
-                ...(context.rule !== undefined ? { rememberRule: context.rule } : {}),
+                ...definedFields({ rememberRule: context.rule }),
               }),
             }),
           },

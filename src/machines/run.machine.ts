@@ -27,6 +27,7 @@ import type { RefusalReason } from '../domain/refusal.js';
 import type { RunWorktree } from '../domain/worktree.js';
 import { errorMessage } from '../domain/error-message.js';
 import type { LedgerRun } from './hall-effects.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 export type RunSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL';
 
@@ -272,14 +273,13 @@ export const runMachine = setup({
         baseName: context.baseName,
         pid: context.pid,
         entry: context.entry,
-        ...(context.binding !== undefined ? { binding: context.binding } : {}),
-        ...(context.session !== undefined ? { session: context.session } : {}),
+        ...definedFields({ binding: context.binding, session: context.session }),
         sessionCreated: context.sessionCreated,
-        ...(context.sessionError !== undefined ? { sessionError: context.sessionError } : {}),
+        ...definedFields({ sessionError: context.sessionError }),
         eventsPath: context.eventsPath,
         logPath: context.logPath,
         startedAt: context.startedAt,
-        ...(context.reqId !== undefined ? { reqId: context.reqId } : {}),
+        ...definedFields({ reqId: context.reqId }),
         adopted: context.adopted !== undefined,
       }),
     ),
@@ -316,8 +316,7 @@ export const runMachine = setup({
           slot: context.slot,
           baseName: context.baseName,
           entry: context.entry,
-          ...(context.binding !== undefined ? { binding: context.binding } : {}),
-          ...(context.session !== undefined ? { session: context.session } : {}),
+          ...definedFields({ binding: context.binding, session: context.session }),
           rotateLog: context.rotateLog,
           graceMs: context.graceMs,
           queued: context.queued,
@@ -344,8 +343,7 @@ export const runMachine = setup({
                 spawn: out.spawn,
                 session: out.session,
                 sessionCreated: out.sessionCreated === true,
-                ...(out.sessionError !== undefined ? { sessionError: out.sessionError } : {}),
-                ...(out.worktree !== undefined ? { worktree: out.worktree } : {}),
+                ...definedFields({ sessionError: out.sessionError, worktree: out.worktree }),
               };
             }),
           },
@@ -364,7 +362,7 @@ export const runMachine = setup({
         src: 'raiderProcess',
         input: ({ context }) => ({
           runId: context.runId,
-          ...(context.spawn !== undefined ? { spawn: context.spawn } : {}),
+          ...definedFields({ spawn: context.spawn }),
           eventsPath: context.eventsPath,
           logPath: context.logPath,
           ...(context.adopted !== undefined ? { adoptedPid: context.adopted.pid } : {}),
@@ -476,13 +474,13 @@ export const runMachine = setup({
       baseName: context.baseName,
       entry: context.entry,
       endedAt: context.endedAt,
-      ...(context.reqId !== undefined ? { reqId: context.reqId } : {}),
+      ...definedFields({ reqId: context.reqId }),
     };
     if (context.refusal) {
       return {
         kind: 'refused',
         ...common,
-        ...(context.binding !== undefined ? { binding: context.binding } : {}),
+        ...definedFields({ binding: context.binding }),
         reason: context.refusal.reason,
         error: context.refusal.error,
         queued: context.queued,

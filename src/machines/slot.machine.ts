@@ -15,6 +15,7 @@ import { effectiveBinding } from '../domain/names.js';
 import { laterCursor, nextRunId, parseRunId, type RunIdCursor } from '../domain/run-id.js';
 import { runMachine, type RunInput, type RunOutput } from './run.machine.js';
 import { runHostLogic, type RunHostCommand } from './run-host.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 /** Why waiting missions leave a queue without a run: a cancel, or their binding went away. */
 export type DropReason = 'cancelled' | 'binding_closed';
@@ -116,9 +117,7 @@ function submitted({ event }: { event: Extract<SlotEvent, { type: 'slot.submit' 
   return {
     entry: event.entry,
     at: event.at,
-    ...(event.session !== undefined ? { session: event.session } : {}),
-    ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
-    ...(event.runId !== undefined ? { runId: event.runId } : {}),
+    ...definedFields({ session: event.session, reqId: event.reqId, runId: event.runId }),
     queued: event.queued === true,
   };
 }
@@ -145,12 +144,11 @@ export const slotMachine = setup({
         slot: context.slot,
         baseName: context.baseName,
         entry: req.entry,
-        ...(binding !== undefined ? { binding } : {}),
-        ...(req.session !== undefined ? { session: req.session } : {}),
+        ...definedFields({ binding, session: req.session }),
         rotateLog: context.active.length === 0,
         graceMs: context.graceMs,
         queued: req.queued,
-        ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
+        ...definedFields({ reqId: req.reqId }),
       };
       enqueue.sendTo('runs', { type: 'runs.start', input } satisfies RunHostCommand);
       enqueue.sendParent({
@@ -158,8 +156,7 @@ export const slotMachine = setup({
         slot: context.slot,
         runId: id,
         entry: req.entry,
-        ...(binding !== undefined ? { binding } : {}),
-        ...(req.reqId !== undefined ? { reqId: req.reqId } : {}),
+        ...definedFields({ binding, reqId: req.reqId }),
       } satisfies SlotReport);
     }),
     enqueue: enqueueActions(({ context, enqueue }, event: EventOf<'slot.submit'>) => {
@@ -170,7 +167,7 @@ export const slotMachine = setup({
         slot: context.slot,
         entry: event.entry,
         depth: queue.length,
-        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+        ...definedFields({ reqId: event.reqId }),
       } satisfies SlotReport);
     }),
     hold: assign(({ context }, event: EventOf<'slot.hold'>) => ({ queue: context.queue.push(event.entry), now: event.at })),
@@ -204,7 +201,7 @@ export const slotMachine = setup({
         slot: context.slot,
         missionId: event.missionId,
         ...(entry !== undefined ? { entry, from } : {}),
-        ...(event.reqId !== undefined ? { reqId: event.reqId } : {}),
+        ...definedFields({ reqId: event.reqId }),
       } satisfies SlotReport);
     }),
     dropMission: enqueueActions(({ context, enqueue }, event: EventOf<'slot.dropMission'>) => {
@@ -227,8 +224,7 @@ export const slotMachine = setup({
         slot: context.slot,
         baseName: context.baseName,
         entry: event.entry,
-        ...(event.binding !== undefined ? { binding: event.binding } : {}),
-        ...(event.session !== undefined ? { session: event.session } : {}),
+        ...definedFields({ binding: event.binding, session: event.session }),
         rotateLog: false,
         graceMs: context.graceMs,
         queued: false,
@@ -312,8 +308,7 @@ export const slotMachine = setup({
                 params: ({ context, event }) => ({
                   entry: waitingEntry(context, event.missionId),
                   at: event.at,
-                  ...(event.session !== undefined ? { session: event.session } : {}),
-                  ...(event.runId !== undefined ? { runId: event.runId } : {}),
+                  ...definedFields({ session: event.session, runId: event.runId }),
                   queued: true,
                 }),
               },
