@@ -23,6 +23,7 @@ import { orphanRaiders } from './run-recovery.js';
 import { SerialQueue } from '../adapters/storage/serial-queue.js';
 import { signalGroup } from '../adapters/os/process-group.js';
 import { pullPatiently } from './patient-journal-pull.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 /** How often a hall looks for work and for lost halls without a doorbell (a notification can be lost). */
 const POLL_MS = 500;
@@ -189,7 +190,7 @@ export class ClusterWorker {
       // The binding's last run may have been on another hall: its journal comes here before the run starts.
       await Promise.all(claimed.map(({ session }) => (session === undefined ? undefined : this.pullJournal(session))));
       for (const { entry, session, runId, at } of claimed) {
-        this.actor.send({ type: 'cluster.claimed', entry, runId, at, ...(session !== undefined ? { session } : {}) });
+        this.actor.send({ type: 'cluster.claimed', entry, runId, at, ...definedFields({ session }) });
       }
       if (claimed.length < room) return;
     }

@@ -19,6 +19,7 @@ import type { HallGateway } from './hall-gateway.js';
 import { ageSeconds } from '../adapters/control/waiting-missions.js';
 import type { RunOutputMirror } from './run-output-mirror.js';
 import { parseRunId } from '../domain/run-id.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 export function hallCommands(
   gateway: HallGateway,
@@ -33,7 +34,7 @@ export function hallCommands(
         missionId: newMissionId(),
         name: p.name,
         mission: p.mission,
-        ...(p.binding !== undefined ? { binding: p.binding } : {}),
+        ...definedFields({ binding: p.binding }),
         at: Date.now(),
       }),
     ps: () => queries.ps(),
@@ -117,7 +118,7 @@ function clusterCommands(
         base_name: run.base_name,
         mission: run.entry.mission,
         id: run.id,
-        ...(run.session !== undefined ? { session: run.session } : {}),
+        ...definedFields({ session: run.session }),
         ...boundTo(run),
         hall,
       }));
@@ -152,7 +153,7 @@ function clusterCommands(
         id: run.id,
         slot: run.slot,
         pid: run.pid ?? 0,
-        ...(run.session !== undefined ? { session: run.session } : {}),
+        ...definedFields({ session: run.session }),
         ...boundTo(run),
         log_path: copy.logPath,
         events_path: copy.eventsPath,

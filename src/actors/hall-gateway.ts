@@ -13,6 +13,7 @@ import { missionQueuedEvent, missionQueuedReply } from '../machines/hall-payload
 import { checkCommand } from '../protocol/frames.js';
 import type { HallRequest, HallRequestReply } from '../ports/hall-services.js';
 import type { SpawnQueuedReply, SpawnStartedReply } from '../protocol/replies.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 /** A reply the hall owes for longer than this means a bug; the client still gets an answer. */
 const REPLY_TIMEOUT_MS = 120_000;
@@ -140,7 +141,7 @@ function withNotice(body: SpawnStartedReply | SpawnQueuedReply, notice: string):
   if ('queued' in body) {
     // A field the reply gains later is kept (at the end: the slow way, but not lost).
     const { binding, mission_id, position, queue_depth, queued, slot, ...later } = body;
-    return { ...(binding !== undefined ? { binding } : {}), mission_id, notice, position, queue_depth, queued, slot, ...later };
+    return { ...definedFields({ binding }), mission_id, notice, position, queue_depth, queued, slot, ...later };
   }
   return Object.assign({}, body, { notice });
 }

@@ -18,6 +18,7 @@ import type { FaceAnswer, PermissionHandler, PermissionRegistry, QuestionContext
 import { describeLineFault, MAX_LINE_BYTES, type LineFault } from '../protocol/line-reader.js';
 import { errorMessage } from '../domain/error-message.js';
 import type { ClusterPermissions } from './cluster-permissions.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 interface OpenChannel {
   server: net.Server;
@@ -150,7 +151,7 @@ export class PermissionChannels implements PermissionRegistry {
           if (signal.aborted) settle();
           else signal.addEventListener('abort', settle, { once: true });
         });
-        const context = { runId, ...(binding !== undefined ? { binding } : {}), signal };
+        const context = { runId, ...definedFields({ binding }), signal };
         answer = await Promise.race([
           own !== undefined && beside !== undefined ? this.firstOf(question, context, own, beside) : handler(question, context),
           moot,

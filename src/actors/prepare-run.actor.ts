@@ -25,6 +25,7 @@ import type { Refusal } from '../domain/refusal.js';
 import type { RunWorktree, WorktreeSettings } from '../domain/worktree.js';
 import { makeRunWorktree } from '../adapters/os/git-worktree.js';
 import { errorMessage } from '../domain/error-message.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 export function prepareRunLogic(env: RunEnvironment) {
   // The ignored-keys note goes into the slot log once per raider name and hall process.
@@ -85,8 +86,7 @@ export function prepareRunLogic(env: RunEnvironment) {
       const permissionMode = input.entry.permission_mode ?? entry.permission_mode;
       const runArgs = {
         root: runRoot,
-        ...(session !== undefined ? { session } : {}),
-        ...(permissionMode !== undefined ? { permissionMode } : {}),
+        ...definedFields({ session, permissionMode }),
         ...(channel !== null ? { permissionChannel: channel } : {}),
         mission: input.entry.mission,
       };
@@ -103,7 +103,7 @@ export function prepareRunLogic(env: RunEnvironment) {
         eventsPath: events,
         logPath,
         ...(session !== undefined ? { session, sessionCreated } : {}),
-        ...(sessionError !== undefined ? { sessionError } : {}),
+        ...definedFields({ sessionError }),
         startedAt: Date.now(),
         spawn: {
           command: program.command,
@@ -118,7 +118,7 @@ export function prepareRunLogic(env: RunEnvironment) {
             socketPath: reachableSocketPath(paths.socket),
             libTarget: env.libTarget,
             longhouse: config.longhouse,
-            ...(input.entry.telegram !== undefined ? { telegram: input.entry.telegram } : {}),
+            ...definedFields({ telegram: input.entry.telegram }),
           }),
           cwd,
         },
