@@ -19,6 +19,7 @@ import { askClientPermission, type PermissionClient } from './acp-permission-bri
 import { AcpRunStream, sendFinalAnswer, type RunEventSourceFactory } from './acp-run-stream.js';
 import { ClusterRunEventTail } from './cluster-run-event-tail.js';
 import { RunEventTail } from './run-event-tail.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /**
  * What the hub needs from the connection that owns a session: it sends
@@ -375,8 +376,7 @@ export class AcpHub {
     const end: RunEnd = {
       status,
       signaled: event.signaled,
-      ...(event.response !== undefined ? { response: event.response } : {}),
-      ...(event.error !== undefined ? { error: event.error } : {}),
+      ...definedFields({ response: event.response, error: event.error }),
       ...(said.length > 0 ? { said } : {}),
     };
     const stream = handle.runs.get(runId);
@@ -401,7 +401,7 @@ export class AcpHub {
     );
     return new Promise((resolve) => {
       handle.questions.set(questionId, { question, runId, resolve });
-      handle.actor.send({ type: 'question.asked', questionId, runId, ...(question.rule !== undefined ? { rule: question.rule } : {}) });
+      handle.actor.send({ type: 'question.asked', questionId, runId, ...definedFields({ rule: question.rule }) });
     });
   }
 

@@ -9,6 +9,7 @@ import type { Answer, ReplyTo } from '../../protocol/replies.js';
 import type { QueuedMission } from '../../ports/cluster-queue.js';
 import type { DurableState } from '../../ports/durable-state.js';
 import { waitingQueues, type WaitingQueue } from './waiting-missions.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 type Queues = Pick<DurableState, 'slotQueues' | 'bindingQueues'>;
 
@@ -64,9 +65,9 @@ export function clusterStatus(status: Answer<'status'>, local: Queues, queued: r
     q.missions.map((m) => ({
       mission_id: m.mission_id,
       slot: m.name,
-      ...(q.binding !== undefined ? { binding: q.binding } : {}),
+      ...definedFields({ binding: q.binding }),
       position: m.position,
-      ...(m.hall !== undefined ? { hall: m.hall } : {}),
+      ...definedFields({ hall: m.hall }),
     })),
   );
   const { waiting: _own, ...rest } = status;

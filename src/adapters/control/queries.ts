@@ -12,6 +12,7 @@ import { ageSeconds, waitingIds, waitingQueues } from './waiting-missions.js';
 import { journalLastWritten } from './session-journals.js';
 import type { RefusedVerb, Whereabouts } from '../../ports/hall-queries.js';
 import { DroppedMissions, refusal, whereabouts } from './whereabouts.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** The order of `ps`: by slot, then by run id. */
 export function bySlotThenId(a: { slot: string; id: string }, b: { slot: string; id: string }): number {
@@ -43,8 +44,7 @@ export class HallQueries implements HallQueriesContract {
         base_name: run.base_name,
         mission: run.mission,
         id: run.id,
-        ...(run.session !== undefined ? { session: run.session } : {}),
-        ...(run.binding !== undefined ? { binding: run.binding } : {}),
+        ...definedFields({ session: run.session, binding: run.binding }),
       }));
     return { raiders };
   }
@@ -69,7 +69,7 @@ export class HallQueries implements HallQueriesContract {
           slot: r.slot,
           pid: r.pid,
           age: ageSeconds(now, r.started_at),
-          ...(r.binding !== undefined ? { binding: r.binding } : {}),
+          ...definedFields({ binding: r.binding }),
         })),
     };
     const waiting = waitingIds(this.store.state);
@@ -118,8 +118,7 @@ export class HallQueries implements HallQueriesContract {
       pid: run.pid,
       log_path: run.log_path,
       events_path: run.events_path,
-      ...(run.session !== undefined ? { session: run.session } : {}),
-      ...(run.binding !== undefined ? { binding: run.binding } : {}),
+      ...definedFields({ session: run.session, binding: run.binding }),
     };
   }
 

@@ -6,6 +6,7 @@
 import { missionTakenAt, type Mission } from '../../domain/mission.js';
 import type { Answer } from '../../protocol/replies.js';
 import type { DurableState } from '../../ports/durable-state.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export type WaitingQueue = Answer<'queue'>['queues'][number];
 
@@ -22,7 +23,7 @@ function waiting(missions: readonly Mission[], now: number) {
       position: i + 1,
       name: m.name,
       mission: m.mission,
-      ...(m.binding !== undefined ? { binding: m.binding } : {}),
+      ...definedFields({ binding: m.binding }),
       ...(takenAt !== undefined ? { age: ageSeconds(now, takenAt) } : {}),
     };
   });

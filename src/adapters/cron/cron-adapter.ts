@@ -21,6 +21,7 @@ import { CronRecords, missionWhereabouts } from './cron-records.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { noEntryNotice, slotOf } from '../../domain/names.js';
 import { ownEntry } from '../../domain/own-entry.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export interface CronAdapterOptions {
   /** The wall clock (tests may shift it). */
@@ -114,7 +115,7 @@ class CronAdapter implements HallAdapter {
         input: {
           id: job.id,
           name: job.name,
-          spec: { cron: job.cron, ...(job.tz !== undefined ? { tz: job.tz } : {}) },
+          spec: { cron: job.cron, ...definedFields({ tz: job.tz }) },
           coalesce: job.coalesce,
           catchUp: job.catch_up,
           after: Math.max(handledUpTo(record), clusterSlots.get(job.id) ?? Number.NEGATIVE_INFINITY),
@@ -142,7 +143,7 @@ class CronAdapter implements HallAdapter {
       jobs[job.id] = {
         name: job.name,
         cron: job.cron,
-        ...(job.tz !== undefined ? { tz: job.tz } : {}),
+        ...definedFields({ tz: job.tz }),
         coalesce: job.coalesce,
         catch_up: job.catch_up,
         state: snapshot ? String(snapshot.value) : 'stopped',

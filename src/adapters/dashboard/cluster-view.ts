@@ -7,6 +7,7 @@
  */
 import type { ClusterHall, SharedQueue } from '../../ports/cluster-queue.js';
 import type { RunRow } from './run-history.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export interface ClusterReply {
   /** True when several halls may serve this hall's cluster. */
@@ -30,7 +31,7 @@ export async function remoteRunRows(shared: SharedQueue, now: number = Date.now(
     started_at: Math.min(run.started_at, now),
     duration: null,
     mission: run.entry.mission,
-    ...(run.pid !== undefined ? { pid: run.pid } : {}),
+    ...definedFields({ pid: run.pid }),
     hall,
   }));
 }

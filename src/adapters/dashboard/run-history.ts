@@ -13,6 +13,7 @@ import { readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath, slotLogPath, type HallPaths } from '../../ports/hall-paths.js';
 import { runLog } from '../storage/slot-logs.js';
 import { readJsonLinesTail } from './json-lines-tail.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 const SUFFIX = '.events.jsonl';
 /** A run's page shows at most this much of its events file: the newest part. */
@@ -247,8 +248,7 @@ export class RunHistory {
       duration,
       // The raider.done this hall saw, else the events file's last write (its run.finished, when it has one).
       ended_at: Math.max(startedAt, noted?.done ?? Math.round(stat.mtimeMs)),
-      ...(mission !== undefined ? { mission } : {}),
-      ...(end.error !== undefined ? { error: end.error } : {}),
+      ...definedFields({ mission, error: end.error }),
     };
     this.past.set(id, { mtimeMs: stat.mtimeMs, size: stat.size, row });
     return row;

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import type { HallQueries } from '../../ports/hall-queries.js';
 import { journalPath, SESSION_ID_RE, sessionsDir } from '../../protocol/session-journal.js';
 import { readJsonLinesTail } from './json-lines-tail.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** The list shows this many journals at most, the newest first. */
 const JOURNALS_LISTED = 200;
@@ -53,7 +54,7 @@ export function listSessions(root: string, queries: HallQueries): SessionsView {
     const stat = fs.statSync(journalPath(root, session), { throwIfNoEntry: false });
     if (!stat) continue;
     const binding = boundBy.get(session);
-    journals.push({ session, last_used: Math.round(stat.mtimeMs), bytes: stat.size, ...(binding !== undefined ? { binding } : {}) });
+    journals.push({ session, last_used: Math.round(stat.mtimeMs), bytes: stat.size, ...definedFields({ binding }) });
   }
   journals.sort((a, b) => b.last_used - a.last_used || (a.session < b.session ? 1 : -1));
   return { bindings, journals: journals.slice(0, JOURNALS_LISTED) };
@@ -69,5 +70,5 @@ export function readJournal(
   const tail = readJsonLinesTail(journalPath(root, session), JOURNAL_TAIL_BYTES);
   if (tail === null) return null;
   const binding = boundSessions(queries).find((b) => b.session === session)?.binding;
-  return { session, ...(binding !== undefined ? { binding } : {}), entries: tail.lines, truncated: tail.truncated };
+  return { session, ...definedFields({ binding }), entries: tail.lines, truncated: tail.truncated };
 }

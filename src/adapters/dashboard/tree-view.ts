@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { Envelope, EventBus } from '../../ports/bus.js';
 import type { HallQueries } from '../../ports/hall-queries.js';
 import type { ClusterRuns } from './run-history.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export interface TreeRun {
   id: string;
@@ -132,7 +133,7 @@ export function hallTree(queries: HallQueries, questions: OpenQuestions, cluster
       pid: run.pid,
       mission: run.mission,
       age: ages.get(run.id) ?? 0,
-      ...(run.binding !== undefined ? { binding: run.binding } : {}),
+      ...definedFields({ binding: run.binding }),
       ...(cluster ? { hall: cluster.hall } : {}),
       questions: open.filter((q) => q.id === run.id),
     });
@@ -142,7 +143,7 @@ export function hallTree(queries: HallQueries, questions: OpenQuestions, cluster
       pid: run.pid ?? 0,
       mission: run.mission ?? '',
       age: Math.max(0, (Date.now() - run.started_at) / 1000),
-      ...(run.hall !== undefined ? { hall: run.hall } : {}),
+      ...definedFields({ hall: run.hall }),
       questions: [],
     });
   for (const queue of waiting) {

@@ -11,6 +11,7 @@ import { missionTakenAt, type Mission } from '../../domain/mission.js';
 import { MissionQueue } from '../../domain/mission-queue.js';
 import { isRecord } from '../../domain/records.js';
 import type { EventBus } from '../../ports/bus.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** A mission waiting in a slot or binding queue, shown under its queue's actor. */
 export interface InspectedMission {
@@ -47,7 +48,7 @@ function isMission(value: unknown): value is Mission {
 function waitingMissions(queue: readonly unknown[]): InspectedMission[] {
   return queue.filter(isMission).map((m) => {
     const since = missionTakenAt(m.id);
-    return { mission_id: m.id, name: m.name, state: 'queued', ...(since !== undefined ? { since } : {}) };
+    return { mission_id: m.id, name: m.name, state: 'queued', ...definedFields({ since }) };
   });
 }
 

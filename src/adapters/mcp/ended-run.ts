@@ -9,6 +9,7 @@ import { parseRunId } from '../../domain/run-id.js';
 import { runOutcome, type RunDocument } from '../../domain/outcome.js';
 import { documentIn, readDocumentOrNull } from '../storage/events-file.js';
 import { eventsPath, slotLogPath, type HallPaths } from '../../ports/hall-paths.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export type EndedRun = { found: true; done: Record<string, unknown> } | { found: false; error: string };
 
@@ -56,9 +57,7 @@ function doneOf(id: string, document: RunDocument, source: string): Record<strin
   return {
     ...doneBase(id),
     status: o.status,
-    ...(o.response !== undefined ? { response: o.response } : {}),
-    ...(o.error !== undefined ? { error: o.error } : {}),
-    ...(o.session !== undefined ? { session: o.session } : {}),
+    ...definedFields({ response: o.response, error: o.error, session: o.session }),
     source,
   };
 }

@@ -11,6 +11,7 @@ import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
 import { errorMessage } from '../../domain/error-message.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export const MCP_SERVER_NAME = 'raider-hall';
 
@@ -171,7 +172,7 @@ export function toolError(message: string, structured?: Record<string, unknown>)
   return {
     isError: true,
     content: [{ type: 'text', text: message }],
-    ...(structured !== undefined ? { structuredContent: structured } : {}),
+    ...definedFields({ structuredContent: structured }),
   };
 }
 

@@ -17,6 +17,7 @@ import { describeLineFault, MAX_LINE_BYTES } from '../../protocol/line-reader.js
 import { onLines } from './unix-socket.js';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** Where the fork server's script is: `libexec/` at the package root, seen from `src/` and `dist/` alike. */
 export const FORK_SERVER_SCRIPT = fileURLToPath(new URL('../../../libexec/raider-spawner.cjs', import.meta.url));
@@ -98,7 +99,7 @@ export class ForkServer {
       cwd: request.cwd,
       stdout: request.stdoutPath,
       stderr: request.stderrPath,
-      ...(request.stderrPrefix !== undefined ? { stderrPrefix: request.stderrPrefix } : {}),
+      ...definedFields({ stderrPrefix: request.stderrPrefix }),
     };
     child.stdin.write(`${JSON.stringify(message)}\n`);
     return () => this.watches.delete(id);

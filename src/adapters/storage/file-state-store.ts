@@ -26,6 +26,7 @@ import type { HallStateStore } from '../../ports/state-store.js';
 import { WAL_FILE, loadStateFiles, walLine } from './state-files.js';
 import { WriteAheadLog } from './write-ahead-log.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export { RESERVE_FILE } from './disk-reserve.js';
 
@@ -70,10 +71,7 @@ export class FileStateStore implements HallStateStore {
     private readonly dir: string,
     private readonly options: FileStateStoreOptions,
   ) {
-    this.log = new WriteAheadLog(
-      path.join(dir, WAL_FILE),
-      options.inlineSyncMs !== undefined ? { inlineSyncMs: options.inlineSyncMs } : {},
-    );
+    this.log = new WriteAheadLog(path.join(dir, WAL_FILE), definedFields({ inlineSyncMs: options.inlineSyncMs }));
     this.reserve = new DiskReserve(dir, options.warn);
     this.files = new CheckpointWriter(dir, this.state, () => void this.checkpoints.once('background', () => this.background()));
   }

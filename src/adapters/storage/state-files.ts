@@ -16,6 +16,7 @@ import { describeIssues, fileEntrySchema, ledgerRunSchema } from './persisted-sc
 import { errorCode, errorMessage } from '../../domain/error-message.js';
 import { isRecord } from '../../domain/records.js';
 import { canonicalJson } from '../../protocol/canonical-json.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export const BINDING_QUEUES_FILE = 'binding_queues.json';
 export const SESSIONS_FILE = 'sessions.json';
@@ -175,12 +176,11 @@ function ownMission(raw: unknown): Mission | null {
   if (keysSorted(raw)) return raw;
   const { binding, cwd, id, mission, name, permission_mode } = raw;
   return {
-    ...(binding !== undefined ? { binding } : {}),
-    ...(cwd !== undefined ? { cwd } : {}),
+    ...definedFields({ binding, cwd }),
     id,
     mission,
     name,
-    ...(permission_mode !== undefined ? { permission_mode } : {}),
+    ...definedFields({ permission_mode }),
   };
 }
 
@@ -197,12 +197,11 @@ export function missionFromFile(raw: unknown, defaultName: string | undefined): 
   // Keys in sorted order, as every mission the hall builds (see ownMission).
   return {
     ...(entry.binding !== undefined && entry.binding !== '' ? { binding: entry.binding } : {}),
-    ...(entry.cwd !== undefined ? { cwd: entry.cwd } : {}),
+    ...definedFields({ cwd: entry.cwd }),
     id: entry.id !== undefined && entry.id !== '' ? entry.id : newMissionId(),
     mission: typeof entry.mission === 'string' ? entry.mission : entry.mission === undefined ? '' : String(entry.mission),
     name,
-    ...(entry.permission_mode !== undefined ? { permission_mode: entry.permission_mode } : {}),
-    ...(entry.telegram !== undefined ? { telegram: entry.telegram } : {}),
+    ...definedFields({ permission_mode: entry.permission_mode, telegram: entry.telegram }),
   };
 }
 

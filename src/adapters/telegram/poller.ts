@@ -20,6 +20,7 @@ import { BotApiError, type BotParts } from './bot-api.js';
 import { sleep } from './sender.js';
 import type { UpdateHandler } from './update-handler.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export const TELEGRAM_NS = 'telegram';
 /** How often a hall of a shared cluster that does not poll a bot asks whether its poller is still alive. */
@@ -76,10 +77,7 @@ export class BotPoller {
         // "polling" only while no failure is unanswered: a 409 loop must not look healthy.
         this.health.state = this.health.failures === 0 ? 'polling' : 'retrying';
         try {
-          updates = await api.getUpdates(
-            { timeoutS: this.options.pollTimeoutS, ...(this.offset !== undefined ? { offset: this.offset } : {}) },
-            this.signal,
-          );
+          updates = await api.getUpdates({ timeoutS: this.options.pollTimeoutS, ...definedFields({ offset: this.offset }) }, this.signal);
           if (!Array.isArray(updates)) throw new BotApiError('getUpdates answered something other than a list');
         } catch (err) {
           if (this.signal.aborted) break;
@@ -164,12 +162,12 @@ export class BotPoller {
     const delay = pollRetryDelay(failure, this.health.failures, this.options.backoff);
     const at = Date.now();
     this.health.state = 'retrying';
-    this.health.last_error = { at: new Date(at).toISOString(), error, ...(failure.status !== undefined ? { status: failure.status } : {}) };
+    this.health.last_error = { at: new Date(at).toISOString(), error, ...definedFields({ status: failure.status }) };
     this.health.retry_at = new Date(at + delay).toISOString();
     this.services.publish({
       type: 'telegram.poll_error',
       bot: this.parts.bot.name,
-      ...(failure.status !== undefined ? { status: failure.status } : {}),
+      ...definedFields({ status: failure.status }),
       error,
     });
     if (isBadToken(failure) && this.health.failures === 1) {

@@ -17,6 +17,7 @@ import type { ChatHistory } from './chat-history.js';
 import type { QuestionChat } from './question-chat.js';
 import type { TelegramSender } from './sender.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export type Handled = 'done' | 'again';
 
@@ -62,7 +63,7 @@ export class UpdateHandler {
       type: 'telegram.in',
       bot,
       chat_id: message.chatId,
-      ...(message.threadId !== undefined ? { message_thread_id: message.threadId } : {}),
+      ...definedFields({ message_thread_id: message.threadId }),
       text: message.text,
       first_name: message.firstName,
       username: message.username,
@@ -123,7 +124,7 @@ function target(bot: string, message: TelegramMessage): TelegramTarget & { messa
   return {
     bot,
     chat_id: message.chatId,
-    ...(message.threadId !== undefined ? { message_thread_id: message.threadId } : {}),
+    ...definedFields({ message_thread_id: message.threadId }),
   };
 }
 

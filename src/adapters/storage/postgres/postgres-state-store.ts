@@ -23,6 +23,7 @@ import { batchScript, refusedRuns, type StoreScope } from './op-statements.js';
 import { PostgresSharedQueue, RELEASE_CLAIMS } from './postgres-cluster-queue.js';
 import { PostgresJournals } from './journal-sync.js';
 import { PostgresRunOutputs } from './run-outputs.js';
+import { definedFields } from '../../../domain/defined-fields.js';
 
 const RETRY_DELAY_MS = 1_000;
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -359,7 +360,7 @@ export class PostgresStateStore implements HallStateStore {
 function connectionConfig(settings: DatabaseSettings): pg.ClientConfig {
   return {
     connectionString: settings.url,
-    ...(settings.password !== undefined ? { password: settings.password } : {}),
+    ...definedFields({ password: settings.password }),
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
     application_name: 'raider-hall',
