@@ -5,6 +5,7 @@ import { defaultRoot } from '../hall/dir-args.js';
 import { runStdioBridge } from './stdio-bridge.js';
 import { runTerminalClient } from './terminal-client.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export async function acpCommand(argv: string[]): Promise<number> {
   let code = 0;
@@ -31,8 +32,7 @@ export async function acpCommand(argv: string[]): Promise<number> {
       code = await runTerminalClient({
         root,
         host: opts.host,
-        ...(opts.port !== undefined ? { port: opts.port } : {}),
-        ...(opts.raider !== undefined ? { raider: opts.raider } : {}),
+        ...definedFields({ port: opts.port, raider: opts.raider }),
       });
     });
   try {

@@ -14,6 +14,7 @@ import { initializeResult } from '../../adapters/acp/acp-agent.js';
 import { hallNotRunning } from './hall-down.js';
 import { isRecord } from '../../domain/records.js';
 import { z } from 'zod';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** A JSON-RPC message as the bridge relays it: only its id and method are read, the rest passes as it came. */
 const MessageSchema = z.looseObject({
@@ -134,7 +135,7 @@ class AcpBridge {
     }
     const upId = `c${++this.counter}`;
     const cwd = isRecord(m.params) && typeof m.params.cwd === 'string' ? m.params.cwd : undefined;
-    this.fromClient.set(upId, { id, method: m.method, ...(cwd !== undefined ? { cwd } : {}) });
+    this.fromClient.set(upId, { id, method: m.method, ...definedFields({ cwd }) });
     if (m.method === 'session/close' && isRecord(m.params)) this.sessions.delete(String(m.params.sessionId));
     if ((m.method === 'session/load' || m.method === 'session/resume') && isRecord(m.params)) {
       this.sessions.set(String(m.params.sessionId), String(m.params.cwd ?? this.options.root));

@@ -20,6 +20,7 @@ import { acpSocketPath } from '../../adapters/acp/acp-adapter.js';
 import { styleFor } from '../hall/render.js';
 import { hallNotRunning } from './hall-down.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** JSON-RPC's code for a request whose parameters the agent refuses. */
 const INVALID_PARAMS = -32602;
@@ -80,7 +81,7 @@ export async function runTerminalClient(options: TerminalClientOptions): Promise
     session = (await conn.agent.request('session/new', {
       cwd: process.cwd(),
       mcpServers: [],
-      ...(options.raider !== undefined ? { raiderName: options.raider } : {}),
+      ...definedFields({ raiderName: options.raider }),
     })) as { sessionId: string };
   } catch (err) {
     // A session the hall refuses (an unknown --raider) is a usage error.

@@ -10,6 +10,7 @@ import { renderBusEvent, styleFor } from './render.js';
 import { DaemonReport, daemonReporter } from './daemon-report.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { limitHeapGrowth } from '../../adapters/os/heap-growth.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export interface StartOptions {
   dir: string;
@@ -83,10 +84,7 @@ async function startForeground(options: StartOptions): Promise<number> {
 }
 
 function acpFlags(options: StartOptions): HallStartFlags {
-  return {
-    ...(options.acpPort !== undefined ? { acpPort: options.acpPort } : {}),
-    ...(options.acpHost !== undefined ? { acpHost: options.acpHost } : {}),
-  };
+  return definedFields({ acpPort: options.acpPort, acpHost: options.acpHost });
 }
 
 /** The same flags for the daemon's own `raider hall start`. */

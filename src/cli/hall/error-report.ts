@@ -9,6 +9,7 @@
 import { errorCode, errorMessage } from '../../domain/error-message.js';
 import { exitCodeOf } from './dir-args.js';
 import { HallAnswer, pretty } from './hall-ask.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** A failure with a code a script can decide on (under `--json`), the words for a person. */
 export class CodedError extends Error {
@@ -44,12 +45,12 @@ const CODE_OF_EXIT: Record<number, string> = { 2: 'usage', 3: 'config' };
 
 export function errorReport(err: unknown): ErrorReport {
   if (err instanceof HallAnswer) {
-    return { error: `Hall: ${err.message}`, ...(err.code !== undefined ? { code: err.code } : {}), exitCode: 1 };
+    return { error: `Hall: ${err.message}`, ...definedFields({ code: err.code }), exitCode: 1 };
   }
   // Usage errors (exit 2); anything else, a hall that is not there among them, is exit 1.
   const exitCode = exitCodeOf(err) ?? 1;
   const code = errorCode(err) ?? failureCode(err) ?? CODE_OF_EXIT[exitCode];
-  return { error: errorMessage(err), ...(code !== undefined ? { code } : {}), exitCode };
+  return { error: errorMessage(err), ...definedFields({ code }), exitCode };
 }
 
 /** Writes the report the way the command was asked to speak; returns its exit code. */

@@ -3,6 +3,7 @@ import { Option, type Command } from '../commonjs-libraries.js';
 import { SAFE_RAIDER_NAME } from '../../domain/names.js';
 import { onlyDir, UsageError } from './dir-args.js';
 import { parsePort } from './register.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** The unit name becomes a file name in the systemd unit directory: `../x` must not leave it. */
 function parseUnitName(value: string): string {
@@ -27,8 +28,7 @@ export function registerInstallCommand(program: Command): void {
       const { installUnit, unitText } = await import('./systemd-unit.js');
       const text = unitText({
         dir: onlyDir(dir ? [dir] : []),
-        ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
-        ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
+        ...definedFields({ acpPort: opts.acpPort, acpHost: opts.acpHost }),
       });
       if (opts.stdout) {
         process.stdout.write(text);

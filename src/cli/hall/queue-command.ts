@@ -11,6 +11,7 @@ import type { Answer } from '../../protocol/replies.js';
 import { dirThen, explicitHall, isPathWord, onlyDir } from './dir-args.js';
 import { ask, pretty } from './hall-ask.js';
 import { alignedTable, formatAge } from './render.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** The mission on one line, cut to what is left of the terminal's width. */
 export function cutMission(text: string, room: number): string {
@@ -79,7 +80,7 @@ export function registerQueueCommand(program: Command): void {
         return;
       }
       const { dir, slot } = dirAndSlot(args);
-      const reply = await ask(dir, 'queue', slot !== undefined ? { slot } : {});
+      const reply = await ask(dir, 'queue', definedFields({ slot }));
       process.stdout.write(opts.json ? pretty(reply) : renderQueue(reply, process.stdout.columns ?? 100));
     });
 }

@@ -6,6 +6,7 @@ import { CodedError } from './error-report.js';
 import { ask, pretty, socketOf } from './hall-ask.js';
 import { spawnArgs } from './mission-input.js';
 import type { SetExitCode } from './register.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export function registerSpawnCommands(program: Command, setCode: SetExitCode): void {
   program
@@ -20,7 +21,7 @@ export function registerSpawnCommands(program: Command, setCode: SetExitCode): v
       const reply = await hallRequest(socketOf(dir), 'spawn', {
         name,
         mission,
-        ...(opts.binding !== undefined ? { binding: opts.binding } : {}),
+        ...definedFields({ binding: opts.binding }),
       });
       // A refused mission's reply carries its error too.
       if ('error' in reply) throw new CodedError(`Hall error: ${reply.error}`, 'reason' in reply ? reply.reason : undefined);

@@ -4,6 +4,7 @@ import { loadDaemon } from '../daemon-bundle.js';
 import { onlyDir } from './dir-args.js';
 import { pretty } from './hall-ask.js';
 import { parsePort, type SetExitCode } from './register.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export function registerStartStop(program: Command, setCode: SetExitCode): void {
   program
@@ -26,9 +27,7 @@ export function registerStartStop(program: Command, setCode: SetExitCode): void 
             dir: onlyDir(dir ? [dir] : []),
             daemon: opts.daemon === true,
             quiet: opts.quiet === true,
-            ...(opts.inspect !== undefined ? { inspect: opts.inspect } : {}),
-            ...(opts.acpPort !== undefined ? { acpPort: opts.acpPort } : {}),
-            ...(opts.acpHost !== undefined ? { acpHost: opts.acpHost } : {}),
+            ...definedFields({ inspect: opts.inspect, acpPort: opts.acpPort, acpHost: opts.acpHost }),
           }),
         );
       },
