@@ -16,6 +16,7 @@ import { streamToolContent } from '../protocol/raider-stream.js';
 import type { EventSink } from './stream.js';
 import type { ProcessGroups } from './tools/process-groups.js';
 import type { Tool } from './tools/tool.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 /** How long an interrupt waits for the loop to notice before finishing anyway. */
 const INTERRUPT_GRACE_MS = 2000;
@@ -42,7 +43,7 @@ export interface RunParams {
 export async function performRun(p: RunParams): Promise<RunDocument> {
   const started = performance.now();
   const { engine, events, journal } = p;
-  const model = engine.model === undefined ? {} : { model: engine.model };
+  const model = definedFields({ model: engine.model });
 
   events.emit('run.started', { engine: engine.name, ...model });
   const run = journal?.nextRun();

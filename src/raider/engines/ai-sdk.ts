@@ -9,6 +9,7 @@ import { APICallError, jsonSchema, RetryError, streamText, tool, type LanguageMo
 import { errorMessage } from '../errors.js';
 import type { Engine, HistoryEntry, RequestedCall, ToolSpec, Turn, TurnContext } from './engine.js';
 import { isRecord } from '../../domain/records.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export interface ModelSettings {
   /** Retries of a failed call (the SDK backs off exponentially); 2 unless `-o max_retries=`. */
@@ -36,8 +37,7 @@ export class AiSdkEngine implements Engine {
       tools: toToolSet(ctx.tools),
       abortSignal: ctx.signal,
       maxRetries: this.settings.maxRetries,
-      ...(this.settings.maxOutputTokens === undefined ? {} : { maxOutputTokens: this.settings.maxOutputTokens }),
-      ...(this.settings.temperature === undefined ? {} : { temperature: this.settings.temperature }),
+      ...definedFields({ maxOutputTokens: this.settings.maxOutputTokens, temperature: this.settings.temperature }),
       // The SDK would print errors with console.error; they are ours to report.
       onError: ({ error }) => {
         failure ??= error;

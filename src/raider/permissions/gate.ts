@@ -14,6 +14,7 @@ import type { Tool } from '../tools/tool.js';
 import type { Asker, AnswerWord } from '../../protocol/permission-channel.js';
 import { decide, type RuleSet } from './policy.js';
 import { parseRule, suggestRule, type CallFacts, type MatchContext, type Rule } from './rules.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export type GateOutcome = { allowed: true } | { allowed: false; reason: string };
 
@@ -57,7 +58,7 @@ export class PermissionGate implements ToolGate {
     const { rules, ctx, mode } = this.opts;
     const decision = decide(mode, { ...rules, allow: [...rules.allow, ...this.sessionAllow] }, facts, ctx);
     const rule = suggestRule(facts, ctx);
-    const base = { call: call.id, name: call.name, ...(rule === undefined ? {} : { rule }) };
+    const base = { call: call.id, name: call.name, ...definedFields({ rule }) };
     if (decision.verdict === 'allow') return { allowed: true };
     if (decision.verdict === 'deny') return this.refuse({ ...base, decision: 'refused', asked: false, reason: decision.reason });
     if (!this.opts.asker) {
@@ -71,7 +72,7 @@ export class PermissionGate implements ToolGate {
       title: facts.access.title,
       kind: facts.access.kind,
       reason: decision.reason,
-      ...(rule === undefined ? {} : { rule }),
+      ...definedFields({ rule }),
     };
     const answer = await this.opts.asker.ask(question, signal);
     // A cancel ends the call as cancelled; that is no permission decision to report.

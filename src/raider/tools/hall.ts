@@ -12,6 +12,7 @@ import type { CommandName } from '../../protocol/commands.js';
 import { hallRequest, type CommandArgs, type FailureWords } from '../../protocol/hall-client.js';
 import type { ReplyTo } from '../../protocol/replies.js';
 import { peekString, stringArg, ToolError, type Tool, type ToolResult } from './tool.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export interface HallBinding {
   socket: string;
@@ -150,7 +151,7 @@ export function hallTools(binding: HallBinding): Tool[] {
       const bot = stringArg(args, 'bot');
       const chatId = args.chat_id;
       if (typeof chatId !== 'number' && typeof chatId !== 'string') throw new ToolError(`argument 'chat_id' is required`);
-      const thread = args.message_thread_id !== undefined ? { message_thread_id: args.message_thread_id } : {};
+      const thread = definedFields({ message_thread_id: args.message_thread_id });
       return call(binding, 'telegram_reply', { bot, chat_id: chatIdValue(String(chatId)), text, ...thread }, ctx.signal, 'sent');
     },
   };
