@@ -12,6 +12,7 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { errorMessage } from './error-message.js';
+import { definedFields } from './defined-fields.js';
 
 export interface CronSpec {
   /** The expression as configured. */
@@ -23,7 +24,7 @@ export interface CronSpec {
 function expression(spec: CronSpec, fromMs: number) {
   return CronExpressionParser.parse(spec.cron, {
     currentDate: new Date(fromMs),
-    ...(spec.tz !== undefined ? { tz: spec.tz } : {}),
+    ...definedFields({ tz: spec.tz }),
   });
 }
 

@@ -11,6 +11,7 @@ import type { CommandInput, CommandName } from './commands.js';
 import { describeLineFault, LineReader, MAX_MESSAGE_BYTES } from './line-reader.js';
 import type { Answer, ErrorReply, ReplyTo } from './replies.js';
 import { errorMessage } from '../domain/error-message.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 /** Why a command got no reply. */
 export type HallFailure =
@@ -194,5 +195,5 @@ export function isAnswer<C extends CommandName>(reply: ReplyTo<C>): reply is Ans
 
 function connectFailure(err: NodeJS.ErrnoException): HallFailure {
   if (err.code === 'ENOENT') return { kind: 'no-socket', detail: err.message };
-  return { kind: 'connect', detail: err.message, ...(err.code !== undefined ? { code: err.code } : {}) };
+  return { kind: 'connect', detail: err.message, ...definedFields({ code: err.code }) };
 }
