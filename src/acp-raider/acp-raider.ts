@@ -28,6 +28,7 @@ import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
 import { planSessionConfig } from './session-config.js';
 import { TurnUpdates } from './turn-updates.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 /** How long a closed connection waits for the agent's exit status, to say how it ended. */
 const EXIT_WAIT_MS = 2000;
@@ -51,7 +52,7 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   const args = parsed.args;
   const events: EventSink = args.streamJson ? new StreamJsonSink(1) : silentSink;
   const started = performance.now();
-  events.emit('run.started', { engine: 'acp', agent: args.command, ...(args.model !== undefined ? { model: args.model } : {}) });
+  events.emit('run.started', { engine: 'acp', agent: args.command, ...definedFields({ model: args.model }) });
   events.emit('run.state', { state: 'running' });
 
   const signals = watchSignals();

@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { AcpBridgeArgvInput } from '../domain/raider-argv.js';
+import { definedFields } from '../domain/defined-fields.js';
 
 /** What the hall passes (domain/raider-argv.ts builds it), with the agent's command spelled out. */
 export interface AcpRaiderArgs extends Omit<AcpBridgeArgvInput, 'agent'> {
@@ -58,12 +59,9 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
       command,
       args: values['agent-arg'] ?? [],
       startTimeout,
-      ...(pkg !== undefined ? { package: pkg } : {}),
-      ...(model !== undefined ? { model } : {}),
-      ...(mode !== undefined ? { permissionMode: mode } : {}),
+      ...definedFields({ package: pkg, model, permissionMode: mode }),
       root: values.root ?? cwd,
-      ...(session !== undefined ? { session } : {}),
-      ...(channel !== undefined ? { permissionChannel: channel } : {}),
+      ...definedFields({ session, permissionChannel: channel }),
       mission,
     },
   };
