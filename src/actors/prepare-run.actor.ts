@@ -95,7 +95,7 @@ export function prepareRunLogic(env: RunEnvironment) {
       const program = agent !== undefined ? env.acpBridge : env.raider;
       const args =
         agent !== undefined
-          ? acpBridgeArgv({ agent, ...(entry.model !== undefined ? { model: entry.model } : {}), ...runArgs })
+          ? acpBridgeArgv({ agent, ...definedFields({ model: entry.model }), ...runArgs })
           : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
       const runBaseEnv = agent !== undefined ? { ...baseEnv, ...agentVariables(input.baseName, agent.env, baseEnv) } : baseEnv;
       return {
@@ -122,7 +122,7 @@ export function prepareRunLogic(env: RunEnvironment) {
           }),
           cwd,
         },
-        ...(worktree !== undefined ? { worktree } : {}),
+        ...definedFields({ worktree }),
       };
     } catch (err) {
       // The start line is written: close the run's section of the log.

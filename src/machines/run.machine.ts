@@ -448,7 +448,7 @@ export const runMachine = setup({
           ...(context.binding !== undefined && context.session !== undefined ? { binding: context.binding, session: context.session } : {}),
           adopted: context.adopted !== undefined,
           stop: { cancelRequested: context.cancelRequested, signals: context.signals },
-          ...(context.worktree !== undefined ? { worktree: context.worktree } : {}),
+          ...definedFields({ worktree: context.worktree }),
         }),
         onDone: { target: 'done', actions: assign({ outcome: ({ event }) => event.output }) },
         onError: {
