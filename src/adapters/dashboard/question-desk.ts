@@ -30,6 +30,7 @@ import type {
   QuestionNews,
   TelegramAnswerer,
 } from '../../ports/question-desk.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 interface Pending {
   open: OpenQuestion;
@@ -117,7 +118,7 @@ export class QuestionDesk implements QuestionFaces {
       kind: question.kind,
       input: question.input,
       reason: question.reason,
-      ...(question.rule !== undefined ? { rule: question.rule } : {}),
+      ...definedFields({ rule: question.rule }),
       asked_at: askedAt,
       deadline: askedAt + this.timeoutMs,
     };
@@ -129,7 +130,7 @@ export class QuestionDesk implements QuestionFaces {
       input: {
         questionId: key,
         runId: context.runId,
-        ...(question.rule !== undefined ? { rule: question.rule } : {}),
+        ...definedFields({ rule: question.rule }),
         timeoutMs: this.timeoutMs,
       },
       ...(this.services.inspect ? { inspect: this.services.inspect } : {}),
@@ -161,7 +162,7 @@ export class QuestionDesk implements QuestionFaces {
           const by: AnsweredBy = entry.elsewhere?.face ?? entry.first?.by ?? (snapshot.value === 'timedOut' ? 'timeout' : 'hall');
           if (this.pending.get(key) === entry) this.pending.delete(key);
           const telegram = entry.elsewhere === undefined ? entry.first?.telegram : undefined;
-          this.remember(key, { answer: output.answer, by, ...(telegram !== undefined ? { telegram } : {}) });
+          this.remember(key, { answer: output.answer, by, ...definedFields({ telegram }) });
           untrack();
           this.services.publish({
             type: 'permission.answered',
@@ -170,9 +171,9 @@ export class QuestionDesk implements QuestionFaces {
             answer: output.answer,
             reason: output.reason,
             by,
-            ...(telegram !== undefined ? { telegram } : {}),
+            ...definedFields({ telegram }),
           });
-          this.tell({ kind: 'ended', key, answer: output.answer, by, ...(telegram !== undefined ? { telegram } : {}) });
+          this.tell({ kind: 'ended', key, answer: output.answer, by, ...definedFields({ telegram }) });
           resolve({
             type: 'answer',
             id: question.id,
@@ -199,10 +200,10 @@ export class QuestionDesk implements QuestionFaces {
         kind: open.kind,
         input: open.input,
         reason: open.reason,
-        ...(open.rule !== undefined ? { rule: open.rule } : {}),
+        ...definedFields({ rule: open.rule }),
         deadline: open.deadline,
       });
-      this.tell({ kind: 'asked', open, ...(context.binding !== undefined ? { binding: context.binding } : {}) });
+      this.tell({ kind: 'asked', open, ...definedFields({ binding: context.binding }) });
       if (context.signal.aborted) onMoot();
       else context.signal.addEventListener('abort', onMoot, { once: true });
     });
@@ -228,7 +229,7 @@ export class QuestionDesk implements QuestionFaces {
     }
     if (answer === 'session' && entry.open.rule === undefined)
       return { error: `question ${question} of ${run} names no rule to allow for the session: answer once or no` };
-    entry.first = { answer, by: source, ...(telegram !== undefined ? { telegram } : {}) };
+    entry.first = { answer, by: source, ...definedFields({ telegram }) };
     entry.choose(CHOICES[answer]);
     return { answered: 1, run, question, answer };
   }

@@ -11,6 +11,7 @@ import type { ApiFailure } from '../../domain/telegram-retry.js';
 import type { InlineButton } from '../../domain/telegram-question.js';
 import type { TelegramBotConfig } from '../../ports/hall-config.js';
 import { errorMessage } from '../../domain/error-message.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export interface OutgoingMessage {
   chat_id: number | string;
@@ -79,7 +80,7 @@ export function createBotApi(token: string, apiRoot: string): BotApi {
           {
             timeout: timeoutS,
             allowed_updates: ['message', 'edited_message', 'callback_query'],
-            ...(offset !== undefined ? { offset } : {}),
+            ...definedFields({ offset }),
           },
           // telegraf types its signal with the abort-controller polyfill; Node's own one is what node-fetch checks for.
           { signal: both as never },

@@ -25,6 +25,7 @@ import type { TelegramPress } from '../../domain/telegram-update.js';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { TelegramSender } from './sender.js';
 import type { BotParts } from './bot-api.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 /** A question's message in one chat. */
 interface Post {
@@ -94,12 +95,12 @@ export class QuestionChat {
     for (const parts of this.bots.values()) {
       const { bot } = parts;
       if (chat !== null && chat.bot === bot.name && bot.questions) {
-        chats.push({ bot: parts, chatId: chat.chatId, ...(chat.threadId !== undefined ? { threadId: chat.threadId } : {}) });
+        chats.push({ bot: parts, chatId: chat.chatId, ...definedFields({ threadId: chat.threadId }) });
       } else if (chat === null && bot.questions_chat !== undefined) {
         chats.push({
           bot: parts,
           chatId: bot.questions_chat,
-          ...(bot.questions_thread !== undefined ? { threadId: bot.questions_thread } : {}),
+          ...definedFields({ threadId: bot.questions_thread }),
         });
       }
     }
@@ -120,7 +121,7 @@ export class QuestionChat {
       tool: open.tool,
       input: open.input,
       reason: open.reason,
-      ...(open.rule !== undefined ? { rule: open.rule } : {}),
+      ...definedFields({ rule: open.rule }),
     };
     const posts: Post[] = [];
     for (const { bot, chatId, threadId } of this.chatsFor(binding)) {
@@ -128,11 +129,11 @@ export class QuestionChat {
         .sendOne(bot.bot.name, bot.api, {
           chat_id: chatId,
           text: questionText(question),
-          ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
+          ...definedFields({ message_thread_id: threadId }),
           reply_markup: { inline_keyboard: questionKeyboard(tag, open.rule) },
         })
         .then((r) => (r.ok ? r.message_id : null));
-      posts.push({ key: open.key, bot: bot.bot.name, chatId, ...(threadId !== undefined ? { threadId } : {}), question, sent });
+      posts.push({ key: open.key, bot: bot.bot.name, chatId, ...definedFields({ threadId }), question, sent });
     }
     this.posts.delete(tag);
     this.posts.set(tag, posts);

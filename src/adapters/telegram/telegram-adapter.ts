@@ -20,6 +20,7 @@ import { ChatHistory } from './chat-history.js';
 import { BotPoller } from './poller.js';
 import { TelegramSender } from './sender.js';
 import { UpdateHandler } from './update-handler.js';
+import { definedFields } from '../../domain/defined-fields.js';
 
 export interface TelegramAdapterOptions {
   /** The long-poll timeout in seconds (getUpdates `timeout`); default 30. */
@@ -130,12 +131,7 @@ class TelegramAdapter implements HallAdapter {
       if (id === null || Number(id) <= 0) return { error: 'message_thread_id must be a positive integer' };
       thread = Number(id);
     }
-    const sent = await this.sender.send(
-      p.bot,
-      bot.parts.api,
-      { chat_id: chatId, ...(thread !== undefined ? { message_thread_id: thread } : {}) },
-      p.text,
-    );
+    const sent = await this.sender.send(p.bot, bot.parts.api, { chat_id: chatId, ...definedFields({ message_thread_id: thread }) }, p.text);
     return sent.ok ? { ok: 1, message_ids: sent.message_ids } : { error: sent.error };
   }
 }
