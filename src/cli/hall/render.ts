@@ -1,6 +1,9 @@
 /** How hall replies and run events look to a person. Machine output (`--json`) bypasses all of this. */
+import { formatAge } from '../../domain/format-age.js';
 import { outcomeText } from '../../domain/outcome.js';
 import { picocolors } from '../commonjs-libraries.js';
+
+export { formatAge };
 
 export interface Style {
   bold(s: string): string;
@@ -31,12 +34,6 @@ export function alignedTable(header: string[], rows: string[][], min: number[] =
       .join(' ')
       .trimEnd();
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
-}
-
-export function formatAge(seconds: number): string {
-  if (seconds < 60) return `${Math.floor(seconds)}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(Math.floor(seconds % 60)).padStart(2, '0')}s`;
-  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
 }
 
 function oneLine(text: unknown, max: number): string {
