@@ -27,14 +27,6 @@ export function readTelegramBinding(binding: string | undefined): { bot: string;
 }
 
 /**
- * `/new`, optionally addressed to a bot (`/new@name_bot`), with nothing else
- * but spaces: `/newer ideas` and `/new plan` are ordinary missions.
- */
-export function isNewCommand(text: string): boolean {
-  return /^\s*\/new(@\w+)?\s*$/.test(text);
-}
-
-/**
  * The mission id of an update's mission: the same for a re-delivered update,
  * so one that is still waiting or running is recognised and not run twice.
  * The bot's numeric id (the token's prefix) keeps two tokens under one name apart.

@@ -151,6 +151,63 @@ describe('Telegram through a real hall and a fake Bot API server', () => {
     expect(tap.all.filter((e) => e.type === 'raider.spawned')).toHaveLength(2);
   });
 
+  it("/status, /queue and /cancel (also @botname) show and steer the chat binding's run and what waits for it", async () => {
+    const { api, tap } = await opsHall();
+    /** The next message the hall sends to the chat after `text` came from it. */
+    const replyTo = async (chat: number, text: string): Promise<Json> => {
+      const seen = new Set(api.calls('sendMessage'));
+      api.push(TOKEN, privateMessage(chat, text));
+      return (await api.waitFor((r) => r.method === 'sendMessage' && r.body.chat_id === chat && !seen.has(r))).body;
+    };
+
+    api.push(TOKEN, privateMessage(42, 'wait 30'));
+    const running = await tap.waitFor((e) => e.type === 'raider.spawned' && e.binding === 'telegram:ops:42');
+    api.push(TOKEN, privateMessage(42, 'answer second in line'));
+    await tap.waitFor((e) => e.type === 'raider.queued' && e.binding === 'telegram:ops:42' && e.queue_depth === 1);
+    api.push(TOKEN, privateMessage(42, `answer third ${'x'.repeat(80)}`));
+    await tap.waitFor((e) => e.type === 'raider.queued' && e.binding === 'telegram:ops:42' && e.queue_depth === 2);
+    const queued = tap.all.filter((e) => e.type === 'raider.queued').map((e) => e.mission_id as string);
+
+    const status = await replyTo(42, '/status@ops_bot');
+    expect(status.text).toMatch(new RegExp(`^Running: ${running.id} \\(bjorn\\) for \\d+s\\. 2 missions wait for this chat\\.$`));
+    expect(status.message_thread_id).toBeUndefined();
+    const queue = await replyTo(42, '/queue');
+    expect(queue.text).toBe(`2 waiting:\n1. ${queued[0]}: answer second in line\n2. ${queued[1]}: answer third ${'x'.repeat(46)}…`);
+
+    const cancel = await replyTo(42, '/cancel');
+    expect(cancel.text).toBe(`Cancelling ${running.id}.`);
+    expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === running.id)).toMatchObject({ status: 'cancelled' });
+    await tap.waitFor((e) => e.type === 'raider.done' && e.response === 'second in line');
+    await tap.waitFor((e) => e.type === 'raider.done' && typeof e.response === 'string' && e.response.startsWith('third'));
+
+    expect((await replyTo(42, '/cancel')).text).toBe('Nothing is running; nothing to cancel.');
+    expect((await replyTo(42, '/status')).text).toBe('Nothing is running. 0 missions wait for this chat.');
+    expect((await replyTo(42, '/queue')).text).toBe('Nothing waits for this chat.');
+
+    // In a forum topic the answer goes into the topic; its binding is the topic's.
+    api.push(TOKEN, groupMessage(GROUP, 43, '/status', { message_thread_id: 7, is_topic_message: true }));
+    const inTopic = await api.waitFor((r) => r.method === 'sendMessage' && r.body.chat_id === GROUP);
+    expect(inTopic.body).toMatchObject({ text: 'Nothing is running. 0 missions wait for this chat.', message_thread_id: 7 });
+
+    // A stranger's command is rejected as a message would be: nothing is answered or cancelled.
+    const sentBefore = api.calls('sendMessage').length;
+    const stranger = api.push(TOKEN, privateMessage(99, '/cancel'));
+    await tap.waitFor((e) => e.type === 'telegram.rejected' && e.update_id === stranger.update_id);
+    expect(tap.all.find((e) => e.type === 'telegram.rejected' && e.update_id === stranger.update_id)).toMatchObject({
+      reason: 'sender_not_allowed',
+    });
+    // /help is no command: it is a mission, as any other /word.
+    api.push(TOKEN, privateMessage(42, '/help'));
+    await tap.waitFor((e) => e.type === 'raider.done' && e.response === 'fake raider did: /help');
+    expect(
+      api
+        .calls('sendMessage')
+        .slice(sentBefore)
+        .every((r) => r.body.chat_id !== 99),
+    ).toBe(true);
+    expect(tap.all.filter((e) => e.type === 'raider.spawned')).toHaveLength(4);
+  });
+
   it('telegram_reply answers once Telegram took the text, or with its error; long text is split; 429 waits retry_after', async () => {
     const { hall, api, tap } = await opsHall();
     const ok = await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'hello *there*' });

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { accessDecision, accessWarnings } from '../../src/domain/telegram-access.js';
+import { chatCommand, queueText, statusText } from '../../src/domain/telegram-commands.js';
 import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, pollRetryDelay, sendRetry } from '../../src/domain/telegram-retry.js';
 import { callbackData, readCallbackData } from '../../src/domain/telegram-question.js';
-import {
-  botIdOf,
-  isNewCommand,
-  readTelegramBinding,
-  routeFor,
-  telegramBinding,
-  telegramMissionId,
-} from '../../src/domain/telegram-routing.js';
+import { botIdOf, readTelegramBinding, routeFor, telegramBinding, telegramMissionId } from '../../src/domain/telegram-routing.js';
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from '../../src/domain/telegram-split.js';
 import { readUpdate } from '../../src/domain/telegram-update.js';
 
@@ -86,15 +80,35 @@ describe('routing and bindings', () => {
   });
 
   it.each([
-    ['/new', true],
-    ['  /new  ', true],
-    ['/new@ops_bot', true],
-    ['/newer ideas', false],
-    ['/new plan', false],
-    ['/new@', false],
-    ['please /new', false],
-  ])('%j is /new: %s', (text, expected) => {
-    expect(isNewCommand(text)).toBe(expected);
+    ['/new', 'new'],
+    ['  /new  ', 'new'],
+    ['/new@ops_bot', 'new'],
+    ['/status', 'status'],
+    ['/status@ops_bot ', 'status'],
+    ['/cancel', 'cancel'],
+    ['/queue@ops_bot', 'queue'],
+    ['/newer ideas', null],
+    ['/new plan', null],
+    ['/status now', null],
+    ['/new@', null],
+    ['/help', null],
+    ['please /new', null],
+  ])('%j is the command %s', (text, expected) => {
+    expect(chatCommand(text)).toBe(expected);
+  });
+
+  it('/status and /queue texts: the run, its age and what waits; missions in order, their text cut short', () => {
+    expect(statusText(null, 0, 0)).toBe('Nothing is running. 0 missions wait for this chat.');
+    expect(statusText({ id: 'r1', raider: 'bjorn', startedAt: 1_000 }, 1, 126_000)).toBe(
+      'Running: r1 (bjorn) for 2m05s. 1 mission waits for this chat.',
+    );
+    expect(queueText([])).toBe('Nothing waits for this chat.');
+    expect(
+      queueText([
+        { id: 'm1', mission: 'fix\n  the bug' },
+        { id: 'm2', mission: 'x'.repeat(80) },
+      ]),
+    ).toBe(`2 waiting:\n1. m1: fix the bug\n2. m2: ${'x'.repeat(59)}…`);
   });
 
   it('an update has one mission id per bot token', () => {

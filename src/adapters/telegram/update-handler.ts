@@ -1,7 +1,7 @@
 /**
  * One Telegram update, start to end: read it, check access,
- * announce and store an accepted message, then `/new` (reset the binding and
- * confirm) or hand the mission to the raider its chat is routed to. The
+ * announce and store an accepted message, then answer a chat command (see
+ * ./chat-commands.ts) or hand the mission to the raider its chat is routed to. The
  * answer tells the poll loop whether the update is done with (its offset may
  * be confirmed) or must come again: only when the hall stops before its
  * mission was taken.
@@ -9,13 +9,15 @@
 import type { HallServices } from '../../ports/hall-services.js';
 import type { TelegramTarget } from '../../domain/mission.js';
 import { accessDecision } from '../../domain/telegram-access.js';
-import { isNewCommand, NEW_SESSION_TEXT, routeFor, telegramBinding, telegramMissionId } from '../../domain/telegram-routing.js';
+import { routeFor, telegramBinding, telegramMissionId } from '../../domain/telegram-routing.js';
 import { readUpdate, type TelegramMessage } from '../../domain/telegram-update.js';
 import type { DurableState } from '../../ports/durable-state.js';
 import type { BotParts } from './bot-api.js';
 import type { ChatHistory } from './chat-history.js';
 import type { QuestionChat } from './question-chat.js';
 import type { TelegramSender } from './sender.js';
+import { chatCommand } from '../../domain/telegram-commands.js';
+import { answerChatCommand } from './chat-commands.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { definedFields } from '../../domain/defined-fields.js';
 
@@ -77,10 +79,10 @@ export class UpdateHandler {
     }
 
     const binding = telegramBinding(bot, message.chatId, message.threadId);
-    if (isNewCommand(message.text)) {
-      // No error when nothing is bound: the next message starts a new session either way.
-      await this.services.request({ type: 'cmd.sessionReset', binding });
-      void this.sender.send(bot, this.parts.api, target(bot, message), NEW_SESSION_TEXT);
+    const command = chatCommand(message.text);
+    if (command !== null) {
+      const text = await answerChatCommand(this.services, command, binding);
+      void this.sender.send(bot, this.parts.api, target(bot, message), text);
       return 'done';
     }
 
