@@ -1,59 +1,115 @@
 /**
  * The memory a hall holds: the hall and its fork server, idle with no face
- * configured and with 50 raiders running, next to an idle bare Node process
- * (the floor: what any Node program holds before it does anything).
+ * configured after 20 finished runs and with 50 raiders running, next to an
+ * idle bare Node process (the floor: what any Node program holds before it
+ * does anything).
  *
- * Two measures per process, from /proc/PID/smaps_rollup:
+ * Three measures per process, from /proc/PID/smaps_rollup:
  * - RSS counts every resident page, the pages of the node binary and its
  *   libraries that both processes share with each other (and with every
  *   other Node process) included, so RSS added up over a tree counts them
- *   twice;
- * - PSS splits each shared page between the processes that map it: the PSS
- *   of the tree is what the tree costs the machine.
- * Target (issue 15): hall tree idle <= 80 MiB with no face configured.
+ *   twice; it is what `top` and `ps` show;
+ * - PSS splits each shared page between the processes that map it: it moves
+ *   with how many other Node programs run on the machine;
+ * - USS (Private_Clean + Private_Dirty) is the pages no other process maps:
+ *   what one more hall adds to the machine.
+ * Where the pages are comes from /proc/PID/smaps, one row per mapping summed
+ * by kind: the node binary's file, other files (libraries, koffi's .node),
+ * anonymous memory (V8's heap, malloc, stacks).
  *
- *   node --import tsx bench/memory.ts [--quick] [--raiders N]
+ * The hall's own split (process.memoryUsage(): heap used/total, external,
+ * array buffers) is read through bench/memory-hook.mjs, loaded with
+ * `--import`: the hall exposes no such figure. The hook's cost shows as the
+ * difference between the "default" and "default + hook" rows.
+ *
+ * V8 flags are weighed side by side in one run, each in a hall of its own
+ * (the two sizes in NODE_OPTIONS, the rest on the node command line before
+ * bin/raider: Node 20 refuses --optimize-for-size and --lite-mode in
+ * NODE_OPTIONS). The fork server inherits neither (the bench checks its
+ * environment): the hall starts it with a bare
+ * environment and a fixed argv (src/adapters/os/fork-server.ts). So the fork
+ * server's flags are weighed on a fork server started alone, with the hall's
+ * argv plus the flag, idle.
+ *
+ * Target (issue 38): hall tree idle RSS <= 80 MiB and USS <= 34 MiB.
+ *
+ *   node --import tsx bench/memory.ts [--quick] [--raiders N] [--runs N]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
 import {
   argNumber,
   Client,
   count,
   fmt,
   machine,
+  nowMs,
+  REPO,
+  request,
   runMain,
   sleep,
   startHall,
   summary,
   table,
   tempRoot,
+  waitIdle,
   writeWaitingRaider,
   type Json,
 } from './lib.js';
 
-const TARGET_IDLE_MIB = 80;
+const TARGET_RSS_MIB = 80;
+const TARGET_USS_MIB = 34;
 /** Long enough for start-up garbage to be collected and the heap to settle. */
 const SETTLE_MS = 2000;
+const HOOK = new URL('./memory-hook.mjs', import.meta.url).href;
+const FORK_SERVER = path.join(REPO, 'libexec', 'raider-spawner.cjs');
+const NODE_BINARY = fs.realpathSync(process.execPath);
 
 interface Memory {
   rss: number;
   pss: number;
-  /** Pages nobody else maps: what the process adds to the machine on its own. */
-  privateDirty: number;
+  /** Private_Clean + Private_Dirty: pages nobody else maps. */
+  uss: number;
+}
+
+const ZERO: Memory = { rss: 0, pss: 0, uss: 0 };
+
+function add(a: Memory, b: Memory): Memory {
+  return { rss: a.rss + b.rss, pss: a.pss + b.pss, uss: a.uss + b.uss };
+}
+
+/** MiB of one `Key:   N kB` line of a smaps text. */
+function kib(text: string, key: string): number {
+  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
 function memoryOf(pid: number): Memory {
   const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kib = (key: string): number => {
-    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
-    return m ? Number(m[1]) / 1024 : Number.NaN;
-  };
-  return { rss: kib('Rss'), pss: kib('Pss'), privateDirty: kib('Private_Dirty') };
+  return { rss: kib(text, 'Rss'), pss: kib(text, 'Pss'), uss: kib(text, 'Private_Clean') + kib(text, 'Private_Dirty') };
 }
 
-function add(a: Memory, b: Memory): Memory {
-  return { rss: a.rss + b.rss, pss: a.pss + b.pss, privateDirty: a.privateDirty + b.privateDirty };
+type Kind = 'node binary' | 'other files' | 'anonymous';
+const KINDS: readonly Kind[] = ['node binary', 'other files', 'anonymous'];
+
+/** The process's pages by kind of mapping, from /proc/PID/smaps. */
+function mapsOf(pid: number): Record<Kind, Memory> {
+  const text = fs.readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  const byKind: Record<Kind, Memory> = { 'node binary': ZERO, 'other files': ZERO, anonymous: ZERO };
+  // Each mapping starts with its address range line; the fields follow until the next one.
+  const blocks = text.split(/^(?=[0-9a-f]+-[0-9a-f]+ )/m);
+  for (const block of blocks) {
+    const header = block.slice(0, block.indexOf('\n'));
+    const fields = header.trim().split(/\s+/);
+    const file = fields.length >= 6 ? fields.slice(5).join(' ') : '';
+    const kind: Kind = file === NODE_BINARY ? 'node binary' : file.startsWith('/') ? 'other files' : 'anonymous';
+    const m = { rss: kib(block, 'Rss'), pss: kib(block, 'Pss'), uss: kib(block, 'Private_Clean') + kib(block, 'Private_Dirty') };
+    if (Number.isNaN(m.rss)) continue;
+    byKind[kind] = add(byKind[kind], m);
+  }
+  return byKind;
 }
 
 /** The hall's direct children that are its fork server (raiders are the fork server's children). */
@@ -66,80 +122,277 @@ function forkServerOf(hallPid: number): number {
   throw new Error(`no fork server under hall ${hallPid}`);
 }
 
-async function bareNode(): Promise<Memory> {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-  await sleep(SETTLE_MS);
+/** A process started alone, left idle SETTLE_MS, measured and killed. */
+async function idleProcess(args: string[]): Promise<{ memory: Memory; maps: Record<Kind, Memory> }> {
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'ignore', 'ignore'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
   const pid = child.pid;
-  if (pid === undefined) throw new Error('could not start a bare node process');
-  const memory = memoryOf(pid);
+  if (pid === undefined) throw new Error(`could not start node ${args.join(' ')}`);
+  await sleep(SETTLE_MS);
+  if (child.exitCode !== null) throw new Error(`node ${args.join(' ')} exited ${child.exitCode}`);
+  const result = { memory: memoryOf(pid), maps: mapsOf(pid) };
   child.kill('SIGKILL');
-  return memory;
+  return result;
+}
+
+interface Usage {
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  rss: number;
+}
+
+/** What bench/memory-hook.mjs writes: process.memoryUsage() in bytes. */
+const HookReport = z.object({
+  usage: z.object({ heapUsed: z.number(), heapTotal: z.number(), external: z.number(), arrayBuffers: z.number(), rss: z.number() }),
+});
+
+interface Variant {
+  label: string;
+  nodeArgs: string[];
+  /** Flags passed in the hall's NODE_OPTIONS instead (those Node allows there). */
+  nodeOptions?: string;
+  hook: boolean;
+}
+
+interface HallFigures {
+  label: string;
+  hall: Memory;
+  fork: Memory;
+  tree: Memory;
+  hallMaps: Record<Kind, Memory>;
+  forkMaps: Record<Kind, Memory>;
+  usage: Usage | undefined;
+  /** The fork server's environment has NODE_OPTIONS (it should not: it starts with a bare one). */
+  forkHasNodeOptions: boolean;
+  busy?: { raiders: number; hall: Memory; fork: Memory; tree: Memory };
+}
+
+async function waitForNoneRunning(socket: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = nowMs() + timeoutMs;
+  for (;;) {
+    const status = await request(socket, { cmd: 'status' });
+    if (Number(status.running) === 0) return;
+    if (nowMs() > deadline) throw new Error(`still ${status.running} running after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+async function readUsage(hallPid: number, file: string): Promise<Usage> {
+  process.kill(hallPid, 'SIGUSR2');
+  const deadline = nowMs() + 10_000;
+  while (!fs.existsSync(file) || fs.statSync(file).size === 0) {
+    if (nowMs() > deadline) throw new Error('the hall wrote no memory figures (is bench/memory-hook.mjs loaded?)');
+    await sleep(20);
+  }
+  const u = HookReport.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).usage;
+  const mib = (bytes: number): number => bytes / 1024 / 1024;
+  return {
+    heapUsed: mib(u.heapUsed),
+    heapTotal: mib(u.heapTotal),
+    external: mib(u.external),
+    arrayBuffers: mib(u.arrayBuffers),
+    rss: mib(u.rss),
+  };
+}
+
+async function measureHall(variant: Variant, raider: string, runs: number, busyRaiders: number): Promise<HallFigures> {
+  const root = tempRoot('memory');
+  const usageFile = path.join(tempRoot('memory-usage'), 'usage.json');
+  const nodeArgs = variant.hook ? [...variant.nodeArgs, '--import', HOOK] : variant.nodeArgs;
+  const env: NodeJS.ProcessEnv = {
+    ...(variant.hook ? { BENCH_MEMORY_OUT: usageFile } : {}),
+    ...(variant.nodeOptions ? { NODE_OPTIONS: variant.nodeOptions } : {}),
+  };
+  const { hall } = await startHall(root, raider, { nodeArgs, env });
+  const hallPid = hall.child.pid;
+  if (hallPid === undefined) throw new Error('the hall has no pid');
+  const client = await Client.connect(hall.socket);
+  const replies = await client.pipeline(Array.from({ length: runs }, (): Json => ({ cmd: 'spawn', name: 'mem', mission: 'wait 0' })));
+  const failed = replies.filter((r) => typeof r.pid !== 'number');
+  if (failed.length > 0) throw new Error(`${failed.length} spawns failed, e.g. ${JSON.stringify(failed[0])}`);
+  await waitForNoneRunning(hall.socket);
+  await waitIdle(hallPid);
+  await sleep(SETTLE_MS);
+  const forkPid = forkServerOf(hallPid);
+  const hallMemory = memoryOf(hallPid);
+  const forkMemory = memoryOf(forkPid);
+  const figures: HallFigures = {
+    label: variant.label,
+    hall: hallMemory,
+    fork: forkMemory,
+    tree: add(hallMemory, forkMemory),
+    hallMaps: mapsOf(hallPid),
+    forkMaps: mapsOf(forkPid),
+    usage: variant.hook ? await readUsage(hallPid, usageFile) : undefined,
+    forkHasNodeOptions: fs
+      .readFileSync(`/proc/${forkPid}/environ`, 'utf8')
+      .split('\0')
+      .some((e) => e.startsWith('NODE_OPTIONS=')),
+  };
+  if (busyRaiders > 0) {
+    const busy = await client.pipeline(
+      Array.from({ length: busyRaiders }, (): Json => ({ cmd: 'spawn', name: 'mem', mission: 'wait 600' })),
+    );
+    const busyFailed = busy.filter((r) => typeof r.pid !== 'number');
+    if (busyFailed.length > 0) throw new Error(`${busyFailed.length} spawns failed, e.g. ${JSON.stringify(busyFailed[0])}`);
+    await sleep(SETTLE_MS);
+    const h = memoryOf(hallPid);
+    const f = memoryOf(forkPid);
+    figures.busy = { raiders: busyRaiders, hall: h, fork: f, tree: add(h, f) };
+  }
+  client.close();
+  await hall.stop(30_000);
+  return figures;
 }
 
 function row(label: string, m: Memory): string[] {
-  return [label, fmt(m.rss, 1), fmt(m.pss, 1), fmt(m.privateDirty, 1)];
+  return [label, fmt(m.rss, 1), fmt(m.pss, 1), fmt(m.uss, 1)];
 }
+
+const HALL_VARIANTS: readonly Variant[] = [
+  { label: 'default', nodeArgs: [], hook: false },
+  { label: 'default + hook', nodeArgs: [], hook: true },
+  { label: '--max-semi-space-size=1 (NODE_OPTIONS)', nodeArgs: [], nodeOptions: '--max-semi-space-size=1', hook: true },
+  { label: '--optimize-for-size', nodeArgs: ['--optimize-for-size'], hook: true },
+  { label: '--lite-mode', nodeArgs: ['--lite-mode'], hook: true },
+  { label: '--max-old-space-size=32 (NODE_OPTIONS)', nodeArgs: [], nodeOptions: '--max-old-space-size=32', hook: true },
+  {
+    label: 'all four',
+    nodeArgs: ['--max-semi-space-size=1', '--optimize-for-size', '--lite-mode', '--max-old-space-size=32'],
+    hook: true,
+  },
+];
+
+const FORK_VARIANTS: ReadonlyArray<{ label: string; nodeArgs: string[] }> = [
+  { label: 'default', nodeArgs: [] },
+  ...['--max-semi-space-size=1', '--optimize-for-size', '--lite-mode', '--max-old-space-size=32'].map((flag) => ({
+    label: flag,
+    nodeArgs: [flag],
+  })),
+  { label: 'all four', nodeArgs: ['--max-semi-space-size=1', '--optimize-for-size', '--lite-mode', '--max-old-space-size=32'] },
+];
 
 runMain(async () => {
   const raiders = argNumber('--raiders') ?? count(50, 20);
-  console.log(`# memory: the hall tree idle and with ${raiders} running, ${machine()}`);
+  const runs = argNumber('--runs') ?? 20;
+  console.log(`# memory: the hall tree idle after ${runs} runs and with ${raiders} running, ${machine()}`);
+  console.log(`load average before: ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
 
-  const floor = await bareNode();
-  const root = tempRoot('memory');
+  const floor = await idleProcess(['-e', 'setInterval(() => {}, 1000)']);
   const raider = writeWaitingRaider(tempRoot('memory-bin'));
-  const { hall } = await startHall(root, raider);
-  const hallPid = hall.child.pid;
-  if (hallPid === undefined) throw new Error('the hall has no pid');
-  await sleep(SETTLE_MS);
-  const forkPid = forkServerOf(hallPid);
-  const idleHall = memoryOf(hallPid);
-  const idleFork = memoryOf(forkPid);
-  const idleTree = add(idleHall, idleFork);
-
-  const client = await Client.connect(hall.socket);
-  const replies = await client.pipeline(Array.from({ length: raiders }, (): Json => ({ cmd: 'spawn', name: 'mem', mission: 'wait 600' })));
-  client.close();
-  const failed = replies.filter((r) => typeof r.pid !== 'number');
-  if (failed.length > 0) throw new Error(`${failed.length} spawns failed, e.g. ${JSON.stringify(failed[0])}`);
-  await sleep(SETTLE_MS);
-  const busyHall = memoryOf(hallPid);
-  const busyFork = memoryOf(forkPid);
-  const busyTree = add(busyHall, busyFork);
-  await hall.stop(30_000);
+  const halls: HallFigures[] = [];
+  for (const variant of HALL_VARIANTS) {
+    halls.push(await measureHall(variant, raider, runs, variant.label === 'default' ? raiders : 0));
+  }
+  const forks: Array<{ label: string; memory: Memory }> = [];
+  for (const variant of FORK_VARIANTS) {
+    const alone = await idleProcess([...variant.nodeArgs, '--v8-pool-size=1', FORK_SERVER, String(process.pid)]);
+    forks.push({ label: variant.label, memory: alone.memory });
+  }
+  const base = halls[0]!;
 
   console.log('');
+  console.log(`## the default hall tree, idle after ${runs} runs (smaps_rollup; USS = Private_Clean + Private_Dirty)`);
+  const busy = base.busy;
   console.log(
     table(
-      ['MiB', 'RSS', 'PSS', 'private dirty'],
+      ['MiB', 'RSS', 'PSS', 'USS'],
       [
-        row('bare node, idle (floor)', floor),
-        row('hall, idle', idleHall),
-        row('fork server, idle', idleFork),
-        row('hall tree, idle', idleTree),
-        row(`hall, ${raiders} running`, busyHall),
-        row(`fork server, ${raiders} running`, busyFork),
-        row(`hall tree, ${raiders} running`, busyTree),
+        row('bare node, idle (floor)', floor.memory),
+        row('hall, idle', base.hall),
+        row('fork server, idle', base.fork),
+        row('hall tree, idle', base.tree),
+        ...(busy
+          ? [
+              row(`hall, ${busy.raiders} running`, busy.hall),
+              row(`fork server, ${busy.raiders} running`, busy.fork),
+              row(`hall tree, ${busy.raiders} running`, busy.tree),
+            ]
+          : []),
       ],
     ),
   );
-  const met = idleTree.pss <= TARGET_IDLE_MIB;
+
   console.log('');
+  console.log('## where the pages are (smaps, by mapping), default hall idle');
+  const mapRows: string[][] = [];
+  for (const [who, maps] of [
+    ['bare node', floor.maps],
+    ['hall', base.hallMaps],
+    ['fork server', base.forkMaps],
+  ] as const) {
+    for (const kind of KINDS) mapRows.push(row(`${who}: ${kind}`, maps[kind]));
+  }
+  console.log(table(['MiB', 'RSS', 'PSS', 'USS'], mapRows));
+
+  console.log('');
+  console.log(`## V8 flags on the hall, each in a hall of its own, idle after ${runs} runs`);
   console.log(
-    `hall tree idle: PSS ${fmt(idleTree.pss, 1)} MiB (RSS added up ${fmt(idleTree.rss, 1)}), ` +
-      `${fmt(idleTree.pss / floor.pss, 2)}x a bare node's PSS; target <= ${TARGET_IDLE_MIB} MiB: ${met ? 'met' : 'MISSED'}`,
+    table(
+      [
+        'MiB',
+        'hall RSS',
+        'hall USS',
+        'fork RSS',
+        'fork USS',
+        'tree RSS',
+        'tree PSS',
+        'tree USS',
+        'heap used',
+        'heap total',
+        'external',
+        'array buffers',
+        'anon RSS',
+      ],
+      halls.map((h) => [
+        h.label,
+        fmt(h.hall.rss, 1),
+        fmt(h.hall.uss, 1),
+        fmt(h.fork.rss, 1),
+        fmt(h.fork.uss, 1),
+        fmt(h.tree.rss, 1),
+        fmt(h.tree.pss, 1),
+        fmt(h.tree.uss, 1),
+        h.usage ? fmt(h.usage.heapUsed, 1) : '-',
+        h.usage ? fmt(h.usage.heapTotal, 1) : '-',
+        h.usage ? fmt(h.usage.external, 1) : '-',
+        h.usage ? fmt(h.usage.arrayBuffers, 1) : '-',
+        fmt(h.hallMaps.anonymous.rss, 1),
+      ]),
+    ),
   );
+  const withOptions = halls.filter((_, i) => HALL_VARIANTS[i]!.nodeOptions !== undefined);
+  const inherited = withOptions.filter((h) => h.forkHasNodeOptions).length;
+  console.log(`fork servers with NODE_OPTIONS in their environment, of halls started with it: ${inherited} of ${withOptions.length}`);
+
+  console.log('');
+  console.log("## V8 flags on a fork server started alone (the hall's argv plus the flag), idle");
+  console.log(
+    table(
+      ['MiB', 'RSS', 'PSS', 'USS'],
+      forks.map((f) => row(f.label, f.memory)),
+    ),
+  );
+  console.log(`load average after: ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
+
+  const met = base.tree.rss <= TARGET_RSS_MIB && base.tree.uss <= TARGET_USS_MIB;
   summary([
     {
       bench: 'memory',
-      metric: 'hall tree idle, no face: PSS / RSS added up (MiB); bare node PSS',
-      value: `${fmt(idleTree.pss, 1)} / ${fmt(idleTree.rss, 1)}; ${fmt(floor.pss, 1)}`,
-      target: `<= ${TARGET_IDLE_MIB} MiB PSS`,
+      metric: `hall tree idle after ${runs} runs, no face: RSS / PSS / USS (MiB)`,
+      value: `${fmt(base.tree.rss, 1)} / ${fmt(base.tree.pss, 1)} / ${fmt(base.tree.uss, 1)}`,
+      target: `RSS <= ${TARGET_RSS_MIB}, USS <= ${TARGET_USS_MIB} MiB`,
       met,
     },
-    {
-      bench: 'memory',
-      metric: `hall tree with ${raiders} running: PSS / RSS added up (MiB)`,
-      value: `${fmt(busyTree.pss, 1)} / ${fmt(busyTree.rss, 1)}`,
-    },
+    ...(busy
+      ? [
+          {
+            bench: 'memory',
+            metric: `hall tree with ${busy.raiders} running: RSS / PSS / USS (MiB)`,
+            value: `${fmt(busy.tree.rss, 1)} / ${fmt(busy.tree.pss, 1)} / ${fmt(busy.tree.uss, 1)}`,
+          },
+        ]
+      : []),
   ]);
 });
