@@ -249,4 +249,18 @@ describe('permission questions in a Telegram chat (questions: true)', () => {
     expect((await tap.waitFor((e) => e.type === 'raider.done')).response).toBe('["no channel"]');
     expect(api.requests.some(isQuestion)).toBe(false);
   });
+
+  it('without questions: a press on a button left from an earlier config is still answered, so it stops spinning', async () => {
+    const { api } = await questionsHall('questions: false');
+    const stale = api.push(TOKEN, {
+      callback_query: {
+        id: 'stale1',
+        from: from(42),
+        chat_instance: '1',
+        message: { message_id: 7, date: 0, chat: { id: 42, type: 'private' }, text: 'an old question' },
+        data: 'pq1:AAAAAAAAAAAAAAAAAAAAAA:o',
+      },
+    });
+    expect((await callbackAnswer(api, stale.callback_query.id)).body.text).toBe('This is no open question of the hall.');
+  });
 });

@@ -55,6 +55,16 @@ export function questionTag(key: string): string {
   return createHash('sha256').update(key).digest('base64url').slice(0, 22);
 }
 
+/** What a press hears when it names no open question of the hall. */
+export const NO_OPEN_QUESTION = 'This is no open question of the hall.';
+
+/** Answers a button press (`answerCallbackQuery`), so its button stops spinning; a failure is logged, never thrown. */
+export function answerPress(parts: BotParts, press: TelegramPress, text: string, log: (line: string) => void): Promise<unknown> {
+  return parts.api.answerCallbackQuery({ callback_query_id: press.queryId, text: text.slice(0, NOTICE_LIMIT) }).catch((err: unknown) => {
+    log(`Telegram bot ${parts.bot.name}: cannot answer a button press: ${String(err)}`);
+  });
+}
+
 export class QuestionChat {
   /** By question tag: the question's messages, in every chat it was asked in. */
   private readonly posts = new Map<string, Post[]>();
@@ -166,10 +176,7 @@ export class QuestionChat {
   /** A button press on a bot's message: answers the question when the presser may and it is still open. */
   async press(parts: BotParts, press: TelegramPress, updateId: number): Promise<void> {
     const bot = parts.bot.name;
-    const notice = (text: string) =>
-      parts.api.answerCallbackQuery({ callback_query_id: press.queryId, text: text.slice(0, NOTICE_LIMIT) }).catch((err: unknown) => {
-        this.services.log(`Telegram bot ${bot}: cannot answer a button press: ${String(err)}`);
-      });
+    const notice = (text: string) => answerPress(parts, press, text, (line) => this.services.log(line));
     const access = accessDecision(parts.bot, press.chatId, press.fromId);
     if (!access.ok) {
       this.services.publish({
@@ -186,7 +193,7 @@ export class QuestionChat {
     const data = readCallbackData(press.data);
     const post = data === null ? undefined : await this.postOf(data.tag, bot, press);
     if (data === null || post === undefined) {
-      await notice('This is no open question of the hall.');
+      await notice(NO_OPEN_QUESTION);
       return;
     }
     if (post.ended !== undefined) {

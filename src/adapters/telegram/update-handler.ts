@@ -14,7 +14,7 @@ import { readUpdate, type TelegramMessage } from '../../domain/telegram-update.j
 import type { DurableState } from '../../ports/durable-state.js';
 import type { BotParts } from './bot-api.js';
 import type { ChatHistory } from './chat-history.js';
-import type { QuestionChat } from './question-chat.js';
+import { answerPress, NO_OPEN_QUESTION, type QuestionChat } from './question-chat.js';
 import type { TelegramSender } from './sender.js';
 import { chatCommand } from '../../domain/telegram-commands.js';
 import { answerChatCommand } from './chat-commands.js';
@@ -43,7 +43,9 @@ export class UpdateHandler {
     }
     if (read.kind === 'ignored') return 'done';
     if (read.kind === 'press') {
-      await this.questions?.press(this.parts, read.press, read.updateId);
+      // A bot that asks no questions still answers a press (a button left from an earlier config), or it spins.
+      if (this.questions) await this.questions.press(this.parts, read.press, read.updateId);
+      else await answerPress(this.parts, read.press, NO_OPEN_QUESTION, (line) => this.services.log(line));
       return 'done';
     }
     const { updateId, message } = read;
