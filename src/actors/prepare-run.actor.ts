@@ -80,6 +80,11 @@ export function prepareRunLogic(env: RunEnvironment) {
       // A worktree run works in its worktree: the raider's root and cwd, never the hall root.
       const runRoot = worktree?.cwd ?? paths.root;
       const cwd = runDirectory(runRoot, input.entry.cwd);
+      // An entry with an ACP agent runs the ACP bridge, with the agent's variables over the hall's;
+      // a variable that is not set fails the run here, before its permission channel is opened.
+      const agent = acpAgentCommand(entry);
+      const program = agent !== undefined ? env.acpBridge : env.raider;
+      const runBaseEnv = agent !== undefined ? { ...baseEnv, ...agentVariables(input.baseName, agent.env, baseEnv) } : baseEnv;
       // A run of a plain slot has no binding (and no session) but may still ask (dashboard.questions).
       const channel =
         session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
@@ -90,14 +95,10 @@ export function prepareRunLogic(env: RunEnvironment) {
         ...(channel !== null ? { permissionChannel: channel } : {}),
         mission: input.entry.mission,
       };
-      // An entry with an ACP agent runs the ACP bridge, with the agent's variables over the hall's.
-      const agent = acpAgentCommand(entry);
-      const program = agent !== undefined ? env.acpBridge : env.raider;
       const args =
         agent !== undefined
           ? acpBridgeArgv({ agent, ...definedFields({ model: entry.model }), ...runArgs })
           : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
-      const runBaseEnv = agent !== undefined ? { ...baseEnv, ...agentVariables(input.baseName, agent.env, baseEnv) } : baseEnv;
       return {
         kind: 'ready',
         eventsPath: events,
