@@ -7,6 +7,8 @@ import { telegramAdapter, type TelegramAdapterOptions } from '../../src/adapters
 import { startTestHall, tempRoot, eventually, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
 import { fast, from, privateMessage } from './telegram-support.js';
 import { FakeBotApi } from './fake-bot-api.js';
+import { runStarted } from '../support/hall-client.js';
+import { eventsPath } from '../../src/ports/hall-paths.js';
 
 const TOKEN = '12345:good-token';
 const BAD_TOKEN = '777:revoked';
@@ -152,7 +154,7 @@ describe('Telegram through a real hall and a fake Bot API server', () => {
   });
 
   it("/status, /queue and /cancel (also @botname) show and steer the chat binding's run and what waits for it", async () => {
-    const { api, tap } = await opsHall();
+    const { hall, api, tap } = await opsHall();
     /** The next message the hall sends to the chat after `text` came from it. */
     const replyTo = async (chat: number, text: string): Promise<Json> => {
       const seen = new Set(api.calls('sendMessage'));
@@ -174,6 +176,8 @@ describe('Telegram through a real hall and a fake Bot API server', () => {
     const queue = await replyTo(42, '/queue');
     expect(queue.text).toBe(`2 waiting:\n1. ${queued[0]}: answer second in line\n2. ${queued[1]}: answer third ${'x'.repeat(46)}…`);
 
+    // A SIGINT before the raider's handlers are in place would end the run failed, not cancelled.
+    await runStarted(eventsPath(hall.hall.paths, String(running.id)));
     const cancel = await replyTo(42, '/cancel');
     expect(cancel.text).toBe(`Cancelling ${running.id}.`);
     expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === running.id)).toMatchObject({ status: 'cancelled' });
