@@ -159,7 +159,8 @@ function openAiFrames(reply: FakeReply, model: string): string[] {
   return frames;
 }
 
-function anthropicFrames(reply: FakeReply, model: string): string[] {
+/** The SSE frames of one Anthropic messages reply; test/support/anthropic-stand-in.ts streams them to Claude Code too. */
+export function anthropicFrames(reply: FakeReply, model: string): string[] {
   const ev = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const frames = [
     ev('message_start', {
