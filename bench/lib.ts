@@ -291,6 +291,25 @@ export function hallLikeArgs(root: string, mission: string): string[] {
 /** How long each bare spawn() call itself took (it returns once the child has exec'd), in ms. */
 export const bareSpawnCalls: number[] = [];
 
+/** A process's memory in MiB, from /proc/PID/smaps_rollup. */
+export interface Memory {
+  rss: number;
+  pss: number;
+  /** Private_Clean + Private_Dirty: pages nobody else maps. */
+  uss: number;
+}
+
+/** MiB of one `Key:   N kB` line of a smaps text. */
+export function kib(text: string, key: string): number {
+  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+export function memoryOf(pid: number): Memory {
+  const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  return { rss: kib(text, 'Rss'), pss: kib(text, 'Pss'), uss: kib(text, 'Private_Clean') + kib(text, 'Private_Dirty') };
+}
+
 /** Resident memory of a process in MB, from /proc. */
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));

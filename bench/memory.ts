@@ -57,6 +57,9 @@ import {
   waitIdle,
   writeWaitingRaider,
   type Json,
+  kib,
+  type Memory,
+  memoryOf,
 } from './lib.js';
 
 const TARGET_RSS_MIB = 80;
@@ -67,28 +70,10 @@ const HOOK = new URL('./memory-hook.mjs', import.meta.url).href;
 const FORK_SERVER = path.join(REPO, 'libexec', 'raider-spawner.cjs');
 const NODE_BINARY = fs.realpathSync(process.execPath);
 
-interface Memory {
-  rss: number;
-  pss: number;
-  /** Private_Clean + Private_Dirty: pages nobody else maps. */
-  uss: number;
-}
-
 const ZERO: Memory = { rss: 0, pss: 0, uss: 0 };
 
 function add(a: Memory, b: Memory): Memory {
   return { rss: a.rss + b.rss, pss: a.pss + b.pss, uss: a.uss + b.uss };
-}
-
-/** MiB of one `Key:   N kB` line of a smaps text. */
-function kib(text: string, key: string): number {
-  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
-
-function memoryOf(pid: number): Memory {
-  const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  return { rss: kib(text, 'Rss'), pss: kib(text, 'Pss'), uss: kib(text, 'Private_Clean') + kib(text, 'Private_Dirty') };
 }
 
 type Kind = 'node binary' | 'other files' | 'anonymous';
