@@ -1,0 +1,367 @@
+/**
+ * ACP agents as raiders, against the same agent with no hall (docs/agents.md).
+ * The agent is test/fixtures/scripted-acp-agent.mjs, the same program on both
+ * sides; the floor drives it with the ACP SDK's client from this process.
+ *
+ * 1. Latency, interleaved round by round. Floor: start the agent, initialize,
+ *    session/new, session/prompt `answer hello`; the first update
+ *    (agent_message_chunk) and the end (the prompt's answer, then the agent
+ *    stopped as the bridge stops it: stdin closed, SIGTERM, its exit). Hall:
+ *    a `spawn` of the same mission to an `acp:` entry on an open connection;
+ *    the first update is the first `message.chunk` line in the run's events
+ *    file (what `attach` reads), the end is `raider.done` on the bus.
+ *    Target: the hall adds at most 15 ms median per run.
+ * 2. Memory with N runs in flight (mission `hang`: the agent waits for a
+ *    cancel). What the hall adds per run: the bridges' PSS plus the growth of
+ *    the hall's own PSS, over N; the agents' PSS beside it, and N agents
+ *    driven directly for comparison (smaps_rollup). Target: at most 20 MiB.
+ * 3. 50 runs spawned at once (pipelined on one connection): all 50 end
+ *    `completed` with their own answer; the same 50 driven directly beside it.
+ * 4. The bridge's start: `node -e 0` against `raider acp-client --help`.
+ *
+ *   node --import tsx bench/acp-agents.ts [--quick] [--rounds N] [--running N] [--parallel N]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
+import {
+  argNumber,
+  Client,
+  count,
+  fmt,
+  machine,
+  type Memory,
+  memoryOf,
+  nowMs,
+  processesUnder,
+  RAIDER_BIN,
+  REPO,
+  runMain,
+  sleep,
+  startHall,
+  stats,
+  STATS_HEADERS,
+  statsRow,
+  Subscription,
+  summary,
+  table,
+  tempRoot,
+  writeMinimalRaider,
+} from './lib.js';
+
+const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+const TARGET_ADDED_MS = 15;
+const TARGET_ADDED_PSS_MIB = 20;
+const MISSION = 'answer hello';
+
+interface Timing {
+  firstUpdate: number;
+  done: number;
+  /** Hall runs: when the bridge wrote run.started (it has loaded and is about to start the agent). */
+  bridgeUp?: number;
+}
+
+/** A scripted agent driven by the SDK's client, as the bridge drives it, with no hall. */
+class DirectRun {
+  private readonly child: ChildProcess;
+  private readonly exited: Promise<void>;
+  private first: (() => void) | undefined;
+  readonly firstUpdate: Promise<void>;
+  readonly pid: number;
+
+  constructor(cwd: string) {
+    this.child = spawn(AGENT, [], { cwd, stdio: ['pipe', 'pipe', 'ignore'] });
+    this.pid = this.child.pid ?? -1;
+    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
+    this.firstUpdate = new Promise((resolve) => (this.first = resolve));
+  }
+
+  /** Initialize, session/new, and the prompt; resolves with its stop reason. */
+  async prompt(cwd: string, mission: string): Promise<string> {
+    const { stdin, stdout } = this.child;
+    if (stdin === null || stdout === null) throw new Error('the agent has no pipes');
+    const app = client({ name: 'bench-floor' }).onNotification(methods.client.session.update, () => this.first?.());
+    const conn = app.connect(
+      ndJsonStream(Writable.toWeb(stdin) as WritableStream<Uint8Array>, Readable.toWeb(stdout) as ReadableStream<Uint8Array>),
+    );
+    await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const session = await conn.agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+    const result = await conn.agent.request(methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: 'text', text: mission }],
+    });
+    return result.stopReason;
+  }
+
+  /** Stops the agent as the bridge does at a run's end: stdin closed, SIGTERM; resolves at its exit. */
+  async stop(): Promise<void> {
+    this.child.stdin?.end();
+    this.child.kill('SIGTERM');
+    await this.exited;
+  }
+}
+
+async function floorRun(cwd: string): Promise<Timing> {
+  const t0 = nowMs();
+  const run = new DirectRun(cwd);
+  let firstAt = 0;
+  void run.firstUpdate.then(() => (firstAt = nowMs()));
+  const reason = await run.prompt(cwd, MISSION);
+  await run.stop();
+  if (reason !== 'end_turn') throw new Error(`the direct run ended ${reason}`);
+  return { firstUpdate: firstAt - t0, done: nowMs() - t0 };
+}
+
+function eventsFile(root: string, id: string): string {
+  return path.join(root, '.raider-hall', 'logs', `${id}.events.jsonl`);
+}
+
+/** Resolves when the run's events file holds `needle`; polled every millisecond. */
+async function eventsHold(root: string, id: string, needle: string, timeoutMs = 60_000): Promise<void> {
+  const file = eventsFile(root, id);
+  const deadline = nowMs() + timeoutMs;
+  let size = -1;
+  for (;;) {
+    try {
+      const now = fs.statSync(file).size;
+      if (now !== size) {
+        size = now;
+        if (fs.readFileSync(file, 'utf8').includes(needle)) return;
+      }
+    } catch {
+      /* not written yet */
+    }
+    if (nowMs() > deadline) throw new Error(`run ${id}: no ${needle} in its events within ${timeoutMs} ms`);
+    await sleep(1);
+  }
+}
+
+/** Epoch milliseconds with a fraction, comparable with the `time` of the bridge's events. */
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** The `time` (epoch seconds) of the run's first event of `type`, in epoch ms. */
+function eventTimeMs(root: string, id: string, type: string): number {
+  for (const line of fs.readFileSync(eventsFile(root, id), 'utf8').split('\n')) {
+    if (!line.includes(`"${type}"`)) continue;
+    const event: unknown = JSON.parse(line);
+    if (typeof event === 'object' && event !== null && 'time' in event && typeof event.time === 'number') return event.time * 1000;
+  }
+  return Number.NaN;
+}
+
+async function hallRun(root: string, conn: Client, sub: Subscription): Promise<Timing> {
+  const t0 = nowMs();
+  const e0 = epochMs();
+  const reply = await conn.command({ cmd: 'spawn', name: 'scripted', mission: MISSION });
+  const id = String(reply.id);
+  const done = sub.done(id);
+  await eventsHold(root, id, '"message.chunk"');
+  const firstAt = nowMs();
+  const { event, at } = await done;
+  if (event.status !== 'completed') throw new Error(`hall run ${id} ended ${JSON.stringify(event)}`);
+  return { firstUpdate: firstAt - t0, done: at - t0, bridgeUp: eventTimeMs(root, id, 'run.started') - e0 };
+}
+
+function sumMemory(pids: readonly number[]): Memory {
+  const total: Memory = { rss: 0, pss: 0, uss: 0 };
+  for (const pid of pids) {
+    const m = memoryOf(pid);
+    total.rss += m.rss;
+    total.pss += m.pss;
+    total.uss += m.uss;
+  }
+  return total;
+}
+
+/** Our processes of the hall root whose command line holds `word`. */
+function pidsWith(root: string, word: string): number[] {
+  return processesUnder(root).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(word);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function median(values: readonly number[]): number {
+  return stats(values).median;
+}
+
+/** Wall time of `node ARGS` (stdout discarded), ms. */
+function timeNode(args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = nowMs();
+    const child = spawn(process.execPath, args, { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(nowMs() - t0) : reject(new Error(`node ${args.join(' ')} exited ${code}`))));
+  });
+}
+
+runMain(async () => {
+  const rounds = argNumber('--rounds') ?? count(40, 10);
+  const running = argNumber('--running') ?? count(10, 5);
+  const parallel = argNumber('--parallel') ?? 50;
+  const root = tempRoot('acp-agents');
+  fs.writeFileSync(path.join(root, '.raider-hall.yml'), `raiders:\n  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }\n`);
+  const floorDir = tempRoot('acp-floor');
+  const { hall } = await startHall(root, writeMinimalRaider(root));
+  const sub = await Subscription.open(hall.socket, 'raider.done');
+  const conn = await Client.connect(hall.socket);
+  console.log(`# acp-agents: ${machine()}`);
+
+  // 1. Latency, floor and hall in turn, after one warm-up each.
+  await floorRun(floorDir);
+  await hallRun(root, conn, sub);
+  const floor: Timing[] = [];
+  const viaHall: Timing[] = [];
+  for (let i = 0; i < rounds; i++) {
+    floor.push(await floorRun(floorDir));
+    viaHall.push(await hallRun(root, conn, sub));
+  }
+  const pick = (ts: Timing[], k: 'firstUpdate' | 'done') => ts.map((t) => t[k]);
+  const addedFirst = median(pick(viaHall, 'firstUpdate')) - median(pick(floor, 'firstUpdate'));
+  const addedDone = median(pick(viaHall, 'done')) - median(pick(floor, 'done'));
+  console.log(`\n## one mission, ${rounds} rounds interleaved (ms)\n`);
+  console.log(
+    table(STATS_HEADERS, [
+      statsRow('floor: first update', stats(pick(floor, 'firstUpdate'))),
+      statsRow('hall: bridge wrote run.started', stats(viaHall.map((t) => t.bridgeUp ?? Number.NaN))),
+      statsRow('hall: first update', stats(pick(viaHall, 'firstUpdate'))),
+      statsRow('floor: end (agent exited)', stats(pick(floor, 'done'))),
+      statsRow('hall: raider.done', stats(pick(viaHall, 'done'))),
+    ]),
+  );
+  console.log(`\nadded by the hall, median: first update ${fmt(addedFirst)} ms, end ${fmt(addedDone)} ms`);
+
+  // 4. The bridge's start, where the latency goes.
+  const bare: number[] = [];
+  const bridgeHelp: number[] = [];
+  for (let i = 0; i < count(10, 5); i++) {
+    bare.push(await timeNode(['-e', '0']));
+    bridgeHelp.push(await timeNode([RAIDER_BIN, 'acp-client', '--help']));
+  }
+  console.log("\n## the bridge's start (ms)\n");
+  console.log(table(STATS_HEADERS, [statsRow('node -e 0', stats(bare)), statsRow('raider acp-client --help', stats(bridgeHelp))]));
+
+  // 2. Memory with runs in flight.
+  await sleep(1000);
+  const hallIdle = memoryOf(hall.child.pid ?? -1);
+  const ids: string[] = [];
+  for (let i = 0; i < running; i++) ids.push(String((await conn.command({ cmd: 'spawn', name: 'scripted', mission: 'hang' })).id));
+  for (const id of ids) await eventsHold(root, id, 'waiting');
+  await sleep(1000);
+  const hallBusy = memoryOf(hall.child.pid ?? -1);
+  const bridges = pidsWith(root, 'acp-client');
+  // A bridge's command line names the agent too (--agent-command).
+  const agents = pidsWith(root, 'scripted-acp-agent').filter((pid) => !bridges.includes(pid));
+  const bridgeMemory = sumMemory(bridges);
+  const agentMemory = sumMemory(agents);
+  const cancelled = ids.map((id) => sub.done(id));
+  for (const id of ids) await conn.command({ cmd: 'cancel', id });
+  const ends = await Promise.all(cancelled);
+  if (ends.some((e) => e.event.status !== 'cancelled')) throw new Error('a hanging run did not end cancelled');
+
+  const direct = Array.from({ length: running }, () => new DirectRun(floorDir));
+  let sessions = 0;
+  const allWaiting = new Promise<void>((resolve) =>
+    direct.forEach((d) => void d.firstUpdate.then(() => ++sessions === running && resolve())),
+  );
+  // Each ends when its agent is stopped: the connection closes under the prompt.
+  const prompts = direct.map((d) => d.prompt(floorDir, 'hang').catch(() => 'closed'));
+  await allWaiting;
+  await sleep(1000);
+  const directMemory = sumMemory(direct.map((d) => d.pid));
+  await Promise.all(direct.map((d) => d.stop()));
+  await Promise.all(prompts);
+
+  const hallGrowth = hallBusy.pss - hallIdle.pss;
+  const addedPss = (bridgeMemory.pss + hallGrowth) / running;
+  const addedUss = (bridgeMemory.uss + hallBusy.uss - hallIdle.uss) / running;
+  console.log(`\n## memory with ${running} ACP runs in flight (MiB, smaps_rollup)\n`);
+  console.log(
+    table(
+      ['', 'processes', 'RSS', 'PSS', 'USS'],
+      [
+        ['hall, idle', '1', fmt(hallIdle.rss, 1), fmt(hallIdle.pss, 1), fmt(hallIdle.uss, 1)],
+        [`hall, ${running} running`, '1', fmt(hallBusy.rss, 1), fmt(hallBusy.pss, 1), fmt(hallBusy.uss, 1)],
+        ['bridges', String(bridges.length), fmt(bridgeMemory.rss, 1), fmt(bridgeMemory.pss, 1), fmt(bridgeMemory.uss, 1)],
+        ['agents under the hall', String(agents.length), fmt(agentMemory.rss, 1), fmt(agentMemory.pss, 1), fmt(agentMemory.uss, 1)],
+        ['agents driven directly', String(running), fmt(directMemory.rss, 1), fmt(directMemory.pss, 1), fmt(directMemory.uss, 1)],
+      ],
+    ),
+  );
+  console.log(`\nadded by the hall per running run: PSS ${fmt(addedPss, 1)} MiB, USS ${fmt(addedUss, 1)} MiB`);
+
+  // 3. Many at once.
+  const p0 = nowMs();
+  const replies = await conn.pipeline(
+    Array.from({ length: parallel }, (_, i) => ({ cmd: 'spawn', name: 'scripted', mission: `answer run-${i}` })),
+  );
+  const results = await Promise.all(replies.map((r) => sub.done(String(r.id), 300_000)));
+  const hallParallelMs = nowMs() - p0;
+  const complete = results.filter((r, i) => r.event.status === 'completed' && r.event.response === `run-${i}`).length;
+  const d0 = nowMs();
+  const directEnds = await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      const d = new DirectRun(floorDir);
+      const reason = await d.prompt(floorDir, MISSION);
+      await d.stop();
+      return reason;
+    }),
+  );
+  const directParallelMs = nowMs() - d0;
+  console.log(`\n## ${parallel} runs at once\n`);
+  console.log(
+    table(
+      ['', 'ended as asked', 'wall (ms)'],
+      [
+        ['hall', `${complete} / ${parallel}`, fmt(hallParallelMs, 0)],
+        ['direct', `${directEnds.filter((r) => r === 'end_turn').length} / ${parallel}`, fmt(directParallelMs, 0)],
+      ],
+    ),
+  );
+
+  sub.close();
+  conn.close();
+  await hall.stop();
+  console.log(`\nload average at the end: ${machine().replace(/.*load average /, '')}`);
+
+  summary([
+    {
+      bench: 'acp-agents',
+      metric: `mission → raider.done: floor / hall median (ms), n=${rounds}`,
+      value: `${fmt(median(pick(floor, 'done')))} / ${fmt(median(pick(viaHall, 'done')))}`,
+    },
+    {
+      bench: 'acp-agents',
+      metric: 'added by the hall, median: first update / end (ms)',
+      value: `${fmt(addedFirst)} / ${fmt(addedDone)}`,
+      target: `<= ${TARGET_ADDED_MS} ms`,
+      met: addedDone <= TARGET_ADDED_MS,
+    },
+    {
+      bench: 'acp-agents',
+      metric: 'bridge start: node -e 0 / raider acp-client --help median (ms)',
+      value: `${fmt(median(bare))} / ${fmt(median(bridgeHelp))}`,
+    },
+    {
+      bench: 'acp-agents',
+      metric: `PSS added per running ACP run, ${running} running (MiB)`,
+      value: fmt(addedPss, 1),
+      target: `<= ${TARGET_ADDED_PSS_MIB} MiB`,
+      met: addedPss <= TARGET_ADDED_PSS_MIB,
+    },
+    {
+      bench: 'acp-agents',
+      metric: `${parallel} ACP runs at once: completed; wall hall / direct (ms)`,
+      value: `${complete} / ${parallel}; ${fmt(hallParallelMs, 0)} / ${fmt(directParallelMs, 0)}`,
+      target: 'all complete',
+      met: complete === parallel,
+    },
+  ]);
+});
