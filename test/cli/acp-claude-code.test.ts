@@ -53,8 +53,8 @@ beforeAll(async () => {
       'dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 60\ncancel_grace: 10\n',
   );
   // The preset's command is found on PATH, as for a user who installed the adapter; Claude Code
-  // reads its API and home from the environment the hall passes on, and, run as root, refuses to
-  // start without IS_SANDBOX.
+  // reads its API and home from the environment the hall passes on. IS_SANDBOX is what a root
+  // user in a container sets (docs/agents.md, "Claude Code").
   hallProcess = await startHallProcess(root, {
     PATH: `${BIN}:${process.env.PATH ?? ''}`,
     HOME: tempRoot('claude-home-'),
