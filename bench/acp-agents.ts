@@ -30,6 +30,7 @@ import {
   argNumber,
   Client,
   count,
+  epochMs,
   fmt,
   machine,
   type Memory,
@@ -136,11 +137,6 @@ async function eventsHold(root: string, id: string, needle: string, timeoutMs = 
     if (nowMs() > deadline) throw new Error(`run ${id}: no ${needle} in its events within ${timeoutMs} ms`);
     await sleep(1);
   }
-}
-
-/** Epoch milliseconds with a fraction, comparable with the `time` of the bridge's events. */
-function epochMs(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 /** The `time` (epoch seconds) of the run's first event of `type`, in epoch ms. */

@@ -19,6 +19,7 @@ import { client, methods, ndJsonStream, type ClientConnection } from '@agentclie
 import {
   argNumber,
   count,
+  epochMs,
   fmt,
   machine,
   nowMs,
@@ -35,11 +36,6 @@ import {
 
 const TARGET_MEDIAN_MS = 5;
 const INTERVAL_MS = 20;
-
-/** Epoch milliseconds with a fraction, comparable between processes of one machine. */
-function epochMs(): number {
-  return performance.timeOrigin + performance.now();
-}
 
 /**
  * The raider: mission `stamp N INTERVAL START` writes N `message` events

@@ -26,6 +26,11 @@ export type Json = Record<string, any>;
 /** `--quick` or BENCH_QUICK=1: smaller counts, for a smoke run. */
 export const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 
+/** Epoch milliseconds with a fraction, comparable between processes of one machine (and with events' `time`). */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 /** A count: the default, or its quick size. */
 export function count(full: number, quick: number): number {
   return QUICK ? quick : full;
