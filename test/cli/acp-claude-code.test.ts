@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AnthropicStandIn, lastToolResult, startAnthropicStandIn, userText } from '../support/anthropic-stand-in.js';
 import { type EventTap, REPO, tapEvents, tempRoot } from '../support/hall-client.js';
+import { commandLine, groupAlive } from '../support/processes.js';
 import {
   doneOf,
   doneTap,
@@ -31,6 +32,8 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 const BIN = path.join(REPO, 'node_modules', '.bin');
 const ADAPTER = path.join(BIN, 'claude-agent-acp');
 const CREATE = /create file (\S+)/;
+/** The Claude Code program the adapter starts, from its npm package. */
+const CLAUDE_CODE = path.join(REPO, 'node_modules', '@anthropic-ai');
 
 let standIn: AnthropicStandIn | undefined;
 let hallProcess: HallProcess | undefined;
@@ -79,6 +82,22 @@ function done(id: string) {
   return doneOf(tap, id);
 }
 
+/** Live processes of this checkout's adapter or Claude Code (a zombie is gone). */
+function claudeProcesses(): string[] {
+  const found: string[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const command = commandLine(Number(name));
+      const state = /\) (\S)/.exec(fs.readFileSync(`/proc/${name}/stat`, 'utf8'))?.[1];
+      if (state !== 'Z' && (command.includes(CLAUDE_CODE) || command.includes(ADAPTER))) found.push(`${name}: ${command}`);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return found;
+}
+
 function runEvents(id: string, type: string): Array<Record<string, unknown>> {
   const lines = fs.readFileSync(eventsFile(root, id), 'utf8').trim().split('\n');
   return lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.type === type);
@@ -119,5 +138,11 @@ describe.concurrent('Claude Code as a raider, offline', () => {
     await request(socketOf(root), { cmd: 'cancel', id: run.id });
     expect(await done(String(run.id))).toMatchObject({ status: 'cancelled' });
     await eventually(() => expect(standIn?.abandoned).toBe(1), 10_000, 20);
+    // The bridge leads the run's process group: the adapter and Claude Code ended with it.
+    await eventually(() => expect(groupAlive(Number(run.pid))).toBe(false), 10_000, 20);
   });
+});
+
+it('once its runs are over, no Claude Code process is left, not even one that left the group', async () => {
+  await eventually(() => expect(claudeProcesses()).toEqual([]), 10_000, 20);
 });
