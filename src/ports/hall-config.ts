@@ -50,6 +50,8 @@ export interface TelegramBotConfig {
   questions_chat?: string;
   /** The forum topic of questions_chat. */
   questions_thread?: number;
+  /** A run of a chat whose raider sent nothing there gets its response sent by the hall; the chat shows `typing` while it runs. */
+  auto_reply: boolean;
 }
 
 export interface HallConfig {

@@ -81,6 +81,7 @@ describe('parseHallConfig: the seed example', () => {
             allowed_chats: [],
             routing: { '*': 'lagertha' },
             questions: false,
+            auto_reply: false,
             api_root: 'https://api.telegram.org',
           },
         ],

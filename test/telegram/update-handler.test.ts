@@ -20,6 +20,7 @@ const bot: TelegramBotConfig = {
   routing: { '*': 'bjorn' },
   api_root: 'http://127.0.0.1:9',
   questions: false,
+  auto_reply: false,
 };
 
 /** An update handler over a fake hall: requests and events are recorded, the answer is scripted. */
@@ -40,6 +41,7 @@ function handlerUnderTest(options: { answer?: ReplyBody; stopping?: boolean } = 
     sendMessage: async () => ({ message_id: 1 }),
     editMessageText: async () => true,
     answerCallbackQuery: async () => true,
+    sendChatAction: async () => true,
   };
   const root = tempRoot('tg-handler-');
   const history = new ChatHistory(path.join(root, 'telegram'));

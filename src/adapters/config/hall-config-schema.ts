@@ -262,6 +262,7 @@ const telegramBot = z
       questions: flag.default(false),
       questions_chat: telegramId.optional(),
       questions_thread: z.number(expected('a forum topic id (a positive integer)')).int().positive().optional(),
+      auto_reply: flag.default(false),
     },
     expected('a mapping of bot settings'),
   )

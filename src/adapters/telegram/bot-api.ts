@@ -1,7 +1,7 @@
 /**
  * The Bot API client: the only file that knows telegraf. The hall uses its
  * HTTP client alone (no Telegraf bot, no middleware): getUpdates for the
- * hall's own poll loop and sendMessage (with inline buttons), editMessageText and answerCallbackQuery, against `api_root` (api.telegram.org,
+ * hall's own poll loop and sendMessage (with inline buttons), editMessageText, answerCallbackQuery and sendChatAction, against `api_root` (api.telegram.org,
  * a self-hosted Bot API server, or a test server). Every failure comes out
  * as a BotApiError with the status and `retry_after` Telegram gave, and
  * without the token in its text.
@@ -36,6 +36,11 @@ export interface BotApi {
   editMessageText(edit: EditedMessage, signal?: AbortSignal): Promise<unknown>;
   /** The answer to a button press: a short notice the presser sees. */
   answerCallbackQuery(answer: { callback_query_id: string; text?: string }, signal?: AbortSignal): Promise<unknown>;
+  /** Shows `typing` in a chat (or topic) for about five seconds. */
+  sendChatAction(
+    action: { chat_id: number | string; action: 'typing'; message_thread_id?: number },
+    signal?: AbortSignal,
+  ): Promise<unknown>;
 }
 
 /** One configured bot with its client. */
@@ -95,6 +100,8 @@ export function createBotApi(token: string, apiRoot: string): BotApi {
       call(() => client.callApi('editMessageText', edit as never, signal ? { signal: signal as never } : {})),
     answerCallbackQuery: (answer, signal) =>
       call(() => client.callApi('answerCallbackQuery', answer as never, signal ? { signal: signal as never } : {})),
+    sendChatAction: (action, signal) =>
+      call(() => client.callApi('sendChatAction', action as never, signal ? { signal: signal as never } : {})),
   };
 }
 

@@ -2,7 +2,8 @@
  * The hall's Telegram face:
  * a poll loop per bot, access checks, routing chats to raiders, `/new`, the
  * per-chat history, the `telegram_reply` control command, and permission
- * questions with buttons in chats (question-chat.ts). Poll health is
+ * questions with buttons in chats (question-chat.ts), and runs' answers
+ * sent back to their chats (auto-reply.ts). Poll health is
  * part of `status`.
  */
 import path from 'node:path';
@@ -16,6 +17,7 @@ import type { CommandHandlers } from '../../protocol/command-service.js';
 import { socketAnswer } from '../dashboard/question-desk.js';
 import { type BotParts, createBotApi } from './bot-api.js';
 import { QuestionChat } from './question-chat.js';
+import { AutoReply } from './auto-reply.js';
 import { ChatHistory } from './chat-history.js';
 import { BotPoller } from './poller.js';
 import { TelegramSender } from './sender.js';
@@ -49,6 +51,7 @@ class TelegramAdapter implements HallAdapter {
   private readonly sender: TelegramSender;
   private loops: Promise<void>[] = [];
   private readonly questions: QuestionChat;
+  private readonly autoReply: AutoReply;
 
   constructor(
     private readonly services: HallServices,
@@ -64,6 +67,8 @@ class TelegramAdapter implements HallAdapter {
       allParts.set(config.name, { bot: config, botId: botIdOf(config.token), api: createBotApi(config.token, config.api_root) });
     this.questions = new QuestionChat(services, services.questions, allParts, this.sender);
     const questions = this.questions.wanted ? this.questions : null;
+    this.autoReply = new AutoReply(services, allParts, this.sender, this.abort.signal);
+    this.autoReply.listen();
     this.commands = {
       telegram_reply: (payload: Record<string, unknown>) => this.reply(payload),
       ...(questions ? socketAnswer(services.questions) : {}),
@@ -87,6 +92,7 @@ class TelegramAdapter implements HallAdapter {
 
   async start(): Promise<void> {
     this.questions.start();
+    this.autoReply.start();
     for (const [name, bot] of this.bots) {
       for (const warning of bot.warnings) {
         this.services.log(`Telegram bot ${name}: ${warning}`);
@@ -101,6 +107,7 @@ class TelegramAdapter implements HallAdapter {
 
   async stop(): Promise<void> {
     this.questions.stop();
+    this.autoReply.stop();
     this.abort.abort();
     await Promise.all(this.loops);
     this.loops = [];
@@ -132,6 +139,7 @@ class TelegramAdapter implements HallAdapter {
       thread = Number(id);
     }
     const sent = await this.sender.send(p.bot, bot.parts.api, { chat_id: chatId, ...definedFields({ message_thread_id: thread }) }, p.text);
+    if (sent.ok) this.autoReply.noteSent(p.bot, chatId);
     return sent.ok ? { ok: 1, message_ids: sent.message_ids } : { error: sent.error };
   }
 }

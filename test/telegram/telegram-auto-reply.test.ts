@@ -1,0 +1,155 @@
+/**
+ * `auto_reply: true` through real halls, real (fake) raider processes and
+ * the fake Bot API: `typing` while a chat's run goes, the response sent
+ * into the chat (in parts past 4,096 characters, into the topic of a forum
+ * topic), a failed run's error, nothing when the raider replied itself, and
+ * the reply sent once when the hall is killed between the run's end and
+ * the send.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
+import { spawnHallProcess, startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
+import { fast, from, privateMessage } from './telegram-support.js';
+import { FakeBotApi, type FakeRequest } from './fake-bot-api.js';
+
+const TOKEN = '12345:good-token';
+const GROUP = -100500;
+
+let hall: TestHall | undefined;
+let api: FakeBotApi | undefined;
+let child: ChildProcess | undefined;
+const taps: EventTap[] = [];
+afterEach(async () => {
+  for (const tap of taps.splice(0)) tap.close();
+  await hall?.stop();
+  hall = undefined;
+  if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  child = undefined;
+  await api?.close();
+  api = undefined;
+});
+
+function config(url: string, botKeys = 'auto_reply: true'): string {
+  return (
+    'raiders: { bjorn: {} }\n' +
+    'telegram:\n' +
+    `  api_root: ${url}\n` +
+    '  bots:\n' +
+    `    ops: { token: '${TOKEN}', allowlist: [42], allowed_chats: ['${GROUP}'], routing: { '*': bjorn }, ${botKeys} }\n`
+  );
+}
+
+async function replyHall(root = tempRoot()): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
+  api ??= await FakeBotApi.start([TOKEN]);
+  hall = await startTestHall({ root, config: config(api.url), adapters: [telegramAdapter(fast)] });
+  const tap = await hall.events('');
+  taps.push(tap);
+  return { hall, api, tap };
+}
+
+const sentText = (text: string) => (r: FakeRequest) => r.method === 'sendMessage' && r.body.text === text;
+const delivered = (api: FakeBotApi) => api.calls('sendMessage').filter((r) => r.messageId !== undefined);
+
+describe('auto_reply: true', () => {
+  it('shows typing while the run goes, renewed, and sends the response into the chat when it ends', async () => {
+    const { api, tap } = await replyHall();
+    const gate = path.join(tempRoot(), 'go');
+    api.push(TOKEN, privateMessage(42, `until ${gate}`));
+    const first = await api.waitFor((r) => r.method === 'sendChatAction');
+    expect(first.body).toEqual({ chat_id: '42', action: 'typing' });
+    // Telegram shows typing for about five seconds: it is renewed while the run goes.
+    const second = await api.waitFor((r) => r.method === 'sendChatAction' && r !== first, 8000);
+    expect(second.at - first.at).toBeGreaterThanOrEqual(3000);
+    fs.writeFileSync(gate, '');
+    const done = await tap.waitFor((e) => e.type === 'raider.done');
+    const reply = await api.waitFor(sentText(`saw ${gate}`));
+    expect(reply.body).toMatchObject({ chat_id: '42' });
+    expect(reply.body.message_thread_id).toBeUndefined();
+    expect(reply.at).toBeGreaterThanOrEqual(done.time * 1000 - 1000);
+    const typingAfter = api.calls('sendChatAction').filter((r) => r.at > reply.at);
+    expect(typingAfter).toEqual([]);
+  });
+
+  it('a failed run: its error, briefly; a long response: in parts of at most 4,096 characters, into the forum topic', async () => {
+    const { api } = await replyHall();
+    api.push(TOKEN, privateMessage(42, 'fail the disk is full'));
+    await api.waitFor(sentText('Run failed: the disk is full'));
+
+    const words = Array.from({ length: 1200 }, (_, i) => `w${i}`).join(' ');
+    api.push(TOKEN, {
+      message: {
+        message_id: 2,
+        date: 0,
+        from: from(42),
+        chat: { id: GROUP, type: 'supergroup', is_forum: true },
+        message_thread_id: 7,
+        is_topic_message: true,
+        text: `answer ${words}`,
+      },
+    });
+    const last = await api.waitFor((r) => r.method === 'sendMessage' && String(r.body.text).endsWith('w1199'));
+    const parts = api.sent().filter((b) => b.chat_id === String(GROUP));
+    expect(parts.length).toBeGreaterThan(1);
+    for (const part of parts) {
+      expect(String(part.text).length).toBeLessThanOrEqual(4096);
+      expect(part.message_thread_id).toBe(7);
+    }
+    expect(parts.map((p) => p.text).join('')).toBe(words);
+    expect(last.body.chat_id).toBe(String(GROUP));
+  });
+
+  it('a raider that sent to the chat itself during the run gets nothing sent for it', async () => {
+    const { hall, api, tap } = await replyHall();
+    const gate = path.join(tempRoot(), 'go');
+    api.push(TOKEN, privateMessage(42, `until ${gate}`));
+    await tap.waitFor((e) => e.type === 'raider.spawned');
+    expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'my own words' })).toMatchObject({ ok: 1 });
+    fs.writeFileSync(gate, '');
+    await tap.waitFor((e) => e.type === 'raider.done');
+    // The next run's reply comes after whatever the first run's end would have sent.
+    api.push(TOKEN, privateMessage(42, 'answer next'));
+    await api.waitFor(sentText('next'));
+    expect(api.sent().map((b) => b.text)).toEqual(['my own words', 'next']);
+  });
+
+  it('without auto_reply: no typing and nothing sent', async () => {
+    api = await FakeBotApi.start([TOKEN]);
+    hall = await startTestHall({ config: config(api.url, 'auto_reply: false'), adapters: [telegramAdapter(fast)] });
+    const tap = await hall.events('');
+    taps.push(tap);
+    api.push(TOKEN, privateMessage(42, 'answer quiet'));
+    await tap.waitFor((e) => e.type === 'raider.done');
+    expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'marker' })).toMatchObject({ ok: 1 });
+    expect(api.requests.filter((r) => r.method !== 'getUpdates').map((r) => r.body.text ?? r.method)).toEqual(['marker']);
+  });
+
+  it('once, when the hall is killed between the run end and the send: the next hall sends it, and only once', async () => {
+    api = await FakeBotApi.start([TOKEN]);
+    const root = tempRoot();
+    fs.writeFileSync(path.join(root, '.raider-hall.yml'), config(api.url));
+    // Telegram asks the first send to wait a minute: the hall is killed while it waits.
+    api.script('sendMessage', {
+      status: 429,
+      body: { ok: false, error_code: 429, description: 'Too Many Requests', parameters: { retry_after: 60 } },
+    });
+    child = await spawnHallProcess(root);
+    api.push(TOKEN, privateMessage(42, 'answer hello'));
+    await api.waitFor(sentText('hello'));
+    expect(delivered(api)).toEqual([]);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child?.once('exit', resolve));
+
+    hall = await startTestHall({ root, adapters: [telegramAdapter(fast)] });
+    const tap = await hall.events('');
+    taps.push(tap);
+    await api.waitFor((r) => sentText('hello')(r) && r.messageId !== undefined);
+    // A run's end heard again, and a second restart, send nothing more: the record says it went.
+    await hall.stop();
+    hall = await startTestHall({ root, adapters: [telegramAdapter(fast)] });
+    expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'marker' })).toMatchObject({ ok: 1 });
+    expect(delivered(api).map((r) => r.body.text)).toEqual(['hello', 'marker']);
+  });
+});
