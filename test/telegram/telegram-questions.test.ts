@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventsPath } from '../../src/ports/hall-paths.js';
 import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
-import { startTestHall, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
+import { eventually, startTestHall, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
 import { fast, from, privateMessage } from './telegram-support.js';
 import { FakeBotApi, type FakeRequest } from './fake-bot-api.js';
 
@@ -29,8 +29,13 @@ afterEach(async () => {
   api = undefined;
 });
 
-async function questionsHall(botKeys: string, timeoutS = 60): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
+async function questionsHall(
+  botKeys: string,
+  timeoutS = 60,
+  before: (api: FakeBotApi) => void = () => {},
+): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
   api = await FakeBotApi.start([TOKEN]);
+  before(api);
   hall = await startTestHall({
     config:
       'raiders: { bjorn: {} }\n' +
@@ -39,7 +44,8 @@ async function questionsHall(botKeys: string, timeoutS = 60): Promise<{ hall: Te
       `  api_root: ${api.url}\n` +
       '  bots:\n' +
       `    ops: { token: '${TOKEN}', allowlist: [42, 43], allowed_chats: ['${GROUP}'], routing: { '*': bjorn }, ${botKeys} }\n`,
-    adapters: [telegramAdapter(fast)],
+    // Quick send retries, so a test of Telegram failing does not wait out the default backoff.
+    adapters: [telegramAdapter({ ...fast, send: { baseMs: 50, maxWaitMs: 2000 } })],
   });
   const tap = await hall.events('');
   taps.push(tap);
@@ -59,6 +65,9 @@ function topicMessage(user: number, thread: number, text: string): Json {
     },
   };
 }
+
+const status = (code: number) => ({ status: code });
+const delivered = (api: FakeBotApi) => api.requests.filter((r) => isQuestion(r) && r.messageId !== undefined);
 
 let queries = 0;
 /** A press on a button of `question` (the sendMessage that asked) by `user`. */
@@ -262,5 +271,70 @@ describe('permission questions in a Telegram chat (questions: true)', () => {
       },
     });
     expect((await callbackAnswer(api, stale.callback_query.id)).body.text).toBe('This is no open question of the hall.');
+  });
+});
+
+describe('permission questions while Telegram fails', () => {
+  it('Telegram down longer than a send retries: the question waits for it, and once it is back the message comes and a press answers', async () => {
+    const failures = Array.from({ length: 6 }, () => status(502));
+    const { api, tap } = await questionsHall('questions: true', 60, (api) => api.script('sendMessage', ...failures));
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor((r) => isQuestion(r) && r.messageId !== undefined);
+    expect(api.calls('sendMessage').filter(isQuestion)).toHaveLength(failures.length + 1);
+    api.push(TOKEN, press(question, 42, 'Allow once'));
+    expect(await tap.waitFor((e) => e.type === 'permission.answered')).toMatchObject({ answer: 'once', by: 'telegram' });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["once"]');
+  });
+
+  it('Telegram answering 429: the socket answers meanwhile, and the message is not sent after the question ended', async () => {
+    const wait = {
+      status: 429,
+      body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } },
+    };
+    const { hall, api, tap } = await questionsHall('questions: true', 60, (api) => api.script('sendMessage', wait));
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    await api.waitFor(isQuestion);
+    expect(await hall.request({ cmd: 'answer', run: asked.id, question: 'q1', answer: 'once' })).toMatchObject({ answered: 1 });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["once"]');
+    await eventually(() =>
+      expect(hall.logs.join('\n')).toContain(`question ${asked.id}:q1 ended before Telegram took its message; not sent`),
+    );
+    expect(api.requests.filter(isQuestion)).toHaveLength(1);
+    expect(api.calls('editMessageText')).toEqual([]);
+  });
+
+  it('Telegram down for the whole question: it times out as usual, and nothing is sent', async () => {
+    const { api, tap } = await questionsHall('questions: true', 1, (api) =>
+      api.script('sendMessage', ...Array.from({ length: 100 }, () => status(502))),
+    );
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const answered = await tap.waitFor((e) => e.type === 'permission.answered');
+    expect(answered).toMatchObject({ id: asked.id, answer: 'no', by: 'timeout' });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["no"]');
+    expect(delivered(api)).toEqual([]);
+  });
+
+  it("a bot whose token is wrong: the question is still answered from the socket, and the bot's failure is reported", async () => {
+    api = await FakeBotApi.start([TOKEN]);
+    hall = await startTestHall({
+      config:
+        'raiders: { bjorn: {} }\n' +
+        'permission_timeout: 60\n' +
+        'telegram:\n' +
+        `  api_root: ${api.url}\n` +
+        '  bots:\n' +
+        `    ops: { token: '999:wrong-token', allowlist: [42], routing: { '*': bjorn }, questions_chat: ${QUESTIONS_CHAT} }\n`,
+      adapters: [telegramAdapter(fast)],
+    });
+    const tap = await hall.events('');
+    taps.push(tap);
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'ask 1' });
+    await tap.waitFor((e) => e.type === 'permission.asked');
+    expect(await tap.waitFor((e) => e.type === 'telegram.send_error')).toMatchObject({ bot: 'ops', chat_id: String(QUESTIONS_CHAT) });
+    expect(await hall.request({ cmd: 'answer', run: run.id, question: 'q1', answer: 'once' })).toMatchObject({ answered: 1 });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id)).response).toBe('["once"]');
   });
 });

@@ -135,15 +135,35 @@ export class QuestionChat {
     };
     const posts: Post[] = [];
     for (const { bot, chatId, threadId } of this.chatsFor(binding)) {
-      const sent = this.sender
-        .sendOne(bot.bot.name, bot.api, {
-          chat_id: chatId,
-          text: questionText(question),
-          ...definedFields({ message_thread_id: threadId }),
-          reply_markup: { inline_keyboard: questionKeyboard(tag, open.rule) },
-        })
-        .then((r) => (r.ok ? r.message_id : null));
-      posts.push({ key: open.key, bot: bot.bot.name, chatId, ...definedFields({ threadId }), question, sent });
+      const post: Post = {
+        key: open.key,
+        bot: bot.bot.name,
+        chatId,
+        ...definedFields({ threadId }),
+        question,
+        sent: Promise.resolve(null),
+      };
+      // While Telegram is down or asks us to wait, the other faces answer; the message goes once it is back, if the question is still open.
+      const stillOpen = () => post.ended === undefined && this.desk.openQuestion(open.key) !== undefined;
+      post.sent = this.sender
+        .sendWhile(
+          bot.bot.name,
+          bot.api,
+          {
+            chat_id: chatId,
+            text: questionText(question),
+            ...definedFields({ message_thread_id: threadId }),
+            reply_markup: { inline_keyboard: questionKeyboard(tag, open.rule) },
+          },
+          stillOpen,
+        )
+        .then((r) => {
+          if (r.ok) return r.message_id;
+          if (r.gone)
+            this.services.log(`Telegram bot ${bot.bot.name}: question ${open.key} ended before Telegram took its message; not sent`);
+          return null;
+        });
+      posts.push(post);
     }
     this.posts.delete(tag);
     this.posts.set(tag, posts);

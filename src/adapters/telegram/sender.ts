@@ -17,6 +17,19 @@ export interface SendTarget {
   message_thread_id?: number;
 }
 
+interface RetryHow {
+  policy: SendPolicy;
+  /** Asked before each attempt: false ends the send unsent. */
+  wanted: () => boolean;
+}
+
+/** The message stopped being wanted before Telegram took it. */
+class NotWanted extends Error {
+  constructor() {
+    super('no longer wanted');
+  }
+}
+
 export type SendResult = { ok: true; message_ids: number[] } | { ok: false; error: string };
 
 export class TelegramSender {
@@ -43,16 +56,25 @@ export class TelegramSender {
     return { ok: true, message_ids: ids };
   }
 
-  /** One message as it is (a permission question with its buttons), retried as a part is; its id, or why not. */
-  async sendOne(
+  /**
+   * One message as it is (a permission question with its buttons), retried
+   * for as long as `wanted()` holds, however many attempts that takes (what
+   * may pass: rate limits, server errors, a connection); before each attempt
+   * it asks again, so a message that is no longer wanted is never sent late.
+   * Its id, `gone` when it stopped being wanted, or why not.
+   */
+  async sendWhile(
     bot: string,
     api: BotApi,
     message: OutgoingMessage,
-  ): Promise<{ ok: true; message_id: number } | { ok: false; error: string }> {
+    wanted: () => boolean,
+  ): Promise<{ ok: true; message_id: number } | { ok: false; gone: boolean; error: string }> {
+    const policy: SendPolicy = { ...this.policy, maxAttempts: Number.POSITIVE_INFINITY };
     try {
-      return { ok: true, message_id: await this.deliver(api, { ...message }) };
+      return { ok: true, message_id: await this.deliver(api, { ...message }, { policy, wanted }) };
     } catch (err) {
-      return this.failed(bot, message.chat_id, err);
+      if (err instanceof NotWanted) return { ok: false, gone: true, error: err.message };
+      return { ...this.failed(bot, message.chat_id, err), gone: false };
     }
   }
 
@@ -82,7 +104,7 @@ export class TelegramSender {
   }
 
   /** Sends `message` (changed as the retry steps say); its id. */
-  private deliver(api: BotApi, message: OutgoingMessage): Promise<number> {
+  private deliver(api: BotApi, message: OutgoingMessage, how: Partial<RetryHow> = {}): Promise<number> {
     return this.retried(
       async () => (await api.sendMessage(message)).message_id,
       () => ({ markdown: message.parse_mode !== undefined, thread: message.message_thread_id !== undefined }),
@@ -90,6 +112,7 @@ export class TelegramSender {
         if (step.kind === 'plain') delete message.parse_mode;
         else if (step.kind === 'withoutThread') delete message.message_thread_id;
       },
+      how,
     );
   }
 
@@ -97,13 +120,15 @@ export class TelegramSender {
     call: () => Promise<T>,
     sent: () => { markdown: boolean; thread: boolean },
     adjust: (step: SendStep) => void = () => {},
+    { policy = this.policy, wanted = () => true }: Partial<RetryHow> = {},
   ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      if (!wanted()) throw new NotWanted();
       try {
         return await call();
       } catch (err) {
         if (!(err instanceof BotApiError) || err.aborted) throw err;
-        const step = sendRetry(err, attempt, this.policy, sent());
+        const step = sendRetry(err, attempt, policy, sent());
         if (step.kind === 'fail') throw err;
         if (step.kind === 'retry') await sleep(step.delayMs, this.signal);
         else adjust(step);
