@@ -5,6 +5,7 @@
  * hall's memory, and every run's fork copies the page tables of all of it.
  */
 import { acpAdapter } from '../adapters/acp/acp-adapter.js';
+import { socketQuestionsAdapter } from '../adapters/control/socket-questions.js';
 import type { HallAdapterFactory } from '../ports/hall-services.js';
 
 const cronWhenConfigured: HallAdapterFactory = async (services) =>
@@ -25,4 +26,5 @@ export const defaultAdapters: readonly HallAdapterFactory[] = [
   telegramWhenConfigured,
   mcpWhenConfigured,
   dashboardWhenConfigured,
+  socketQuestionsAdapter,
 ];

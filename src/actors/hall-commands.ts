@@ -50,7 +50,7 @@ export function hallCommands(
     telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
     answer: () => ({
       error:
-        "no permission question is open here: set dashboard.questions: true (or a Telegram bot's questions: true) in .raider-hall.yml for runs no ACP client watches to ask",
+        "no permission question is open here: set questions: { socket: true } (or questions.dashboard, or a Telegram bot's questions: true) in .raider-hall.yml for runs no ACP client watches to ask",
     }),
   };
   if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, queries, shared.publish));

@@ -72,6 +72,12 @@ export interface HallConfig {
   mcp: { enable: boolean };
   /** The web dashboard; absent = none. */
   dashboard?: DashboardConfig;
+  /**
+   * Which faces give runs that no editor watches a permission channel and take their questions
+   * (README.md, docs/dashboard.md): the dashboard (`dashboard.questions`, the old key, counts too) and the
+   * socket's `answer`. A Telegram bot's own keys say which chats ask.
+   */
+  questions: { dashboard: boolean; socket: boolean };
   /** Where the durable state lives: files under `.raider-hall/state` unless `postgres` names a database. */
   storage: StorageConfig;
   /** The group of halls sharing one database (several projects may share it). */
@@ -96,7 +102,7 @@ export interface DashboardConfig {
   read_only: boolean;
   /** Names besides the loopback ones that the Host header may carry. */
   hosts: string[];
-  /** Runs that no ACP client watches ask their permission questions here (the page, the bus, the socket's `answer`). */
+  /** Runs that no ACP client watches ask their permission questions here (the page, the bus, the socket's `answer`): `questions.dashboard`, or its old alias `dashboard.questions`. */
   questions: boolean;
 }
 

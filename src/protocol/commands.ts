@@ -108,7 +108,7 @@ export const AnswerPayload = z
       .describe('`once`: this call only; `session`: this call and the rule it names, for the rest of the run; `no`: refuse.'),
   })
   .describe(
-    'Answers a permission question (with `dashboard.questions: true`). The first answer wins, from whichever face (ACP client, dashboard, socket).',
+    "Answers any open permission question, whichever face asked first (with `questions: { socket: true }`, `questions.dashboard` or a Telegram bot's `questions`). The first answer wins, from whichever face (ACP client, dashboard, Telegram, socket).",
   );
 
 export const SessionsPayload = z

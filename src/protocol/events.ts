@@ -263,7 +263,7 @@ export const PermissionAsked = event(
     rule: z.string().optional().describe('The rule a `session` answer allows for the rest of the run.'),
     deadline: z.number().describe('Epoch ms: with no answer by then, the answer is `no`.'),
   },
-  "A raider asks a permission question (with `dashboard.questions: true`, or a Telegram bot's `questions` for its chats' runs; a run an ACP client watches asks that client too); `answer` answers it.",
+  "A raider asks a permission question (with `questions: { socket: true }` or `{ dashboard: true }`, or a Telegram bot's `questions` for its chats' runs; a run an ACP client watches asks that client too); `answer` answers it.",
 );
 export const PermissionAnswered = event(
   'permission.answered',

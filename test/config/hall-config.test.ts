@@ -50,6 +50,7 @@ const DEFAULTS: HallConfig = {
   longhouse: false,
   preferred_lib_target: null,
   mcp: { enable: false },
+  questions: { dashboard: false, socket: false },
   storage: { postgres: null },
   cluster: 'default',
   hall_id: null,

@@ -125,7 +125,7 @@ describe('without dashboard.questions', () => {
     const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'ask 1' });
     expect((await tap.waitFor((e) => e.id === run.id)).response).toBe('["no channel"]');
     expect((await hall.request({ cmd: 'answer', run: run.id, question: 'q1', answer: 'once' })).error).toMatch(
-      /dashboard\.questions: true/,
+      /questions: \{ socket: true \}/,
     );
     expect(await get(board, '/api/questions')).toEqual({ status: 200, enabled: false, questions: [] });
     expect((await post(board, '/api/questions/x%3Aq1/answer', { answer: 'no' })).status).toBe(404);

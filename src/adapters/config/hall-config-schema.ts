@@ -307,6 +307,9 @@ const hallConfigSchema = z.object(
     permission_timeout: number('a number > 0', (n) => n > 0).default(120),
     mcp: z.object({ enable: flag.default(false) }, expected('a mapping')).prefault({}),
     dashboard: dashboard.optional(),
+    questions: z
+      .object({ dashboard: flag.default(false), socket: flag.default(false) }, expected('a mapping of faces to true or false'))
+      .prefault({}),
     storage: z
       .object(
         {
@@ -408,8 +411,21 @@ export function parseHallConfig(text: string, file: string): ConfigResult {
   }
   if (numbered.length > 0) return { ok: false, errors: numbered };
 
-  const { telegram: tg, dashboard: board, ...rest } = parsed.data;
-  const config: HallConfig = { ...rest, telegram: null, ...(board ? { dashboard: board } : {}) };
+  const { telegram: tg, dashboard: board, questions, ...rest } = parsed.data;
+  // dashboard.questions is the old home of questions.dashboard: it still works, and says where the key lives now.
+  const rawBoard = data.dashboard;
+  if (isRecord(rawBoard) && rawBoard.questions !== undefined) {
+    warnings.push(`${file}: ${keyPath(['dashboard', 'questions'])}: moved to questions.dashboard (it still works here)`);
+  }
+  const dashboardAsks = questions.dashboard || (board?.questions ?? false);
+  if (questions.dashboard && !board)
+    warnings.push(`${file}: ${keyPath(['questions', 'dashboard'])}: no dashboard: section, so no dashboard asks`);
+  const config: HallConfig = {
+    ...rest,
+    questions: { ...questions, dashboard: dashboardAsks },
+    telegram: null,
+    ...(board ? { dashboard: { ...board, questions: dashboardAsks } } : {}),
+  };
   if (tg) {
     const bots: TelegramBotConfig[] = [];
     for (const [botName, bot] of Object.entries(tg.bots)) {
