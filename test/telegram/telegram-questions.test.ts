@@ -274,6 +274,25 @@ describe('permission questions in a Telegram chat (questions: true)', () => {
   });
 });
 
+describe('a press on a question of an earlier hall', () => {
+  it('after a restart a press on the old message is told it names no open question, and answers nothing', async () => {
+    const first = await questionsHall('questions: true');
+    const root = first.hall.root;
+    first.api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await first.tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await first.api.waitFor(isQuestion);
+    await first.hall.stop();
+    hall = undefined;
+
+    hall = await startTestHall({ root, adapters: [telegramAdapter(fast)] });
+    const tap = await hall.events('');
+    taps.push(tap);
+    const late = first.api.push(TOKEN, press(question, 42, 'Allow once'));
+    expect((await callbackAnswer(first.api, late.callback_query.id)).body.text).toBe('This is no open question of the hall.');
+    expect(tap.all.filter((e) => e.type === 'permission.answered' && e.id === asked.id)).toEqual([]);
+  });
+});
+
 describe('permission questions while Telegram fails', () => {
   it('Telegram down longer than a send retries: the question waits for it, and once it is back the message comes and a press answers', async () => {
     const failures = Array.from({ length: 6 }, () => status(502));
