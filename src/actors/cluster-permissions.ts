@@ -209,7 +209,7 @@ export class ClusterPermissions {
     let answer: ClusterAnswer;
     try {
       const given = await handler(question, context);
-      answer = { answer: given.answer, reason: given.reason, face: 'acp' };
+      answer = { answer: given.answer, reason: given.reason, face: given.face ?? 'acp' };
     } catch (err) {
       answer = { answer: 'no', reason: `the question could not be asked: ${errorMessage(err)}` };
     }

@@ -153,7 +153,10 @@ export class PermissionChannels implements PermissionRegistry {
         });
         const context = { runId, ...definedFields({ binding }), signal };
         answer = await Promise.race([
-          own !== undefined && beside !== undefined ? this.firstOf(question, context, own, beside) : handler(question, context),
+          // The desk registered for the binding (a Telegram chat on a shared cluster) is also the default: asked once.
+          own !== undefined && beside !== undefined && own !== beside
+            ? this.firstOf(question, context, own, beside)
+            : handler(question, context),
           moot,
         ]);
       } catch (err) {
@@ -178,7 +181,7 @@ export class PermissionChannels implements PermissionRegistry {
     const decided = new AbortController();
     const signal = AbortSignal.any([context.signal, decided.signal]);
     const asked: Array<Promise<FaceAnswer>> = [
-      own(question, { ...context, signal }).then((a) => ({ ...a, face: 'acp' as const })),
+      own(question, { ...context, signal }).then((a): FaceAnswer => ({ ...a, face: a.face ?? 'acp' })),
       fallback(question, { ...context, signal }),
     ];
     let first: FaceAnswer;

@@ -16,10 +16,10 @@ export interface QuestionContext {
   signal: AbortSignal;
 }
 
-export type PermissionHandler = (question: PermissionQuestion, context: QuestionContext) => Promise<PermissionAnswer>;
-
 /** A handler's answer with the face that gave it (the dashboard's desk says which of its faces answered). */
 export type FaceAnswer = PermissionAnswer & { face?: AnswerFace };
+
+export type PermissionHandler = (question: PermissionQuestion, context: QuestionContext) => Promise<FaceAnswer>;
 
 export interface PermissionRegistry {
   /** Resolves once the binding's runs on any hall of a shared cluster will ask this handler. */

@@ -7,6 +7,7 @@
  */
 import type { PermissionAnswerValue } from '../domain/permission.js';
 import type { ErrorReply } from '../protocol/replies.js';
+import type { PermissionHandler } from './permission-registry.js';
 
 export type AnswerSource = 'dashboard' | 'socket' | 'telegram';
 export type AnsweredBy = AnswerSource | 'acp' | 'timeout' | 'hall';
@@ -55,4 +56,9 @@ export interface QuestionFaces {
   list(): OpenQuestion[];
   /** An answer from a face: the first one wins; later ones are told who was first. */
   answer(run: string, question: string, answer: PermissionAnswerValue, source: AnswerSource, telegram?: TelegramAnswerer): AnswerResult;
+  /**
+   * Puts a question to the faces and waits for the first answer: the handler a face registers for a
+   * binding so that, on a shared cluster, the questions of that binding's runs on other halls come here.
+   */
+  readonly ask: PermissionHandler;
 }

@@ -57,7 +57,14 @@ export class BotPoller {
     private readonly handler: UpdateHandler,
     private readonly options: { pollTimeoutS: number; backoff: PollBackoff },
     private readonly signal: AbortSignal,
+    /** On a shared cluster: hears this hall take the bot's poller role, or lose it. */
+    private readonly onRole: (held: boolean) => void = () => {},
   ) {}
+
+  /** Whether this hall takes the bot's updates: always on a hall alone, while it holds the poller role on a shared cluster. */
+  polls(): boolean {
+    return this.services.store.shared === undefined || this.polling;
+  }
 
   status(): PollHealth {
     return { ...this.health, offset: this.offset ?? null };
@@ -113,9 +120,11 @@ export class BotPoller {
       this.clusterProblem = problem;
       held = false;
     }
-    if (held !== this.polling)
+    const changed = held !== this.polling;
+    if (changed)
       this.services.log(`Telegram bot ${this.parts.bot.name}: ${held ? 'this hall polls it now' : 'this hall no longer polls it'}`);
     this.polling = held;
+    if (changed) this.onRole(held);
     if (!held) {
       this.health.state = 'standby';
       this.health.retry_at = null;
@@ -194,6 +203,7 @@ export class BotPoller {
         if (await faces.writeFactHolding(this.role(), TELEGRAM_NS, this.parts.bot.name, value)) return true;
         this.services.log(`Telegram bot ${this.parts.bot.name}: another hall polls it now; this one stops handling its updates`);
         this.polling = false;
+        this.onRole(false);
         return false;
       }
       this.services.store.apply({ op: 'set', ns: TELEGRAM_NS, key: this.parts.bot.name, value });

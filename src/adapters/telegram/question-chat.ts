@@ -23,6 +23,7 @@ import {
 import { readTelegramBinding } from '../../domain/telegram-routing.js';
 import type { TelegramPress } from '../../domain/telegram-update.js';
 import type { HallServices } from '../../ports/hall-services.js';
+import type { PermissionRegistry } from '../../ports/permission-registry.js';
 import type { TelegramSender } from './sender.js';
 import type { BotParts } from './bot-api.js';
 import { definedFields } from '../../domain/defined-fields.js';
@@ -71,12 +72,18 @@ export class QuestionChat {
   /** Who pressed the button that answered a question, by its key, for the edit. */
   private readonly pressers = new Map<string, string>();
   private unwatch: (() => void) | null = null;
+  /** On a shared cluster: the chat bindings this hall answers for in the cluster, with their bot. */
+  private readonly served = new Map<string, string>();
 
   constructor(
     private readonly services: Pick<HallServices, 'publish' | 'log'>,
     private readonly desk: QuestionFaces,
     private readonly bots: ReadonlyMap<string, BotParts>,
     private readonly sender: TelegramSender,
+    /** Whether this hall takes the bot's updates (and so its presses) now. */
+    private readonly polls: (bot: string) => boolean = () => true,
+    /** Set on a shared cluster: where this hall registers to answer for the chats of the bots it polls. */
+    private readonly cluster: PermissionRegistry | null = null,
   ) {}
 
   /** Whether some bot asks questions at all. */
@@ -92,10 +99,35 @@ export class QuestionChat {
   }
 
   stop(): void {
+    this.unserve(() => true);
     if (this.unwatch === null) return;
     this.desk.closeFace('telegram');
     this.unwatch();
     this.unwatch = null;
+  }
+
+  /**
+   * A chat of a bot this hall polls sent a mission: on a shared cluster, the questions of that chat's
+   * runs on every hall come to this hall's desk (the database carries them and the answers), so a
+   * press, which only this hall hears, answers them. Resolves once the cluster knows.
+   */
+  async serveChat(parts: BotParts, binding: string): Promise<void> {
+    if (this.cluster === null || !parts.bot.questions || this.served.has(binding)) return;
+    this.served.set(binding, parts.bot.name);
+    await this.cluster.register(binding, this.desk.ask);
+  }
+
+  /** This hall no longer polls the bot: the hall that polls it now answers for its chats. */
+  lostBot(bot: string): void {
+    this.unserve((served) => served === bot);
+  }
+
+  private unserve(which: (bot: string) => boolean): void {
+    for (const [binding, bot] of [...this.served]) {
+      if (!which(bot)) continue;
+      this.served.delete(binding);
+      this.cluster?.unregister(binding);
+    }
   }
 
   /** The chats a question of a run of this binding goes to. */
@@ -104,7 +136,8 @@ export class QuestionChat {
     const chats: Array<{ bot: BotParts; chatId: string; threadId?: number }> = [];
     for (const parts of this.bots.values()) {
       const { bot } = parts;
-      if (chat !== null && chat.bot === bot.name && bot.questions) {
+      // Only the hall that polls the bot hears the presses: on a shared cluster the others leave the chat to it.
+      if (chat !== null && chat.bot === bot.name && bot.questions && this.polls(bot.name)) {
         chats.push({ bot: parts, chatId: chat.chatId, ...definedFields({ threadId: chat.threadId }) });
       } else if (chat === null && bot.questions_chat !== undefined) {
         chats.push({

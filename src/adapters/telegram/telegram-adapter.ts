@@ -65,7 +65,15 @@ class TelegramAdapter implements HallAdapter {
     const allParts = new Map<string, BotParts>();
     for (const config of configs)
       allParts.set(config.name, { bot: config, botId: botIdOf(config.token), api: createBotApi(config.token, config.api_root) });
-    this.questions = new QuestionChat(services, services.questions, allParts, this.sender);
+    const shared = services.store.shared !== undefined;
+    this.questions = new QuestionChat(
+      services,
+      services.questions,
+      allParts,
+      this.sender,
+      (name) => !shared || (this.bots.get(name)?.poller?.polls() ?? false),
+      shared ? services.permissionChannels : null,
+    );
     const questions = this.questions.wanted ? this.questions : null;
     this.autoReply = new AutoReply(services, allParts, this.sender, this.abort.signal);
     this.autoReply.listen();
@@ -84,7 +92,9 @@ class TelegramAdapter implements HallAdapter {
       else {
         pollerOfToken.set(config.token, config.name);
         const handler = new UpdateHandler(services, parts, history, this.sender, () => this.abort.signal.aborted, questions);
-        poller = new BotPoller(services, parts, handler, pollOptions, this.abort.signal);
+        poller = new BotPoller(services, parts, handler, pollOptions, this.abort.signal, (held) => {
+          if (!held) this.questions.lostBot(config.name);
+        });
       }
       this.bots.set(config.name, { parts, warnings, poller });
     }

@@ -102,6 +102,7 @@ export class UpdateHandler {
     const faces = this.services.store.shared?.faces;
     if (faces && (await faces.missionKnown(missionId))) return 'done';
     if (this.stopping()) return 'again';
+    await this.questions?.serveChat(this.parts, binding);
     const reply = await this.services.request({
       type: 'cmd.spawn',
       missionId,
