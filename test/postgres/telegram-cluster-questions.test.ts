@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
-import { FakeBotApi, type FakeRequest } from '../telegram/fake-bot-api.js';
-import { fast, from, privateMessage } from '../telegram/telegram-support.js';
+import { FakeBotApi } from '../telegram/fake-bot-api.js';
+import { fast, press, privateMessage } from '../telegram/telegram-support.js';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { eventually, startTestHall, tempRoot, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
+import { eventually, startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
 
 const server = usePostgresServer();
 const TOKEN = '12345:good-token';
@@ -55,21 +55,6 @@ afterAll(async () => {
   await Promise.all([hallA?.stop(), hallB?.stop()]);
   await api?.close();
 }, 60_000);
-
-function press(question: FakeRequest, user: number, label: string): Json {
-  const rows = question.body.reply_markup.inline_keyboard as Array<Array<{ text: string; callback_data: string }>>;
-  const button = rows.flat().find((b) => b.text === label);
-  if (!button) throw new Error(`no button ${label}`);
-  return {
-    callback_query: {
-      id: 'cq-cluster',
-      from: from(user),
-      chat_instance: '1',
-      message: { message_id: question.messageId, date: 0, chat: { id: user, type: 'private' }, text: question.body.text },
-      data: button.callback_data,
-    },
-  };
-}
 
 describe('Telegram questions on a shared cluster', () => {
   it('a press that reaches the hall polling the bot answers the question of a run on the other hall', async () => {

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventsPath } from '../../src/ports/hall-paths.js';
 import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
 import { eventually, startTestHall, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
-import { fast, from, privateMessage } from './telegram-support.js';
+import { fast, from, press, privateMessage } from './telegram-support.js';
 import { FakeBotApi, type FakeRequest } from './fake-bot-api.js';
 
 const TOKEN = '12345:good-token';
@@ -68,30 +68,6 @@ function topicMessage(user: number, thread: number, text: string): Json {
 
 const status = (code: number) => ({ status: code });
 const delivered = (api: FakeBotApi) => api.requests.filter((r) => isQuestion(r) && r.messageId !== undefined);
-
-let queries = 0;
-/** A press on a button of `question` (the sendMessage that asked) by `user`. */
-function press(question: FakeRequest, user: number, label: string): Json {
-  const rows = question.body.reply_markup.inline_keyboard as Array<Array<{ text: string; callback_data: string }>>;
-  const button = rows.flat().find((b) => b.text === label);
-  if (!button) throw new Error(`no button ${label}`);
-  const chat = question.body.chat_id as number | string;
-  return {
-    callback_query: {
-      id: `cq${++queries}`,
-      from: from(user),
-      chat_instance: '1',
-      message: {
-        message_id: question.messageId,
-        date: 0,
-        chat: { id: Number(chat), type: Number(chat) < 0 ? 'supergroup' : 'private' },
-        ...(question.body.message_thread_id !== undefined ? { message_thread_id: question.body.message_thread_id } : {}),
-        text: question.body.text,
-      },
-      data: button.callback_data,
-    },
-  };
-}
 
 const isQuestion = (r: FakeRequest) => r.method === 'sendMessage' && r.body.reply_markup !== undefined;
 const callbackAnswer = (api: FakeBotApi, id: string) =>
