@@ -8,39 +8,27 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
-import { spawnHallProcess, startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
+import { startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
 import { fast, from, privateMessage } from './telegram-support.js';
-import { FakeBotApi, type FakeRequest } from './fake-bot-api.js';
+import { FakeBotApi } from './fake-bot-api.js';
+import { autoReplyConfig, replyOnceAcrossAKill, sentText, TOKEN } from './auto-reply-support.js';
 
-const TOKEN = '12345:good-token';
 const GROUP = -100500;
 
 let hall: TestHall | undefined;
 let api: FakeBotApi | undefined;
-let child: ChildProcess | undefined;
 const taps: EventTap[] = [];
 afterEach(async () => {
   for (const tap of taps.splice(0)) tap.close();
   await hall?.stop();
   hall = undefined;
-  if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  child = undefined;
   await api?.close();
   api = undefined;
 });
 
-function config(url: string, botKeys = 'auto_reply: true'): string {
-  return (
-    'raiders: { bjorn: {} }\n' +
-    'telegram:\n' +
-    `  api_root: ${url}\n` +
-    '  bots:\n' +
-    `    ops: { token: '${TOKEN}', allowlist: [42], allowed_chats: ['${GROUP}'], routing: { '*': bjorn }, ${botKeys} }\n`
-  );
-}
+const config = autoReplyConfig;
 
 async function replyHall(root = tempRoot()): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
   api ??= await FakeBotApi.start([TOKEN]);
@@ -49,9 +37,6 @@ async function replyHall(root = tempRoot()): Promise<{ hall: TestHall; api: Fake
   taps.push(tap);
   return { hall, api, tap };
 }
-
-const sentText = (text: string) => (r: FakeRequest) => r.method === 'sendMessage' && r.body.text === text;
-const delivered = (api: FakeBotApi) => api.calls('sendMessage').filter((r) => r.messageId !== undefined);
 
 describe('auto_reply: true', () => {
   it('shows typing while the run goes, renewed, and sends the response into the chat when it ends', async () => {
@@ -127,29 +112,6 @@ describe('auto_reply: true', () => {
   });
 
   it('once, when the hall is killed between the run end and the send: the next hall sends it, and only once', async () => {
-    api = await FakeBotApi.start([TOKEN]);
-    const root = tempRoot();
-    fs.writeFileSync(path.join(root, '.raider-hall.yml'), config(api.url));
-    // Telegram asks the first send to wait a minute: the hall is killed while it waits.
-    api.script('sendMessage', {
-      status: 429,
-      body: { ok: false, error_code: 429, description: 'Too Many Requests', parameters: { retry_after: 60 } },
-    });
-    child = await spawnHallProcess(root);
-    api.push(TOKEN, privateMessage(42, 'answer hello'));
-    await api.waitFor(sentText('hello'));
-    expect(delivered(api)).toEqual([]);
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child?.once('exit', resolve));
-
-    hall = await startTestHall({ root, adapters: [telegramAdapter(fast)] });
-    const tap = await hall.events('');
-    taps.push(tap);
-    await api.waitFor((r) => sentText('hello')(r) && r.messageId !== undefined);
-    // A run's end heard again, and a second restart, send nothing more: the record says it went.
-    await hall.stop();
-    hall = await startTestHall({ root, adapters: [telegramAdapter(fast)] });
-    expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'marker' })).toMatchObject({ ok: 1 });
-    expect(delivered(api).map((r) => r.body.text)).toEqual(['hello', 'marker']);
+    await replyOnceAcrossAKill();
   });
 });
