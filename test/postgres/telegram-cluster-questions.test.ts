@@ -3,7 +3,9 @@
 // and its one room (max_running: 1) is held by a long run, so the chat's
 // mission runs on hall-b. The question of that run is asked in the chat by
 // hall-a, the hall that hears the presses, and a press there answers the
-// raider on hall-b: the database carries the question and the answer.
+// raider on hall-b: the database carries the question and the answer. The
+// run's response goes to the chat once, from the hall that ran it, though
+// both halls hear its end.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +32,7 @@ function hallConfig(url: string, id: string): string {
     'telegram:\n' +
     `  api_root: ${api.url}\n` +
     '  bots:\n' +
-    `    ops: { token: '${TOKEN}', allowlist: [42], routing: { '*': bjorn }, questions: true }\n`
+    `    ops: { token: '${TOKEN}', allowlist: [42], routing: { '*': bjorn }, questions: true, auto_reply: true }\n`
   );
 }
 
@@ -79,5 +81,17 @@ describe('Telegram questions on a shared cluster', () => {
     expect(api.requests.filter((r) => r.method === 'sendMessage' && r.body.reply_markup !== undefined)).toHaveLength(1);
     const edit = await api.waitFor((r) => r.method === 'editMessageText' && r.body.message_id === question.messageId);
     expect(edit.body.text).toMatch(/Allowed once by @u42 in Telegram\.$/);
+  });
+
+  it('auto_reply: the response of a run on the other hall is sent once, by the hall that ran it', async () => {
+    api.push(TOKEN, privateMessage(42, 'answer solo'));
+    const done = await eventsB.waitFor((e) => e.type === 'raider.done' && e.response === 'solo', 20_000);
+    expect(done.hall).toBe('hall-b');
+    await api.waitFor((r) => r.method === 'sendMessage' && r.body.text === 'solo');
+    // hall-a hears the end too; a whole run later it has still sent nothing for it.
+    await eventsA.waitFor((e) => e.type === 'raider.done' && e.id === done.id);
+    api.push(TOKEN, privateMessage(42, 'answer later'));
+    await api.waitFor((r) => r.method === 'sendMessage' && r.body.text === 'later', 20_000);
+    expect(api.sent().filter((b) => b.text === 'solo')).toHaveLength(1);
   });
 });

@@ -81,6 +81,9 @@ export class AutoReply {
   }
 
   private hear(event: Envelope): void {
+    // On a shared cluster the bus carries the other halls' runs too: each hall answers for its own.
+    const shared = this.services.store.shared;
+    if (shared !== undefined && event.hall !== undefined && event.hall !== shared.hallId) return;
     if (event.type === 'raider.spawned') this.started(event.id, event.binding);
     else if (event.type === 'raider.done') this.ended(event);
   }
