@@ -5,7 +5,12 @@
  * came from no chat there too. Each question is one message with inline
  * buttons; a press answers through the hall's question desk, where the first
  * answer of any face wins. When the question ends, however, the message is
- * edited to say how and loses its buttons.
+ * edited to say how and loses its buttons. While Telegram fails, the message
+ * waits for it as long as the question is open, and is never sent after.
+ * On a shared cluster only the hall that polls a bot asks in its chats (it
+ * alone hears the presses), for the runs of every hall: it registers its
+ * desk for each chat whose mission it takes, and the database carries the
+ * questions and answers (actors/cluster-permissions.ts).
  */
 import { createHash } from 'node:crypto';
 import type { AnsweredBy, OpenQuestion, QuestionFaces, QuestionNews, TelegramAnswerer } from '../../ports/question-desk.js';
