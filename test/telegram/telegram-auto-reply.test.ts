@@ -17,24 +17,21 @@ import { autoReplyConfig, replyOnceAcrossAKill, sentText, TOKEN } from './auto-r
 
 const GROUP = -100500;
 
-let hall: TestHall | undefined;
-let api: FakeBotApi | undefined;
-const taps: EventTap[] = [];
+const started: Array<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> = [];
 afterEach(async () => {
-  for (const tap of taps.splice(0)) tap.close();
-  await hall?.stop();
-  hall = undefined;
-  await api?.close();
-  api = undefined;
+  for (const { hall, api, tap } of started.splice(0)) {
+    tap.close();
+    await hall.stop();
+    await api.close();
+  }
 });
 
-const config = autoReplyConfig;
-
-async function replyHall(root = tempRoot()): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
-  api ??= await FakeBotApi.start([TOKEN]);
-  hall = await startTestHall({ root, config: config(api.url), adapters: [telegramAdapter(fast)] });
+/** A hall with the bot `ops` and its own fake Bot API, stopped after the test. */
+async function replyHall(botKeys = 'auto_reply: true'): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
+  const api = await FakeBotApi.start([TOKEN]);
+  const hall = await startTestHall({ config: autoReplyConfig(api.url, botKeys), adapters: [telegramAdapter(fast)] });
   const tap = await hall.events('');
-  taps.push(tap);
+  started.push({ hall, api, tap });
   return { hall, api, tap };
 }
 
@@ -101,10 +98,7 @@ describe('auto_reply: true', () => {
   });
 
   it('without auto_reply: no typing and nothing sent', async () => {
-    api = await FakeBotApi.start([TOKEN]);
-    hall = await startTestHall({ config: config(api.url, 'auto_reply: false'), adapters: [telegramAdapter(fast)] });
-    const tap = await hall.events('');
-    taps.push(tap);
+    const { hall, api, tap } = await replyHall('auto_reply: false');
     api.push(TOKEN, privateMessage(42, 'answer quiet'));
     await tap.waitFor((e) => e.type === 'raider.done');
     expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'marker' })).toMatchObject({ ok: 1 });
