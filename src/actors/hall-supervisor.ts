@@ -221,6 +221,7 @@ async function startLocked(
       permissionChannels,
       questions,
       trackActor: (root) => inspection.track(root),
+      actors: inspection,
       onEventsPruned: (listener) => retention.onPruned(listener),
       ...(inspect ? { inspect } : {}),
       log,

@@ -17,6 +17,7 @@ import type { CommandHandlers, CommandService } from '../protocol/command-servic
 import type { BoundReply, DroppedReply, ErrorReply, ReplyTo, UnboundReply } from '../protocol/replies.js';
 import type { PermissionRegistry } from './permission-registry.js';
 import type { QuestionFaces } from './question-desk.js';
+import type { ActorWatching } from './actor-watching.js';
 
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 /** A command for the hall actor, without the request id the gateway adds. */
@@ -71,6 +72,8 @@ export interface HallServices {
    * them again then. Returns its unsubscribe.
    */
   onEventsPruned(listener: () => void): () => void;
+  /** The live actors (the hall's and those adapters track), for a face that draws them. */
+  actors: ActorWatching;
   /** The XState inspection observer the hall runs with, for actors an adapter creates. */
   inspect?: (event: InspectionEvent) => void;
   log(line: string): void;

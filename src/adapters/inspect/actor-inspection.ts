@@ -11,7 +11,12 @@ import { missionTakenAt, type Mission } from '../../domain/mission.js';
 import { MissionQueue } from '../../domain/mission-queue.js';
 import { isRecord } from '../../domain/records.js';
 import type { EventBus } from '../../ports/bus.js';
+import type { ActorWatching, LiveActor } from '../../ports/actor-watching.js';
+import type { ActorEventRecord, ActorWatchMessage } from '../../protocol/actor-watch.js';
 import { definedFields } from '../../domain/defined-fields.js';
+
+/** Events kept per actor for a page that opens its statechart later. */
+export const RECENT_EVENTS = 50;
 
 /** A mission waiting in a slot or binding queue, shown under its queue's actor. */
 export interface InspectedMission {
@@ -64,6 +69,25 @@ export function stateText(value: unknown): string {
       .join(', ');
   }
   return '';
+}
+
+/** Every state node a state value is in, parents first: `{alive: 'running'}` → `alive`, `alive.running`. */
+export function statePaths(value: unknown, prefix = ''): string[] {
+  if (typeof value === 'string') return [`${prefix}${value}`];
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value as Record<string, unknown>).flatMap(([key, sub]) => [
+    `${prefix}${key}`,
+    ...statePaths(sub, `${prefix}${key}.`),
+  ]);
+}
+
+type WatchListener = (message: ActorWatchMessage) => void;
+
+interface Watch {
+  listeners: Set<WatchListener>;
+  id: string;
+  /** The state and status last told, so a snapshot that changed neither is not told again. */
+  told: string;
 }
 
 interface Snap {
@@ -122,7 +146,10 @@ function kindOf(actor: AnyActorRef): string {
   return isRecord(logic.config) && typeof logic.config.id === 'string' ? logic.config.id : 'actor';
 }
 
-export class ActorInspection {
+export class ActorInspection implements ActorWatching {
+  /** Each actor's last RECENT_EVENTS events, kept whether anybody watches or not (a few objects a run). */
+  private readonly recent = new WeakMap<AnyActorRef, ActorEventRecord[]>();
+  private readonly watches = new Map<AnyActorRef, Watch>();
   private readonly roots = new Set<AnyActorRef>();
   private readonly known = new Map<string, InspectedActor>();
   private readonly subscriptions = new Map<AnyActorRef, Subscription>();
@@ -169,6 +196,104 @@ export class ActorInspection {
     };
     for (const root of this.roots) walk(root, null);
     return out;
+  }
+
+  list(): LiveActor[] {
+    return this.tree().map(({ id, parent, kind, state }) => ({ id, parent, kind, state }));
+  }
+
+  watch(id: string, listener: WatchListener): (() => void) | null {
+    const actor = this.find(id);
+    if (!actor) return null;
+    let watch = this.watches.get(actor);
+    if (!watch) {
+      watch = { listeners: new Set(), id, told: '' };
+      this.watches.set(actor, watch);
+    }
+    const fields = this.stateFields(actor, id, snapOf(actor));
+    watch.told = `${fields.state}\u0000${fields.status}`;
+    listener({ type: 'actor.snapshot', ...fields, events: [...(this.recent.get(actor) ?? [])] });
+    watch.listeners.add(listener);
+    const held = watch;
+    return () => {
+      held.listeners.delete(listener);
+      if (held.listeners.size === 0 && this.watches.get(actor) === held) this.watches.delete(actor);
+    };
+  }
+
+  /** The live actor shown as `id`, looked for through the tree (names are given on the way). */
+  private find(id: string): AnyActorRef | undefined {
+    const walk = (actor: AnyActorRef, parent: string | null): AnyActorRef | undefined => {
+      const name = this.nameOf(actor, parent);
+      if (name === id) return actor;
+      for (const child of childrenOf(snapOf(actor))) {
+        const found = walk(child, name);
+        if (found) return found;
+      }
+      return undefined;
+    };
+    for (const root of this.roots) {
+      const found = walk(root, null);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  private stateFields(actor: AnyActorRef, id: string, snap: Snap) {
+    const state = stateText(snap.value);
+    const status = snap.status ?? 'active';
+    const entered = this.entered.get(actor);
+    return {
+      id,
+      kind: kindOf(actor),
+      state,
+      states: statePaths(snap.value),
+      status,
+      since: entered?.state === state && entered.status === status ? entered.since : this.now(),
+    };
+  }
+
+  /** Notes an event on the actor that received it and, when another actor sent it, on that one. */
+  private noteEvent(event: InspectionEvent & { type: '@xstate.event' }): void {
+    const target = event.actorRef as AnyActorRef;
+    const source = event.sourceRef as AnyActorRef | undefined;
+    const time = this.now();
+    const type = event.event.type;
+    const peer = source && source !== target ? source : undefined;
+    this.keep(target, { dir: 'received', event: type, ...(peer ? { peer: this.peerName(peer) } : {}), time });
+    if (peer) this.keep(peer, { dir: 'sent', event: type, peer: this.peerName(target), time });
+  }
+
+  /** An actor as its events name it: its tree id when it has one, else what it runs rather than XState's made-up id. */
+  private peerName(actor: AnyActorRef): string {
+    const given = this.names.get(actor);
+    if (given !== undefined) return given;
+    return /^\d+\./.test(actor.id) && typeof actor.src === 'string' ? actor.src : actor.id;
+  }
+
+  private keep(actor: AnyActorRef, record: ActorEventRecord): void {
+    let list = this.recent.get(actor);
+    if (!list) {
+      list = [];
+      this.recent.set(actor, list);
+    }
+    list.push(record);
+    if (list.length > RECENT_EVENTS) list.shift();
+    const watch = this.watches.get(actor);
+    if (watch) for (const listener of watch.listeners) listener({ type: 'actor.event', id: watch.id, ...record });
+  }
+
+  /** Tells the watchers of an actor of a new state; the end of the actor ends the watch. */
+  private tellState(actor: AnyActorRef, watch: Watch, snap: Snap): void {
+    const fields = this.stateFields(actor, watch.id, snap);
+    const told = `${fields.state}\u0000${fields.status}`;
+    if (told === watch.told) return;
+    watch.told = told;
+    for (const listener of watch.listeners) listener({ type: 'actor.state', ...fields });
+    if (fields.status !== 'active') {
+      for (const listener of watch.listeners) listener({ type: 'actor.stopped', id: watch.id });
+      this.watches.delete(actor);
+    }
   }
 
   private attachTo(root: AnyActorRef): void {
@@ -229,10 +354,16 @@ export class ActorInspection {
   }
 
   private onInspection(event: InspectionEvent): void {
+    if (event.type === '@xstate.event') {
+      this.noteEvent(event);
+      return;
+    }
     if (event.type !== '@xstate.snapshot') return;
     const actor = event.actorRef as AnyActorRef;
     const hosted = (event as { snapshot: Snap }).snapshot.hosted;
     if (!(hosted instanceof Map)) this.noteEntry(actor, (event as { snapshot: Snap }).snapshot);
+    const watch = this.watches.size > 0 ? this.watches.get(actor) : undefined;
+    if (watch) this.tellState(actor, watch, (event as { snapshot: Snap }).snapshot);
     if (this.watching === 0) return;
     if (hosted instanceof Map) {
       // A host took in or let go of a run after its parent's snapshot went out: look again at the parent.
