@@ -52,23 +52,68 @@ export function mermaidChart(machine: AnyStateMachine): string {
   };
   const root: AnyStateNode = machine.root;
   render(root, '  ');
-  const edges = (node: AnyStateNode) => {
+  // A state node's id is the machine's id and its path (no state of ours sets an id of its own).
+  const idOf = (statePath: string) => nodeName(`${root.id}.${statePath}`);
+  for (const edge of statechartGraph(machine).edges) lines.push(`  ${idOf(edge.from)} --> ${idOf(edge.to)}: ${edge.label}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** A state of a statechart graph: its path (`alive.running`, '' for the root) and its children. */
+export interface ChartState {
+  path: string;
+  key: string;
+  final: boolean;
+  /** The child entered first, when the state has children. */
+  initial?: string;
+  children: ChartState[];
+}
+
+/** A transition: from and to state paths, its label (`after cancelGrace [escalates]`). */
+export interface ChartEdge {
+  from: string;
+  to: string;
+  label: string;
+}
+
+/** The path of a state node below the machine (`run.alive.running` → `alive.running`). */
+function pathOf(node: AnyStateNode): string {
+  return node.path.join('.');
+}
+
+/**
+ * The machine as states and labelled transitions, the same reading of its
+ * definition as `mermaidChart`: the dashboard's statecharts are laid out from it.
+ */
+export function statechartGraph(machine: AnyStateMachine): { root: ChartState; edges: ChartEdge[] } {
+  const root: AnyStateNode = machine.root;
+  const state = (node: AnyStateNode): ChartState => {
+    const first = node.initial?.target[0];
+    return {
+      path: pathOf(node),
+      key: node.key,
+      final: node.type === 'final',
+      ...(first ? { initial: pathOf(first) } : {}),
+      children: Object.values(node.states).map(state),
+    };
+  };
+  const edges: ChartEdge[] = [];
+  const seen = new Set<string>();
+  const walk = (node: AnyStateNode) => {
     const invokes = node.invoke.map((i) => (typeof i.src === 'string' ? i.src : 'actor'));
-    const from = nodeName(node.id);
-    const seen = new Set<string>();
     const add = (t: AnyTransitionDefinition, label: string) => {
       for (const target of t.target ?? []) {
-        const line = `  ${from} --> ${nodeName(target.id)}: ${label}${guardLabel(t)}`;
-        if (!seen.has(line)) lines.push(line);
-        seen.add(line);
+        const edge = { from: pathOf(node), to: pathOf(target), label: `${label}${guardLabel(t)}` };
+        const key = `${edge.from}\u0000${edge.to}\u0000${edge.label}`;
+        if (!seen.has(key)) edges.push(edge);
+        seen.add(key);
       }
     };
     if (node !== root) {
       for (const [eventType, list] of node.transitions) for (const t of list) add(t, eventLabel(eventType, invokes));
       for (const t of node.always ?? []) add(t, 'always');
     }
-    for (const child of Object.values(node.states)) edges(child);
+    for (const child of Object.values(node.states)) walk(child);
   };
-  edges(root);
-  return `${lines.join('\n')}\n`;
+  walk(root);
+  return { root: state(root), edges };
 }

@@ -25,6 +25,10 @@ const WEB_DIR = fileURLToPath(new URL('../../../web/dashboard/', import.meta.url
 /** The bundle `npm run build` makes of them (scripts/bundle-web.ts), seen from src/ and dist/ alike. */
 const BUNDLE_DIR = fileURLToPath(new URL('../../../dist/web/', import.meta.url));
 const WEB_FILE = /^[a-z0-9-]+\.(js|css|svg)$/;
+/** The machines' statecharts `npm run build` lays out (scripts/statechart-svg.ts), named by machine id. */
+const STATECHART_FILE = /^[A-Za-z0-9-]+\.svg$/;
+/** Where the page finds them: `/app/statecharts/run.svg`. */
+export const STATECHART_ROUTE = '/app/statecharts/';
 
 const VENDOR: Readonly<Record<string, string>> = {
   '/vendor/preact.mjs': 'preact',
@@ -91,6 +95,19 @@ function readWebFiles(dir: string): Map<string, Buffer> {
   return files;
 }
 
+/** The statecharts in `dir`, by route; none when the build has not made them. */
+function readStatecharts(dir: string): Map<string, Buffer> {
+  const charts = new Map<string, Buffer>();
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).sort();
+  } catch {
+    return charts;
+  }
+  for (const name of names) if (STATECHART_FILE.test(name)) charts.set(`${STATECHART_ROUTE}${name}`, fs.readFileSync(path.join(dir, name)));
+  return charts;
+}
+
 function digestOf(files: ReadonlyMap<string, Buffer>): string {
   const digest = createHash('sha256');
   for (const [name, body] of files) digest.update(`${name}\0${body.length}\0`).update(body);
@@ -125,6 +142,8 @@ export function loadPageAssets(webDir = WEB_DIR, bundleDir = BUNDLE_DIR): PageAs
     files.set(BUNDLE_SCRIPT, { type: typeOf(BUNDLE_SCRIPT), body: bundle.script });
     files.set(BUNDLE_STYLE, { type: typeOf(BUNDLE_STYLE), body: bundle.style });
   }
+  // Made from the machines, not from web/dashboard/: served whenever the build made them.
+  for (const [route, body] of readStatecharts(path.join(bundleDir, 'statecharts'))) files.set(route, { type: typeOf(route), body });
   for (const [route, specifier] of Object.entries(VENDOR)) {
     const file = fileURLToPath(import.meta.resolve(specifier));
     // Their source maps are not served: a trailing sourceMappingURL would make devtools ask for them.
