@@ -59,6 +59,8 @@ class CronAdapter implements HallAdapter {
   readonly name = 'cron';
   private readonly records: CronRecords;
   private readonly actors = new Map<string, JobActor>();
+  /** Each job's untrack from the hall's inspection. */
+  private readonly untrack: Array<() => void> = [];
   private readonly now: () => number;
   private stopping = false;
   private readonly world: CronJobWorld;
@@ -126,6 +128,8 @@ class CronAdapter implements HallAdapter {
       actor.on('bus', (e) => this.services.publish(e.event));
       actor.subscribe({ error: (err) => this.services.log(`cron job ${job.id} failed: ${errorMessage(err)}`) });
       this.actors.set(job.id, actor);
+      // In `raider hall inspect` and on the dashboard's Tree page, with its statechart.
+      this.untrack.push(this.services.trackActor(actor));
       actor.start();
     }
   }
@@ -133,6 +137,7 @@ class CronAdapter implements HallAdapter {
   async stop(): Promise<void> {
     this.stopping = true;
     for (const actor of this.actors.values()) actor.stop();
+    for (const untrack of this.untrack.splice(0)) untrack();
   }
 
   status(): Record<string, unknown> {
