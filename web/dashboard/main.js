@@ -13,6 +13,7 @@ import { clockTime, preciseTime } from './format.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
 import { applyRunEvents, fillMissions, followsEvents, noteAnswer, noteMissions } from './runs-live.js';
+import { ActorChart, StatechartLink } from './statechart.js';
 
 const html = htm.bind(h);
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
@@ -321,6 +322,9 @@ function outputLine(event) {
 function RunPage({ id, readOnly }) {
   const [detail, lookAgain] = useJsonFollowing(`/api/runs/${encodeURIComponent(id)}`, (e) => e.id === id);
   const running = detail?.run?.status === 'running';
+  // The run's actor lives only while it runs: its chart is shown from then on, and keeps its last state after.
+  const [charted, setCharted] = useState(false);
+  if (running && !charted) setCharted(true);
   // The raider's output goes to its events file, not the bus: while it runs, look again each second.
   useEffect(() => {
     if (!running) return undefined;
@@ -351,6 +355,11 @@ function RunPage({ id, readOnly }) {
       running && !readOnly
         ? html`<p><button type="button" aria-label=${`Cancel ${id}`} onClick=${act('cancel')}>Cancel</button>
           <button type="button" aria-label=${`Kill ${id}`} onClick=${act('kill')}>Kill</button></p>`
+        : null
+    }
+    ${
+      charted
+        ? html`<section aria-label="Run statechart"><h3>Statechart <${StatechartLink} id=${`run:${id}`} /></h3><${ActorChart} id=${`run:${id}`} kind="run" /></section>`
         : null
     }
     <section aria-label="Output"><h3>Output</h3>${output.map((line) => html`<pre>${line}</pre>`)}

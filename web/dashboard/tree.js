@@ -8,6 +8,7 @@ import htm from 'htm';
 import { getJson, reportFailure, useLiveBatch } from './live.js';
 import { HallsTable } from './cluster.js';
 import { clockTime, dateTime } from './format.js';
+import { StatechartLink } from './statechart.js';
 
 const html = htm.bind(h);
 /** Ages and next times move on without events: look again this often. */
@@ -28,6 +29,12 @@ function Question({ q }) {
   return html`<li class="question">question ${text(q.question ?? '')}: ${text(q.title ?? q.tool ?? '')}</li>`;
 }
 
+/** The statechart link of `id` when the hall has such a live actor (another hall's run has none here). */
+function ChartOf({ id, live }) {
+  return live.has(id) ? html`<${StatechartLink} id=${id} />` : null;
+}
+
+// A run's chart is on its page and in the Actors list: a second link here would carry its id in its name too.
 function Run({ run }) {
   return html`<li>
     <span class="status running">running</span> <a href=${`#/runs/${encodeURIComponent(run.id)}`}>${run.id}</a>
@@ -36,9 +43,9 @@ function Run({ run }) {
   </li>`;
 }
 
-function Queue({ queue }) {
+function Queue({ queue, live }) {
   return html`<li>
-    <strong>${queue.kind} ${queue.name}</strong>
+    <strong>${queue.kind} ${queue.name}</strong><${ChartOf} id=${`${queue.kind}:${queue.name}`} live=${live} />
     <ul aria-label=${`${queue.kind} ${queue.name}`}>
       ${queue.runs.map((run) => html`<${Run} key=${run.id} run=${run} />`)}
       ${queue.waiting.map(
@@ -74,6 +81,17 @@ function Faces({ tree }) {
   `;
 }
 
+/** Every live actor of the hall, as the inspection sees them, each with its statechart. */
+function Actors({ actors }) {
+  return html`<h3>Actors</h3>
+    <ul aria-label="Actors" class="actors">
+      ${actors.map(
+        (a) =>
+          html`<li key=${a.id}><code>${a.id}</code> (${a.kind}): ${a.state}${['run', 'slot', 'bindingQueue', 'hall', 'acpSession', 'question', 'cronJob'].includes(a.kind) ? html`<${StatechartLink} id=${a.id} />` : null}</li>`,
+      )}
+    </ul>`;
+}
+
 export function TreePage({ cluster }) {
   const [tree, setTree] = useState(null);
   const [stamp, setStamp] = useState(0);
@@ -94,17 +112,20 @@ export function TreePage({ cluster }) {
     if (batch.some((e) => typeof e.type === 'string' && LIVE_PREFIXES.some((p) => e.type.startsWith(p)))) setStamp((n) => n + 1);
   }, []);
   if (tree === null) return html`<main><p>Loading the tree…</p></main>`;
+  const actors = tree.actors ?? [];
+  const live = new Set(actors.map((a) => a.id));
   return html`<main>
     <section aria-label="Live tree" class="tree">
-      <h2>Hall ${tree.hall.id !== undefined ? `${tree.hall.id} (${tree.hall.root})` : tree.hall.root}</h2>
+      <h2>Hall ${tree.hall.id !== undefined ? `${tree.hall.id} (${tree.hall.root})` : tree.hall.root}<${ChartOf} id="hall" live=${live} /></h2>
       <${HallsTable} cluster=${cluster} />
       <p>pid ${tree.hall.pid}, ${tree.hall.running} running${tree.hall.starting ? `, ${tree.hall.starting} starting` : ''}</p>
       ${
         tree.queues.length === 0
           ? html`<p class="note">Nothing runs or waits.</p>`
-          : html`<ul aria-label="Slots and queues">${tree.queues.map((q) => html`<${Queue} key=${`${q.kind}:${q.name}`} queue=${q} />`)}</ul>`
+          : html`<ul aria-label="Slots and queues">${tree.queues.map((q) => html`<${Queue} key=${`${q.kind}:${q.name}`} queue=${q} live=${live} />`)}</ul>`
       }
       <${Faces} tree=${tree} />
+      <${Actors} actors=${actors} />
     </section>
   </main>`;
 }

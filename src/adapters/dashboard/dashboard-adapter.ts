@@ -11,6 +11,7 @@ import type { HallAdapter, HallAdapterFactory, HallServices } from '../../ports/
 import type { DashboardConfig } from '../../ports/hall-config.js';
 import { firstData, serveApiChange, serveApiRead, type DashboardApiDeps } from './dashboard-api.js';
 import { removeDashboardFile, writeDashboardFile } from './dashboard-file.js';
+import { ActorStreams } from './actor-stream.js';
 import { EventRing, EventStreams } from './event-stream.js';
 import {
   allowedHosts,
@@ -84,6 +85,7 @@ class DashboardAdapter implements HallAdapter {
       history,
       ring,
       streams: new EventStreams(services.bus, ring),
+      actorStreams: new ActorStreams(services.actors),
       questions,
       openQuestions: new OpenQuestions(services.bus),
       samples: new QueueDepthSamples(services.paths.root, services.bus, services.queries, services.log),
@@ -135,6 +137,7 @@ class DashboardAdapter implements HallAdapter {
     this.deps.questions?.closeFace('dashboard');
     removeDashboardFile(this.services.paths.root, process.pid);
     this.deps.streams.closeAll();
+    this.deps.actorStreams.closeAll();
     this.deps.ring.close();
     this.deps.openQuestions.close();
     this.deps.samples.close();

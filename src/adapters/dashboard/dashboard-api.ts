@@ -17,6 +17,7 @@ import { clusterReply, remoteRunRows } from './cluster-view.js';
 import { listSessions, readJournal } from './session-views.js';
 import { hallTree, type OpenQuestions } from './tree-view.js';
 import { chartData, chartQuerySchema, type QueueDepthSamples } from './chart-data.js';
+import type { ActorStreams } from './actor-stream.js';
 
 const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
 const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(cancel|kill)$/;
@@ -30,6 +31,8 @@ export interface DashboardApiDeps {
   history: RunHistory;
   ring: EventRing;
   streams: EventStreams;
+  /** One live actor's state and events each, for the statechart page. */
+  actorStreams: ActorStreams;
   /** Null unless `dashboard.questions: true`. */
   questions: QuestionFaces | null;
   /** The open questions the live tree shows, from the bus. */
@@ -119,6 +122,16 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
     deps.streams.serve(res, typeof last === 'string' ? last : undefined);
     return true;
   }
+  if (url.pathname === '/api/actors') {
+    sendJson(res, 200, { actors: services.actors.list() });
+    return true;
+  }
+  if (url.pathname === '/api/actors/stream') {
+    const id = url.searchParams.get('id') ?? '';
+    if (id === '') sendJson(res, 400, { error: 'actors/stream takes id=ACTOR: an id from GET /api/actors' });
+    else deps.actorStreams.serve(res, id);
+    return true;
+  }
   if (serveQueueRead(services, res, url) || serveQuestionsRead(deps.questions, res, url)) return true;
   if (url.pathname === '/api/charts') {
     const query = chartQuerySchema.safeParse(Object.fromEntries(url.searchParams));
@@ -127,7 +140,8 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
     return true;
   }
   if (url.pathname === '/api/tree') {
-    sendJson(res, 200, hallTree(services.queries, deps.openQuestions, await clusterRuns(services)));
+    // `actors`: every live actor, each with a statechart the page links to.
+    sendJson(res, 200, { ...hallTree(services.queries, deps.openQuestions, await clusterRuns(services)), actors: services.actors.list() });
     return true;
   }
   if (url.pathname === '/api/sessions') {

@@ -1,0 +1,146 @@
+/**
+ * What the statechart page reads, pinned: `GET /api/actors` (every live
+ * actor), `GET /api/actors/stream?id=ID` (one actor's snapshot, states and
+ * events, protocol/actor-watch.ts), the statecharts the build laid out, and
+ * the weight of the dashboard's scripts and styles.
+ */
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPageAssets } from '../../src/adapters/dashboard/page-assets.js';
+import { ActorWatchMessage } from '../../src/protocol/actor-watch.js';
+import { defaultAdapters } from '../../src/actors/default-adapters.js';
+import { runStarted, startTestHall, type TestHall } from '../support/test-hall.js';
+import { type Board, bearer, boardOf, httpRequest, openEventStream } from './dashboard-support.js';
+
+const CONFIG = `cancel_grace: 0.3
+raiders: { bjorn: {} }
+cron:
+  - { id: nightly, name: bjorn, cron: '0 3 * * *', mission: 'answer nightly' }
+dashboard: { listen: "127.0.0.1:0" }
+`;
+
+describe('the live actors on the dashboard', { timeout: 30_000 }, () => {
+  let hall: TestHall;
+  let board: Board;
+  beforeAll(async () => {
+    // The cron face too: its jobs are actors of their own.
+    hall = await startTestHall({ config: CONFIG, adapters: defaultAdapters });
+    board = await boardOf(hall.root);
+  });
+  afterAll(async () => {
+    await hall.stop();
+  });
+
+  it('lists every live actor with its parent, machine and state', async () => {
+    // A slot is made with its first mission.
+    const events = await hall.events('raider.done');
+    try {
+      const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer x' });
+      await events.waitFor((e) => e.id === run.id);
+    } finally {
+      events.close();
+    }
+    const reply = await httpRequest(board, '/api/actors', { headers: bearer(board) });
+    expect(reply.status).toBe(200);
+    const actors = JSON.parse(reply.body).actors;
+    expect(actors[0]).toEqual({ id: 'hall', parent: null, kind: 'hall', state: 'running' });
+    expect(actors).toContainEqual({ id: 'slot:bjorn', parent: 'hall', kind: 'slot', state: 'parallel' });
+    // A cron job is an actor of its own, beside the hall.
+    expect(actors).toContainEqual({ id: 'cron:nightly', parent: null, kind: 'cronJob', state: 'sleeping' });
+  });
+
+  it("streams a run's snapshot, then each state and event in order, then its end", async () => {
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'deaf-int 30' });
+    await runStarted(run.events_path);
+    const stream = await openEventStream(board, {}, `/api/actors/stream?id=${encodeURIComponent(`run:${run.id}`)}`);
+    try {
+      const first = JSON.parse((await stream.waitFor(() => true)).data);
+      expect(Object.keys(first).sort()).toEqual(['events', 'id', 'kind', 'since', 'state', 'states', 'status', 'type']);
+      expect(first).toMatchObject({
+        type: 'actor.snapshot',
+        id: `run:${run.id}`,
+        kind: 'run',
+        state: 'alive.running',
+        states: ['alive', 'alive.running'],
+        status: 'active',
+      });
+      expect(first.events.map((e: { event: string }) => e.event)).toEqual(expect.arrayContaining(['run.recorded', 'proc.spawned']));
+      expect(Object.keys(first.events[0]).sort()).toEqual(expect.arrayContaining(['dir', 'event', 'time']));
+      // Who sent what: the hall's go-ahead, the process actor's pid; and what the run sent its slot's host.
+      expect(first.events).toContainEqual(expect.objectContaining({ dir: 'received', event: 'run.recorded', peer: 'hall' }));
+      expect(first.events).toContainEqual(expect.objectContaining({ dir: 'received', event: 'proc.spawned', peer: 'process' }));
+      expect(first.events).toContainEqual(expect.objectContaining({ dir: 'sent', event: 'run.spawned', peer: 'runs' }));
+      expect(first.events).toContainEqual(expect.objectContaining({ dir: 'received', event: 'xstate.init', peer: 'runs' }));
+
+      await hall.request({ cmd: 'cancel', id: run.id });
+      await stream.waitFor((m) => JSON.parse(m.data).type === 'actor.stopped');
+      const messages = stream.messages.map((m) => ActorWatchMessage.parse(JSON.parse(m.data)));
+      const states = messages.flatMap((m) => (m.type === 'actor.state' ? [m.state] : []));
+      // deaf-int ignores SIGINT and dies of SIGTERM: no SIGKILL.
+      expect(states).toEqual(['alive.cancelling', 'alive.terminating', 'reaping', 'done']);
+      const cancel = messages.find((m) => m.type === 'actor.event' && m.event === 'run.cancel');
+      expect(cancel).toMatchObject({ type: 'actor.event', id: `run:${run.id}`, dir: 'received' });
+      const stateMessage = messages.find((m) => m.type === 'actor.state');
+      expect(Object.keys(stateMessage ?? {}).sort()).toEqual(['id', 'kind', 'since', 'state', 'states', 'status', 'type']);
+      expect(messages.at(-2)).toMatchObject({ type: 'actor.state', state: 'done', status: 'done', states: ['done'] });
+      expect(messages.at(-1)).toEqual({ type: 'actor.stopped', id: `run:${run.id}` });
+      // In the order they happened.
+      const cancelAt = messages.indexOf(cancel as ActorWatchMessage);
+      expect(cancelAt).toBeLessThan(messages.findIndex((m) => m.type === 'actor.state' && m.state === 'alive.cancelling'));
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('answers 404 for an actor it does not have, 400 without an id', async () => {
+    const gone = await httpRequest(board, '/api/actors/stream?id=run:bjorn-20000101-000000', { headers: bearer(board) });
+    expect(gone.status).toBe(404);
+    expect(JSON.parse(gone.body).error).toMatch(/no live actor run:bjorn-20000101-000000/);
+    expect((await httpRequest(board, '/api/actors/stream', { headers: bearer(board) })).status).toBe(400);
+  });
+});
+
+describe('the statecharts the build laid out', () => {
+  const assets = loadPageAssets();
+
+  it('are served for every machine, each state named and marked by its path', () => {
+    for (const kind of ['run', 'slot', 'bindingQueue', 'hall', 'acpSession', 'question', 'cronJob']) {
+      const chart = assets.files.get(`/app/statecharts/${kind}.svg`);
+      expect(chart?.type, kind).toBe('image/svg+xml');
+    }
+    const run = assets.files.get('/app/statecharts/run.svg')?.body.toString() ?? '';
+    for (const state of [
+      'admitted',
+      'queued',
+      'recording',
+      'alive',
+      'alive.spawning',
+      'alive.running',
+      'alive.cancelling',
+      'alive.terminating',
+      'alive.killing',
+      'reaping',
+      'done',
+      'refused',
+    ])
+      expect(run).toContain(`data-state="${state}" aria-label="${state}"`);
+    // Delays and guards written out on their transitions.
+    expect(run).toContain('>after cancelGrace [escalates]</text>');
+    expect(run).toContain('>run.cancel</text>');
+    // Nested: the running state's box is inside its parent's group.
+    expect(run.indexOf('data-state="alive.running"')).toBeGreaterThan(run.indexOf('data-state="alive"'));
+    expect(run).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+  });
+
+  it('leave the scripts and styles a page can load at most 150 KiB gzipped', () => {
+    const loaded = ['/app/bundle.js', '/app/bundle.css', '/vendor/uplot.mjs'];
+    const sizes = loaded.map((route) => {
+      const file = assets.files.get(route);
+      if (!file) throw new Error(`${route} is not served: run npm run build first`);
+      return gzipSync(file.body).length;
+    });
+    const total = sizes.reduce((a, b) => a + b, 0);
+    // About 40 KiB when this was written (bundle.js 18 KiB, bundle.css 2 KiB, uPlot 21 KiB).
+    expect(total).toBeLessThanOrEqual(150 * 1024);
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * The statechart of a live actor in Chromium, on a real hall with real (fake)
+ * raider processes: a run's chart on its page follows a cancel through the
+ * escalation states without a reload; a slot's and a binding queue's charts
+ * open from the Tree page; nothing is fetched from outside the hall.
+ */
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runStarted } from '../support/hall-client.js';
+import type { TestHall } from '../support/test-hall.js';
+import { useBrowserBoard } from './browser-board.js';
+import { skipBrowserTests } from './browser.js';
+
+if (skipBrowserTests !== null) console.warn(`dashboard statechart browser tests skipped: ${skipBrowserTests}`);
+
+const CONFIG = 'cancel_grace: 0.4\nraiders: { bjorn: {}, ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
+
+/** Notes, in order, each state the page marks current in the chart `label` names (kept on `window`: a reload would lose it). */
+async function recordMarks(page: Page, label: string): Promise<void> {
+  await page.evaluate(`(() => {
+    const marks = [];
+    window.statechartMarks = marks;
+    const box = document.querySelector(${JSON.stringify(`[aria-label="${label}"]`)});
+    const note = (node) => {
+      if (node.getAttribute('aria-current') === 'true' && !node.classList.contains('sc-compound')) marks.push(node.getAttribute('data-state'));
+    };
+    for (const node of box.querySelectorAll('[aria-current="true"]')) note(node);
+    new MutationObserver((changes) => {
+      for (const change of changes) note(change.target);
+    }).observe(box, { attributes: true, attributeFilter: ['aria-current'], subtree: true });
+  })()`);
+}
+
+async function marks(page: Page): Promise<string[]> {
+  return (await page.evaluate('window.statechartMarks')) as string[];
+}
+
+/** The states the chart marks current now. */
+async function current(page: Page, label: string): Promise<string[]> {
+  return page
+    .getByRole('region', { name: label })
+    .locator('[aria-current="true"]')
+    .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('aria-label') ?? ''));
+}
+
+describe.skipIf(skipBrowserTests !== null)('statecharts in Chromium', { timeout: 60_000 }, () => {
+  const browserBoard = useBrowserBoard(CONFIG);
+  const { problems, foreign, requested } = browserBoard;
+  let hall: TestHall;
+  beforeAll(() => {
+    ({ hall } = browserBoard);
+  });
+
+  it("marks a run's state on its page and follows a cancel through SIGINT, SIGTERM and SIGKILL to its end, with no reload", async () => {
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'deaf 30' });
+    await runStarted(run.events_path);
+    const page = await browserBoard.loggedIn();
+    await page.goto(`${browserBoard.board.url}#/runs/${run.id}`);
+    const label = `statechart of run:${run.id}`;
+    const chart = page.getByRole('region', { name: label });
+    await chart.locator('[data-state="alive.running"][aria-current="true"]').waitFor();
+    expect(await current(page, label)).toEqual(['alive', 'alive.running']);
+    // Every state carries its name.
+    for (const state of ['queued', 'alive.cancelling', 'alive.terminating', 'alive.killing', 'reaping', 'done'])
+      expect(await chart.locator(`[aria-label="${state}"]`).count()).toBe(1);
+    await recordMarks(page, label);
+    const loads: string[] = [];
+    page.on('framenavigated', (frame) => loads.push(frame.url()));
+
+    await page.getByRole('button', { name: `Cancel ${run.id}` }).click();
+    await chart.locator('[data-state="done"][aria-current="true"]').waitFor({ timeout: 15_000 });
+    const seen = await marks(page);
+    expect(seen.filter((s) => s !== 'alive.running')).toEqual([
+      'alive.cancelling',
+      'alive.terminating',
+      'alive.killing',
+      'reaping',
+      'done',
+    ]);
+    expect(loads).toEqual([]);
+    await page.getByRole('status').filter({ hasText: 'The actor has ended' }).waitFor();
+
+    // Below the chart: what the run received, in order, with times.
+    const events = page.getByRole('list', { name: `Events of run:${run.id}` });
+    const lines = await events.getByRole('listitem').allTextContents();
+    const cancel = lines.findIndex((l) => /received run\.cancel/.test(l));
+    const graces = lines.map((l, i) => (/received xstate\.after\.cancelGrace/.test(l) ? i : -1)).filter((i) => i >= 0);
+    const exited = lines.findIndex((l) => /received proc\.exited/.test(l));
+    expect(cancel).toBeGreaterThanOrEqual(0);
+    expect(graces.length).toBe(2);
+    expect(graces[0]).toBeGreaterThan(cancel);
+    expect(exited).toBeGreaterThan(graces[1] ?? Number.POSITIVE_INFINITY);
+    expect(lines[cancel]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} /);
+    expect(problems).toEqual([]);
+  });
+
+  it("opens a slot's chart from the Tree page and follows it from busy to idle", async () => {
+    const run = await hall.request({ cmd: 'spawn', name: '1ivar', mission: 'wait 30' });
+    await runStarted(run.events_path);
+    const page = await browserBoard.loggedIn();
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Tree' }).click();
+    await page.getByRole('list', { name: 'Slots and queues' }).getByRole('link', { name: 'Statechart of slot:1ivar' }).click();
+    const label = 'statechart of slot:1ivar';
+    await page.getByRole('region', { name: label }).locator('[data-state="busy"][aria-current="true"]').waitFor();
+    expect(await current(page, label)).toEqual(['busy']);
+    await recordMarks(page, label);
+    await hall.request({ cmd: 'cancel', id: run.id });
+    await page.getByRole('region', { name: label }).locator('[data-state="idle"][aria-current="true"]').waitFor({ timeout: 15_000 });
+    expect(await marks(page)).toContain('idle');
+    await page
+      .getByRole('list', { name: 'Events of slot:1ivar' })
+      .getByText(/received xstate\.done\.actor/)
+      .first()
+      .waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it("opens a binding queue's chart from the Tree page: occupied while its run lives", async () => {
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 30', binding: 'cron:nightly' });
+    await runStarted(run.events_path);
+    const page = await browserBoard.loggedIn();
+    await page.goto(`${browserBoard.board.url}#/tree`);
+    // A binding with nothing waiting is no queue of the tree's: the list of actors has it.
+    await page.getByRole('list', { name: 'Actors' }).getByRole('link', { name: 'Statechart of binding:cron:nightly' }).click();
+    const label = 'statechart of binding:cron:nightly';
+    await page.getByRole('region', { name: label }).locator('[data-state="occupied"][aria-current="true"]').waitFor();
+    expect(await current(page, label)).toEqual(['occupied']);
+    await hall.request({ cmd: 'cancel', id: run.id });
+    await page.getByRole('region', { name: label }).locator('[data-state="free"][aria-current="true"]').waitFor({ timeout: 15_000 });
+    expect(problems).toEqual([]);
+  });
+
+  it('lists every live actor on the Tree page, each with its chart, and asks nothing of any other origin', async () => {
+    const page = await browserBoard.loggedIn();
+    await page.goto(`${browserBoard.board.url}#/tree`);
+    const actors = page.getByRole('list', { name: 'Actors' });
+    await actors.getByRole('link', { name: 'Statechart of hall' }).click();
+    await page.getByRole('region', { name: 'statechart of hall' }).locator('[data-state="running"][aria-current="true"]').waitFor();
+    expect(requested.some((url) => url.includes('/app/statecharts/run.svg'))).toBe(true);
+    expect(requested.some((url) => url.includes('/api/actors/stream?id='))).toBe(true);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+});
