@@ -34,8 +34,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { readDashboardFile } from '../src/adapters/dashboard/dashboard-file.js';
 import { PlainBrowser } from './plain-browser.js';
+import { type Board, burstRuns, startBoardHall as startBoardHallWith } from './board.js';
 import { compareRunIds } from '../src/domain/run-id.js';
 import {
   Client,
@@ -48,16 +48,13 @@ import {
   rssMb,
   runMain,
   sleep,
-  startHall,
   stats,
   Subscription,
   summary,
   table,
-  tempRoot,
   waitIdle,
   writeMinimalRaider,
   type HallProcess,
-  type Json,
   type SummaryRow,
 } from './lib.js';
 
@@ -69,19 +66,7 @@ const MEMORY_RUNS = 100;
 /** 50 events files kept per slot: the Runs table lists past runs from them, as a hall that runs a while would. */
 const CONFIG = 'raiders: { bjorn: {} }\nlogs: { keep_events: 50 }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
-interface Board {
-  url: string;
-  token: string;
-}
-
-async function startBoardHall(label: string): Promise<{ hall: HallProcess; board: Board }> {
-  const root = tempRoot(label);
-  fs.writeFileSync(`${root}/.raider-hall.yml`, CONFIG);
-  const { hall } = await startHall(root, writeMinimalRaider(root));
-  const file = readDashboardFile(root);
-  if ('error' in file) throw new Error(file.error);
-  return { hall, board: { url: file.url, token: file.token } };
-}
+const startBoardHall = (label: string) => startBoardHallWith(label, CONFIG, writeMinimalRaider);
 
 function get(board: Board, route: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -106,25 +91,6 @@ async function openPage(browser: Browser, board: Board): Promise<Page> {
 /** Spawns `n` missions pipelined on one connection each of 10, and waits for every raider.done. Returns the time taken. */
 async function burst(hall: HallProcess, n: number): Promise<number> {
   return (await burstRuns(hall, n)).ms;
-}
-
-/** `burst`, with the ids of its runs. */
-async function burstRuns(hall: HallProcess, n: number): Promise<{ ms: number; ids: string[] }> {
-  const sub = await Subscription.open(hall.socket);
-  const clients = await Promise.all(Array.from({ length: 10 }, () => Client.connect(hall.socket)));
-  const t0 = nowMs();
-  // Mission k goes on connection k % 10.
-  const shares = clients.map((_c, i) => Math.floor(n / 10) + (i < n % 10 ? 1 : 0));
-  const replies = (
-    await Promise.all(
-      clients.map((c, i) => c.pipeline(Array.from({ length: shares[i] ?? 0 }, () => ({ cmd: 'spawn', name: 'bjorn', mission: 'go' })))),
-    )
-  ).flat();
-  await Promise.all(replies.map((r: Json) => sub.done(String(r.id), 120_000)));
-  const ms = nowMs() - t0;
-  for (const c of clients) c.close();
-  sub.close();
-  return { ms, ids: replies.map((r: Json) => String(r.id)) };
 }
 
 async function latency(browser: Browser): Promise<number[]> {

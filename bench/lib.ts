@@ -600,7 +600,11 @@ export class Subscription {
     });
   }
 
+  /** Hears every event, with the time it was read (a bench that needs more than raider.done). */
+  onEvent: ((event: Json, at: number) => void) | null = null;
+
   private take(event: Json, at: number): void {
+    this.onEvent?.(event, at);
     const type = String(event.type);
     this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
     if (type !== 'raider.done') return;

@@ -37,6 +37,7 @@ const BENCHES: Bench[] = [
   { name: 'cron-catch-up', file: 'bench/cron-catch-up.ts', timeoutMs: 60_000 },
   { name: 'cluster', file: 'bench/cluster.ts', timeoutMs: 600_000 },
   { name: 'dashboard', file: 'bench/dashboard.ts', timeoutMs: 600_000 },
+  { name: 'statechart', file: 'bench/statechart.ts', timeoutMs: 300_000 },
 ];
 
 const args = process.argv.slice(2);
