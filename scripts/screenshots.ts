@@ -4,6 +4,7 @@
  * work (runs that complete, fail, are cancelled, run, wait, and a session
  * with tool calls), and renders the dashboard's main pages with Chromium
  * into docs/dashboard-*.png. Chromium: CHROMIUM_PATH or /usr/bin/chromium.
+ * Names after `--` shoot those pages only (`npm run screenshots -- statechart`).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,6 +18,9 @@ import { hallRequest } from '../src/protocol/hall-client.js';
 
 const DOCS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs');
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].find((p) => p !== undefined && p !== '' && fs.existsSync(p));
+
+/** The pages to shoot: all of them when none is named. */
+const ONLY = new Set(process.argv.slice(2));
 
 const CONFIG = `raiders:
   bjorn: { engine: scripted }
@@ -85,7 +89,7 @@ async function main(): Promise<number> {
     await until('the run to start', () => (fs.readFileSync(eventsPath, 'utf8').includes('"run.state"') ? true : undefined));
     await hallRequest(socket, 'cancel', { id: 'id' in cancelled ? String(cancelled.id) : '' });
     // The present: a running slot with missions waiting behind it, and a run in parallel.
-    await spawn('1bjorn', 'a long survey of the logs');
+    const survey = await spawn('1bjorn', 'a long survey of the logs');
     await spawn('1bjorn', 'then summarise the survey');
     await spawn('1bjorn', 'then mail the summary');
     await spawn('bjorn', 'a slow audit');
@@ -103,11 +107,12 @@ async function main(): Promise<number> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
     const page = await context.newPage();
     await page.goto(`${board.url}?token=${board.token}`);
-    const shot = async (name: string, hash: string, ready: (p: Page) => Promise<unknown>) => {
+    const shot = async (name: string, hash: string, ready: (p: Page) => Promise<unknown>, fullPage = false) => {
+      if (ONLY.size > 0 && !ONLY.has(name)) return;
       await page.goto(`${board.url}${hash}`);
       await ready(page);
       const file = path.join(DOCS, `dashboard-${name}.png`);
-      await page.screenshot({ path: file });
+      await page.screenshot({ path: file, fullPage });
       process.stdout.write(`wrote ${path.relative(process.cwd(), file)}\n`);
     };
     await shot('runs', '#/', (p) => p.getByRole('table', { name: 'Runs' }).getByRole('cell', { name: 'cancelled', exact: true }).waitFor());
@@ -129,6 +134,17 @@ async function main(): Promise<number> {
         .getByRole('region', { name: 'Journal' })
         .getByText(/assistant:/)
         .waitFor(),
+    );
+    await shot(
+      'statechart',
+      `#/actors/run:${'id' in survey ? String(survey.id) : ''}`,
+      (p) =>
+        p
+          .getByRole('region', { name: /^statechart of run:/ })
+          .locator('[data-state="alive.running"][aria-current="true"]')
+          .waitFor(),
+      // The whole chart and the events below it.
+      true,
     );
     return 0;
   } finally {
