@@ -205,6 +205,13 @@ export class ActorInspection implements ActorWatching {
   watch(id: string, listener: WatchListener): (() => void) | null {
     const actor = this.find(id);
     if (!actor) return null;
+    const snap = snapOf(actor);
+    if ((snap.status ?? 'active') !== 'active') {
+      // Ended, not yet let go of by its parent: its last state, and nothing more will come.
+      listener({ type: 'actor.snapshot', ...this.stateFields(actor, id, snap), events: [...(this.recent.get(actor) ?? [])] });
+      listener({ type: 'actor.stopped', id });
+      return () => {};
+    }
     let watch = this.watches.get(actor);
     if (!watch) {
       watch = { listeners: new Set(), id, told: '' };
