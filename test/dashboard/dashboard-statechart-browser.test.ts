@@ -136,6 +136,17 @@ describe.skipIf(skipBrowserTests !== null)('statecharts in Chromium', { timeout:
     const actors = page.getByRole('list', { name: 'Actors' });
     await actors.getByRole('link', { name: 'Statechart of hall' }).click();
     await page.getByRole('region', { name: 'statechart of hall' }).locator('[data-state="running"][aria-current="true"]').waitFor();
+    // An actor that runs no machine (a run's process) has its page too: its events, no chart.
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 30' });
+    await runStarted(run.events_path);
+    await page.goto(`${browserBoard.board.url}#/tree`);
+    await actors.getByRole('link', { name: `Statechart of run:${run.id}/process` }).click();
+    await page.getByText(`No statechart: run:${run.id}/process runs no machine`).waitFor();
+    await page
+      .getByRole('list', { name: `Events of run:${run.id}/process` })
+      .getByText(/received xstate\.init/)
+      .waitFor();
+    await hall.request({ cmd: 'kill', id: run.id });
     expect(requested.some((url) => url.includes('/app/statecharts/run.svg'))).toBe(true);
     expect(requested.some((url) => url.includes('/api/actors/stream?id='))).toBe(true);
     expect(foreign).toEqual([]);

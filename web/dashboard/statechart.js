@@ -101,7 +101,7 @@ export function ActorChart({ id, kind }) {
     ${ended !== null ? html`<p role="status" class="note">${ended}</p>` : null}
     ${
       svg === ''
-        ? html`<p class="note">No statechart for ${shownKind}: it is not one of the hall's machines, or the build made none (npm run build).</p>`
+        ? html`<p class="note">No statechart: ${id} runs no machine of the hall's (${shownKind}), or the build made none (npm run build). Its events are below.</p>`
         : html`<div role="region" aria-label=${`statechart of ${id}`} class="statechart-box" ref=${chartBox} dangerouslySetInnerHTML=${{ __html: svg ?? '' }}></div>`
     }
     <h3>Recent events</h3>

@@ -81,13 +81,17 @@ function Faces({ tree }) {
   `;
 }
 
-/** Every live actor of the hall, as the inspection sees them, each with its statechart. */
+/**
+ * Every live actor of the hall, as the inspection sees them, each with its
+ * statechart page (an actor that runs no machine, a run's process say, shows
+ * its events there).
+ */
 function Actors({ actors }) {
   return html`<h3>Actors</h3>
     <ul aria-label="Actors" class="actors">
       ${actors.map(
         (a) =>
-          html`<li key=${a.id}><code>${a.id}</code> (${a.kind}): ${a.state}${['run', 'slot', 'bindingQueue', 'hall', 'acpSession', 'question', 'cronJob'].includes(a.kind) ? html`<${StatechartLink} id=${a.id} />` : null}</li>`,
+          html`<li key=${a.id}><code>${a.id}</code> (${a.kind})${a.state === '' ? '' : `: ${a.state}`}<${StatechartLink} id=${a.id} /></li>`,
       )}
     </ul>`;
 }
