@@ -28,6 +28,8 @@ import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
 import { planSessionConfig } from './session-config.js';
 import { TurnUpdates } from './turn-updates.js';
+import { type OpenedSession, openSession } from './open-session.js';
+import { readAgentSession, writeAgentSession } from '../protocol/agent-session.js';
 import { definedFields } from '../domain/defined-fields.js';
 
 /** How long a closed connection waits for the agent's exit status, to say how it ended. */
@@ -150,8 +152,12 @@ async function promptTurn(
   control: TurnControl,
   channel: Asker | undefined,
 ): Promise<RunEnd> {
+  // The conversation an agent replays while it loads a session is history, not this run's output.
+  let replaying = false;
   const app = client({ name: 'raider-hall' })
-    .onNotification(methods.client.session.update, ({ params }) => updates.apply(params.update))
+    .onNotification(methods.client.session.update, ({ params }) => {
+      if (!replaying) updates.apply(params.update);
+    })
     .onRequest(methods.client.session.requestPermission, ({ params }) =>
       answerPermission(params, events, channel, control.questions.signal),
     );
@@ -171,16 +177,24 @@ async function promptTurn(
     const init = await start.within(conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }));
     if (init === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     authMethods = init.authMethods ?? [];
-    step = 'session/new';
-    const session = await start.within(conn.agent.request(methods.agent.session.new, { cwd: args.root, mcpServers: [] }));
+    const recorded = recordedSession(args, events);
+    const session = await start.within(
+      openSession({
+        conn,
+        capabilities: init.agentCapabilities,
+        cwd: args.root,
+        mcpServers: [],
+        recorded,
+        step: (name) => (step = name),
+        replaying: (on) => (replaying = on),
+      }),
+    );
     if (session === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     start.clear();
-    const plan = planSessionConfig(session, args);
+    noteOpened(args, session, events);
+    const plan = planSessionConfig(session.offer, args);
     if (!plan.ok) return { status: 'failed', error: plan.error };
-    for (const note of plan.notes) {
-      events.emit('note', { setting: note.setting, text: note.text });
-      warn(`raider acp-client: ${note.text}`);
-    }
+    for (const n of plan.notes) note(events, n.setting, n.text);
     for (const change of plan.steps) {
       if (change.kind === 'set_mode') {
         step = 'session/set_mode';
@@ -217,6 +231,37 @@ async function promptTurn(
     conn.close();
     noteSkipped(lines);
   }
+}
+
+/** The agent session recorded for the run's binding (`--session`); an unreadable record is noted and a new session started. */
+function recordedSession(args: AcpRaiderArgs, events: EventSink): string | undefined {
+  if (args.session === undefined) return undefined;
+  const read = readAgentSession(args.root, args.session, args.command);
+  if (read.ok) return read.session;
+  note(events, 'session', `the agent's session of this binding is unknown (${read.error}); a new session is started`);
+  return undefined;
+}
+
+/** Says which agent session the run prompts, and records a new one for the binding's next run. */
+function noteOpened(args: AcpRaiderArgs, opened: OpenedSession, events: EventSink): void {
+  if (opened.fallback !== undefined) note(events, 'session', opened.fallback);
+  events.emit('session', { agent_session: opened.sessionId, opened: opened.how });
+  if (args.session === undefined || opened.how !== 'new') return;
+  try {
+    writeAgentSession(args.root, args.session, args.command, opened.sessionId);
+  } catch (err) {
+    note(
+      events,
+      'session',
+      `the agent's session ${opened.sessionId} could not be recorded (${errorMessage(err)}); the binding's next run starts a new one`,
+    );
+  }
+}
+
+/** A note in the run's events and the same line in the slot log. */
+function note(events: EventSink, setting: 'mode' | 'model' | 'session', text: string): void {
+  events.emit('note', { setting, text });
+  warn(`raider acp-client: ${text}`);
 }
 
 /** ACP's error code for a request the agent refuses until the user logs in. */

@@ -16,6 +16,7 @@ export type AcpStreamEventType =
   | 'tool.result'
   | 'permission'
   | 'note'
+  | 'session'
   | 'run.finished';
 
 export interface EventSink {

@@ -42,10 +42,10 @@ export function raiderArgv(input: RaiderArgvInput): string[] {
 
 /**
  * What the ACP bridge is started with. It sets `model` and `permissionMode`
- * on the agent's session (docs/agents.md, "Mode and model"); it takes
- * `session` as the built-in raider does and does not use it yet
- * (docs/agents.md, "Not yet"); its agent's permission questions go to
- * `permissionChannel`.
+ * on the agent's session (docs/agents.md, "Mode and model"); a bound run's
+ * `session` is the hall session beside whose journal it records the agent's
+ * own (docs/agents.md, "Sessions across runs"); its agent's permission
+ * questions go to `permissionChannel`.
  */
 export interface AcpBridgeArgvInput {
   agent: AcpAgentCommand;

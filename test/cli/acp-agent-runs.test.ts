@@ -100,6 +100,7 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
     expect(events.map((e) => e.type)).toEqual([
       'run.started',
       'run.state',
+      'session',
       'message.chunk',
       'message.chunk',
       'message',
@@ -107,6 +108,8 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
       'run.finished',
     ]);
     expect(events[0]).toMatchObject({ engine: 'acp', agent: AGENT });
+    // The agent session the prompt went to: a plain name's run opens a new one.
+    expect(events[2]).toMatchObject({ agent_session: 'scripted-1', opened: 'new' });
     // The agent's stderr is in the slot log with the run id, as any raider's.
     const logs = await hall(['logs', r.id], root);
     expect(logs.stdout).toContain(`scripted agent: session in ${root}`);

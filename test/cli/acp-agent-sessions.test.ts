@@ -1,0 +1,200 @@
+/**
+ * A binding continues one session of its ACP agent (docs/agents.md,
+ * "Sessions across runs"): the bridge records the agent's session id beside
+ * the binding's session journal, and the next run opens it with
+ * session/resume, else session/load, as the agent advertises; an agent that
+ * cannot or will not gets a new session, and the run says so. The agent is
+ * test/fixtures/scripted-acp-agent.mjs with its sessions in a directory, so a
+ * later process of it can go on with one; `recall` answers the session's
+ * earlier missions.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
+import { REPO, tapEvents, type EventTap } from '../support/hall-client.js';
+import {
+  doneOf,
+  doneTap,
+  eventsFile,
+  eventually,
+  hall,
+  type HallProcess,
+  hallRoot,
+  removeRoots,
+  request,
+  socketOf,
+  startHallProcess,
+} from './cli-helpers.js';
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
+
+const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+const agentEntry = (continues: string) =>
+  `{ acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_SESSIONS: agent-sessions, SCRIPTED_ACP_CONTINUE: "${continues}" } } }`;
+const CONFIG = `raiders:
+  resumer: ${agentEntry('resume,load')}
+  loader: ${agentEntry('load')}
+  forgetful: ${agentEntry('')}
+`;
+
+let root = '';
+let hallProcess: HallProcess | undefined;
+let tap: EventTap | undefined;
+
+beforeAll(async () => {
+  root = hallRoot(CONFIG);
+  fs.mkdirSync(path.join(root, 'agent-sessions'));
+  hallProcess = await startHallProcess(root);
+  tap = await doneTap(root);
+});
+
+afterAll(async () => {
+  tap?.close();
+  expect((await hallProcess?.stop())?.code).toBe(0);
+  removeRoots();
+});
+
+type Json = Record<string, unknown>;
+
+/** Runs `mission` in `name` and waits for its raider.done. */
+async function run(name: string, mission: string): Promise<{ id: string; done: Json }> {
+  if (!tap) throw new Error('no hall');
+  const spawned = await request(socketOf(root), { cmd: 'spawn', name, mission });
+  return { id: spawned.id, done: await doneOf(tap, spawned.id) };
+}
+
+function runEvents(id: string): Json[] {
+  return fs
+    .readFileSync(eventsFile(root, id), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Json);
+}
+
+function sessionEvent(id: string): Json | undefined {
+  return runEvents(id).find((e) => e.type === 'session');
+}
+
+async function logs(id: string): Promise<string> {
+  return (await hall(['logs', id], root)).stdout;
+}
+
+describe.concurrent("a binding's runs continue one session of the agent", () => {
+  it('a numbered slot: the next run resumes the session (session/resume), across processes of the agent', async () => {
+    const first = await run('1resumer', 'answer one');
+    expect(first.done).toMatchObject({ status: 'completed', response: 'one' });
+    const opened = sessionEvent(first.id);
+    expect(opened).toMatchObject({ opened: 'new', agent_session: expect.stringMatching(/^s-[0-9a-f]+$/) });
+    const second = await run('1resumer', 'recall');
+    expect(second.done).toMatchObject({ status: 'completed', response: 'earlier: answer one' });
+    expect(sessionEvent(second.id)).toEqual(expect.objectContaining({ opened: 'resumed', agent_session: opened?.agent_session }));
+    expect(await logs(second.id)).toContain(`scripted agent: resumed ${String(opened?.agent_session)}`);
+    // Recorded beside the binding's journal, durably: the hall session id is the binding's.
+    expect(second.done.session).toBe(first.done.session);
+    const record = JSON.parse(fs.readFileSync(path.join(root, '.raider', 'sessions', `${String(first.done.session)}.acp.json`), 'utf8'));
+    expect(record).toEqual({ v: 1, agent: AGENT, session: opened?.agent_session });
+  });
+
+  it("an agent that can only load: session/load, and its replay of the conversation is not the run's output", async () => {
+    await run('1loader', 'answer one');
+    await run('1loader', 'answer two');
+    const third = await run('1loader', 'recall');
+    expect(third.done).toMatchObject({ status: 'completed', response: 'earlier: answer one | answer two' });
+    const events = runEvents(third.id);
+    expect(events.find((e) => e.type === 'session')).toMatchObject({ opened: 'loaded' });
+    expect(events.filter((e) => e.type === 'message.chunk').map((e) => e.content)).toEqual(['earlier: answer one | answer two']);
+    expect(await logs(third.id)).toContain('scripted agent: loaded s-');
+  });
+
+  it('an agent that can neither resume nor load: a new session each run, and the run says so', async () => {
+    await run('1forgetful', 'answer one');
+    const second = await run('1forgetful', 'recall');
+    expect(second.done).toMatchObject({ status: 'completed', response: 'earlier: none' });
+    const text = expect.stringMatching(
+      /^the agent can neither resume nor load a session, so its session s-[0-9a-f]+ was not continued; a new session was started$/,
+    );
+    expect(runEvents(second.id).filter((e) => e.type === 'note')).toEqual([expect.objectContaining({ setting: 'session', text })]);
+    expect(sessionEvent(second.id)).toMatchObject({ opened: 'new' });
+    expect(await logs(second.id)).toMatch(/raider acp-client: the agent can neither resume nor load a session/);
+  });
+
+  it('a binding whose agent lost its session: a new session, said in the events and the slot log; the next run continues the new one', async () => {
+    const first = await run('2resumer', 'answer one');
+    const lost = String(sessionEvent(first.id)?.agent_session);
+    fs.rmSync(path.join(root, 'agent-sessions', lost));
+    const second = await run('2resumer', 'recall');
+    expect(second.done).toMatchObject({ status: 'completed', response: 'earlier: none' });
+    const note = runEvents(second.id).find((e) => e.type === 'note');
+    expect(note).toMatchObject({ setting: 'session' });
+    expect(note?.text).toBe(
+      `the agent did not open its session ${lost} (session/resume: Resource not found: session ${lost} (code -32002); ` +
+        `session/load: Resource not found: session ${lost} (code -32002)); a new session was started`,
+    );
+    expect(await logs(second.id)).toContain(`raider acp-client: the agent did not open its session ${lost}`);
+    const third = await run('2resumer', 'recall');
+    expect(third.done).toMatchObject({ response: 'earlier: recall' });
+    expect(sessionEvent(third.id)).toMatchObject({ opened: 'resumed' });
+  });
+
+  it('session reset: the next run starts a new agent session', async () => {
+    await run('3resumer', 'answer one');
+    expect((await hall(['session', 'reset', 'slot:3resumer'], root)).code).toBe(0);
+    const next = await run('3resumer', 'recall');
+    expect(next.done).toMatchObject({ status: 'completed', response: 'earlier: none' });
+    expect(sessionEvent(next.id)).toMatchObject({ opened: 'new' });
+    expect(runEvents(next.id).filter((e) => e.type === 'note')).toEqual([]);
+  });
+
+  it('a plain name has no binding: each run gets a new session', async () => {
+    await run('resumer', 'answer one');
+    const next = await run('resumer', 'recall');
+    expect(next.done).toMatchObject({ status: 'completed', response: 'earlier: none' });
+    expect(sessionEvent(next.id)).toMatchObject({ opened: 'new' });
+  });
+
+  it('an explicit binding (as a cron job or a chat has) continues its session too', async () => {
+    const spawn = (mission: string) => request(socketOf(root), { cmd: 'spawn', name: 'resumer', mission, binding: 'cron:nightly' });
+    if (!tap) throw new Error('no hall');
+    await doneOf(tap, (await spawn('answer one')).id);
+    const second = await spawn('recall');
+    expect(await doneOf(tap, second.id)).toMatchObject({ status: 'completed', response: 'earlier: answer one' });
+  });
+
+  it('the agent crashed mid-turn: the next run of the binding resumes its session', async () => {
+    const crashed = await run('4resumer', 'crash');
+    expect(crashed.done).toMatchObject({ status: 'failed' });
+    const next = await run('4resumer', 'recall');
+    expect(next.done).toMatchObject({ status: 'completed', response: 'earlier: crash' });
+    expect(sessionEvent(next.id)).toMatchObject({ opened: 'resumed', agent_session: sessionEvent(crashed.id)?.agent_session });
+  });
+});
+
+describe.each(BACKENDS)('a session across a kill -9 of the hall, state on %s', (name) => {
+  const backend = useHallBackend(name);
+  it('the adopted run completes, and the next run of the binding resumes the same agent session', async () => {
+    const own = hallRoot(CONFIG);
+    fs.mkdirSync(path.join(own, 'agent-sessions'));
+    const env = await backend.env();
+    const first = await startHallProcess(own, env);
+    const release = path.join(own, 'release');
+    const spawned = await request(socketOf(own), { cmd: 'spawn', name: '1resumer', mission: `until ${release}` });
+    await eventually(() => expect(fs.readFileSync(eventsFile(own, spawned.id), 'utf8')).toContain('"session"'), 30_000, 20);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await startHallProcess(own, env);
+    try {
+      const done = await tapEvents(socketOf(own), 'raider.done');
+      fs.writeFileSync(release, '');
+      expect(await doneOf(done, spawned.id)).toMatchObject({ status: 'completed' });
+      const next = await request(socketOf(own), { cmd: 'spawn', name: '1resumer', mission: 'recall' });
+      expect(await doneOf(done, next.id)).toMatchObject({ status: 'completed', response: `earlier: until ${release}` });
+      const events = fs.readFileSync(eventsFile(own, next.id), 'utf8');
+      expect(events).toContain('"opened":"resumed"');
+      done.close();
+    } finally {
+      expect((await second.stop()).code).toBe(0);
+    }
+  });
+});
