@@ -77,7 +77,9 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   const channel = args.permissionChannel !== undefined ? new PermissionChannel(args.permissionChannel, warn) : undefined;
   const cancelled = signals.cancelled.then((): Promise<RunEnd> => {
     control.cancelled = true;
+    // Open questions are withdrawn: the agent hears `cancelled`, and the hall, whose channel closes, takes them back.
     control.questions.abort();
+    channel?.close();
     if (control.cancel === undefined) return Promise.resolve({ status: 'cancelled' });
     control.cancel();
     return new Promise<RunEnd>(() => {});
@@ -347,7 +349,8 @@ const OPTION_KINDS: Record<PermissionAnswer['answer'], readonly PermissionOption
  * when the hall gave it one (docs/raider.md, "The permission channel"): the
  * hall's faces answer it. Without a channel, or when the agent offers no
  * option for the answer, it is refused at once with the reason in the run's
- * events: never left hanging, never allowed silently.
+ * events: never left hanging, never allowed silently. A question still open
+ * at a cancel is withdrawn: the agent gets ACP's `cancelled` outcome.
  */
 async function answerPermission(
   params: RequestPermissionRequest,
@@ -357,7 +360,10 @@ async function answerPermission(
 ): Promise<RequestPermissionResponse> {
   const call = params.toolCall.toolCallId;
   const title = params.toolCall.title ?? call;
+  const kind = params.toolCall.kind ?? 'other';
   const pick = (answer: PermissionAnswer['answer']) => params.options.find((o) => OPTION_KINDS[answer].includes(o.kind));
+  // `session` is the agent's allow_always: the hall offers it for a question that names what it allows.
+  const rule = pick('session') !== undefined ? `${kind}(${title})` : undefined;
   let answer: PermissionAnswer = { answer: 'no', reason: 'the hall gave this run no permission channel: nobody can answer' };
   if (channel !== undefined) {
     const input = params.toolCall.rawInput;
@@ -367,24 +373,44 @@ async function answerPermission(
         call,
         input: isRecord(input) ? input : {},
         title,
-        kind: params.toolCall.kind ?? 'other',
+        kind,
         reason: 'the agent asks before this tool call',
+        ...definedFields({ rule }),
       },
       signal,
     );
   }
+  const asked = channel !== undefined;
+  if (signal.aborted) {
+    events.emit('permission', {
+      call,
+      name: title,
+      decision: 'refused',
+      asked,
+      answer: 'no',
+      reason: 'the run was cancelled: the question was withdrawn',
+      withdrawn: true,
+      ...definedFields({ rule }),
+    });
+    return { outcome: { outcome: 'cancelled' } };
+  }
   let option = pick(answer.answer);
   if (option === undefined && answer.answer !== 'no') {
-    answer = { answer: 'no', reason: `the agent offers no option for the answer ${answer.answer} (${answer.reason || 'no reason given'})` };
+    const offered = params.options.map((o) => o.kind).join(', ');
+    answer = {
+      answer: 'no',
+      reason: `the agent offers no option for the answer ${answer.answer} (it offers ${offered}); refused`,
+    };
     option = pick('no');
   }
   events.emit('permission', {
     call,
     name: title,
     decision: answer.answer === 'no' ? 'refused' : 'allowed',
-    asked: channel !== undefined,
-    ...(channel !== undefined ? { answer: answer.answer } : {}),
+    asked,
+    ...(asked ? { answer: answer.answer } : {}),
     reason: answer.reason,
+    ...definedFields({ rule }),
   });
   return option !== undefined ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
 }
