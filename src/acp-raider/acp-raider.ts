@@ -11,6 +11,7 @@ import {
   type AuthMethod,
   client,
   type ClientConnection,
+  type McpServer,
   methods,
   ndJsonStream,
   RequestError,
@@ -185,7 +186,7 @@ async function promptTurn(
         conn,
         capabilities: init.agentCapabilities,
         cwd: args.root,
-        mcpServers: [],
+        mcpServers: hallTools(args),
         recorded,
         step: (name) => (step = name),
         replaying: (on) => (replaying = on),
@@ -233,6 +234,15 @@ async function promptTurn(
     conn.close();
     noteSkipped(lines);
   }
+}
+
+/** The name the hall's MCP server has for the agent, as for any MCP client (docs/mcp.md). */
+const HALL_MCP_NAME = 'raider-hall';
+
+/** The hall's MCP server on stdio for the agent's session, when the hall gives one (`mcp.enable`). */
+function hallTools(args: AcpRaiderArgs): McpServer[] {
+  if (args.hallMcp === undefined) return [];
+  return [{ name: HALL_MCP_NAME, command: args.hallMcp.command, args: [...args.hallMcp.args], env: [] }];
 }
 
 /** The agent session recorded for the run's binding (`--session`); an unreadable record is noted and a new session started. */

@@ -3,7 +3,8 @@
  * `--root`, `--session`, `--permission-channel`, `--model`,
  * `--permission-mode`, `-- MISSION`) and the agent to start
  * (`--agent-command`, `--agent-arg=ARG` repeated, `--agent-package`,
- * `--agent-start-timeout`).
+ * `--agent-start-timeout`), and the hall's MCP server for the agent's
+ * sessions (`--hall-mcp-command`, `--hall-mcp-arg=ARG` repeated).
  */
 import { parseArgs } from 'node:util';
 import type { AcpBridgeArgvInput } from '../domain/raider-argv.js';
@@ -28,6 +29,7 @@ export type ArgsResult = { ok: true; args: AcpRaiderArgs } | { ok: false; error:
 export const ACP_RAIDER_USAGE =
   'usage: raider acp-client [--stream-json] --agent-command CMD [--agent-arg=ARG ...] [--agent-package PKG]\n' +
   '                         [--agent-start-timeout SECONDS]\n' +
+  '                         [--hall-mcp-command CMD [--hall-mcp-arg=ARG ...]]\n' +
   '                         [--root DIR] [--model M] [--permission-mode MODE] -- MISSION';
 
 export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsResult {
@@ -52,6 +54,8 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
   const mode = optional('permission-mode');
   const session = optional('session');
   const channel = optional('permission-channel');
+  const mcpCommand = values['hall-mcp-command'];
+  const hallMcp = mcpCommand !== undefined ? { command: mcpCommand, args: values['hall-mcp-arg'] ?? [] } : undefined;
   return {
     ok: true,
     args: {
@@ -61,7 +65,7 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
       startTimeout,
       ...definedFields({ package: pkg, model, permissionMode: mode }),
       root: values.root ?? cwd,
-      ...definedFields({ session, permissionChannel: channel }),
+      ...definedFields({ session, permissionChannel: channel, hallMcp }),
       mission,
     },
   };
@@ -83,6 +87,8 @@ function parse(argv: readonly string[]) {
       root: { type: 'string', short: 'r' },
       session: { type: 'string' },
       'permission-channel': { type: 'string' },
+      'hall-mcp-command': { type: 'string' },
+      'hall-mcp-arg': { type: 'string', multiple: true },
     },
   });
 }

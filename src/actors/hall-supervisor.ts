@@ -51,7 +51,7 @@ import { recordWritten } from './record-written.js';
 import { reapRunLogic } from './reap-run.actor.js';
 import { RunOutputMirror } from './run-output-mirror.js';
 import { RunOutputShipper } from './run-output-shipper.js';
-import { resolveAcpBridgeCommand, resolveRaiderCommand } from './raider-command.js';
+import { resolveAcpBridgeCommand, resolveHallMcpCommand, resolveRaiderCommand } from './raider-command.js';
 import { errorMessage } from '../domain/error-message.js';
 import { noEntryNotice, slotOf } from '../domain/names.js';
 import { ownEntry } from '../domain/own-entry.js';
@@ -161,6 +161,7 @@ async function startLocked(
       config,
       raider: resolveRaiderCommand(env),
       acpBridge: resolveAcpBridgeCommand(env),
+      hallMcp: resolveHallMcpCommand(env),
       baseEnv: env,
       libTarget: path.resolve(paths.root, config.preferred_lib_target ?? '.raider/lib'),
       providerStore: () => readProviderStore(providerStorePath(env.HOME)),

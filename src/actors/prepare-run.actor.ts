@@ -15,7 +15,7 @@ import { appendToLogSync, rotateSlotLog } from '../adapters/storage/slot-logs.js
 import { ignoredKeysLine, refusedLine, resultLine, startLine } from '../domain/log-lines.js';
 import { refusalOf } from '../domain/refusal.js';
 import { acpBridgeArgv, raiderArgv, raiderEnv } from '../domain/raider-argv.js';
-import { acpAgentCommand } from '../domain/acp-agents.js';
+import { type AcpAgentCommand, acpAgentCommand } from '../domain/acp-agents.js';
 import { expandVariables, missingVariablesText } from '../domain/env-variables.js';
 import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
 import { createSession, journalPath } from '../protocol/session-journal.js';
@@ -97,7 +97,7 @@ export function prepareRunLogic(env: RunEnvironment) {
       };
       const args =
         agent !== undefined
-          ? acpBridgeArgv({ agent, ...definedFields({ model: entry.model }), ...runArgs })
+          ? acpBridgeArgv({ agent, ...definedFields({ model: entry.model, hallMcp: hallMcpServer(env, agent) }), ...runArgs })
           : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
       return {
         kind: 'ready',
@@ -167,6 +167,12 @@ function agentVariables(
     out[key] = expanded.text;
   }
   return out;
+}
+
+/** The hall's MCP server for an agent's sessions: with `mcp.enable`, unless the entry says `acp.hall_tools: false`. */
+function hallMcpServer(env: RunEnvironment, agent: AcpAgentCommand): { command: string; args: string[] } | undefined {
+  if (!env.config.mcp.enable || agent.hall_tools === false) return undefined;
+  return { command: env.hallMcp.command, args: [...env.hallMcp.prefixArgs, env.paths.root] };
 }
 
 /** A run works in the hall root, or in a directory inside it that its mission asked for. */

@@ -33,6 +33,12 @@ export function resolveAcpBridgeCommand(env: Readonly<Record<string, string | un
   return { command: own.command, prefixArgs: [...own.prefixArgs, 'acp-client'] };
 }
 
+/** The hall's MCP server on stdio (`raider hall mcp ROOT`, docs/mcp.md), as an ACP agent's session gets it. */
+export function resolveHallMcpCommand(env: Readonly<Record<string, string | undefined>>): RaiderCommand {
+  const own = ownRaider(env);
+  return { command: own.command, prefixArgs: [...own.prefixArgs, 'hall', 'mcp'] };
+}
+
 function ownRaider(env: Readonly<Record<string, string | undefined>>): RaiderCommand {
   const own = fileURLToPath(new URL('../../bin/raider', import.meta.url));
   // Our own raider is a Node script: start it with this Node, skipping the `env node` lookup.

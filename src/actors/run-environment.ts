@@ -17,6 +17,8 @@ export interface RunEnvironment {
   raider: RaiderCommand;
   /** The ACP bridge, the raider of an entry with `acp:` or `agent:` (docs/agents.md). */
   acpBridge: RaiderCommand;
+  /** The hall's MCP server on stdio, given to an ACP agent's sessions with `mcp.enable` (the root is appended). */
+  hallMcp: RaiderCommand;
   /** The hall's own environment, the base of every raider's. */
   baseEnv: Readonly<Record<string, string | undefined>>;
   /** Absolute lib target (`preferred_lib_target`, default ROOT/.raider/lib). */

@@ -30,6 +30,8 @@ export interface AcpSettings {
   env: Readonly<Record<string, string>>;
   /** Seconds the agent has to answer `initialize` and `session/new` (the bridge's default when absent). */
   start_timeout?: number;
+  /** False: the agent's sessions do not get the hall's MCP server, even with `mcp.enable`. */
+  hall_tools?: boolean;
 }
 
 /** How to start an entry's agent: its command, arguments, extra environment, and the package that provides it when known. */

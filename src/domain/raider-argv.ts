@@ -54,6 +54,8 @@ export interface AcpBridgeArgvInput {
   root: string;
   session?: string;
   permissionChannel?: string;
+  /** The hall's MCP server on stdio, for the agent's `mcpServers` (docs/agents.md, "The hall's tools"). */
+  hallMcp?: { command: string; args: readonly string[] };
   mission: string;
 }
 
@@ -69,6 +71,10 @@ export function acpBridgeArgv(input: AcpBridgeArgvInput): string[] {
   argv.push('--root', input.root);
   if (input.session !== undefined) argv.push('--session', input.session);
   if (input.permissionChannel !== undefined) argv.push('--permission-channel', input.permissionChannel);
+  if (input.hallMcp !== undefined) {
+    argv.push('--hall-mcp-command', input.hallMcp.command);
+    for (const arg of input.hallMcp.args) argv.push(`--hall-mcp-arg=${arg}`);
+  }
   argv.push('--', input.mission);
   return argv;
 }

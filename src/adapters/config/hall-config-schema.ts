@@ -160,8 +160,10 @@ const acpSettings = z.object(
     // `${VAR}` is expanded when a run starts, from the hall's environment.
     env: z.record(z.string(), z.string(expected('a string')), expected('a mapping of variable names to values')).default({}),
     start_timeout: number('a number of seconds > 0', (n) => n > 0).optional(),
+    // With `mcp: { enable: true }`, the agent's sessions get the hall's MCP server unless this is false.
+    hall_tools: flag.optional(),
   },
-  expected('a mapping (command, args, env, start_timeout)'),
+  expected('a mapping (command, args, env, start_timeout, hall_tools)'),
 );
 
 const raiderEntry = z
