@@ -2,11 +2,13 @@
  * An ACP prompt turn's `session/update`s as the run's stream-json events
  * (docs/agents.md "How a run maps to ACP"): each agent message chunk is a
  * `message.chunk`, a tool call a `tool.call` (with the ACP kind and title),
- * its end a `tool.result`. The agent's final message (the text after its
+ * its end a `tool.result`; a thought a `thought.chunk`, a plan a `plan`, a
+ * usage update a `usage`. The agent's final message (the text after its
  * last tool call, or of its last message id) is the run's response.
  */
 import type { SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
-import { streamToolContent } from '../protocol/raider-stream.js';
+import { definedFields } from '../domain/defined-fields.js';
+import { type StreamPayload, streamToolContent } from '../protocol/raider-stream.js';
 import type { EventSink } from './event-stream.js';
 
 interface ToolSeen {
@@ -37,6 +39,25 @@ export class TurnUpdates {
         }
         this.finalText += update.content.text;
         this.events.emit('message.chunk', { role: 'assistant', content: update.content.text });
+        return;
+      }
+      case 'agent_thought_chunk': {
+        if (update.content.type !== 'text') return;
+        const thought: StreamPayload<'thought.chunk'> = { role: 'assistant', content: update.content.text };
+        this.events.emit('thought.chunk', thought);
+        return;
+      }
+      case 'plan': {
+        const plan: StreamPayload<'plan'> = {
+          entries: update.entries.map((e) => ({ content: e.content, priority: e.priority, status: e.status })),
+        };
+        this.events.emit('plan', plan);
+        return;
+      }
+      case 'usage_update': {
+        const cost = update.cost != null ? { amount: update.cost.amount, currency: update.cost.currency } : undefined;
+        const usage: StreamPayload<'usage'> = { context_used: update.used, context_size: update.size, ...definedFields({ cost }) };
+        this.events.emit('usage', usage);
         return;
       }
       case 'tool_call': {

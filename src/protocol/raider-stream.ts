@@ -67,6 +67,29 @@ export const STREAM_PAYLOADS = {
   }),
   /** The final answer. */
   message: z.object({ role: z.literal('assistant'), content: z.string() }),
+  /** A piece of the agent's answer as it streams (the ACP bridge's; `message` is still the whole final answer). */
+  'message.chunk': z.object({ role: z.literal('assistant'), content: z.string() }),
+  /** A piece of the agent's reasoning as it streams (an ACP agent's `agent_thought_chunk`); never part of the answer. */
+  'thought.chunk': z.object({ role: z.literal('assistant'), content: z.string() }),
+  /** The agent's plan for the turn, whole each time it changes (an ACP agent's `plan` update). */
+  plan: z.object({
+    entries: z.array(
+      z.object({
+        content: z.string(),
+        priority: z.enum(['high', 'medium', 'low']),
+        status: z.enum(['pending', 'in_progress', 'completed']),
+      }),
+    ),
+  }),
+  /**
+   * Tokens in the agent's context and the size of its window, and the session's
+   * cumulative cost when the agent says it (an ACP agent's `usage_update`).
+   */
+  usage: z.object({
+    context_used: z.number(),
+    context_size: z.number(),
+    cost: z.object({ amount: z.number(), currency: z.string() }).optional(),
+  }),
   /** The run document: only a completed run has `response` and `metrics`, a failed one `error`, an interrupted one `signal`. */
   'run.finished': z.object({
     version: z.literal(1),
@@ -96,6 +119,10 @@ export const StreamEvent = z.discriminatedUnion('type', [
   eventOf('tool.result', STREAM_PAYLOADS['tool.result']),
   eventOf('permission', STREAM_PAYLOADS.permission),
   eventOf('message', STREAM_PAYLOADS.message),
+  eventOf('message.chunk', STREAM_PAYLOADS['message.chunk']),
+  eventOf('thought.chunk', STREAM_PAYLOADS['thought.chunk']),
+  eventOf('plan', STREAM_PAYLOADS.plan),
+  eventOf('usage', STREAM_PAYLOADS.usage),
   eventOf('run.finished', STREAM_PAYLOADS['run.finished']),
 ]);
 export type StreamEvent = z.infer<typeof StreamEvent>;

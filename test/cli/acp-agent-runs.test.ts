@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { StreamEvent } from '../../src/protocol/raider-stream.js';
 import { REPO } from '../support/hall-client.js';
 import {
   alive,
@@ -133,6 +134,26 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
       ok: true,
       content: '# the readme',
     });
+  });
+
+  it("thoughts, plans and usage are thought.chunk, plan and usage events of the stream's schema; a thought is not the answer", async () => {
+    const r = await attached('scripted', 'report');
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'reported' });
+    const events = runEvents(r.id).filter((e) => ['thought.chunk', 'plan', 'usage'].includes(String(e.type)));
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'thought.chunk', role: 'assistant', content: 'thinking it over' }),
+      expect.objectContaining({
+        type: 'plan',
+        entries: [
+          { content: 'read the code', priority: 'high', status: 'completed' },
+          { content: 'write the fix', priority: 'medium', status: 'in_progress' },
+        ],
+      }),
+      expect.objectContaining({ type: 'usage', context_used: 1200, context_size: 200000, cost: { amount: 0.25, currency: 'USD' } }),
+      expect.objectContaining({ type: 'usage', context_used: 1500, context_size: 200000 }),
+    ]);
+    expect(events[3]).not.toHaveProperty('cost');
+    for (const e of events) expect(StreamEvent.safeParse(e).success).toBe(true);
   });
 
   it('a permission question with no face to answer it is refused at once, with the reason in the events', async () => {
