@@ -9,9 +9,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO, tapEvents } from '../support/hall-client.js';
+import { type EventTap, type Json, REPO, tapEvents } from '../support/hall-client.js';
 import { apiPost, boardOf } from '../dashboard/dashboard-support.js';
-import { doneOf, eventsFile, hall, hallForFile, removeRoots, request, socketOf } from './cli-helpers.js';
+import { doneOf, eventsFile, type FileHall, hall, hallForFile, removeRoots, request, socketOf } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
@@ -21,6 +21,24 @@ const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const RAIDERS = `raiders:\n  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }\n`;
 const file = hallForFile(`${RAIDERS}dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 60\n`);
 const impatient = hallForFile(`${RAIDERS}dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 1\n`);
+
+/**
+ * Spawns `mission` of the scripted agent on `on`, waits until the hall has
+ * asked its question, and hands the run, the question's event and the tap of
+ * `permission.*` events to `then`.
+ */
+async function whenAsked(on: FileHall, mission: string, then: (run: Json, asked: Json, tap: EventTap) => Promise<void>): Promise<void> {
+  const tap = await tapEvents(socketOf(on.root), 'permission.');
+  try {
+    const run = await request(socketOf(on.root), { cmd: 'spawn', name: 'scripted', mission });
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked' && e.id === run.id, 60_000);
+    await then(run, asked, tap);
+  } finally {
+    tap.close();
+  }
+}
+
+const answer = (run: Json, word: string) => request(socketOf(file.root), { cmd: 'answer', run: run.id, question: 'q1', answer: word });
 
 function permissionEvents(id: string, root = file.root): Array<Record<string, unknown>> {
   const lines = fs.readFileSync(eventsFile(root, id), 'utf8').trim().split('\n');
@@ -32,50 +50,29 @@ describe.concurrent("an ACP agent's permission question", () => {
     ['once', 'allowed', 'allowed'],
     ['no', 'refused', 'refused'],
   ];
-  for (const [answer, response, decision] of cases) {
-    it(`answered ${answer} on the socket: the agent gets its ${decision === 'allowed' ? 'allow_once' : 'reject_once'} option`, async () => {
-      const tap = await tapEvents(socketOf(file.root), 'permission.');
-      try {
-        const run = await request(socketOf(file.root), { cmd: 'spawn', name: 'scripted', mission: 'ask' });
-        const asked = await tap.waitFor((e) => e.type === 'permission.asked' && e.id === run.id, 60_000);
+  for (const [word, response, decision] of cases) {
+    it(`answered ${word} on the socket: the agent gets its ${decision === 'allowed' ? 'allow_once' : 'reject_once'} option`, () =>
+      whenAsked(file, 'ask', async (run, asked) => {
         expect(asked).toMatchObject({ question: 'q1', title: 'rm -rf build', kind: 'execute' });
-        expect(await request(socketOf(file.root), { cmd: 'answer', run: run.id, question: 'q1', answer })).toMatchObject({ answered: 1 });
+        expect(await answer(run, word)).toMatchObject({ answered: 1 });
         expect(await doneOf(file.tap, run.id)).toMatchObject({ status: 'completed', response });
-        expect(permissionEvents(run.id)).toEqual([expect.objectContaining({ call: 't1', decision, asked: true, answer })]);
-      } finally {
-        tap.close();
-      }
-    });
+        expect(permissionEvents(run.id)).toEqual([expect.objectContaining({ call: 't1', decision, asked: true, answer: word })]);
+      }));
   }
 
-  it('answered session: the question names a rule, and the agent gets its allow_always option', async () => {
-    const tap = await tapEvents(socketOf(file.root), 'permission.');
-    try {
-      const run = await request(socketOf(file.root), {
-        cmd: 'spawn',
-        name: 'scripted',
-        mission: 'ask allow_once,allow_always,reject_once',
-      });
-      const asked = await tap.waitFor((e) => e.type === 'permission.asked' && e.id === run.id, 60_000);
+  it('answered session: the question names a rule, and the agent gets its allow_always option', () =>
+    whenAsked(file, 'ask allow_once,allow_always,reject_once', async (run, asked) => {
       expect(asked).toMatchObject({ question: 'q1', rule: 'execute(rm -rf build)' });
-      expect(await request(socketOf(file.root), { cmd: 'answer', run: run.id, question: 'q1', answer: 'session' })).toMatchObject({
-        answered: 1,
-      });
+      expect(await answer(run, 'session')).toMatchObject({ answered: 1 });
       expect(await doneOf(file.tap, run.id)).toMatchObject({ status: 'completed', response: 'allowed always' });
       expect(permissionEvents(run.id)).toEqual([
         expect.objectContaining({ call: 't1', decision: 'allowed', asked: true, answer: 'session', rule: 'execute(rm -rf build)' }),
       ]);
-    } finally {
-      tap.close();
-    }
-  });
+    }));
 
-  it('an answer the agent offers no option for is refused, with the reason', async () => {
-    const tap = await tapEvents(socketOf(file.root), 'permission.');
-    try {
-      const run = await request(socketOf(file.root), { cmd: 'spawn', name: 'scripted', mission: 'ask allow_always,reject_once' });
-      await tap.waitFor((e) => e.type === 'permission.asked' && e.id === run.id, 60_000);
-      await request(socketOf(file.root), { cmd: 'answer', run: run.id, question: 'q1', answer: 'once' });
+  it('an answer the agent offers no option for is refused, with the reason', () =>
+    whenAsked(file, 'ask allow_always,reject_once', async (run) => {
+      await answer(run, 'once');
       expect(await doneOf(file.tap, run.id)).toMatchObject({ status: 'completed', response: 'refused' });
       expect(permissionEvents(run.id)).toEqual([
         expect.objectContaining({
@@ -84,32 +81,20 @@ describe.concurrent("an ACP agent's permission question", () => {
           reason: 'the agent offers no option for the answer once (it offers allow_always, reject_once); refused',
         }),
       ]);
-    } finally {
-      tap.close();
-    }
-  });
+    }));
 
-  it("answered once on the dashboard's HTTP answer endpoint", async () => {
-    const tap = await tapEvents(socketOf(file.root), 'permission.');
-    try {
+  it("answered once on the dashboard's HTTP answer endpoint", () =>
+    whenAsked(file, 'ask', async (run, _asked, tap) => {
       const board = await boardOf(file.root);
-      const run = await request(socketOf(file.root), { cmd: 'spawn', name: 'scripted', mission: 'ask' });
-      await tap.waitFor((e) => e.type === 'permission.asked' && e.id === run.id, 60_000);
       const posted = await apiPost(board, `/api/questions/${encodeURIComponent(`${run.id}:q1`)}/answer`, { answer: 'once' });
       expect(posted).toMatchObject({ status: 200, answered: 1, answer: 'once' });
       expect(await tap.waitFor((e) => e.type === 'permission.answered' && e.id === run.id, 60_000)).toMatchObject({ by: 'dashboard' });
       expect(await doneOf(file.tap, run.id)).toMatchObject({ status: 'completed', response: 'allowed' });
       expect(permissionEvents(run.id)).toEqual([expect.objectContaining({ decision: 'allowed', asked: true, answer: 'once' })]);
-    } finally {
-      tap.close();
-    }
-  });
+    }));
 
-  it('a cancel withdraws the open question: the agent gets the outcome cancelled, the hall answers it by: hall', async () => {
-    const tap = await tapEvents(socketOf(file.root), 'permission.');
-    try {
-      const run = await request(socketOf(file.root), { cmd: 'spawn', name: 'scripted', mission: 'ask' });
-      await tap.waitFor((e) => e.type === 'permission.asked' && e.id === run.id, 60_000);
+  it('a cancel withdraws the open question: the agent gets the outcome cancelled, the hall answers it by: hall', () =>
+    whenAsked(file, 'ask', async (run, _asked, tap) => {
       await request(socketOf(file.root), { cmd: 'cancel', id: run.id });
       expect(await tap.waitFor((e) => e.type === 'permission.answered' && e.id === run.id, 60_000)).toMatchObject({
         question: 'q1',
@@ -126,15 +111,10 @@ describe.concurrent("an ACP agent's permission question", () => {
         }),
       ]);
       expect((await hall(['logs', run.id], file.root)).stdout).toContain('scripted agent: permission outcome cancelled');
-    } finally {
-      tap.close();
-    }
-  });
+    }));
 
-  it('unanswered within permission_timeout: refused, by: timeout', async () => {
-    const tap = await tapEvents(socketOf(impatient.root), 'permission.');
-    try {
-      const run = await request(socketOf(impatient.root), { cmd: 'spawn', name: 'scripted', mission: 'ask' });
+  it('unanswered within permission_timeout: refused, by: timeout', () =>
+    whenAsked(impatient, 'ask', async (run, _asked, tap) => {
       expect(await tap.waitFor((e) => e.type === 'permission.answered' && e.id === run.id, 60_000)).toMatchObject({
         answer: 'no',
         by: 'timeout',
@@ -143,8 +123,5 @@ describe.concurrent("an ACP agent's permission question", () => {
       expect(permissionEvents(run.id, impatient.root)).toEqual([
         expect.objectContaining({ decision: 'refused', asked: true, answer: 'no' }),
       ]);
-    } finally {
-      tap.close();
-    }
-  });
+    }));
 });
