@@ -102,7 +102,7 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   const elapsedMs = performance.now() - started;
   if (end.status === 'completed') events.emit('message', { role: 'assistant', content: end.response });
   events.emit('run.state', { state: end.status });
-  events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls) });
+  events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls, control.sessionError) });
   // The agent never outlives its run: its turn is over, whatever it was doing.
   await agent?.stop();
   channel?.close();
@@ -143,8 +143,10 @@ function startError(args: AcpRaiderArgs, code: string | undefined, error: string
 interface TurnControl {
   cancelled: boolean;
   cancel?: () => void;
-  /** Aborted at a cancel or the run's end: questions still open are answered `no`. */
+  /** Aborted at a cancel or the run's end: questions still open are withdrawn. */
   questions: AbortController;
+  /** Why the binding's agent session was not continued, for the run document (the hall says it as `hall.session_error`). */
+  sessionError?: string;
 }
 
 async function promptTurn(
@@ -180,7 +182,7 @@ async function promptTurn(
     const init = await start.within(conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }));
     if (init === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     authMethods = init.authMethods ?? [];
-    const recorded = recordedSession(args, events);
+    const recorded = recordedSession(args, events, control);
     const session = await start.within(
       openSession({
         conn,
@@ -194,7 +196,7 @@ async function promptTurn(
     );
     if (session === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     start.clear();
-    noteOpened(args, session, events);
+    noteOpened(args, session, events, control);
     const plan = planSessionConfig(session.offer, args);
     if (!plan.ok) return { status: 'failed', error: plan.error };
     for (const n of plan.notes) note(events, n.setting, n.text);
@@ -246,17 +248,21 @@ function hallTools(args: AcpRaiderArgs): McpServer[] {
 }
 
 /** The agent session recorded for the run's binding (`--session`); an unreadable record is noted and a new session started. */
-function recordedSession(args: AcpRaiderArgs, events: EventSink): string | undefined {
+function recordedSession(args: AcpRaiderArgs, events: EventSink, control: TurnControl): string | undefined {
   if (args.session === undefined) return undefined;
   const read = readAgentSession(args.root, args.session, args.command);
   if (read.ok) return read.session;
-  note(events, 'session', `the agent's session of this binding is unknown (${read.error}); a new session is started`);
+  control.sessionError = `the agent's session of this binding is unknown (${read.error}); a new session is started`;
+  note(events, 'session', control.sessionError);
   return undefined;
 }
 
 /** Says which agent session the run prompts, and records a new one for the binding's next run. */
-function noteOpened(args: AcpRaiderArgs, opened: OpenedSession, events: EventSink): void {
-  if (opened.fallback !== undefined) note(events, 'session', opened.fallback);
+function noteOpened(args: AcpRaiderArgs, opened: OpenedSession, events: EventSink, control: TurnControl): void {
+  if (opened.fallback !== undefined) {
+    control.sessionError = opened.fallback;
+    note(events, 'session', opened.fallback);
+  }
   events.emit('session', { agent_session: opened.sessionId, opened: opened.how });
   if (args.session === undefined || opened.how !== 'new') return;
   try {
@@ -433,10 +439,16 @@ interface RunDocument {
   signal?: 'INT' | 'TERM';
   metrics?: { tool_calls: number; time_ms: number };
   elapsed: number;
+  session_error?: string;
 }
 
-function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number): RunDocument {
-  const doc: RunDocument = { version: 1, status: end.status, elapsed: Math.round(elapsedMs) / 1000 };
+function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number, sessionError: string | undefined): RunDocument {
+  const doc: RunDocument = {
+    version: 1,
+    status: end.status,
+    elapsed: Math.round(elapsedMs) / 1000,
+    ...definedFields({ session_error: sessionError }),
+  };
   if (end.status === 'completed') {
     doc.response = end.response;
     doc.metrics = { tool_calls: toolCalls, time_ms: Math.round(elapsedMs) };

@@ -25,6 +25,8 @@ export interface RunOutcome {
   response?: unknown;
   error?: string;
   session?: string;
+  /** Why a bound run's raider could not continue its binding's session and started a new one (the ACP bridge's `session_error`). */
+  session_error?: string;
   /**
    * Set when the hall had to escalate to stop the run (the raider did not end
    * on the first signal): who asked and which signals were sent, e.g.
@@ -81,6 +83,8 @@ function documentedOrExitOutcome({ runId, document, exit, binding, session }: Ou
     const docSession = sessionIdOf(document.session);
     if (bound) outcome.session = session;
     else if (docSession !== undefined) outcome.session = docSession;
+    if (bound && typeof document.session_error === 'string' && document.session_error !== '')
+      outcome.session_error = document.session_error;
     return outcome;
   }
   if (bound && !exit.signal && exit.code === EXIT_SESSION_IN_USE) {

@@ -41,6 +41,18 @@ function boundOf(run: { binding?: string; session?: string }): { session: string
   return run.binding !== undefined && run.session !== undefined ? { session: run.session, binding: run.binding } : undefined;
 }
 
+/**
+ * What the bus hears of a run's end, live or found ended at start-up: a bound
+ * run whose raider could not continue the binding's session (an ACP agent
+ * that lost it) says so first, as `hall.session_error`, then `raider.done`.
+ */
+export function endEvents(run: EndedRun & { cancelRequested?: boolean }): HallBusEvent[] {
+  const error = run.outcome.session_error;
+  const lost: HallBusEvent[] =
+    error !== undefined && run.binding !== undefined ? [{ type: 'hall.session_error', binding: run.binding, error, id: run.runId }] : [];
+  return [...lost, doneEvent(run)];
+}
+
 /** The `raider.done` event of a run, live or found ended at start-up. */
 export function doneEvent(run: EndedRun & { cancelRequested?: boolean }): RaiderDoneEvent {
   const o = run.outcome;

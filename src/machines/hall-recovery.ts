@@ -7,7 +7,7 @@ import type { Mission } from '../domain/mission.js';
 import { slotOf } from '../domain/names.js';
 import type { RoomWait } from './hall-admission.js';
 import { bindingRefOf, hallAction, slotRefOf } from './hall-context.js';
-import { busEffect as bus, doneEvent, storeEffect as store } from './hall-payloads.js';
+import { busEffect as bus, endEvents, storeEffect as store } from './hall-payloads.js';
 import { letThrough } from './hall-routing.js';
 
 export const recoveryActions = {
@@ -53,7 +53,7 @@ export const recoveryActions = {
       enqueue.sendTo(({ context: c }) => bindingRefOf(c, binding), { type: 'binding.drain', at: params.at });
     }
     for (const run of context.ended) {
-      enqueue.emit(bus(doneEvent(run)));
+      for (const event of endEvents(run)) enqueue.emit(bus(event));
       enqueue.emit(store({ op: 'end', runId: run.runId }));
     }
     if (forRoom.length > 0) {

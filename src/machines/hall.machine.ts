@@ -28,7 +28,7 @@ import {
   bindingQueuedReply,
   busEffect as bus,
   cancelledWaitingReply,
-  doneEvent,
+  endEvents,
   droppedEvent,
   type EndedRun,
   liveRunOf,
@@ -160,7 +160,7 @@ export const hallMachine = hallSetup
           if (replaced) {
             const { [out.runId]: _, ...silenced } = context.silenced;
             enqueue.assign({ silenced });
-          } else enqueue.emit(bus(doneEvent(out)));
+          } else for (const event of endEvents(out)) enqueue.emit(bus(event));
           enqueue.emit(store({ op: 'end', runId: out.runId }));
           // The mission of a replaced run went back to the cluster's queue, where this hall may have claimed it
           // again meanwhile: removing it would drop that claim, and the mission with it, unrun and unreported.

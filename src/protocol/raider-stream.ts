@@ -101,6 +101,8 @@ export const STREAM_PAYLOADS = {
     /** Seconds, rounded to milliseconds. */
     elapsed: z.number(),
     session: z.object({ id: z.string(), path: z.string() }).optional(),
+    /** The ACP bridge's: why the binding's agent session was not continued (a new one was started). */
+    session_error: z.string().optional(),
   }),
 } as const;
 

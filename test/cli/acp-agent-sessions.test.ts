@@ -119,18 +119,20 @@ describe.concurrent("a binding's runs continue one session of the agent", () => 
     expect(await logs(second.id)).toMatch(/raider acp-client: the agent can neither resume nor load a session/);
   });
 
-  it('a binding whose agent lost its session: a new session, said in the events and the slot log; the next run continues the new one', async () => {
+  it('a binding whose agent lost its session: a new session, said on the bus (hall.session_error), in the events and the slot log; the next run continues the new one', async () => {
     const first = await run('2resumer', 'answer one');
     const lost = String(sessionEvent(first.id)?.agent_session);
     fs.rmSync(path.join(root, 'agent-sessions', lost));
+    const errors = await tapEvents(socketOf(root), 'hall.session_error');
     const second = await run('2resumer', 'recall');
     expect(second.done).toMatchObject({ status: 'completed', response: 'earlier: none' });
-    const note = runEvents(second.id).find((e) => e.type === 'note');
-    expect(note).toMatchObject({ setting: 'session' });
-    expect(note?.text).toBe(
+    const text =
       `the agent did not open its session ${lost} (session/resume: Resource not found: session ${lost} (code -32002); ` +
-        `session/load: Resource not found: session ${lost} (code -32002)); a new session was started`,
-    );
+      `session/load: Resource not found: session ${lost} (code -32002)); a new session was started`;
+    expect(await errors.waitFor((e) => e.id === second.id, 10_000)).toMatchObject({ binding: 'slot:2resumer', error: text });
+    errors.close();
+    const note = runEvents(second.id).find((e) => e.type === 'note');
+    expect(note).toMatchObject({ setting: 'session', text });
     expect(await logs(second.id)).toContain(`raider acp-client: the agent did not open its session ${lost}`);
     const third = await run('2resumer', 'recall');
     expect(third.done).toMatchObject({ response: 'earlier: recall' });

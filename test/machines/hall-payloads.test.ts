@@ -6,6 +6,7 @@ import {
   cancelledWaitingReply,
   doneEvent,
   droppedEvent,
+  endEvents,
   liveRunOf,
   movedEvent,
   movedReply,
@@ -18,7 +19,15 @@ import {
   unstartedReply,
 } from '../../src/machines/hall-payloads.js';
 import type { RunSpawnedReport } from '../../src/machines/run.machine.js';
-import { RaiderDone, RaiderDropped, RaiderMoved, RaiderQueued, RaiderRefused, RaiderSpawned } from '../../src/protocol/events.js';
+import {
+  HallSessionError,
+  RaiderDone,
+  RaiderDropped,
+  RaiderMoved,
+  RaiderQueued,
+  RaiderRefused,
+  RaiderSpawned,
+} from '../../src/protocol/events.js';
 import { CancelQueuedReply, QueueFrontReply, SpawnQueuedReply, SpawnRefusedReply, SpawnStartedReply } from '../../src/protocol/replies.js';
 
 const entry: Mission = { id: 'm1', name: '1bjorn', mission: 'look around' };
@@ -111,6 +120,28 @@ describe('hall payloads: what the hall says, built from what it heard', () => {
     expect(unstartedReply({ status: 'failed', exit_code: 0, signaled: 0 })).toEqual({
       error: 'command failed: the raider could not be started',
     });
+  });
+
+  it("a bound run whose raider could not continue the binding's session ends with hall.session_error before raider.done", () => {
+    const outcome = { status: 'completed', exit_code: 0, signaled: 0 as const, session: 's-1', session_error: 'the agent lost it' };
+    const [lost, done] = endEvents({ runId: 'r1', slot: '1bjorn', pid: 7, entry, binding: 'slot:1bjorn', session: 's-1', outcome });
+    expect(strictly(HallSessionError, lost)).toEqual({
+      type: 'hall.session_error',
+      binding: 'slot:1bjorn',
+      error: 'the agent lost it',
+      id: 'r1',
+    });
+    expect(strictly(RaiderDone, done)).toMatchObject({ type: 'raider.done', id: 'r1', status: 'completed' });
+    const plain = endEvents({
+      runId: 'r1',
+      slot: '1bjorn',
+      pid: 7,
+      entry,
+      binding: 'slot:1bjorn',
+      session: 's-1',
+      outcome: { ...outcome, session_error: undefined },
+    });
+    expect(plain.map((e) => e.type)).toEqual(['raider.done']);
   });
 
   it('adds what a worktree run left to raider.done: worktree, branch, base, commits, changed', () => {
