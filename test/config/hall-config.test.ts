@@ -201,7 +201,8 @@ describe('parseHallConfig: ACP agents', () => {
       'raiders:\n' +
         `  claude: { acp: { command: claude-agent-acp, env: { ANTHROPIC_API_KEY: "${KEY_REF}" } }, model: sonnet, permission_mode: default }\n` +
         '  codex: { agent: codex }\n' +
-        '  own: { acp: { command: ./my-agent, args: [--stdio], start_timeout: 90 } }\n',
+        '  own: { acp: { command: ./my-agent, args: [--stdio], start_timeout: 90 } }\n' +
+        '  toolless: { acp: { command: ./my-agent, hall_tools: false } }\n',
     );
     expect(warnings).toEqual([]);
     expect(config.raiders.claude).toEqual({
@@ -213,6 +214,7 @@ describe('parseHallConfig: ACP agents', () => {
     });
     expect(config.raiders.codex).toEqual({ agent: 'codex', packs: [], ignoredKeys: [] });
     expect(config.raiders.own?.acp).toEqual({ command: './my-agent', args: ['--stdio'], env: {}, start_timeout: 90 });
+    expect(config.raiders.toolless?.acp).toEqual({ command: './my-agent', args: [], env: {}, hall_tools: false });
   });
 });
 
@@ -269,6 +271,7 @@ describe('bad values: file + key path + expectation', () => {
     ['raiders: { c: { acp: { command: x, args: x } } }', 'raiders.c.acp.args: expected a list of arguments, got "x"'],
     ['raiders: { c: { acp: { command: x, env: { A: [1] } } } }', 'raiders.c.acp.env.A: expected a string, got a list'],
     ['raiders: { c: { acp: { command: x, start_timeout: 0 } } }', 'raiders.c.acp.start_timeout: expected a number of seconds > 0, got 0'],
+    ['raiders: { c: { acp: { command: x, hall_tools: maybe } } }', 'raiders.c.acp.hall_tools: expected true or false, got "maybe"'],
     [
       'raiders: { "../x": {} }',
       'raiders["../x"]: expected a raider name (1-64 letters, digits, _ or -, not starting with _ or -), got "../x"',
