@@ -1,0 +1,65 @@
+/**
+ * An editor on the hall's ACP face, with an ACP agent behind the hall
+ * (docs/agents.md): the mode the editor sets on its session is the mode of
+ * the agent's session ("Mode and model"); the editor's session is a binding
+ * whose prompts continue one session of the agent ("Sessions across runs");
+ * the agent's permission questions are the editor's to answer, "Allow for
+ * this session" included ("Permission questions"). The agent is
+ * test/fixtures/scripted-acp-agent.mjs.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { methods } from '@agentclientprotocol/sdk';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { REPO } from '../support/hall-client.js';
+import { type AcpTestClient, acpScope, prompt, updatesOf } from './acp-support.js';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 30_000 });
+
+const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+const opened = acpScope();
+const sessions = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-agent-sessions-'));
+afterAll(() => fs.rmSync(sessions, { recursive: true, force: true }));
+
+function agentConfig(env = ''): string {
+  return `raiders: { scripted: { acp: { command: ${JSON.stringify(AGENT)}${env !== '' ? `, env: { ${env} }` : ''} } } }\n`;
+}
+
+/** What the agent said in the session, its chunks joined. */
+function agentText(acp: AcpTestClient, sessionId: string): string {
+  return updatesOf(acp, sessionId)
+    .filter((u) => u.sessionUpdate === 'agent_message_chunk')
+    .map((u) => String(u.content.text))
+    .join('');
+}
+
+describe('an editor with an ACP agent behind the hall', () => {
+  it('the mode the editor sets is the mode the agent session gets', async () => {
+    const { acp, sessionId } = await opened.session(agentConfig());
+    expect(await acp.conn.agent.request(methods.agent.session.setMode, { sessionId, modeId: 'plan' })).toEqual({});
+    expect(await prompt(acp, sessionId, 'settings')).toEqual({ stopReason: 'end_turn' });
+    expect(agentText(acp, sessionId)).toContain('mode=plan model=m1');
+  });
+
+  it("the editor's second prompt goes on in the agent session of its first", async () => {
+    const env = `SCRIPTED_ACP_SESSIONS: ${JSON.stringify(sessions)}, SCRIPTED_ACP_CONTINUE: resume`;
+    const { acp, sessionId } = await opened.session(agentConfig(env));
+    expect(await prompt(acp, sessionId, 'answer one')).toEqual({ stopReason: 'end_turn' });
+    expect(await prompt(acp, sessionId, 'recall')).toEqual({ stopReason: 'end_turn' });
+    expect(agentText(acp, sessionId)).toContain('earlier: answer one');
+  });
+
+  it("the editor's allow_always (Allow for this session) is the agent's allow_always", async () => {
+    const { acp, sessionId } = await opened.session(agentConfig());
+    acp.onPermission = () => ({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
+    expect(await prompt(acp, sessionId, 'ask allow_once,allow_always,reject_once')).toEqual({ stopReason: 'end_turn' });
+    expect(acp.permissions).toHaveLength(1);
+    expect(acp.permissions[0]?.options).toContainEqual({
+      optionId: 'allow_always',
+      name: 'Allow for this session: execute(rm -rf build)',
+      kind: 'allow_always',
+    });
+    expect(agentText(acp, sessionId)).toContain('allowed always');
+  });
+});
