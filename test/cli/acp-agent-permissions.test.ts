@@ -2,7 +2,7 @@
  * An ACP agent's permission question (`session/request_permission`) is the
  * hall's question: asked on the run's permission channel, answered from the
  * hall's faces (the socket's `answer` and the dashboard's HTTP answer, with
- * `dashboard.questions`) or refused by `permission_timeout`, and the answer
+ * `questions: { dashboard: true }`) or refused by `permission_timeout`, and the answer
  * is the agent's matching option (docs/agents.md). A cancel withdraws a
  * question still open.
  */
@@ -19,8 +19,9 @@ afterAll(removeRoots);
 const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 
 const RAIDERS = `raiders:\n  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }\n`;
-const file = hallForFile(`${RAIDERS}dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 60\n`);
-const impatient = hallForFile(`${RAIDERS}dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 1\n`);
+const ASKING = 'dashboard: { listen: "127.0.0.1:0" }\nquestions: { dashboard: true }\n';
+const file = hallForFile(`${RAIDERS}${ASKING}permission_timeout: 60\n`);
+const impatient = hallForFile(`${RAIDERS}${ASKING}permission_timeout: 1\n`);
 
 /**
  * Spawns `mission` of the scripted agent on `on`, waits until the hall has
