@@ -48,7 +48,7 @@ import { PermissionChannels } from './permission-channels.js';
 import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
 import { recordWritten } from './record-written.js';
-import { reapRunLogic } from './reap-run.actor.js';
+import { reapRunLogic, settleWorktreeLogic } from './reap-run.actor.js';
 import { RunOutputMirror } from './run-output-mirror.js';
 import { RunOutputShipper } from './run-output-shipper.js';
 import { resolveAcpBridgeCommand, resolveHallMcpCommand, resolveRaiderCommand } from './raider-command.js';
@@ -174,6 +174,7 @@ async function startLocked(
       publish({ type: 'raider.signal', id, slot: parseRunId(id)?.slot ?? id, pid, signal }),
     ),
     reapRun: reapRunLogic,
+    settleWorktree: settleWorktreeLogic,
   });
   const actor = createActor(logic, { id: 'hall', input, ...(inspect ? { inspect } : {}) });
   const inspection = new ActorInspection(bus);

@@ -23,7 +23,7 @@ import type { RunEnvironment } from './run-environment.js';
 import { ownEntry } from '../domain/own-entry.js';
 import type { Refusal } from '../domain/refusal.js';
 import type { RunWorktree, WorktreeSettings } from '../domain/worktree.js';
-import { makeRunWorktree } from '../adapters/os/git-worktree.js';
+import { makeRunWorktree, settleRunWorktree } from '../adapters/os/git-worktree.js';
 import { errorMessage } from '../domain/error-message.js';
 import { definedFields } from '../domain/defined-fields.js';
 
@@ -51,84 +51,97 @@ export function prepareRunLogic(env: RunEnvironment) {
       return { kind: 'refused', reason: refusal.reason, error: refusal.error, at: Date.now() };
     }
 
-    if (input.rotateLog) rotateSlotLog(logPath, config.logs.max_log_size);
-    const events = eventsPath(paths, input.runId);
-    env.eventsFiles.create(events);
-    if (!appendToLogSync(logPath, startLine(input.runId))) throw new Error(`cannot write ${logPath}`);
+    const made = worktree;
+    if (made === undefined) return ready();
     try {
-      if (!noted.has(input.baseName)) {
-        noted.add(input.baseName);
-        if (entry.ignoredKeys.length > 0) appendToLogSync(logPath, ignoredKeysLine(input.baseName, entry.ignoredKeys));
-      }
-
-      let session: string | undefined;
-      let sessionCreated = false;
-      let sessionError: string | undefined;
-      if (input.binding !== undefined) {
-        try {
-          if (input.session !== undefined && fs.existsSync(journalPath(paths.root, input.session))) {
-            session = input.session;
-          } else {
-            session = createSession(paths.root, { raiderVersion: env.raiderVersion }).id;
-            sessionCreated = true;
-          }
-        } catch (err) {
-          sessionError = errorMessage(err).trim();
-        }
-      }
-
-      // A worktree run works in its worktree: the raider's root and cwd, never the hall root.
-      const runRoot = worktree?.cwd ?? paths.root;
-      const cwd = runDirectory(runRoot, input.entry.cwd);
-      // An entry with an ACP agent runs the ACP bridge, with the agent's variables over the hall's;
-      // a variable that is not set fails the run here, before its permission channel is opened.
-      const agent = acpAgentCommand(entry);
-      const program = agent !== undefined ? env.acpBridge : env.raider;
-      const runBaseEnv = agent !== undefined ? { ...baseEnv, ...agentVariables(input.baseName, agent.env, baseEnv) } : baseEnv;
-      // A run of a plain slot has no binding (and no session) but may still ask (dashboard.questions).
-      const channel =
-        session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
-      const permissionMode = input.entry.permission_mode ?? entry.permission_mode;
-      const runArgs = {
-        root: runRoot,
-        ...definedFields({ session, permissionMode }),
-        ...(channel !== null ? { permissionChannel: channel } : {}),
-        mission: input.entry.mission,
-      };
-      const args =
-        agent !== undefined
-          ? acpBridgeArgv({ agent, ...definedFields({ model: entry.model, hallMcp: hallMcpServer(env, agent) }), ...runArgs })
-          : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
-      return {
-        kind: 'ready',
-        eventsPath: events,
-        logPath,
-        ...(session !== undefined ? { session, sessionCreated } : {}),
-        ...definedFields({ sessionError }),
-        startedAt: Date.now(),
-        spawn: {
-          command: program.command,
-          args: [...program.prefixArgs, ...args],
-          env: raiderEnv(runBaseEnv, {
-            root: paths.root,
-            slot: input.slot,
-            entry: input.baseName,
-            configPath: paths.config,
-            runId: input.runId,
-            // The raider connects to the path as given: the short one when the root is long.
-            socketPath: reachableSocketPath(paths.socket),
-            libTarget: env.libTarget,
-            longhouse: config.longhouse,
-            ...definedFields({ telegram: input.entry.telegram }),
-          }),
-          cwd,
-        },
-        ...definedFields({ worktree }),
-      };
+      return await ready();
     } catch (err) {
-      // The start line is written: close the run's section of the log.
-      appendToLogSync(logPath, resultLine(input.runId, 'failed', `could not be started: ${errorMessage(err)}`));
+      // The run ends before its raider starts: its worktree is settled as any ended run's
+      // (nothing ran in it, so it goes); should git fail too, the run's own error is the one to tell.
+      await settleRunWorktree(made).catch(() => undefined);
       throw err;
+    }
+
+    async function ready(): Promise<PrepareOutput> {
+      if (input.rotateLog) rotateSlotLog(logPath, config.logs.max_log_size);
+      const events = eventsPath(paths, input.runId);
+      env.eventsFiles.create(events);
+      if (!appendToLogSync(logPath, startLine(input.runId))) throw new Error(`cannot write ${logPath}`);
+      try {
+        if (!noted.has(input.baseName)) {
+          noted.add(input.baseName);
+          if (entry.ignoredKeys.length > 0) appendToLogSync(logPath, ignoredKeysLine(input.baseName, entry.ignoredKeys));
+        }
+
+        let session: string | undefined;
+        let sessionCreated = false;
+        let sessionError: string | undefined;
+        if (input.binding !== undefined) {
+          try {
+            if (input.session !== undefined && fs.existsSync(journalPath(paths.root, input.session))) {
+              session = input.session;
+            } else {
+              session = createSession(paths.root, { raiderVersion: env.raiderVersion }).id;
+              sessionCreated = true;
+            }
+          } catch (err) {
+            sessionError = errorMessage(err).trim();
+          }
+        }
+
+        // A worktree run works in its worktree: the raider's root and cwd, never the hall root.
+        const runRoot = worktree?.cwd ?? paths.root;
+        const cwd = runDirectory(runRoot, input.entry.cwd);
+        // An entry with an ACP agent runs the ACP bridge, with the agent's variables over the hall's;
+        // a variable that is not set fails the run here, before its permission channel is opened.
+        const agent = acpAgentCommand(entry);
+        const program = agent !== undefined ? env.acpBridge : env.raider;
+        const runBaseEnv = agent !== undefined ? { ...baseEnv, ...agentVariables(input.baseName, agent.env, baseEnv) } : baseEnv;
+        // A run of a plain slot has no binding (and no session) but may still ask (dashboard.questions).
+        const channel =
+          session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
+        const permissionMode = input.entry.permission_mode ?? entry.permission_mode;
+        const runArgs = {
+          root: runRoot,
+          ...definedFields({ session, permissionMode }),
+          ...(channel !== null ? { permissionChannel: channel } : {}),
+          mission: input.entry.mission,
+        };
+        const args =
+          agent !== undefined
+            ? acpBridgeArgv({ agent, ...definedFields({ model: entry.model, hallMcp: hallMcpServer(env, agent) }), ...runArgs })
+            : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
+        return {
+          kind: 'ready',
+          eventsPath: events,
+          logPath,
+          ...(session !== undefined ? { session, sessionCreated } : {}),
+          ...definedFields({ sessionError }),
+          startedAt: Date.now(),
+          spawn: {
+            command: program.command,
+            args: [...program.prefixArgs, ...args],
+            env: raiderEnv(runBaseEnv, {
+              root: paths.root,
+              slot: input.slot,
+              entry: input.baseName,
+              configPath: paths.config,
+              runId: input.runId,
+              // The raider connects to the path as given: the short one when the root is long.
+              socketPath: reachableSocketPath(paths.socket),
+              libTarget: env.libTarget,
+              longhouse: config.longhouse,
+              ...definedFields({ telegram: input.entry.telegram }),
+            }),
+            cwd,
+          },
+          ...definedFields({ worktree }),
+        };
+      } catch (err) {
+        // The start line is written: close the run's section of the log.
+        appendToLogSync(logPath, resultLine(input.runId, 'failed', `could not be started: ${errorMessage(err)}`));
+        throw err;
+      }
     }
   });
 }

@@ -12,7 +12,7 @@ import { errorMessage } from '../domain/error-message.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
 import { adoptedOutcome, runOutcome, type RunOutcome } from '../domain/outcome.js';
 import type { RunWorktree } from '../domain/worktree.js';
-import type { ReapInput } from '../machines/run.machine.js';
+import type { ReapInput, SettleInput } from '../machines/run.machine.js';
 
 export const reapRunLogic = fromPromise<RunOutcome, ReapInput>(async ({ input }) => {
   const document = readDocumentOrNull(input.eventsPath);
@@ -26,6 +26,11 @@ export const reapRunLogic = fromPromise<RunOutcome, ReapInput>(async ({ input })
   appendToLogSync(input.logPath, resultLine(input.runId, outcome.status, resultText(outcome)));
   return outcome;
 });
+
+/** A run that ended without a reap (its raider never started): its worktree settled all the same. */
+export const settleWorktreeLogic = fromPromise<RunOutcome, SettleInput>(({ input }) =>
+  input.worktree === undefined ? Promise.resolve(input.outcome) : withWorktree(input.outcome, input.worktree),
+);
 
 /** The run's worktree settled; when git fails, the worktree stays as it is and the run's error says why. */
 async function withWorktree(outcome: RunOutcome, worktree: RunWorktree): Promise<RunOutcome> {

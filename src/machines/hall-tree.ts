@@ -5,7 +5,15 @@
 import type { CallbackActorLogic, PromiseActorLogic } from 'xstate';
 import type { RunOutcome } from '../domain/outcome.js';
 import { hallMachine } from './hall.machine.js';
-import { type PrepareOutput, type ProcessCommand, type ProcessInput, type ReapInput, type RunInput, runMachine } from './run.machine.js';
+import {
+  type PrepareOutput,
+  type ProcessCommand,
+  type ProcessInput,
+  type ReapInput,
+  type RunInput,
+  runMachine,
+  type SettleInput,
+} from './run.machine.js';
 import { runHostLogic } from './run-host.js';
 import { slotMachine } from './slot.machine.js';
 
@@ -14,6 +22,7 @@ export interface RunActors {
   /** Starts the raider once the store has written the run's record (the hall applied it when it said run.recorded). */
   raiderProcess: CallbackActorLogic<ProcessCommand, ProcessInput>;
   reapRun: PromiseActorLogic<RunOutcome, ReapInput>;
+  settleWorktree: PromiseActorLogic<RunOutcome, SettleInput>;
 }
 
 export function hallWithRunActors(actors: RunActors): typeof hallMachine {

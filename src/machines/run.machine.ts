@@ -17,7 +17,8 @@
  *
  * Timers are XState delays, so tests drive escalation with a simulated
  * clock. The run never touches the OS itself: it invokes three named actors
- * (prepareRun, raiderProcess, reapRun) that the daemon provides.
+ * (prepareRun, raiderProcess, reapRun; settleWorktree for a worktree run
+ * whose raider never started) that the daemon provides.
  */
 import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } from 'xstate';
 import type { Mission } from '../domain/mission.js';
@@ -98,6 +99,12 @@ export interface ReapInput {
   /** What the hall sent the process, so its outcome can say that the hall escalated. */
   stop: { cancelRequested: boolean; signals: RunSignal[] };
   /** The run's git worktree, settled once its outcome is known. */
+  worktree?: RunWorktree;
+}
+
+/** A run that ends without a reap (its raider never started): its outcome, with its worktree settled. */
+export interface SettleInput {
+  outcome: RunOutcome;
   worktree?: RunWorktree;
 }
 
@@ -238,6 +245,7 @@ export const runMachine = setup({
     prepareRun: fromPromise<PrepareOutput, RunInput>(notProvided('prepareRun')),
     raiderProcess: fromCallback<ProcessCommand, ProcessInput>(notProvided('raiderProcess')),
     reapRun: fromPromise<RunOutcome, ReapInput>(notProvided('reapRun')),
+    settleWorktree: fromPromise<RunOutcome, SettleInput>(notProvided('settleWorktree')),
   },
   delays: {
     cancelGrace: ({ context }) => context.graceMs,
@@ -247,6 +255,7 @@ export const runMachine = setup({
     isAdopted: ({ context }) => context.adopted !== undefined,
     pendingCancel: ({ context }) => context.pending === 'cancel',
     pendingStop: ({ context }) => context.pending === 'kill' || context.pending === 'terminate',
+    hasWorktree: ({ context }) => context.worktree !== undefined,
     isRefusal: (_, params: { output: PrepareOutput }) => params.output.kind === 'refused',
   },
   actions: {
@@ -394,13 +403,24 @@ export const runMachine = setup({
               },
               { target: 'running', actions: [assign({ pid: ({ event }) => event.pid }), 'reportSpawned'] },
             ],
-            'proc.failed': {
-              target: '#run.done',
-              actions: [
-                assign({ endedAt: ({ event }) => event.at }),
-                { type: 'notStarted', params: ({ event }) => ({ error: event.error }) },
-              ],
-            },
+            // A run whose raider never started still has its worktree settled, as any ended run's.
+            'proc.failed': [
+              {
+                guard: 'hasWorktree',
+                target: '#run.unwinding',
+                actions: [
+                  assign({ endedAt: ({ event }) => event.at }),
+                  { type: 'notStarted', params: ({ event }) => ({ error: event.error }) },
+                ],
+              },
+              {
+                target: '#run.done',
+                actions: [
+                  assign({ endedAt: ({ event }) => event.at }),
+                  { type: 'notStarted', params: ({ event }) => ({ error: event.error }) },
+                ],
+              },
+            ],
             ...PENDING_STOPS,
           },
         },
@@ -462,6 +482,17 @@ export const runMachine = setup({
             } satisfies RunOutcome,
           })),
         },
+      },
+    },
+    unwinding: {
+      invoke: {
+        src: 'settleWorktree',
+        input: ({ context }) => ({
+          outcome: context.outcome ?? unstartedOutcome(context.runId, 'unknown'),
+          ...definedFields({ worktree: context.worktree }),
+        }),
+        onDone: { target: 'done', actions: assign({ outcome: ({ event }) => event.output }) },
+        onError: 'done',
       },
     },
     done: { type: 'final' },

@@ -188,6 +188,57 @@ describe('worktree raiders', () => {
     expect(checkout(root)).toEqual(before);
   });
 
+  describe('a run that ends before its raider runs leaves no worktree and no branch', () => {
+    /** The root's repository holds no run's worktree or branch, and the worktrees directory is empty. */
+    function nothingLeft(root: string): void {
+      expect(git(root, 'branch', '--list', 'raider/*')).toBe('');
+      expect(git(root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+      expect(fs.readdirSync(path.join(root, '.raider-hall', 'worktrees'))).toEqual([]);
+    }
+
+    async function failedRun(h: TestHall, mission: Json): Promise<Json> {
+      const tap = await h.events('raider.');
+      const reply = await h.request({ cmd: 'spawn', ...mission });
+      const done = await tap.waitFor((e) => e.type === 'raider.done');
+      tap.close();
+      expect(reply.error).toMatch(/could not be started/);
+      return done;
+    }
+
+    it('a later step of its preparation fails (an ACP variable not set)', async () => {
+      const root = repoRoot();
+      const unset = '$' + '{WORKTREE_TEST_UNSET}';
+      hall = await startTestHall({
+        root,
+        config: `raiders: { bjorn: { worktree: true, acp: { command: /bin/true, env: { KEY: "${unset}" } } } }\n`,
+      });
+      const done = await failedRun(hall, { name: 'bjorn', mission: 'answer x' });
+      expect(done).toMatchObject({ status: 'failed' });
+      expect(done.error).toContain(`${unset} not set`);
+      nothingLeft(root);
+    });
+
+    it('its raider cannot be started (the spawn fails)', async () => {
+      const root = repoRoot();
+      const raider = path.join(tempRoot(), 'raider');
+      fs.writeFileSync(raider, '#!/nonexistent/interpreter\n', { mode: 0o755 });
+      hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: true } }\n', env: { RAIDER_HALL_RAIDER_BIN: raider } });
+      const done = await failedRun(hall, { name: 'bjorn', mission: 'answer x' });
+      expect(done).toMatchObject({ status: 'failed', commits: 0, changed: [], worktree_kept: false });
+      expect(done.error).toContain('ENOENT');
+      nothingLeft(root);
+    });
+
+    it('a copy file cannot be copied (a FIFO)', async () => {
+      const root = repoRoot();
+      execFileSync('mkfifo', [path.join(root, 'pipe')]);
+      hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: { copy: [pipe] } } }\n' });
+      const done = await failedRun(hall, { name: 'bjorn', mission: 'answer x' });
+      expect(done).toMatchObject({ status: 'failed' });
+      nothingLeft(root);
+    });
+  });
+
   it.each([
     ['not a repository', 'not_a_git_repo', (): string => tempRoot(), 'worktree: true', /not in a git repository.*git init/],
     [

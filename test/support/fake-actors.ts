@@ -5,7 +5,15 @@
  * outcome as the real one does, without files.
  */
 import { fromCallback, fromPromise } from 'xstate';
-import type { PrepareOutput, ProcessCommand, ProcessInput, ReapInput, RunInput, RunSignal } from '../../src/machines/run.machine.js';
+import type {
+  PrepareOutput,
+  ProcessCommand,
+  ProcessInput,
+  ReapInput,
+  RunInput,
+  RunSignal,
+  SettleInput,
+} from '../../src/machines/run.machine.js';
 import { runOutcome, type RunDocument } from '../../src/domain/outcome.js';
 
 export interface FakeProcess {
@@ -114,7 +122,9 @@ export function fakeActors(world: FakeWorld) {
     }),
   );
 
-  return { prepareRun, raiderProcess, reapRun };
+  const settleWorktree = fromPromise(async ({ input }: { input: SettleInput }) => input.outcome);
+
+  return { prepareRun, raiderProcess, reapRun, settleWorktree };
 }
 
 /** Lets promise-based actors (prepare, reap) settle. */

@@ -102,13 +102,19 @@ export async function makeRunWorktree(root: string, runId: string, settings: Wor
     await gitOrThrow(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, baseCommit]);
   });
   const copied: CopiedFile[] = [];
-  for (const file of settings.copy) {
-    const from = path.join(root, file);
-    if (!fs.existsSync(from)) continue;
-    const to = path.join(dir, path.relative(repo, fs.realpathSync(root)), file);
-    fs.mkdirSync(path.dirname(to), { recursive: true });
-    fs.cpSync(from, to, { recursive: true });
-    copied.push({ source: from, file: path.relative(dir, to) });
+  try {
+    for (const file of settings.copy) {
+      const from = path.join(root, file);
+      if (!fs.existsSync(from)) continue;
+      const to = path.join(dir, path.relative(repo, fs.realpathSync(root)), file);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.cpSync(from, to, { recursive: true });
+      copied.push({ source: from, file: path.relative(dir, to) });
+    }
+  } catch (err) {
+    // Nothing ran in it yet: the worktree and its branch go, as for a run that changed nothing.
+    await removeWorktree(repo, dir, branch);
+    throw err;
   }
   return {
     ok: true,
@@ -164,6 +170,14 @@ export async function settleRunWorktree(wt: RunWorktree): Promise<WorktreeResult
     if (changed.length === 0 && commits === 0) await gitOrThrow(wt.repo, ['branch', '-D', '--quiet', wt.branch]);
   });
   return { ...result, kept: false };
+}
+
+/** Removes a worktree nothing ran in, and its branch. */
+async function removeWorktree(repo: string, dir: string, branch: string): Promise<void> {
+  await serialised(repo, async () => {
+    await gitOrThrow(repo, ['worktree', 'remove', '--force', dir]);
+    await gitOrThrow(repo, ['branch', '-D', '--quiet', branch]);
+  });
 }
 
 /** Whether two files (or directories, file by file) hold the same bytes; small local files, read at once. */
