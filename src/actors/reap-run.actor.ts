@@ -33,7 +33,7 @@ export const settleWorktreeLogic = fromPromise<RunOutcome, SettleInput>(({ input
 );
 
 /** The run's worktree settled; when git fails, the worktree stays as it is and the run's error says why. */
-async function withWorktree(outcome: RunOutcome, worktree: RunWorktree): Promise<RunOutcome> {
+export async function withWorktree(outcome: RunOutcome, worktree: RunWorktree): Promise<RunOutcome> {
   try {
     return { ...outcome, worktree: await settleRunWorktree(worktree) };
   } catch (err) {

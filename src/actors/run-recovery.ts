@@ -2,7 +2,7 @@
  * What a starting hall does with the runs a previous hall left in its ledger:
  * a raider process that still lives is adopted and watched to its end; a run
  * whose process is gone is reported from its events file, or as failed when
- * it left no result.
+ * it left no result (its git worktree, if it had one, settled).
  */
 import fs from 'node:fs';
 import { readDocumentOrNull } from '../adapters/storage/events-file.js';
@@ -13,6 +13,8 @@ import { adoptedOutcome } from '../domain/outcome.js';
 import type { EndedRun } from '../machines/hall-payloads.js';
 import type { AdoptedRun } from '../machines/slot.machine.js';
 import { processAlive } from '../adapters/os/process-alive.js';
+import { definedFields } from '../domain/defined-fields.js';
+import { withWorktree } from './reap-run.actor.js';
 
 const RUN_ID_VAR = 'RAIDER_HALL_RUN_ID=';
 const ROOT_VAR = 'RAIDER_HALL_ROOT=';
@@ -79,11 +81,14 @@ export async function recoverRuns(runs: Iterable<LedgerRun>): Promise<{ adopted:
         startedAt: run.started_at,
         eventsPath: run.events_path,
         logPath: run.log_path,
+        ...definedFields({ worktree: run.worktree }),
       });
       continue;
     }
     const document = readDocumentOrNull(run.events_path);
-    const outcome = adoptedOutcome({ runId: run.id, document, ...bound });
+    const reported = adoptedOutcome({ runId: run.id, document, ...bound });
+    // A worktree run that ended while no hall ran: its worktree is settled now, as at any run's end.
+    const outcome = run.worktree === undefined ? reported : await withWorktree(reported, run.worktree);
     await appendToLog(run.log_path, resultLine(run.id, outcome.status, resultText(outcome))).catch(() => {});
     ended.push({ runId: run.id, slot: run.slot, pid: run.pid ?? 0, entry: run.entry, ...bound, outcome });
   }

@@ -5,6 +5,7 @@
  * run registry (behind ps, status, attach) follows `registry.*`.
  */
 import type { Mission } from '../domain/mission.js';
+import type { RunWorktree } from '../domain/worktree.js';
 import type { BusEvent, HallBusEvent } from '../protocol/events.js';
 import type { HallReply } from '../protocol/replies.js';
 
@@ -29,6 +30,8 @@ export interface LedgerRun {
   started_at: number;
   events_path: string;
   log_path: string;
+  /** A worktree run's git worktree: the hall that adopts the run settles it when the run ends. */
+  worktree?: RunWorktree;
 }
 
 /** A change to the durable state (queues, ledger, bindings). */

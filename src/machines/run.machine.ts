@@ -50,7 +50,7 @@ export interface RunInput {
   /** The spawn request to answer once the run has a pid. */
   reqId?: string;
   /** A run of a previous hall whose process still lives: watch it instead of starting one. */
-  adopted?: { pid: number; startedAt: number; eventsPath: string; logPath: string };
+  adopted?: { pid: number; startedAt: number; eventsPath: string; logPath: string; worktree?: RunWorktree };
 }
 
 /** What preparing a run decided and created. */
@@ -223,6 +223,7 @@ function ledgerRunOf(context: RunContext): LedgerRun {
     started_at: context.startedAt,
     events_path: context.eventsPath,
     log_path: context.logPath,
+    ...definedFields({ worktree: context.worktree }),
   };
 }
 
@@ -304,6 +305,7 @@ export const runMachine = setup({
       eventsPath: input.adopted?.eventsPath ?? '',
       logPath: input.adopted?.logPath ?? '',
       startedAt: input.adopted?.startedAt ?? 0,
+      worktree: input.adopted?.worktree,
       exit: null,
       pending: null,
       cancelRequested: false,

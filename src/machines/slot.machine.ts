@@ -16,6 +16,7 @@ import { laterCursor, nextRunId, parseRunId, type RunIdCursor } from '../domain/
 import { runMachine, type RunInput, type RunOutput } from './run.machine.js';
 import { runHostLogic, type RunHostCommand } from './run-host.js';
 import { definedFields } from '../domain/defined-fields.js';
+import type { RunWorktree } from '../domain/worktree.js';
 
 /** Why waiting missions leave a queue without a run: a cancel, or their binding went away. */
 export type DropReason = 'cancelled' | 'binding_closed';
@@ -30,6 +31,8 @@ export interface AdoptedRun {
   startedAt: number;
   eventsPath: string;
   logPath: string;
+  /** The run's git worktree, settled when it ends. */
+  worktree?: RunWorktree;
 }
 
 export interface SlotInput {
@@ -228,7 +231,13 @@ export const slotMachine = setup({
         rotateLog: false,
         graceMs: context.graceMs,
         queued: false,
-        adopted: { pid: event.pid, startedAt: event.startedAt, eventsPath: event.eventsPath, logPath: event.logPath },
+        adopted: {
+          pid: event.pid,
+          startedAt: event.startedAt,
+          eventsPath: event.eventsPath,
+          logPath: event.logPath,
+          ...definedFields({ worktree: event.worktree }),
+        },
       };
       enqueue.sendTo('runs', { type: 'runs.start', input } satisfies RunHostCommand);
     }),

@@ -4,6 +4,7 @@
  * reported and skipped, never cast.
  */
 import { z } from 'zod';
+import type { RunWorktree } from '../../domain/worktree.js';
 
 const telegramTarget = z.object({
   bot: z.string(),
@@ -39,6 +40,17 @@ export const fileEntrySchema = z.union([
   }),
 ]);
 
+/** A worktree run's git worktree (docs/worktrees.md), kept with its run so a hall that adopts the run settles it. */
+export const runWorktreeSchema = z.object({
+  repo: z.string(),
+  path: z.string(),
+  cwd: z.string(),
+  branch: z.string(),
+  base: z.string(),
+  copied: z.array(z.object({ source: z.string(), file: z.string() })),
+  keep: z.enum(['changed', 'always']),
+}) satisfies z.ZodType<RunWorktree>;
+
 export const ledgerRunSchema = z.object({
   id: z.string(),
   slot: z.string(),
@@ -50,6 +62,7 @@ export const ledgerRunSchema = z.object({
   started_at: z.number(),
   events_path: z.string(),
   log_path: z.string(),
+  worktree: runWorktreeSchema.optional(),
 });
 
 const queueRef = z.discriminatedUnion('kind', [

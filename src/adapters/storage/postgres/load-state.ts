@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { DurableState, LedgerRun } from '../../../ports/durable-state.js';
+import { runWorktreeSchema } from '../persisted-schemas.js';
 
 const optionalText = z.string().optional();
 
@@ -34,6 +35,7 @@ export const ledgerRunSchema = z.looseObject({
   started_at: z.number(),
   events_path: z.string(),
   log_path: z.string(),
+  worktree: runWorktreeSchema.optional(),
 }) satisfies z.ZodType<LedgerRun>;
 
 const queueRow = z.object({ id: z.string(), queue_kind: z.enum(['slot', 'binding']), queue_key: z.string(), entry: z.unknown() });

@@ -1,0 +1,119 @@
+/**
+ * A worktree raider's runs (docs/worktrees.md) across a `kill -9` of the hall,
+ * through real hall processes and real git: the run's worktree is recorded
+ * with it, so the hall that adopts it (or reports it) settles the worktree,
+ * and `raider.done` carries the worktree's fields.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
+import { eventually, type Json, request, spawnHallProcess, tapEvents, tempRoot } from '../support/hall-client.js';
+
+let halls: ChildProcess[] = [];
+/** Raiders that outlive their hall on purpose; whatever a failed test leaves of them goes. */
+let raiders: number[] = [];
+afterEach(() => {
+  for (const h of halls) h.kill('SIGKILL');
+  halls = [];
+  for (const pid of raiders) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  raiders = [];
+});
+
+async function crash(hall: ChildProcess): Promise<void> {
+  if (hall.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    hall.once('exit', () => resolve());
+    hall.kill('SIGKILL');
+  });
+}
+
+async function start(root: string, env: Record<string, string>): Promise<ChildProcess> {
+  const hall = await spawnHallProcess(root, env);
+  halls.push(hall);
+  return hall;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** A repository with one commit, its hall's files ignored, and a worktree raider. */
+function repoRoot(): string {
+  const root = tempRoot();
+  git(root, 'init', '--quiet', '--initial-branch=trunk');
+  fs.writeFileSync(path.join(root, '.gitignore'), '.raider-hall*\n.raider/\n');
+  fs.writeFileSync(path.join(root, 'README.md'), 'a project\n');
+  git(root, 'add', '.');
+  git(root, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', 'commit', '--quiet', '-m', 'first');
+  fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: { worktree: true } }\n');
+  return root;
+}
+
+describe.each(BACKENDS)('a worktree run across a kill -9 of its hall, the state on %s', (backendName) => {
+  const backend = useHallBackend(backendName);
+
+  it('the next hall adopts the live run and settles its worktree when it ends', async () => {
+    const root = repoRoot();
+    const gate = path.join(tempRoot(), 'gate');
+    const env = { ...(await backend.env()), FAKE_RAIDER_GATE: gate };
+    const socket = path.join(root, '.raider-hall.socket');
+    const first = await start(root, env);
+    const run = await request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'write notes.txt left behind' });
+    raiders.push(run.pid);
+    const worktree = path.join(root, '.raider-hall', 'worktrees', run.id);
+    await eventually(() => expect(fs.readFileSync(path.join(worktree, 'notes.txt'), 'utf8')).toBe('left behind\n'));
+    await crash(first);
+
+    await start(root, env);
+    const tap = await tapEvents(socket, 'raider.');
+    expect((await request(socket, { cmd: 'ps' })).raiders.map((r: Json) => r.id)).toContain(run.id);
+    fs.writeFileSync(gate, '');
+    const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id);
+    tap.close();
+    expect(done).toMatchObject({
+      status: 'completed',
+      worktree,
+      branch: `raider/${run.id}`,
+      base: git(root, 'rev-parse', 'trunk').trim(),
+      commits: 0,
+      changed: ['notes.txt'],
+      wip_commit: true,
+      worktree_kept: false,
+    });
+    expect(git(root, 'show', `raider/${run.id}:notes.txt`)).toBe('left behind\n');
+    expect(fs.existsSync(worktree)).toBe(false);
+  });
+
+  it('a run that ended while no hall ran is reported with its worktree settled', async () => {
+    const root = repoRoot();
+    const gate = path.join(tempRoot(), 'gate');
+    const env = { ...(await backend.env()), FAKE_RAIDER_GATE: gate };
+    const socket = path.join(root, '.raider-hall.socket');
+    const first = await start(root, env);
+    const run = await request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'write notes.txt done alone' });
+    raiders.push(run.pid);
+    const worktree = path.join(root, '.raider-hall', 'worktrees', run.id);
+    await eventually(() => expect(fs.existsSync(path.join(worktree, 'notes.txt'))).toBe(true));
+    await crash(first);
+    fs.writeFileSync(gate, '');
+    await eventually(() => expect(fs.readFileSync(run.events_path, 'utf8')).toContain('run.finished'));
+
+    await start(root, env);
+    // Reported at the start, before a tap could subscribe: its result line, and the branch it left.
+    await eventually(async () =>
+      expect((await request(socket, { cmd: 'logs', id: run.id })).log).toContain(`[hall] raider ${run.id} completed`),
+    );
+    expect(git(root, 'show', `raider/${run.id}:notes.txt`)).toBe('done alone\n');
+    expect(git(root, 'log', '-1', '--format=%s', `raider/${run.id}`)).toBe(`work in progress left by run ${run.id}\n`);
+    expect(fs.existsSync(worktree)).toBe(false);
+  });
+});
