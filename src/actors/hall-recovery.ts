@@ -1,7 +1,7 @@
 /**
  * What a starting hall makes of what the previous one left: the durable state
  * loaded, the bindings whose clients are gone forgotten, the runs it left
- * adopted or reported, and the run-id cursors kept, all as the hall actor's
+ * adopted or reported, the git worktrees it made reconciled, and the run-id cursors kept, all as the hall actor's
  * input.
  */
 import type { HallConfig } from '../ports/hall-config.js';
@@ -13,6 +13,7 @@ import { laterCursor, parseRunId } from '../domain/run-id.js';
 import type { HallInput } from '../machines/hall.machine.js';
 import { openStateStore } from './open-state-store.js';
 import { recoverRuns } from './run-recovery.js';
+import { reconcileWorktrees } from './worktree-reconcile.js';
 
 /** The hall gives its raiders this long to end after SIGTERM when it stops. */
 export const SHUTDOWN_GRACE_MS = 5000;
@@ -35,6 +36,8 @@ export async function recoverHall(
   // Only when that dropped something: after a clean stop the files already hold everything (megabytes for a long queue).
   if (!store.shared && forgetStartupBindings(store, config)) await store.checkpoint();
   const { adopted, ended } = await recoverRuns([...store.state.runs.values()]);
+  const live = new Set(adopted.flatMap((run) => (run.worktree !== undefined ? [run.worktree.path] : [])));
+  await reconcileWorktrees(paths, config, store, live, log);
 
   const retention = new EventsRetention(paths.logsDir, config.logs.keep_events, log);
   const cursors = retention.load();

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fromPromise } from 'xstate';
-import { eventsPath, slotLogPath } from '../ports/hall-paths.js';
+import { eventsPath, slotLogPath, worktreeRecordsDir } from '../ports/hall-paths.js';
 import { reachableSocketPath } from '../os/socket-path.js';
 import { appendToLogSync, rotateSlotLog } from '../adapters/storage/slot-logs.js';
 import { ignoredKeysLine, refusedLine, resultLine, startLine } from '../domain/log-lines.js';
@@ -42,7 +42,7 @@ export function prepareRunLogic(env: RunEnvironment) {
     let refusal = refusalOf(input.entry.name, entry, env.providerStore);
     let worktree: RunWorktree | undefined;
     if (!refusal && entry.worktree !== undefined) {
-      const made = await worktreeOf(input, paths.root, entry.worktree);
+      const made = await worktreeOf(input, paths.root, worktreeRecordsDir(paths), entry.worktree);
       if (made.ok) worktree = made.worktree;
       else refusal = made.refusal;
     }
@@ -150,6 +150,7 @@ export function prepareRunLogic(env: RunEnvironment) {
 async function worktreeOf(
   input: RunInput,
   root: string,
+  records: string,
   settings: WorktreeSettings,
 ): Promise<{ ok: true; worktree: RunWorktree } | { ok: false; refusal: Refusal }> {
   if (input.binding !== undefined) {
@@ -162,7 +163,7 @@ async function worktreeOf(
       },
     };
   }
-  const made = await makeRunWorktree(root, input.runId, settings);
+  const made = await makeRunWorktree(root, input.runId, settings, { records });
   if (made.ok) return made;
   return { ok: false, refusal: { reason: made.reason, error: `raider ${input.entry.name}: ${made.error}` } };
 }

@@ -7,7 +7,7 @@
 import { fromPromise } from 'xstate';
 import { readDocumentOrNull, releaseEventsFile } from '../adapters/storage/events-file.js';
 import { appendToLogSync } from '../adapters/storage/slot-logs.js';
-import { settleRunWorktree } from '../adapters/os/git-worktree.js';
+import { reportRunWorktree, settleRunWorktree } from '../adapters/os/git-worktree.js';
 import { errorMessage } from '../domain/error-message.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
 import { adoptedOutcome, runOutcome, type RunOutcome } from '../domain/outcome.js';
@@ -35,7 +35,9 @@ export const settleWorktreeLogic = fromPromise<RunOutcome, SettleInput>(({ input
 /** The run's worktree settled; when git fails, the worktree stays as it is and the run's error says why. */
 export async function withWorktree(outcome: RunOutcome, worktree: RunWorktree): Promise<RunOutcome> {
   try {
-    return { ...outcome, worktree: await settleRunWorktree(worktree) };
+    // A binding's worktree stays for its next run: what this run did is only reported.
+    const result = worktree.binding !== undefined ? await reportRunWorktree(worktree) : await settleRunWorktree(worktree);
+    return { ...outcome, worktree: result };
   } catch (err) {
     const error = `its worktree ${worktree.path} (branch ${worktree.branch}) was left as it is: ${errorMessage(err)}`;
     return { ...outcome, error: outcome.error === undefined ? error : `${outcome.error}; ${error}` };

@@ -32,6 +32,15 @@ export interface RunWorktree {
   /** The copied files: never part of the run's change, but a run that edits one keeps its worktree. */
   copied: CopiedFile[];
   keep: WorktreeKeep;
+  /**
+   * The hall's record that it made this worktree (written before git made it,
+   * removed once it is settled): what a starting hall reconciles.
+   */
+  record?: string;
+  /** The binding whose runs go on in it, one after another (numbered slot, chat, cron job, editor session). */
+  binding?: string;
+  /** The commit the current run started from (a binding's later run); none = `base`. */
+  start?: string;
 }
 
 export interface CopiedFile {
@@ -61,6 +70,15 @@ export interface WorktreeResult {
 /** The branch of a run: `raider/RUN_ID`. */
 export function runBranch(runId: string): string {
   return `raider/${runId}`;
+}
+
+/**
+ * The branch of a binding's worktree: `raider/BINDING/RUN_ID`, the binding
+ * with anything but letters, digits, `_` and `-` made a `-` (git's rules for
+ * branch names), and the run that started it (a `session reset` starts anew).
+ */
+export function bindingBranch(binding: string, runId: string): string {
+  return `raider/${binding.replace(/[^A-Za-z0-9_-]+/g, '-')}/${runId}`;
 }
 
 /** A `copy` entry names a file inside the root: relative, without `..` steps. */

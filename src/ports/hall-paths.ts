@@ -34,3 +34,8 @@ export function slotLogPath(paths: HallPaths, slot: string): string {
 export function eventsPath(paths: HallPaths, runId: string): string {
   return path.join(paths.logsDir, `${runId}.events.jsonl`);
 }
+
+/** The hall's records of the git worktrees it made (docs/worktrees.md), which a starting hall reconciles. */
+export function worktreeRecordsDir(paths: HallPaths): string {
+  return path.join(paths.stateDir, 'worktrees');
+}

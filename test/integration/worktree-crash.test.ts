@@ -117,3 +117,48 @@ describe.each(BACKENDS)('a worktree run across a kill -9 of its hall, the state 
     expect(fs.existsSync(worktree)).toBe(false);
   });
 });
+
+describe('a starting hall reconciles the worktrees it made', () => {
+  it('a kill -9 while a worktree was being made: the next start removes it and its branch, and touches nothing not its own', async () => {
+    const root = repoRoot();
+    const marks = tempRoot();
+    const started = path.join(marks, 'hook-started');
+    const gate = path.join(marks, 'hook-gate');
+    // Not the hall's: a worktree under its directory, and one elsewhere whose directory is gone.
+    const mine = path.join(root, '.raider-hall', 'worktrees', 'mine');
+    git(root, 'worktree', 'add', '--quiet', '-b', 'raider/mine', mine);
+    const elsewhere = path.join(tempRoot(), 'gone');
+    git(root, 'worktree', 'add', '--quiet', '-b', 'elsewhere', elsewhere);
+    fs.rmSync(elsewhere, { recursive: true });
+    // git runs this while it makes the worktree: the hall is killed meanwhile.
+    fs.writeFileSync(
+      path.join(root, '.git', 'hooks', 'post-checkout'),
+      `#!/bin/sh\ntouch "${started}"\nwhile [ ! -e "${gate}" ]; do sleep 0.05; done\n`,
+      { mode: 0o755 },
+    );
+
+    const socket = path.join(root, '.raider-hall.socket');
+    const first = await start(root, {});
+    const spawning = request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'answer never' }).catch(() => null);
+    await eventually(() => expect(fs.existsSync(started)).toBe(true));
+    const branches = git(root, 'branch', '--list', 'raider/*', '--format=%(refname:short)').split('\n');
+    const branch = branches.find((b) => b.startsWith('raider/bjorn-'));
+    expect(branch).toBeDefined();
+    await crash(first);
+    await spawning;
+    // git goes on without its hall and finishes the worktree: the record still says it was being made.
+    fs.writeFileSync(gate, '');
+    const made = path.join(root, '.raider-hall', 'worktrees', (branch ?? '').slice('raider/'.length));
+    await eventually(() => expect(git(root, 'worktree', 'list', '--porcelain')).toContain(made));
+
+    const second = await start(root, {});
+    expect(fs.existsSync(made)).toBe(false);
+    expect(git(root, 'branch', '--list', 'raider/*', '--format=%(refname:short)')).toBe('raider/mine\n');
+    const listed = git(root, 'worktree', 'list', '--porcelain');
+    expect(listed).not.toContain(made);
+    expect(listed).toContain(mine);
+    expect(listed).not.toContain(elsewhere);
+    expect(fs.readdirSync(path.join(root, '.raider-hall', 'state', 'worktrees'))).toEqual([]);
+    second.kill('SIGTERM');
+  });
+});

@@ -8,9 +8,10 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { definedFields } from '../../domain/defined-fields.js';
 import {
-  type CopiedFile,
   DEFAULT_WORKTREES_DIR,
+  bindingBranch,
   type RunWorktree,
   runBranch,
   type WorktreeResult,
@@ -70,8 +71,27 @@ function serialised<T>(repo: string, job: () => Promise<T>): Promise<T> {
   return next;
 }
 
-/** Makes the run's worktree on a new branch `raider/RUN_ID`, or says why it cannot. */
-export async function makeRunWorktree(root: string, runId: string, settings: WorktreeSettings): Promise<WorktreeMade> {
+/** Where a run's worktree goes: the hall's records directory, and the binding whose runs go on in it. */
+export interface WorktreePlace {
+  /** The directory of the hall's records of the worktrees it made (see `WorktreeRecord`). */
+  records: string;
+  binding?: string;
+  /** The hall root's session journals: a binding's raider finds them there from its worktree. */
+  sessions?: string;
+}
+
+/**
+ * Makes the run's worktree on a new branch (`raider/RUN_ID`, or the
+ * binding's branch), or says why it cannot. The hall's record of it is
+ * written before git makes it, so a hall killed meanwhile leaves nothing the
+ * next start cannot finish (`reconcileWorktree`).
+ */
+export async function makeRunWorktree(
+  root: string,
+  runId: string,
+  settings: WorktreeSettings,
+  place: WorktreePlace,
+): Promise<WorktreeMade> {
   const top = await git(root, ['rev-parse', '--show-toplevel']);
   if (!top.ok) {
     return {
@@ -93,41 +113,54 @@ export async function makeRunWorktree(root: string, runId: string, settings: Wor
           : `the worktree base ${settings.base} is not a commit in the git repository ${repo}; name an existing branch, tag or commit as worktree.base`,
     };
   }
-  const baseCommit = base.stdout.trim();
   const dir = path.join(root, settings.dir ?? DEFAULT_WORKTREES_DIR, runId);
-  const branch = runBranch(runId);
+  const inRepo = path.relative(repo, fs.realpathSync(root));
+  const worktree: RunWorktree = {
+    repo,
+    path: dir,
+    cwd: path.join(dir, inRepo),
+    branch: place.binding === undefined ? runBranch(runId) : bindingBranch(place.binding, runId),
+    base: base.stdout.trim(),
+    copied: [],
+    keep: settings.keep,
+    record: path.join(place.records, `${runId}.json`),
+    ...definedFields({ binding: place.binding }),
+  };
+  writeRecord(worktree, 'creating');
   await serialised(repo, async () => {
     fs.mkdirSync(path.dirname(dir), { recursive: true });
     // --no-track: the branch is the run's own, whatever the base is.
-    await gitOrThrow(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, baseCommit]);
+    await gitOrThrow(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', worktree.branch, dir, worktree.base]);
   });
-  const copied: CopiedFile[] = [];
   try {
     for (const file of settings.copy) {
       const from = path.join(root, file);
       if (!fs.existsSync(from)) continue;
-      const to = path.join(dir, path.relative(repo, fs.realpathSync(root)), file);
+      const to = path.join(worktree.cwd, file);
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.cpSync(from, to, { recursive: true });
-      copied.push({ source: from, file: path.relative(dir, to) });
+      worktree.copied.push({ source: from, file: path.relative(dir, to) });
     }
+    if (place.sessions !== undefined) linkSessions(worktree, place.sessions);
+    writeRecord(worktree, 'made');
   } catch (err) {
     // Nothing ran in it yet: the worktree and its branch go, as for a run that changed nothing.
-    await removeWorktree(repo, dir, branch);
+    await discardWorktree(worktree);
     throw err;
   }
-  return {
-    ok: true,
-    worktree: {
-      repo,
-      path: dir,
-      cwd: path.join(dir, path.relative(repo, fs.realpathSync(root))),
-      branch,
-      base: baseCommit,
-      copied,
-      keep: settings.keep,
-    },
-  };
+  return { ok: true, worktree };
+}
+
+/**
+ * A binding's raider keeps its session journal under its root, the worktree:
+ * its `.raider/sessions` there is the hall root's, so the journal stays where
+ * the hall and its faces read it, and goes on across worktrees.
+ */
+function linkSessions(wt: RunWorktree, sessions: string): void {
+  const link = path.join(wt.cwd, '.raider', 'sessions');
+  fs.mkdirSync(sessions, { recursive: true });
+  fs.mkdirSync(path.dirname(link), { recursive: true });
+  fs.symlinkSync(sessions, link);
 }
 
 /**
@@ -164,20 +197,90 @@ export async function settleRunWorktree(wt: RunWorktree): Promise<WorktreeResult
   const result = { worktree: wt.path, branch: wt.branch, base: wt.base, commits, changed, wip };
   // A copied file is not committed (it may hold secrets): one the run changed keeps the worktree instead.
   const copyChanged = wt.copied.some((c) => !sameContent(c.source, path.join(wt.path, c.file)));
-  if (commitError !== undefined || copyChanged || wt.keep === 'always') return { ...result, kept: true };
+  if (commitError !== undefined || copyChanged || wt.keep === 'always') {
+    forgetRecord(wt);
+    return { ...result, kept: true };
+  }
+  // From here on the change is all on the branch: a hall killed during the removal finishes it at its next start.
+  writeRecord(wt, 'removing');
   await serialised(wt.repo, async () => {
     await gitOrThrow(wt.repo, ['worktree', 'remove', '--force', wt.path]);
     if (changed.length === 0 && commits === 0) await gitOrThrow(wt.repo, ['branch', '-D', '--quiet', wt.branch]);
   });
+  forgetRecord(wt);
   return { ...result, kept: false };
 }
 
-/** Removes a worktree nothing ran in, and its branch. */
-async function removeWorktree(repo: string, dir: string, branch: string): Promise<void> {
-  await serialised(repo, async () => {
-    await gitOrThrow(repo, ['worktree', 'remove', '--force', dir]);
-    await gitOrThrow(repo, ['branch', '-D', '--quiet', branch]);
+/**
+ * What a binding's run did in the worktree the binding goes on in, which
+ * stays as it is for the binding's next run: the commits since the run
+ * started and the files changed against the base, committed or not.
+ */
+export async function reportRunWorktree(wt: RunWorktree): Promise<WorktreeResult> {
+  const commits = Number((await gitOrThrow(wt.path, ['rev-list', '--count', `${wt.start ?? wt.base}..HEAD`])).trim());
+  const excluded = [...wt.copied.map((c) => c.file), ...raiderOwnFiles(wt)].map((file) => `:(exclude,literal)${file}`);
+  const tracked = await gitOrThrow(wt.path, ['diff', '--name-only', '-z', wt.base, '--', '.', ...excluded]);
+  const untracked = await gitOrThrow(wt.path, ['ls-files', '--others', '--exclude-standard', '-z', '--', '.', ...excluded]);
+  const changed = [...new Set(`${tracked}\0${untracked}`.split('\0').filter((f) => f !== ''))].sort();
+  return { worktree: wt.path, branch: wt.branch, base: wt.base, commits, changed, wip: false, kept: true };
+}
+
+/** The commit a worktree's checkout is at. */
+export async function worktreeHead(wt: RunWorktree): Promise<string> {
+  return (await gitOrThrow(wt.path, ['rev-parse', 'HEAD'])).trim();
+}
+
+/** Removes a worktree nothing ran in since it was settled, and its branch unless it holds commits. */
+async function discardWorktree(wt: RunWorktree): Promise<void> {
+  writeRecord(wt, 'removing');
+  await serialised(wt.repo, async () => {
+    // A worktree cut short may be unknown to git, or locked while it was being made: then only its files go.
+    await git(wt.repo, ['worktree', 'remove', '--force', '--force', wt.path]);
+    fs.rmSync(wt.path, { recursive: true, force: true });
+    await gitOrThrow(wt.repo, ['worktree', 'prune']);
+    const ahead = await git(wt.repo, ['rev-list', '--count', `${wt.base}..refs/heads/${wt.branch}`]);
+    if (ahead.ok && Number(ahead.stdout.trim()) === 0) await gitOrThrow(wt.repo, ['branch', '-D', '--quiet', wt.branch]);
   });
+  forgetRecord(wt);
+}
+
+/**
+ * Finishes a worktree the hall recorded and no live run works in: one that
+ * was being made or removed when the hall died is removed (nothing ran in it
+ * since it was last settled), its branch kept only when it holds commits; a
+ * whole one is settled as at a run's end (a change is committed, never lost).
+ */
+export async function reconcileWorktree(record: WorktreeRecord): Promise<WorktreeResult | null> {
+  if (record.state !== 'made') {
+    await discardWorktree(record.worktree);
+    return null;
+  }
+  const { binding: _goesOn, ...ended } = record.worktree;
+  return settleRunWorktree(ended);
+}
+
+/** Drops git's records of worktrees whose directories are gone; a directory outside a repository is left be. */
+export async function pruneWorktrees(dir: string): Promise<void> {
+  await git(dir, ['worktree', 'prune']);
+}
+
+/** The hall's record of a worktree it made, and how far it got. */
+export interface WorktreeRecord {
+  state: 'creating' | 'made' | 'removing';
+  worktree: RunWorktree;
+}
+
+function writeRecord(wt: RunWorktree, state: WorktreeRecord['state']): void {
+  if (wt.record === undefined) return;
+  fs.mkdirSync(path.dirname(wt.record), { recursive: true });
+  // Written whole or not at all: a hall killed meanwhile leaves the previous record.
+  const temp = `${wt.record}.tmp`;
+  fs.writeFileSync(temp, `${JSON.stringify({ state, worktree: wt } satisfies WorktreeRecord)}\n`);
+  fs.renameSync(temp, wt.record);
+}
+
+function forgetRecord(wt: RunWorktree): void {
+  if (wt.record !== undefined) fs.rmSync(wt.record, { force: true });
 }
 
 /** Whether two files (or directories, file by file) hold the same bytes; small local files, read at once. */

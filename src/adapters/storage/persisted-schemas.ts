@@ -49,6 +49,9 @@ export const runWorktreeSchema = z.object({
   base: z.string(),
   copied: z.array(z.object({ source: z.string(), file: z.string() })),
   keep: z.enum(['changed', 'always']),
+  record: z.string().optional(),
+  binding: z.string().optional(),
+  start: z.string().optional(),
 }) satisfies z.ZodType<RunWorktree>;
 
 export const ledgerRunSchema = z.object({
