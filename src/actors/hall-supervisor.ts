@@ -49,6 +49,7 @@ import { prepareRunLogic } from './prepare-run.actor.js';
 import { raiderProcessLogic } from './raider-process.actor.js';
 import { recordWritten } from './record-written.js';
 import { reapRunLogic, settleWorktreeLogic } from './reap-run.actor.js';
+import { BindingWorktrees } from '../adapters/storage/binding-worktrees.js';
 import { RunOutputMirror } from './run-output-mirror.js';
 import { RunOutputShipper } from './run-output-shipper.js';
 import { resolveAcpBridgeCommand, resolveHallMcpCommand, resolveRaiderCommand } from './raider-command.js';
@@ -168,6 +169,7 @@ async function startLocked(
       raiderVersion: RAIDER_VERSION,
       permissionChannels,
       eventsFiles,
+      bindingWorktrees: new BindingWorktrees(store),
       warn: log,
     }),
     raiderProcess: raiderProcessLogic(forkServer, recordWritten(store), (id, pid, signal) =>

@@ -23,7 +23,7 @@ import type { RunEnvironment } from './run-environment.js';
 import { ownEntry } from '../domain/own-entry.js';
 import type { Refusal } from '../domain/refusal.js';
 import type { RunWorktree, WorktreeSettings } from '../domain/worktree.js';
-import { makeRunWorktree, settleRunWorktree } from '../adapters/os/git-worktree.js';
+import { makeRunWorktree, settleRunWorktree, worktreeHead } from '../adapters/os/git-worktree.js';
 import { errorMessage } from '../domain/error-message.js';
 import { definedFields } from '../domain/defined-fields.js';
 
@@ -41,9 +41,11 @@ export function prepareRunLogic(env: RunEnvironment) {
     // one costs a thread-pool round trip, and they add up on every run.
     let refusal = refusalOf(input.entry.name, entry, env.providerStore);
     let worktree: RunWorktree | undefined;
+    // True when the worktree was made for this run (not a binding's it goes on in).
+    let fresh = false;
     if (!refusal && entry.worktree !== undefined) {
-      const made = await worktreeOf(input, paths.root, worktreeRecordsDir(paths), entry.worktree);
-      if (made.ok) worktree = made.worktree;
+      const made = await worktreeOf(input, env, entry.worktree);
+      if (made.ok) ({ worktree, fresh } = made);
       else refusal = made.refusal;
     }
     if (refusal) {
@@ -51,14 +53,16 @@ export function prepareRunLogic(env: RunEnvironment) {
       return { kind: 'refused', reason: refusal.reason, error: refusal.error, at: Date.now() };
     }
 
-    const made = worktree;
-    if (made === undefined) return ready();
+    if (!fresh) return ready();
     try {
       return await ready();
     } catch (err) {
-      // The run ends before its raider starts: its worktree is settled as any ended run's
+      // The run ends before its raider starts: a worktree made for it is settled as any ended run's
       // (nothing ran in it, so it goes); should git fail too, the run's own error is the one to tell.
-      await settleRunWorktree(made).catch(() => undefined);
+      if (worktree !== undefined) {
+        if (worktree.binding !== undefined) env.bindingWorktrees.unset(worktree.binding);
+        await settleRunWorktree(endedWorktree(worktree)).catch(() => undefined);
+      }
       throw err;
     }
 
@@ -89,6 +93,11 @@ export function prepareRunLogic(env: RunEnvironment) {
           }
         }
 
+        if (worktree?.binding !== undefined) {
+          // The binding goes on in its worktree with this session; a run that lost its session runs as a plain one.
+          if (session !== undefined) env.bindingWorktrees.set(worktree.binding, { session, worktree: definedWorktree(worktree) });
+          else worktree = endedWorktree(worktree);
+        }
         // A worktree run works in its worktree: the raider's root and cwd, never the hall root.
         const runRoot = worktree?.cwd ?? paths.root;
         const cwd = runDirectory(runRoot, input.entry.cwd);
@@ -146,26 +155,54 @@ export function prepareRunLogic(env: RunEnvironment) {
   });
 }
 
-/** The run's worktree, or the refusal of a run that cannot have one (nothing then runs in the root instead). */
+/**
+ * The run's worktree, or the refusal of a run that cannot have one (nothing
+ * then runs in the root instead). A bound run goes on in its binding's
+ * worktree while the binding keeps its session; otherwise it gets a new one,
+ * and a worktree the binding left behind (a `session reset`) is settled first.
+ */
 async function worktreeOf(
   input: RunInput,
-  root: string,
-  records: string,
+  env: RunEnvironment,
   settings: WorktreeSettings,
-): Promise<{ ok: true; worktree: RunWorktree } | { ok: false; refusal: Refusal }> {
-  if (input.binding !== undefined) {
-    // A bound run's session lives in the hall root, where a raider in a worktree would not find it.
-    return {
-      ok: false,
-      refusal: {
-        reason: 'worktree_binding',
-        error: `raider ${input.entry.name}: a bound run (numbered slot, chat, cron job, editor session) cannot run in a git worktree yet; spawn the plain raider name, or drop its worktree key`,
-      },
-    };
+): Promise<{ ok: true; worktree: RunWorktree; fresh: boolean } | { ok: false; refusal: Refusal }> {
+  const { paths } = env;
+  const binding = input.binding;
+  if (binding !== undefined) {
+    const current = env.bindingWorktrees.get(binding);
+    if (
+      current !== undefined &&
+      current.session === input.session &&
+      fs.existsSync(journalPath(paths.root, current.session)) &&
+      fs.existsSync(current.worktree.path)
+    ) {
+      return { ok: true, worktree: { ...current.worktree, start: await worktreeHead(current.worktree) }, fresh: false };
+    }
+    if (current !== undefined) {
+      env.bindingWorktrees.unset(binding);
+      await settleRunWorktree(endedWorktree(current.worktree)).catch((err: unknown) =>
+        env.warn(`the worktree ${current.worktree.path} of binding ${binding} was left as it is: ${errorMessage(err)}`),
+      );
+    }
   }
-  const made = await makeRunWorktree(root, input.runId, settings, { records });
-  if (made.ok) return made;
+  const made = await makeRunWorktree(paths.root, input.runId, settings, {
+    records: worktreeRecordsDir(paths),
+    ...(binding !== undefined ? { binding, sessions: paths.sessionsDir } : {}),
+  });
+  if (made.ok) return { ...made, fresh: true };
   return { ok: false, refusal: { reason: made.reason, error: `raider ${input.entry.name}: ${made.error}` } };
+}
+
+/** A binding's worktree as one that ends with its run: settled (committed, removed) rather than gone on in. */
+function endedWorktree(wt: RunWorktree): RunWorktree {
+  const { binding: _binding, start: _start, ...ended } = wt;
+  return ended;
+}
+
+/** A binding's worktree as the binding keeps it: without the start of one run. */
+function definedWorktree(wt: RunWorktree): RunWorktree {
+  const { start: _start, ...kept } = wt;
+  return kept;
 }
 
 /** An agent's `acp.env`, each `${VAR}` expanded from the hall's environment; a variable that is not set fails the run. */

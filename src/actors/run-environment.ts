@@ -4,6 +4,7 @@ import type { EventsFileMaker } from '../adapters/storage/events-file-maker.js';
 import type { HallPaths } from '../ports/hall-paths.js';
 import type { ProviderStoreView } from '../domain/refusal.js';
 import type { PermissionChannels } from './permission-channels.js';
+import type { BindingWorktrees } from '../adapters/storage/binding-worktrees.js';
 
 /** How to start the raider executable: `command prefixArgs... raiderArgs...`. */
 export interface RaiderCommand {
@@ -30,6 +31,8 @@ export interface RunEnvironment {
   permissionChannels: PermissionChannels;
   /** Creates each run's events file (from a spare made ahead of time). */
   eventsFiles: EventsFileMaker;
+  /** The worktree each binding goes on in (docs/worktrees.md). */
+  bindingWorktrees: BindingWorktrees;
   /** Diagnostics for the hall's own log. */
   warn: (message: string) => void;
 }

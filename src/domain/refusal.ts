@@ -11,10 +11,9 @@ export type RefusalReason =
   | 'provider_with_engine'
   | 'provider_not_stored'
   | 'provider_config'
-  // A worktree raider's run (docs/worktrees.md): no repository, no commit to start from, a bound run.
+  // A worktree raider's run (docs/worktrees.md): no repository, no commit to start from.
   | 'not_a_git_repo'
-  | 'no_base'
-  | 'worktree_binding';
+  | 'no_base';
 
 export interface Refusal {
   reason: RefusalReason;

@@ -135,13 +135,15 @@ export const RaiderDone = event(
     branch: z
       .string()
       .optional()
-      .describe('Its branch, `raider/RUN_ID`; deleted when the run changed nothing (`commits` 0, `changed` empty).'),
+      .describe(
+        "Its branch, `raider/RUN_ID` (a binding's: `raider/BINDING/RUN_ID`); deleted when the run changed nothing (`commits` 0, `changed` empty) and no binding goes on in it.",
+      ),
     base: z.string().optional().describe('The commit its branch started from, in full.'),
     commits: z
       .number()
       .int()
       .optional()
-      .describe("The commits the raider made on its branch (the hall's work-in-progress commit not counted)."),
+      .describe("The commits the raider made on its branch in this run (the hall's work-in-progress commit not counted)."),
     changed: z.array(z.string()).optional().describe("Files changed against `base`, committed or not, relative to the repository's top."),
     wip_commit: z
       .boolean()
@@ -151,7 +153,7 @@ export const RaiderDone = event(
       .boolean()
       .optional()
       .describe(
-        'True when the worktree is still on disk (`keep: always`, a commit the hall could not make, a copied file the run changed).',
+        "True when the worktree is still on disk (`keep: always`, a commit the hall could not make, a copied file the run changed, or the run's binding goes on in it).",
       ),
   },
   'A run ended (or was found ended when the hall started); it may come twice after a crash of the hall.',

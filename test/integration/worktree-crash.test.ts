@@ -161,4 +161,23 @@ describe('a starting hall reconciles the worktrees it made', () => {
     expect(fs.readdirSync(path.join(root, '.raider-hall', 'state', 'worktrees'))).toEqual([]);
     second.kill('SIGTERM');
   });
+
+  it('a binding reset while its worktree waits: the next start settles it, its change committed to its branch', async () => {
+    const root = repoRoot();
+    const socket = path.join(root, '.raider-hall.socket');
+    const first = await start(root, {});
+    const tap = await tapEvents(socket, 'raider.');
+    const run = await request(socket, { cmd: 'spawn', name: '1bjorn', mission: 'write draft.txt unfinished' });
+    const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id);
+    tap.close();
+    expect(done).toMatchObject({ worktree_kept: true, changed: ['draft.txt'] });
+    await request(socket, { cmd: 'session_reset', binding: 'slot:1bjorn' });
+    await crash(first);
+
+    await start(root, {});
+    const branch = `raider/slot-1bjorn/${run.id}`;
+    expect(fs.existsSync(done.worktree as string)).toBe(false);
+    expect(git(root, 'show', `${branch}:draft.txt`)).toBe('unfinished\n');
+    expect(git(root, 'log', '-1', '--format=%s', branch)).toBe(`work in progress left by run ${run.id}\n`);
+  });
 });

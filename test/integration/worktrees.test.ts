@@ -273,11 +273,82 @@ describe('worktree raiders', () => {
     expect(fs.existsSync(path.join(root, '.raider-hall', 'worktrees'))).toBe(false);
   });
 
-  it('a bound run of a worktree raider is refused (worktree_binding), not run in the root', async () => {
+  it("a binding goes on in one worktree and branch: its next run sees the last one's commits and files, across a restart", async () => {
+    const root = repoRoot();
+    const config = 'raiders: { bjorn: { worktree: true } }\n';
+    hall = await startTestHall({ root, config });
+    const before = checkout(root);
+    const first = await spawnAll(hall, [{ name: '1bjorn', mission: 'commit notes.txt first' }]);
+    const id = first.replies[0]?.id as string;
+    const worktree = path.join(root, '.raider-hall', 'worktrees', id);
+    const branch = `raider/slot-1bjorn/${id}`;
+    expect(first.done[0]).toMatchObject({
+      status: 'completed',
+      response: worktree,
+      worktree,
+      branch,
+      base: before.head.trim(),
+      commits: 1,
+      changed: ['notes.txt'],
+      wip_commit: false,
+      worktree_kept: true,
+    });
+    const second = await spawnAll(hall, [{ name: '1bjorn', mission: 'write draft.txt not yet committed' }]);
+    expect(second.done[0]).toMatchObject({
+      response: worktree,
+      branch,
+      commits: 0,
+      changed: ['draft.txt', 'notes.txt'],
+      wip_commit: false,
+      worktree_kept: true,
+    });
+
+    // Across a restart: the binding's session and its worktree are the same.
+    await hall.stop();
+    hall = await startTestHall({ root, config });
+    const third = await spawnAll(hall, [{ name: '1bjorn', mission: 'commit more.txt third' }]);
+    expect(third.done[0]).toMatchObject({ response: worktree, branch, commits: 1, changed: ['draft.txt', 'more.txt', 'notes.txt'] });
+    expect(git(root, 'log', '--format=%s', `trunk..${branch}`)).toBe('fake raider wrote more.txt\nfake raider wrote notes.txt\n');
+    expect(fs.readFileSync(path.join(worktree, 'draft.txt'), 'utf8')).toBe('not yet committed\n');
+    expect(git(worktree, 'status', '--porcelain')).toBe('?? draft.txt\n');
+    // The session journal goes on too, kept in the hall root where the hall reads it.
+    const journal = await spawnAll(hall, [{ name: '1bjorn', mission: 'journal again' }]);
+    expect(JSON.parse(journal.done[0]?.response as string)).toEqual([`again@${worktree}`]);
+    const session = journal.done[0]?.session as string;
+    expect(fs.readFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), 'utf8')).toContain('again');
+
+    // A plain run starts from the base, not from the binding's branch.
+    const plain = await spawnAll(hall, [{ name: 'bjorn', mission: 'answer plain' }]);
+    expect(plain.done[0]).toMatchObject({ base: before.head.trim(), branch: `raider/${plain.replies[0]?.id}`, changed: [] });
+    expect(checkout(root)).toEqual(before);
+  });
+
+  it('session reset starts a fresh branch next time; the old one keeps its change in a work-in-progress commit', async () => {
     const root = repoRoot();
     hall = await startTestHall({ root, config: 'raiders: { bjorn: { worktree: true } }\n' });
-    const reply = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'write oops.txt in the root' });
-    expect(reply).toMatchObject({ status: 'refused', reason: 'worktree_binding' });
-    expect(fs.existsSync(path.join(root, 'oops.txt'))).toBe(false);
+    const before = checkout(root);
+    const first = await spawnAll(hall, [{ name: '1bjorn', mission: 'journal remember me' }]);
+    await spawnAll(hall, [{ name: '1bjorn', mission: 'write draft.txt left over' }]);
+    const id = first.replies[0]?.id as string;
+    const old = { worktree: path.join(root, '.raider-hall', 'worktrees', id), branch: `raider/slot-1bjorn/${id}` };
+    const session = first.done[0]?.session as string;
+    expect(await hall.request({ cmd: 'session_reset', binding: 'slot:1bjorn' })).toMatchObject({ reset: 1, session });
+
+    const next = await spawnAll(hall, [{ name: '1bjorn', mission: 'answer fresh' }]);
+    const nextId = next.replies[0]?.id as string;
+    expect(next.done[0]).toMatchObject({
+      worktree: path.join(root, '.raider-hall', 'worktrees', nextId),
+      branch: `raider/slot-1bjorn/${nextId}`,
+      base: before.head.trim(),
+      changed: [],
+    });
+    expect(next.done[0]?.session).not.toBe(session);
+    // The old worktree went; its branch holds the file it left, committed by the hall.
+    expect(fs.existsSync(old.worktree)).toBe(false);
+    expect(git(root, 'show', `${old.branch}:draft.txt`)).toBe('left over\n');
+    expect(git(root, 'log', '-1', '--format=%s', old.branch)).toBe(`work in progress left by run ${id}\n`);
+    // Its session's journal is the hall root's, and stays.
+    expect(fs.readFileSync(path.join(root, '.raider', 'sessions', `${session}.jsonl`), 'utf8')).toContain('remember me');
+    expect(checkout(root)).toEqual(before);
   });
 });
