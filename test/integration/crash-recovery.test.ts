@@ -2,10 +2,10 @@
  * kill -9 of the hall at any moment loses no accepted mission and runs none
  * twice.
  */
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { crash, useCrashedHalls } from '../support/crashed-halls.js';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
 import { prng } from '../support/prng.js';
@@ -15,43 +15,21 @@ import { eventually, REPO, request, spawnHallProcess, tapEvents, tempRoot, type 
 /** A raider in sh that records its mission's label: hundreds of runs, each without a Node start-up. */
 const RECORD_RAIDER = path.join(REPO, 'test', 'fixtures', 'record-raider.sh');
 
-let halls: ChildProcess[] = [];
-/** Raiders that outlive their hall on purpose; whatever a failed test leaves of them goes. */
-let raiders: number[] = [];
-afterEach(() => {
-  for (const h of halls) h.kill('SIGKILL');
-  halls = [];
-  for (const pid of raiders) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-  raiders = [];
-});
-
-async function crash(hall: ChildProcess): Promise<void> {
-  if (hall.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    hall.once('exit', () => resolve());
-    hall.kill('SIGKILL');
-  });
-}
+const processes = useCrashedHalls();
 
 describe('crash recovery', () => {
   it('adopts a raider that outlived the hall and reports a run that ended while it was down', async () => {
     const root = tempRoot();
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
     const first = await spawnHallProcess(root);
-    halls.push(first);
+    processes.hall(first);
     const release = path.join(root, 'release');
     const long = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
-    raiders.push(long.pid);
+    processes.raider(long.pid);
     // It runs until the test says (after the crash), so the next mission of its numbered slot queues.
     const releaseShort = path.join(root, 'release-short');
     const short = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: `until ${releaseShort}` });
-    raiders.push(short.pid);
+    processes.raider(short.pid);
     const queued = await request(path.join(root, '.raider-hall.socket'), { cmd: 'spawn', name: '1bjorn', mission: 'answer after' });
     expect(queued).toMatchObject({ queued: 1 });
     const forkServer = parentOf(long.pid);
@@ -71,7 +49,7 @@ describe('crash recovery', () => {
     await eventually(() => expect(fs.readFileSync(short.events_path, 'utf8')).toContain('run.finished'));
 
     const second = await spawnHallProcess(root);
-    halls.push(second);
+    processes.hall(second);
     const socket = path.join(root, '.raider-hall.socket');
     const tap = await tapEvents(socket, 'raider.');
     const ps = await request(socket, { cmd: 'ps' });
@@ -112,14 +90,14 @@ describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => 
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
     const env = await backend.env();
     const first = await spawnHallProcess(root, env);
-    halls.push(first);
+    processes.hall(first);
     const socket = path.join(root, '.raider-hall.socket');
     const run = await request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'deaf 60' });
-    raiders.push(run.pid);
+    processes.raider(run.pid);
     await crash(first);
     process.kill(-run.pid, 'SIGKILL');
     const second = await spawnHallProcess(root, env);
-    halls.push(second);
+    processes.hall(second);
     const logs = await request(socket, { cmd: 'logs', id: run.id });
     expect(logs.log).toContain(`[hall] raider ${run.id} failed: the hall stopped while this run was going`);
     expect((await request(socket, { cmd: 'status' })).running).toBe(0);
@@ -144,7 +122,7 @@ describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => 
     let next = 0;
     for (let round = 0; round < 5 && next < 200; round++) {
       const hall = await spawnHallProcess(root, env);
-      halls.push(hall);
+      processes.hall(hall);
       const stopAt = Date.now() + 150 + random() * 500;
       while (next < 200 && Date.now() < stopAt) {
         const label = `m${next}`;
@@ -166,7 +144,7 @@ describe.each(BACKENDS)('crash recovery with the state on %s', (backendName) => 
       await crash(hall);
     }
     const last = await spawnHallProcess(root, env);
-    halls.push(last);
+    processes.hall(last);
     while (next < 200) {
       const target = targets[next % targets.length]!;
       await request(socket, {

@@ -8,38 +8,16 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { crash, useCrashedHalls } from '../support/crashed-halls.js';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
 import { eventually, type Json, request, spawnHallProcess, tapEvents, tempRoot } from '../support/hall-client.js';
 
-let halls: ChildProcess[] = [];
-/** Raiders that outlive their hall on purpose; whatever a failed test leaves of them goes. */
-let raiders: number[] = [];
-afterEach(() => {
-  for (const h of halls) h.kill('SIGKILL');
-  halls = [];
-  for (const pid of raiders) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-  raiders = [];
-});
+const processes = useCrashedHalls();
 
-async function crash(hall: ChildProcess): Promise<void> {
-  if (hall.exitCode !== null) return;
-  await new Promise<void>((resolve) => {
-    hall.once('exit', () => resolve());
-    hall.kill('SIGKILL');
-  });
-}
-
+/** A hall process on the root, killed after the test if it still runs. */
 async function start(root: string, env: Record<string, string>): Promise<ChildProcess> {
-  const hall = await spawnHallProcess(root, env);
-  halls.push(hall);
-  return hall;
+  return processes.hall(await spawnHallProcess(root, env));
 }
 
 function git(cwd: string, ...args: string[]): string {
@@ -68,7 +46,7 @@ describe.each(BACKENDS)('a worktree run across a kill -9 of its hall, the state 
     const socket = path.join(root, '.raider-hall.socket');
     const first = await start(root, env);
     const run = await request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'write notes.txt left behind' });
-    raiders.push(run.pid);
+    processes.raider(run.pid);
     const worktree = path.join(root, '.raider-hall', 'worktrees', run.id);
     await eventually(() => expect(fs.readFileSync(path.join(worktree, 'notes.txt'), 'utf8')).toBe('left behind\n'));
     await crash(first);
@@ -100,7 +78,7 @@ describe.each(BACKENDS)('a worktree run across a kill -9 of its hall, the state 
     const socket = path.join(root, '.raider-hall.socket');
     const first = await start(root, env);
     const run = await request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'write notes.txt done alone' });
-    raiders.push(run.pid);
+    processes.raider(run.pid);
     const worktree = path.join(root, '.raider-hall', 'worktrees', run.id);
     await eventually(() => expect(fs.existsSync(path.join(worktree, 'notes.txt'))).toBe(true));
     await crash(first);
