@@ -94,6 +94,29 @@ describe.each(BACKENDS)('a worktree run across a kill -9 of its hall, the state 
     expect(git(root, 'log', '-1', '--format=%s', `raider/${run.id}`)).toBe(`work in progress left by run ${run.id}\n`);
     expect(fs.existsSync(worktree)).toBe(false);
   });
+  it("a binding's run adopted after the kill goes on in the binding's worktree, and so does the binding's next run", async () => {
+    const root = repoRoot();
+    const gate = path.join(tempRoot(), 'gate');
+    const env = { ...(await backend.env()), FAKE_RAIDER_GATE: gate };
+    const socket = path.join(root, '.raider-hall.socket');
+    const first = await start(root, env);
+    const run = await request(socket, { cmd: 'spawn', name: '1bjorn', mission: 'commit notes.txt before the kill' });
+    processes.raider(run.pid);
+    const worktree = path.join(root, '.raider-hall', 'worktrees', run.id);
+    const branch = `raider/slot-1bjorn/${run.id}`;
+    await eventually(() => expect(git(root, 'log', '--format=%s', `trunk..${branch}`)).toBe('fake raider wrote notes.txt\n'));
+    await crash(first);
+
+    await start(root, env);
+    const tap = await tapEvents(socket, 'raider.');
+    fs.writeFileSync(gate, '');
+    const adopted = await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id);
+    expect(adopted).toMatchObject({ worktree, branch, commits: 1, changed: ['notes.txt'], wip_commit: false, worktree_kept: true });
+    const next = await request(socket, { cmd: 'spawn', name: '1bjorn', mission: 'write draft.txt after the kill' });
+    const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === next.id);
+    tap.close();
+    expect(done).toMatchObject({ response: worktree, branch, commits: 0, changed: ['draft.txt', 'notes.txt'], worktree_kept: true });
+  });
 });
 
 describe('a starting hall reconciles the worktrees it made', () => {
