@@ -1,6 +1,7 @@
 /**
  * A run's git worktree (docs/worktrees.md): made before the raider starts,
- * settled once it has ended. Every git command is a child process, never a
+ * settled once it has ended (a binding's stays for its next run), finished
+ * at a hall's start when a killed hall left it. Every git command is a child process, never a
  * synchronous one: the hall's event loop keeps answering meanwhile. The
  * root's own checkout, branch and index are never written: new branches are
  * made by `git worktree add -b`, commits happen inside the run's worktree.
@@ -168,7 +169,8 @@ function linkSessions(wt: RunWorktree, sessions: string): void {
  * uncommitted go into a work-in-progress commit on the run's branch (copied
  * files excepted), a branch without changes is deleted, and the worktree is
  * removed unless `keep: always`. A change is never thrown away: when the
- * commit fails, or the run changed a copied file, the worktree stays.
+ * commit fails, or the run changed a copied file, the worktree stays. The
+ * hall's record of the worktree goes once it is settled.
  */
 export async function settleRunWorktree(wt: RunWorktree): Promise<WorktreeResult> {
   const commits = Number((await gitOrThrow(wt.path, ['rev-list', '--count', `${wt.base}..HEAD`])).trim());
