@@ -31,6 +31,8 @@ import type { CommandHandlers } from '../../protocol/command-service.js';
 import { RunHistory } from './run-history.js';
 import { OpenQuestions } from './tree-view.js';
 import { QueueDepthSamples } from './chart-data.js';
+import { QueueWaits } from './queue-waits.js';
+import { RunUsages } from './run-usage.js';
 import { errorMessage } from '../../domain/error-message.js';
 
 const NOT_LOGGED_IN = 'not logged in: open the URL that `raider hall dashboard` prints';
@@ -88,7 +90,12 @@ class DashboardAdapter implements HallAdapter {
       actorStreams: new ActorStreams(services.actors),
       questions,
       openQuestions: new OpenQuestions(services.bus),
-      samples: new QueueDepthSamples(services.paths.root, services.bus, services.queries, services.log),
+      charts: {
+        samples: new QueueDepthSamples(services.paths.root, services.bus, services.queries, services.log),
+        waits: new QueueWaits(services.paths.root, services.bus, services.log),
+        usages: new RunUsages(),
+        paths: services.paths,
+      },
     };
     if (questions) this.commands = socketAnswer(questions);
     this.server = http.createServer((req, res) => {
@@ -140,7 +147,8 @@ class DashboardAdapter implements HallAdapter {
     this.deps.actorStreams.closeAll();
     this.deps.ring.close();
     this.deps.openQuestions.close();
-    this.deps.samples.close();
+    this.deps.charts.samples.close();
+    this.deps.charts.waits.close();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;

@@ -16,7 +16,7 @@ import { runFilterSchema, type ClusterRuns, type RunHistory } from './run-histor
 import { clusterReply, remoteRunRows } from './cluster-view.js';
 import { listSessions, readJournal } from './session-views.js';
 import { hallTree, type OpenQuestions } from './tree-view.js';
-import { chartData, chartQuerySchema, type QueueDepthSamples } from './chart-data.js';
+import { chartData, chartQuerySchema, type ChartSources } from './chart-data.js';
 import type { ActorStreams } from './actor-stream.js';
 
 const spawnBodySchema = z.object({ name: z.string(), mission: z.string() });
@@ -37,7 +37,8 @@ export interface DashboardApiDeps {
   questions: QuestionFaces | null;
   /** The open questions the live tree shows, from the bus. */
   openQuestions: OpenQuestions;
-  samples: QueueDepthSamples;
+  /** The charts' figures beyond the run history. */
+  charts: ChartSources;
 }
 
 function issues(error: z.ZodError): string {
@@ -136,7 +137,7 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
   if (url.pathname === '/api/charts') {
     const query = chartQuerySchema.safeParse(Object.fromEntries(url.searchParams));
     if (!query.success) sendJson(res, 400, { error: issues(query.error) });
-    else sendJson(res, 200, chartData(history, deps.samples, query.data.minutes));
+    else sendJson(res, 200, chartData(history, deps.charts, query.data));
     return true;
   }
   if (url.pathname === '/api/tree') {
