@@ -9,6 +9,7 @@ import { QuestionsRegion } from './questions.js';
 import { WaitingList } from './waiting.js';
 import { connectEvents, getJson, live, postJson, reportFailure, takeFirstData, useEvery, useJsonFollowing, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
+import { Conversation } from './conversation.js';
 import { clockTime, preciseTime } from './format.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
@@ -304,21 +305,6 @@ function RunsPage({ readOnly, cluster }) {
 
 // ------------------------------------------------------------ a run's page
 
-function outputLine(event) {
-  switch (event.type) {
-    case 'message':
-      return text(event.content);
-    case 'tool.call':
-      return `→ ${text(event.name)} ${text(event.arguments)}`;
-    case 'tool.result':
-      return `← ${text(event.name)} ${event.ok === false ? 'failed' : 'ok'}: ${text(event.content ?? event.text)}`;
-    case 'run.finished':
-      return `${text(event.status)}: ${text(event.status === 'completed' ? event.response : event.error)}`;
-    default:
-      return null;
-  }
-}
-
 function RunPage({ id, readOnly }) {
   const [detail, lookAgain] = useJsonFollowing(`/api/runs/${encodeURIComponent(id)}`, (e) => e.id === id);
   const running = detail?.run?.status === 'running';
@@ -333,7 +319,6 @@ function RunPage({ id, readOnly }) {
   }, [running]);
   if (detail === null) return html`<main><p>Loading ${id}…</p></main>`;
   if (detail.error !== undefined) return html`<main><p role="alert">${text(detail.error)}</p><a href="#/">All runs</a></main>`;
-  const output = detail.events.map(outputLine).filter((line) => line !== null);
   // The run's lines of its slot log: a raider that fails before its first event says why only there.
   const log = detail.log ?? [];
   const act = (verb) => () =>
@@ -346,7 +331,6 @@ function RunPage({ id, readOnly }) {
     <dl>
       <dt>Raider</dt><dd>${detail.run.slot}</dd>
       <dt>Status</dt><dd class=${`status ${detail.run.status}`}>${detail.run.status}</dd>
-      <dt>Mission</dt><dd class="mission">${text(detail.run.mission ?? '(not known: the run ended before this hall started)')}</dd>
       <dt>Started</dt><dd>${preciseTime(detail.run.started_at)}</dd>
       ${detail.run.ended_at !== undefined ? html`<dt>Ended</dt><dd>${preciseTime(detail.run.ended_at)}</dd><dt>Duration</dt><dd>${detail.run.duration.toFixed(3)} s</dd>` : null}
       ${detail.run.error !== undefined ? html`<dt>Error</dt><dd>${text(detail.run.error)}</dd>` : null}
@@ -362,7 +346,8 @@ function RunPage({ id, readOnly }) {
         ? html`<section aria-label="Run statechart"><h3>Statechart <${StatechartLink} id=${`run:${id}`} /></h3><${ActorChart} id=${`run:${id}`} kind="run" /></section>`
         : null
     }
-    <section aria-label="Output"><h3>Output</h3>${output.map((line) => html`<pre>${line}</pre>`)}
+    <section aria-label="Output"><h3>Output</h3>
+      <${Conversation} detail=${detail} />
       ${log.length > 0 ? html`<h4>Slot log</h4><pre class="log">${log.join('\n')}</pre>` : null}
     </section>
     <${Timeline} detail=${detail} />
