@@ -1,5 +1,6 @@
 // Charts (uPlot, served by the hall): runs per minute by outcome, durations
-// per raider (median and p90), queue depth over time. The figures come from
+// per raider (median and p90), queue depth over time, runs by outcome, queue
+// wait per slot (median and p90), and tokens and cost per raider per day. The figures come from
 // /api/charts (the events files and the queue samples, so a restart keeps
 // them); the bus only says when to look again, at most every LOOK_AGAIN_MS,
 // and uPlot draws on a canvas once per change, never once per event.
@@ -86,10 +87,10 @@ function runsPerMinute(uPlot, data, width) {
   };
 }
 
-function durations(uPlot, data, width) {
-  const rows = data.durations;
+/** Median and p90 bars per name: `rows` of {median, p90} and the name of each under `key`. */
+function spreadBars(uPlot, rows, key, width) {
   const axis = nameAxis(
-    rows.map((d) => d.raider),
+    rows.map((d) => d[key]),
     width - Y_AXIS_PX,
   );
   return {
@@ -117,6 +118,59 @@ function durations(uPlot, data, width) {
     },
     columns: [rows.map((_d, i) => i), rows.map((d) => d.median), rows.map((d) => d.p90)],
   };
+}
+
+const durations = (uPlot, data, width) => spreadBars(uPlot, data.durations, 'raider', width);
+const queueWait = (uPlot, data, width) => spreadBars(uPlot, data.queue_wait, 'slot', width);
+
+/** Runs that ended in the window, one bar per outcome. */
+function outcomeBars(uPlot, data, width) {
+  return {
+    opts: {
+      width,
+      height: HEIGHT,
+      scales: { x: { time: false, range: [-0.5, OUTCOMES.length - 0.5] }, y: fromZero },
+      series: [{}, { label: 'runs', stroke: '#2f6b9f', fill: '#2f6b9f55', paths: uPlot.paths.bars({ size: [0.6, 80] }) }],
+      axes: [{ values: (_u, splits) => splits.map((i) => OUTCOMES[i] ?? ''), splits: () => OUTCOMES.map((_o, i) => i) }, { label: 'runs' }],
+    },
+    columns: [OUTCOMES.map((_o, i) => i), OUTCOMES.map((o) => data.outcomes[o])],
+  };
+}
+
+/** Tokens per day, one series per raider that reported usage. */
+function tokensPerDay(uPlot, data, width) {
+  const days = [...new Set(data.usage.map((u) => u.day))];
+  const raiders = [...new Set(data.usage.filter((u) => u.reported > 0).map((u) => u.raider))];
+  const shown = raiders.length > 0 ? raiders : [''];
+  const palette = ['#2f6b9f', '#a0522d', '#2f8f2f', '#6a4fb0', '#b07a10', '#7a7a7a'];
+  const n = shown.length;
+  return {
+    opts: {
+      width,
+      height: HEIGHT,
+      scales: { x: { time: false, range: [-0.5, Math.max(0.5, days.length - 0.5)] }, y: fromZero },
+      series: [
+        {},
+        ...shown.map((raider, i) => ({
+          label: raider || 'tokens',
+          stroke: palette[i % palette.length],
+          fill: `${palette[i % palette.length]}55`,
+          paths: uPlot.paths.bars({ size: [0.8 / n, 60], align: n === 1 ? 0 : i < n / 2 ? -1 : 1 }),
+        })),
+      ],
+      axes: [{ values: (_u, splits) => splits.map((i) => days[i] ?? ''), splits: () => days.map((_d, i) => i) }, { label: 'tokens' }],
+    },
+    columns: [
+      days.map((_d, i) => i),
+      ...shown.map((raider) => days.map((day) => data.usage.find((u) => u.day === day && u.raider === raider)?.tokens ?? 0)),
+    ],
+  };
+}
+
+/** A currency map as text: `0.0123 USD, 1.5 EUR`. */
+function costText(cost) {
+  const parts = Object.entries(cost).map(([currency, amount]) => `${amount.toFixed(4)} ${currency}`);
+  return parts.length > 0 ? parts.join(', ') : '—';
 }
 
 function queueDepth(uPlot, data, width) {
@@ -177,6 +231,24 @@ export function ChartsPage() {
         <tbody>${data.durations.map((d) => html`<tr key=${d.raider}><td>${d.raider}</td><td>${d.runs}</td><td>${d.median.toFixed(2)} s</td><td>${d.p90.toFixed(2)} s</td></tr>`)}</tbody>
       </table>
       <${Chart} label="Queue depth" make=${queueDepth} data=${data} />
+      <${Chart} label="Runs by outcome" make=${outcomeBars} data=${data} />
+      <table aria-label="Outcomes">
+        <thead><tr>${OUTCOMES.map((o) => html`<th>${o}</th>`)}</tr></thead>
+        <tbody><tr>${OUTCOMES.map((o) => html`<td>${data.outcomes[o]}</td>`)}</tr></tbody>
+      </table>
+      <${Chart} label="Queue wait per slot" make=${queueWait} data=${data} />
+      <table aria-label="Queue wait">
+        <caption>From a mission's raider.queued to its run's raider.spawned; missions that started at once are not counted.</caption>
+        <thead><tr><th>Slot</th><th>Runs that waited</th><th>Median</th><th>p90</th></tr></thead>
+        <tbody>${data.queue_wait.map((w) => html`<tr key=${w.slot}><td>${w.slot}</td><td>${w.runs}</td><td>${w.median.toFixed(2)} s</td><td>${w.p90.toFixed(2)} s</td></tr>`)}</tbody>
+      </table>
+      <h2>Usage, the last ${data.days} days</h2>
+      <${Chart} label="Tokens per day" make=${tokensPerDay} data=${data} />
+      <table aria-label="Usage per day">
+        <caption>Per UTC day and raider: the context each run used at its end, summed, and its cost, as the agents report them.</caption>
+        <thead><tr><th>Day</th><th>Raider</th><th>Runs</th><th>Reported usage</th><th>Tokens</th><th>Cost</th></tr></thead>
+        <tbody>${data.usage.map((u) => html`<tr key=${`${u.day} ${u.raider}`}><td>${u.day}</td><td>${u.raider}</td><td>${u.runs}</td><td>${u.reported}</td><td>${u.tokens}</td><td>${costText(u.cost)}</td></tr>`)}</tbody>
+      </table>
     </section>
   </main>`;
 }
