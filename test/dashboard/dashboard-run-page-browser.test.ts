@@ -20,7 +20,7 @@ if (skipBrowserTests !== null) console.warn(`dashboard run page browser tests sk
 
 const CONFIG = 'cancel_grace: 0.3\nraiders: { ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
-/** A listing, an edit of notes.txt, a shell command nobody can allow (refused by the policy), the answer. */
+/** A listing, an edit of notes.txt, a shell command the person is asked about, the answer. */
 const SCRIPT = `replies:
   - steps:
       - tool: list_dir
@@ -45,7 +45,9 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     fs.writeFileSync(path.join(root, 'notes.txt'), 'old line\n');
     const scriptedHall = await startTestHall({
       root,
-      config: 'raiders:\n  bjorn: { engine: scripted, permission_mode: acceptEdits }\ndashboard: { listen: "127.0.0.1:0" }\n',
+      config:
+        'permission_timeout: 60\nraiders:\n  bjorn: { engine: scripted, permission_mode: acceptEdits }\n' +
+        'dashboard: { listen: "127.0.0.1:0", questions: true }\n',
       adapters: [dashboardAdapter],
       env: { RAIDER_HALL_RAIDER_BIN: undefined },
     });
@@ -71,12 +73,19 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     }
   }
 
-  it('shows the run as a conversation: mission, tool calls with input and result, an edit as a diff, a permission, the answer, the end', async () => {
+  it('shows the run as a conversation, live: mission, tool calls with input and result, an edit as a diff, a question and its answer, the end', async () => {
     const mission = 'look <b id="bold">around</b>';
-    const done = await runToEnd(scripted.hall, 'bjorn', mission);
-    expect(done.status).toBe('completed');
-    const page = await loggedIn(`#/runs/${done.id}`, scripted.board);
+    const run = await scripted.hall.request({ cmd: 'spawn', name: 'bjorn', mission });
+    const page = await loggedIn(`#/runs/${run.id}`, scripted.board);
     const talk = page.getByRole('region', { name: 'Conversation' });
+    // The run waits for the person: the page shows what it did so far, and the question.
+    await talk.getByRole('article', { name: 'Tool call edit_file' }).waitFor();
+    await talk
+      .getByRole('status')
+      .getByText(/Running/)
+      .waitFor();
+    const question = page.getByRole('region', { name: 'Questions' }).locator('article').filter({ hasText: run.id });
+    await question.getByRole('button', { name: 'Allow once' }).click();
     await talk.getByRole('article', { name: 'End' }).getByText('completed').waitFor();
     const parts = await talk.getByRole('article').evaluateAll((all) => all.map((a) => a.getAttribute('aria-label')));
     expect(parts).toEqual([
@@ -96,18 +105,55 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     await listing.getByText('succeeded').waitFor();
     const diff = talk.getByRole('article', { name: 'Tool call edit_file' }).getByLabel('Diff');
     expect((await diff.textContent())?.split('\n')).toEqual(['--- notes.txt', '+++ notes.txt', '-old line', '+new line', '']);
-    const permission = talk.getByRole('article', { name: 'Permission bash' });
-    expect(await permission.textContent()).toMatch(/refused/);
-    await talk.getByRole('article', { name: 'Tool call bash' }).getByText('failed').waitFor();
+    // The question is shown in the call it is about.
+    const permission = talk.getByRole('article', { name: 'Tool call bash' }).getByRole('article', { name: 'Permission bash' });
+    await permission.getByRole('heading', { name: /Asked: may it run bash/ }).waitFor();
+    expect(await permission.textContent()).toMatch(/allowed once/);
+    const shell = talk.getByRole('article', { name: 'Tool call bash' });
+    await shell.getByText('succeeded').waitFor();
+    expect(await shell.getByLabel('Result').textContent()).toContain('hi');
     await talk.getByRole('article', { name: 'Agent message' }).getByText(`I looked: ${mission}`).waitFor();
+    await talk.getByRole('status').waitFor({ state: 'detached' });
   });
 
-  it('draws a cancelled run\'s escalation in its conversation: SIGINT at t, SIGTERM a grace later, SIGKILL, then the end', async () => {
+  it("shows an agent's plan, thought, streamed message and usage, and counts its tokens and cost on the charts", async () => {
+    const done = await runToEnd(hall, 'ivar', 'report 1234 0.25');
+    const page = await loggedIn(`#/runs/${done.id}`);
+    const talk = page.getByRole('region', { name: 'Conversation' });
+    await talk.getByRole('article', { name: 'End' }).waitFor();
+    const parts = await talk.getByRole('article').evaluateAll((all) => all.map((a) => a.getAttribute('aria-label')));
+    expect(parts).toEqual(['Mission', 'Plan', 'Agent thought', 'Agent message', 'Usage', 'Plan', 'End']);
+    // The two chunks are one message, and the final message that repeats them is not shown again.
+    await talk.getByRole('article', { name: 'Agent message' }).getByText('reported', { exact: true }).waitFor();
+    expect(await talk.getByRole('article', { name: 'Usage' }).textContent()).toMatch(/1234 of 200000 tokens.*0\.2500 USD/);
+    const plan = talk.getByRole('article', { name: 'Plan' }).last().getByRole('listitem');
+    expect(await plan.allTextContents()).toEqual([
+      expect.stringMatching(/read the notes \(completed, high\)/),
+      expect.stringMatching(/write the summary \(pending, medium\)/),
+    ]);
+
+    await runToEnd(hall, 'ivar', 'report 1000');
+    const charts = await loggedIn('#/charts');
+    const row = charts
+      .getByRole('table', { name: 'Usage per day' })
+      .getByRole('row')
+      .filter({ has: charts.getByRole('cell', { name: 'ivar', exact: true }) });
+    const cells = await row.getByRole('cell').allTextContents();
+    expect(cells[0]).toBe(new Date().toISOString().slice(0, 10));
+    expect(Number(cells[3])).toBe(2);
+    expect(Number(cells[4])).toBe(2234);
+    expect(cells[5]).toBe('0.2500 USD');
+  });
+
+  it("draws a cancelled run's escalation in its conversation: SIGINT at t, SIGTERM a grace later, SIGKILL, then the end", async () => {
     const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'deaf 30' });
     await runStarted(run.events_path);
     const page = await loggedIn(`#/runs/${run.id}`);
     const talk = page.getByRole('region', { name: 'Conversation' });
-    await talk.getByRole('status').getByText(/Running/).waitFor();
+    await talk
+      .getByRole('status')
+      .getByText(/Running/)
+      .waitFor();
     await page.getByRole('button', { name: `Cancel ${run.id}` }).click();
     await talk.getByRole('article', { name: 'End' }).getByText('failed').waitFor();
     const escalation = talk.getByRole('article', { name: 'Cancel escalation' });
@@ -153,8 +199,6 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     expect(cells[1]).toBe('1');
     expect(Number.parseFloat(cells[2] ?? '')).toBeGreaterThan(0);
     expect(cells[3]).toBe(cells[2]);
-    const usage = charts.getByRole('table', { name: 'Usage per day' }).getByRole('row').filter({ hasText: 'ivar' });
-    expect((await usage.getByRole('cell').allTextContents())[0]).toMatch(/^\d{4}-\d\d-\d\d$/);
   });
 
   it('ran without script errors, CSP violations, failed loads or requests outside its origin', () => {

@@ -3,8 +3,9 @@
 // the mission, the agent's messages and thoughts, each tool call with its
 // result (and a file edit as a diff), the permission questions and how they
 // ended, plan updates, usage and cost, the cancel's escalation from the
-// hall's events, and the end. Each part is a list item holding an article
-// named for what it is, so a reader (and a test) finds each by its role.
+// hall's events, and the end. A permission about a call is shown in that
+// call. Each part is a list item holding an article named for what it is,
+// so a reader (and a test) finds each by its role.
 import { h } from 'preact';
 import htm from 'htm';
 import { preciseTime } from './format.js';
@@ -62,7 +63,7 @@ function diffOf(call, result) {
   return null;
 }
 
-function ToolCall({ call, result }) {
+function ToolCall({ call, result, permissions }) {
   const title = text(call.title ?? call.name);
   const diff = diffOf(call, result);
   const status = result === undefined ? 'running' : text(result.status ?? (result.ok === false ? 'failed' : 'succeeded'));
@@ -70,6 +71,7 @@ function ToolCall({ call, result }) {
   return html`<article aria-label=${`Tool call ${title}`} class="tool">
     <h4>${title} <span class="kind">${text(call.kind ?? call.name)}</span> <span class=${`status ${status === 'succeeded' ? 'completed' : status}`}>${status}</span></h4>
     <${Block} label="Input" value=${text(call.arguments)} />
+    ${permissions.map((e) => html`<${Permission} event=${e} />`)}
     ${diff !== null ? html`<div class="part"><span class="muted">Edit</span><${DiffLines} lines=${diff} /></div>` : null}
     ${diff !== null && output === text(diff.join('\n')) ? null : html`<${Block} label="Result" value=${output} />`}
     ${result?.truncated === true ? html`<p class="muted">Result cut at ${output.length} of ${text(result.size)} characters.</p>` : null}
@@ -158,7 +160,7 @@ export function conversationParts(events) {
         parts.push({ kind: 'message', text: text(e.content), time: e.time });
         break;
       case 'tool.call': {
-        const part = { kind: 'tool', call: e, result: undefined, time: e.time };
+        const part = { kind: 'tool', call: e, result: undefined, permissions: [], time: e.time };
         calls.set(e.call, part);
         parts.push(part);
         break;
@@ -166,10 +168,16 @@ export function conversationParts(events) {
       case 'tool.result': {
         const part = calls.get(e.call);
         if (part) part.result = e;
-        else parts.push({ kind: 'tool', call: e, result: e, time: e.time });
+        else parts.push({ kind: 'tool', call: e, result: e, permissions: [], time: e.time });
         break;
       }
-      case 'permission':
+      case 'permission': {
+        // A question about a call already shown belongs to it: the call waits on its answer.
+        const part = calls.get(e.call);
+        if (part) part.permissions.push(e);
+        else parts.push({ kind: 'permission', event: e, time: e.time });
+        break;
+      }
       case 'plan':
       case 'usage':
       case 'note':
@@ -192,7 +200,7 @@ function Part({ part }) {
     case 'thought':
       return html`<article aria-label="Agent thought" class="thought"><details><summary>Thought</summary><pre>${part.text}</pre></details></article>`;
     case 'tool':
-      return html`<${ToolCall} call=${part.call} result=${part.result} />`;
+      return html`<${ToolCall} call=${part.call} result=${part.result} permissions=${part.permissions} />`;
     case 'permission':
       return html`<${Permission} event=${part.event} />`;
     case 'plan':
