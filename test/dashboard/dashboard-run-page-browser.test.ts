@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
-import { eventually, runStarted, tempRoot, type Json } from '../support/hall-client.js';
+import { eventually, REPO, runStarted, tempRoot, type Json } from '../support/hall-client.js';
 import { startTestHall, type TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
@@ -18,6 +18,7 @@ import { boardOf, type Board } from './dashboard-support.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard run page browser tests skipped: ${skipBrowserTests}`);
 
+const ACP_AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const CONFIG = 'cancel_grace: 0.3\nraiders: { ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
 /** A listing, an edit of notes.txt, a shell command the person is asked about, the answer. */
@@ -47,6 +48,7 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
       root,
       config:
         'permission_timeout: 60\nraiders:\n  bjorn: { engine: scripted, permission_mode: acceptEdits }\n' +
+        `  astrid: { acp: { command: ${JSON.stringify(ACP_AGENT)} } }\n` +
         'dashboard: { listen: "127.0.0.1:0", questions: true }\n',
       adapters: [dashboardAdapter],
       env: { RAIDER_HALL_RAIDER_BIN: undefined },
@@ -114,6 +116,36 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     expect(await shell.getByLabel('Result').textContent()).toContain('hi');
     await talk.getByRole('article', { name: 'Agent message' }).getByText(`I looked: ${mission}`).waitFor();
     await talk.getByRole('status').waitFor({ state: 'detached' });
+  });
+
+  it("shows an ACP agent's run the same way: its streamed messages, a tool call with its title, kind, input and result, a question refused", async () => {
+    const done = await runToEnd(scripted.hall, 'astrid', 'tool');
+    expect(done.status).toBe('completed');
+    const page = await loggedIn(`#/runs/${done.id}`, scripted.board);
+    const talk = page.getByRole('region', { name: 'Conversation' });
+    await talk.getByRole('article', { name: 'End' }).getByText('completed').waitFor();
+    const parts = await talk.getByRole('article').evaluateAll((all) => all.map((a) => a.getAttribute('aria-label')));
+    expect(parts).toEqual(['Mission', 'Agent message', 'Tool call Read README.md', 'Agent message', 'End']);
+    const read = talk.getByRole('article', { name: 'Tool call Read README.md' });
+    expect(await read.getByRole('heading').textContent()).toMatch(/Read README\.md\s+read\s+succeeded/);
+    expect(await read.getByLabel('Input').textContent()).toContain('"path": "README.md"');
+    expect(await read.getByLabel('Result').textContent()).toBe('# the readme');
+    expect(await talk.getByRole('article', { name: 'Agent message' }).allTextContents()).toEqual([
+      expect.stringContaining('Let me read it.'),
+      expect.stringContaining('all read'),
+    ]);
+
+    const asking = await scripted.hall.request({ cmd: 'spawn', name: 'astrid', mission: 'ask' });
+    const live = await loggedIn(`#/runs/${asking.id}`, scripted.board);
+    const question = live.getByRole('region', { name: 'Questions' }).locator('article').filter({ hasText: asking.id });
+    await question.getByRole('button', { name: 'Refuse' }).click();
+    const liveTalk = live.getByRole('region', { name: 'Conversation' });
+    await liveTalk.getByRole('article', { name: 'End' }).getByText('completed').waitFor();
+    const call = liveTalk.getByRole('article', { name: 'Tool call rm -rf build' });
+    expect(await call.getByRole('article', { name: 'Permission rm -rf build' }).textContent()).toMatch(
+      /Asked: may it run rm -rf build\?refused/,
+    );
+    await liveTalk.getByRole('article', { name: 'Agent message' }).getByText('refused', { exact: true }).waitFor();
   });
 
   it("shows an agent's plan, thought, streamed message and usage, and counts its tokens and cost on the charts", async () => {
