@@ -46,9 +46,23 @@ function DiffLines({ lines }) {
   })}</pre>`;
 }
 
-/** The lines of an edit given as old and new text: the old lines removed, the new ones added. */
+/** The lines of an edit given as old and new text: the lines both share at the start and end as context, the rest removed and added. */
 function editLines(path, before, after) {
-  return [`--- ${path}`, `+++ ${path}`, ...before.split('\n').map((l) => `-${l}`), ...after.split('\n').map((l) => `+${l}`)];
+  const old = before.split('\n');
+  const now = after.split('\n');
+  let head = 0;
+  while (head < old.length && head < now.length && old[head] === now[head]) head++;
+  let tail = 0;
+  while (tail < old.length - head && tail < now.length - head && old[old.length - 1 - tail] === now[now.length - 1 - tail]) tail++;
+  const context = (lines) => lines.map((l) => ` ${l}`);
+  return [
+    `--- ${path}`,
+    `+++ ${path}`,
+    ...context(old.slice(0, head)),
+    ...old.slice(head, old.length - tail).map((l) => `-${l}`),
+    ...now.slice(head, now.length - tail).map((l) => `+${l}`),
+    ...context(old.slice(old.length - tail)),
+  ];
 }
 
 const UNIFIED = /^(--- |\+\+\+ |@@ )/m;
@@ -69,7 +83,7 @@ function ToolCall({ call, result, permissions }) {
   const status = result === undefined ? 'running' : text(result.status ?? (result.ok === false ? 'failed' : 'succeeded'));
   const output = result === undefined ? '' : text(result.content);
   return html`<article aria-label=${`Tool call ${title}`} class="tool">
-    <h4>${title} <span class="kind">${text(call.kind ?? call.name)}</span> <span class=${`status ${status === 'succeeded' ? 'completed' : status}`}>${status}</span></h4>
+    <h4>${title} ${call.kind !== undefined ? html`<span class="kind">${text(call.kind)}</span>` : null} <span class=${`status ${status === 'succeeded' ? 'completed' : status}`}>${status}</span></h4>
     <${Block} label="Input" value=${text(call.arguments)} />
     ${permissions.map((e) => html`<${Permission} event=${e} />`)}
     ${diff !== null ? html`<div class="part"><span class="muted">Edit</span><${DiffLines} lines=${diff} /></div>` : null}
