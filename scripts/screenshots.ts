@@ -2,7 +2,7 @@
  * `npm run screenshots`: starts a demo hall (the real raider with the
  * scripted engine: offline, no API key) with its dashboard, gives it some
  * work (runs that complete, fail, are cancelled, run, wait, and a session
- * with tool calls), and renders the dashboard's main pages with Chromium
+ * with tool calls and an edit), and renders the dashboard's main pages with Chromium
  * into docs/dashboard-*.png. Chromium: CHROMIUM_PATH or /usr/bin/chromium.
  * Names after `--` shoot those pages only (`npm run screenshots -- statechart`).
  */
@@ -23,7 +23,7 @@ const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].find((p) => p 
 const ONLY = new Set(process.argv.slice(2));
 
 const CONFIG = `raiders:
-  bjorn: { engine: scripted }
+  bjorn: { engine: scripted, permission_mode: acceptEdits }
 cancel_grace: 2
 dashboard: { listen: "127.0.0.1:0" }
 `;
@@ -35,6 +35,8 @@ const SCRIPT = `replies:
         arguments: { path: "." }
       - tool: read_file
         arguments: { path: "README.md" }
+      - tool: edit_file
+        arguments: { path: "README.md", old_string: "# Demo hall", new_string: "# Demo hall\\n\\nLooked at by bjorn." }
       - message: "I looked around: a README and a hall config. ({{mission}})"
   - match: "slow|long"
     steps:
@@ -79,8 +81,9 @@ async function main(): Promise<number> {
   };
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
   try {
-    // Some history: runs that completed and failed, one cancelled, a session with tool calls.
-    await spawn('2bjorn', 'look at the files');
+    // Some history: runs that completed and failed, one cancelled, a session with tool calls, missions that waited.
+    const looked = await spawn('2bjorn', 'look at the files');
+    for (const mission of ['tidy the shelf', 'sweep the hall', 'count the shields']) await spawn('3bjorn', mission);
     for (const mission of ['look at the files', 'write the weekly report', 'fail the flaky check', 'tidy the notes'])
       await spawn('bjorn', mission);
     const cancelled = await spawn('bjorn', 'a slow mission to cancel');
@@ -118,9 +121,16 @@ async function main(): Promise<number> {
     await shot('runs', '#/', (p) => p.getByRole('table', { name: 'Runs' }).getByRole('cell', { name: 'cancelled', exact: true }).waitFor());
     await shot('run', `#/runs/${'id' in cancelled ? String(cancelled.id) : ''}`, (p) =>
       p
-        .getByRole('region', { name: 'Timeline' })
-        .getByText(/ended:/)
+        .getByRole('region', { name: 'Conversation' })
+        .getByRole('article', { name: 'Cancel escalation' })
+        .getByText(/SIGINT/)
         .waitFor(),
+    );
+    await shot(
+      'conversation',
+      `#/runs/${'id' in looked ? String(looked.id) : ''}`,
+      (p) => p.getByRole('region', { name: 'Conversation' }).getByRole('article', { name: 'End' }).waitFor(),
+      true,
     );
     await shot('tree', '#/tree', (p) =>
       p
@@ -128,7 +138,7 @@ async function main(): Promise<number> {
         .getByText(/waiting #2/)
         .waitFor(),
     );
-    await shot('charts', '#/charts', (p) => p.getByRole('figure', { name: 'Queue depth' }).locator('canvas').first().waitFor());
+    await shot('charts', '#/charts', (p) => p.getByRole('figure', { name: 'Tokens per day' }).locator('canvas').first().waitFor(), true);
     await shot('session', `#/sessions/${sessionId}`, (p) =>
       p
         .getByRole('region', { name: 'Journal' })
