@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
+import { runToEnd as runToEndOn } from './dashboard-support.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard browser tests skipped: ${skipBrowserTests}`);
 
@@ -21,15 +22,7 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard for a person', { timeo
     ({ hall } = browserBoard);
   });
 
-  async function runToEnd(name: string, mission: string): Promise<Json> {
-    const events = await hall.events('raider.done');
-    try {
-      const run = await hall.request({ cmd: 'spawn', name, mission });
-      return await events.waitFor((e) => e.id === run.id);
-    } finally {
-      events.close();
-    }
-  }
+  const runToEnd = (name: string, mission: string): Promise<Json> => runToEndOn(hall, name, mission);
 
   it("shows a run that failed without a result with its exit code and the raider's stderr in Output", async () => {
     const done = await runToEnd('bjorn', 'stderr-fail no engine configured');

@@ -14,7 +14,7 @@ import { eventually, REPO, runStarted, tempRoot, type Json } from '../support/ha
 import { startTestHall, type TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
-import { boardOf, type Board } from './dashboard-support.js';
+import { boardOf, runToEnd, type Board } from './dashboard-support.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard run page browser tests skipped: ${skipBrowserTests}`);
 
@@ -63,16 +63,6 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     const page = await browserBoard.loggedIn(target);
     await page.goto(`${target.url}${hash}`);
     return page;
-  }
-
-  async function runToEnd(target: TestHall, name: string, mission: string): Promise<Json> {
-    const events = await target.events('raider.done');
-    try {
-      const run = await target.request({ cmd: 'spawn', name, mission });
-      return await events.waitFor((e) => e.id === run.id);
-    } finally {
-      events.close();
-    }
   }
 
   it('shows the run as a conversation, live: mission, tool calls with input and result, an edit as a diff, a question and its answer, the end', async () => {

@@ -54,6 +54,17 @@ export async function startBoardHall(config = 'dashboard: { listen: "127.0.0.1:0
   return { hall, board: await boardOf(hall.root) };
 }
 
+/** Spawns `mission` on `name` and waits for its run's `raider.done`. */
+export async function runToEnd(hall: TestHall, name: string, mission: string): Promise<Json> {
+  const events = await hall.events('raider.done');
+  try {
+    const run = await hall.request({ cmd: 'spawn', name, mission });
+    return await events.waitFor((e) => e.id === run.id);
+  } finally {
+    events.close();
+  }
+}
+
 export interface HttpReply {
   status: number;
   headers: http.IncomingHttpHeaders;

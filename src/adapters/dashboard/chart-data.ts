@@ -13,6 +13,7 @@ import type { EventBus } from '../../ports/bus.js';
 import type { HallQueries } from '../../ports/hall-queries.js';
 import type { RunHistory, RunRow } from './run-history.js';
 import type { QueueWaits } from './queue-waits.js';
+import { readTimedLines, trimTimedLines } from './timed-lines.js';
 import type { RunUsages } from './run-usage.js';
 import { eventsPath, type HallPaths } from '../../ports/hall-paths.js';
 
@@ -109,33 +110,12 @@ export class QueueDepthSamples {
 
   /** Keeps the last day of samples. */
   private trim(): void {
-    const kept = this.read(Date.now() - SAMPLES_KEPT_MS);
-    try {
-      fs.writeFileSync(this.file, kept.map((s) => `${JSON.stringify(s)}\n`).join(''));
-    } catch {
-      /* no directory yet or not writable: sample() says so */
-    }
+    trimTimedLines(this.file, sampleSchema, Date.now() - SAMPLES_KEPT_MS);
   }
 
   /** The samples since `from` (epoch ms), oldest first. */
   read(from: number): Array<{ t: number; depth: number }> {
-    let text: string;
-    try {
-      text = fs.readFileSync(this.file, 'utf8');
-    } catch {
-      return [];
-    }
-    const samples: Array<{ t: number; depth: number }> = [];
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      try {
-        const s = sampleSchema.safeParse(JSON.parse(line));
-        if (s.success && s.data.t >= from) samples.push(s.data);
-      } catch {
-        /* a half line */
-      }
-    }
-    return samples;
+    return readTimedLines(this.file, sampleSchema, from);
   }
 
   close(): void {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { EventBus } from '../../ports/bus.js';
+import { readTimedLines, trimTimedLines } from './timed-lines.js';
 
 /** Missions waiting now whose queueing time is remembered, at most (the oldest are forgotten first). */
 const QUEUED_KEPT = 20_000;
@@ -68,33 +69,12 @@ export class QueueWaits {
 
   /** Keeps the last day of waits. */
   private trim(): void {
-    const kept = this.read(Date.now() - WAITS_KEPT_MS);
-    try {
-      fs.writeFileSync(this.file, kept.map((w) => `${JSON.stringify(w)}\n`).join(''));
-    } catch {
-      /* no directory yet or not writable: spawned() says so */
-    }
+    trimTimedLines(this.file, waitSchema, Date.now() - WAITS_KEPT_MS);
   }
 
   /** The waits of runs that started since `from` (epoch ms), oldest first. */
   read(from: number): QueueWait[] {
-    let text: string;
-    try {
-      text = fs.readFileSync(this.file, 'utf8');
-    } catch {
-      return [];
-    }
-    const waits: QueueWait[] = [];
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      try {
-        const w = waitSchema.safeParse(JSON.parse(line));
-        if (w.success && w.data.t >= from) waits.push(w.data);
-      } catch {
-        /* a half line */
-      }
-    }
-    return waits;
+    return readTimedLines(this.file, waitSchema, from);
   }
 
   close(): void {
