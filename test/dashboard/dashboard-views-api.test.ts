@@ -165,7 +165,7 @@ describe('GET /api/tree', () => {
 });
 
 describe('GET /api/charts', () => {
-  it('counts runs per minute by outcome, durations per raider and the queue depth, and keeps them across a restart', async () => {
+  it('counts runs per minute and by outcome, durations per raider, queue depth and waits, usage per day, and keeps them across a restart', async () => {
     const config = 'raiders: { bjorn: {}, ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
     const { hall, board } = await started(config);
     const events = await hall.events('raider.done');
@@ -192,6 +192,18 @@ describe('GET /api/charts', () => {
         ['ivar', 3],
       ]);
       expect(ivar.p90).toBeGreaterThanOrEqual(ivar.median);
+      expect(charts.outcomes).toEqual({ completed: 4, failed: 2, cancelled: 0, interrupted: 0, other: 0 });
+      // The second and third 1ivar missions waited for the first; the others started at once.
+      expect(charts.queue_wait).toEqual([{ slot: '1ivar', runs: 2, median: expect.any(Number), p90: expect.any(Number) }]);
+      expect(charts.queue_wait[0].median).toBeGreaterThan(0);
+      expect(charts.queue_wait[0].p90).toBeGreaterThanOrEqual(charts.queue_wait[0].median);
+      // The fake raider reports no usage: the runs are counted, their tokens are not.
+      const today = new Date().toISOString().slice(0, 10);
+      expect(charts.days).toBe(7);
+      expect(charts.usage).toEqual([
+        { day: today, raider: 'bjorn', runs: 3, reported: 0, tokens: 0, cost: {} },
+        { day: today, raider: 'ivar', runs: 3, reported: 0, tokens: 0, cost: {} },
+      ]);
       return charts;
     };
     await check(board);
@@ -212,5 +224,6 @@ describe('GET /api/charts', () => {
     const after = await check(restarted);
     expect(after.queue_depth.depth.slice(0, depths.length)).toEqual(depths);
     expect((await get(restarted, '/api/charts?minutes=0')).status).toBe(400);
+    expect((await get(restarted, '/api/charts?days=91')).status).toBe(400);
   });
 });
