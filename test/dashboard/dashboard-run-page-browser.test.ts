@@ -49,7 +49,7 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
       config:
         'permission_timeout: 60\nraiders:\n  bjorn: { engine: scripted, permission_mode: acceptEdits }\n' +
         `  astrid: { acp: { command: ${JSON.stringify(ACP_AGENT)} } }\n` +
-        'dashboard: { listen: "127.0.0.1:0", questions: true }\n',
+        'questions: { dashboard: true }\ndashboard: { listen: "127.0.0.1:0" }\n',
       adapters: [dashboardAdapter],
       env: { RAIDER_HALL_RAIDER_BIN: undefined },
     });
