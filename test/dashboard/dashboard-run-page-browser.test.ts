@@ -21,11 +21,13 @@ if (skipBrowserTests !== null) console.warn(`dashboard run page browser tests sk
 const ACP_AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const CONFIG = 'cancel_grace: 0.3\nraiders: { ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
-/** A listing, an edit of notes.txt, a shell command the person is asked about, the answer. */
+/** A listing, a long file read, an edit of notes.txt, a shell command the person is asked about, the answer. */
 const SCRIPT = `replies:
   - steps:
       - tool: list_dir
         arguments: { path: "." }
+      - tool: read_file
+        arguments: { path: "long.txt" }
       - tool: edit_file
         arguments: { path: "notes.txt", old_string: "old line", new_string: "new line" }
       - tool: bash
@@ -44,6 +46,7 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     fs.mkdirSync(path.join(root, '.raider'), { recursive: true });
     fs.writeFileSync(path.join(root, '.raider', 'script.yml'), SCRIPT);
     fs.writeFileSync(path.join(root, 'notes.txt'), 'old line\n');
+    fs.writeFileSync(path.join(root, 'long.txt'), Array.from({ length: 40 }, (_v, i) => `line ${i + 1}`).join('\n'));
     const scriptedHall = await startTestHall({
       root,
       config:
@@ -83,6 +86,7 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     expect(parts).toEqual([
       'Mission',
       'Tool call list_dir',
+      'Tool call read_file',
       'Tool call edit_file',
       'Tool call bash',
       'Permission bash',
@@ -95,6 +99,13 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
     expect(await listing.getByLabel('Input').textContent()).toContain('"path": "."');
     expect(await listing.getByLabel('Result').textContent()).toContain('notes.txt');
     await listing.getByText('succeeded').waitFor();
+    // A long result starts collapsed behind its disclosure, whole once opened.
+    const long = talk.getByRole('article', { name: 'Tool call read_file' }).locator('details');
+    expect(await long.locator('summary').textContent()).toMatch(/^Result \(\d+ characters\)$/);
+    expect(await long.getAttribute('open')).toBeNull();
+    expect(await long.getByLabel('Result').isVisible()).toBe(false);
+    await long.locator('summary').click();
+    expect(await long.getByLabel('Result').textContent()).toMatch(/line 1\b[\s\S]*line 40/);
     const diff = talk.getByRole('article', { name: 'Tool call edit_file' }).getByLabel('Diff');
     expect((await diff.textContent())?.split('\n')).toEqual(['--- notes.txt', '+++ notes.txt', '-old line', '+new line', '']);
     // The question is shown in the call it is about.

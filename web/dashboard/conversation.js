@@ -138,7 +138,8 @@ function Escalation({ timeline }) {
   const signals = timeline.filter((e) => e.type === 'raider.signal');
   if (signals.length === 0) return null;
   const first = signals[0].time;
-  const asked = timeline.find((e) => e.type === 'dashboard.cancel' || e.type === 'dashboard.kill' || e.type === 'raider.cancel');
+  // Only the dashboard's own cancel and kill are on the bus; a socket's or a chat's shows as its first signal.
+  const asked = timeline.find((e) => e.type === 'dashboard.cancel' || e.type === 'dashboard.kill');
   return html`<article aria-label="Cancel escalation" class="escalation"><h4>Cancel escalation</h4>
     ${asked ? html`<p class="muted">${asked.type === 'dashboard.kill' ? 'Kill' : 'Cancel'} asked at ${preciseTime(asked.time * 1000)}</p>` : null}
     <ol aria-label="Signals">${signals.map((e) => {
