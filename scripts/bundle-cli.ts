@@ -4,9 +4,10 @@
  *
  *   dist/cli/hall.bundle.cjs       `raider hall ...` (hallCommand)
  *   dist/raider/raider.bundle.cjs  the built-in raider, `raider -- MISSION` (runRaiderCli)
+ *   dist/acp-raider/acp-raider.bundle.cjs  the ACP bridge, `raider acp-client` (runAcpRaider)
  *
- * Why: a client command (`status`, `ps`, `spawn`, ...) and a run of the
- * built-in raider are short processes whose time is mostly Node loading
+ * Why: a client command (`status`, `ps`, `spawn`, ...), a run of the
+ * built-in raider and one of the ACP bridge are short processes whose time is mostly Node loading
  * modules. From dist/ they load dozens of ESM files through the ESM loader;
  * as one CommonJS file they skip the ESM loader and the package lookups
  * (`bench/cli-status.ts` has the figures).
@@ -42,6 +43,10 @@ export const HALL_BUNDLE: BundleSpec = {
 export const RAIDER_BUNDLE: BundleSpec = {
   entry: path.join(DIST, 'raider', 'cli.js'),
   outfile: path.join(DIST, 'raider', 'raider.bundle.cjs'),
+};
+export const ACP_RAIDER_BUNDLE: BundleSpec = {
+  entry: path.join(DIST, 'acp-raider', 'acp-raider.js'),
+  outfile: path.join(DIST, 'acp-raider', 'acp-raider.bundle.cjs'),
 };
 
 /** `target` as a relative import from the directory `dir` (always starting with `.`). */
@@ -214,7 +219,13 @@ async function bundleEsm({ entry, outdir }: EsmBundleSpec): Promise<void> {
 }
 
 export async function bundleCli(): Promise<void> {
-  await Promise.all([bundle(HALL_BUNDLE), bundle(RAIDER_BUNDLE), bundleEsm(DAEMON_BUNDLE), bundleEsm(ENGINES_BUNDLE)]);
+  await Promise.all([
+    bundle(HALL_BUNDLE),
+    bundle(RAIDER_BUNDLE),
+    bundle(ACP_RAIDER_BUNDLE),
+    bundleEsm(DAEMON_BUNDLE),
+    bundleEsm(ENGINES_BUNDLE),
+  ]);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

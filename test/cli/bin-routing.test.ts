@@ -9,12 +9,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freshBundle, importBundled } from '../../src/os/esm-bundle.js';
 import { REPO, tempRoot } from '../support/hall-client.js';
 
-function install(bundle: string | null, raiderBundle: string | null = null): { root: string; run: (...args: string[]) => string } {
+function install(
+  bundle: string | null,
+  raiderBundle: string | null = null,
+  acpBundle: string | null = null,
+): { root: string; run: (...args: string[]) => string } {
   const root = tempRoot('bin-routing-');
   fs.mkdirSync(path.join(root, 'bin'));
   for (const file of ['raider', 'package.json']) fs.copyFileSync(path.join(REPO, 'bin', file), path.join(root, 'bin', file));
@@ -27,6 +32,9 @@ function install(bundle: string | null, raiderBundle: string | null = null): { r
   fs.mkdirSync(path.join(root, 'dist', 'raider'));
   fs.writeFileSync(path.join(root, 'dist', 'raider', 'run.js'), 'export {};\n');
   if (raiderBundle !== null) fs.writeFileSync(path.join(root, 'dist', 'raider', 'raider.bundle.cjs'), raiderBundle);
+  fs.mkdirSync(path.join(root, 'dist', 'acp-raider'));
+  fs.writeFileSync(path.join(root, 'dist', 'acp-raider', 'acp-raider.js'), 'export {};\n');
+  if (acpBundle !== null) fs.writeFileSync(path.join(root, 'dist', 'acp-raider', 'acp-raider.bundle.cjs'), acpBundle);
   const run = (...args: string[]) => execFileSync(process.execPath, [path.join(root, 'bin', 'raider'), ...args], { encoding: 'utf8' });
   return { root, run };
 }
@@ -39,6 +47,11 @@ const BUNDLE = [
 const RAIDER_BUNDLE = [
   "exports.runRaiderCli = async (argv) => { console.log('raider bundle', argv.join(' ')); return 0; };",
   "exports.bundleInputs = ['run.js'];",
+].join('\n');
+
+const ACP_BUNDLE = [
+  "exports.runAcpRaider = async (argv) => { console.log('acp bundle', argv.join(' ')); return 0; };",
+  "exports.bundleInputs = ['acp-raider.js'];",
 ].join('\n');
 
 function setMtime(file: string, seconds: number): void {
@@ -84,6 +97,24 @@ describe('bin/raider', () => {
     expect(stale.run('--', 'fix')).toBe('main -- fix\n');
     expect(install(null).run('--', 'fix')).toBe('main -- fix\n');
     expect(install(null, "throw new Error('half written');\n").run('--', 'fix')).toBe('main -- fix\n');
+  });
+
+  it('runs the ACP bridge (acp-client) from its current bundle, and from main when the bundle is stale or missing', () => {
+    const { root, run } = install(null, null, ACP_BUNDLE);
+    setMtime(path.join(root, 'dist/acp-raider/acp-raider.js'), 1_000_000);
+    setMtime(path.join(root, 'dist/acp-raider/acp-raider.bundle.cjs'), 2_000_000);
+    expect(run('acp-client', '--agent-command', 'x', '--', 'go')).toBe('acp bundle --agent-command x -- go\n');
+    setMtime(path.join(root, 'dist/acp-raider/acp-raider.js'), 3_000_000);
+    expect(run('acp-client', '--', 'go')).toBe('main acp-client -- go\n');
+    expect(install(null).run('acp-client', '--', 'go')).toBe('main acp-client -- go\n');
+  });
+
+  it('has a current bundle of the ACP bridge after npm run build', () => {
+    const bundle = path.join(REPO, 'dist', 'acp-raider', 'acp-raider.bundle.cjs');
+    const built = fs.statSync(bundle).mtimeMs;
+    const loaded: { bundleInputs: string[] } = createRequire(import.meta.url)(bundle);
+    expect(loaded.bundleInputs).toEqual(expect.arrayContaining(['./acp-raider.js', './agent-process.js']));
+    for (const input of loaded.bundleInputs) expect(fs.statSync(path.join(path.dirname(bundle), input)).mtimeMs).toBeLessThanOrEqual(built);
   });
 });
 
