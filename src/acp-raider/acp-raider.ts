@@ -59,7 +59,9 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   events.emit('run.state', { state: 'running' });
 
   const signals = watchSignals();
-  let agent: AgentProcess | undefined;
+  // Started here, not inside the race: whatever ends the run (a signal may, while the agent
+  // is still starting), the agent this run started is known below and stopped.
+  const starting = startAgent({ command: args.command, args: args.args, cwd: args.root, env: agentEnv(process.env) });
   let toolCalls = 0;
   // After the end is fixed (a signal may fix it mid-turn), the turn adds no events.
   let open = true;
@@ -89,9 +91,8 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
     cancelled,
     signals.interrupted.then((signal): RunEnd => ({ status: 'interrupted', signal })),
     (async (): Promise<RunEnd> => {
-      const start = await startAgent({ command: args.command, args: args.args, cwd: args.root, env: agentEnv(process.env) });
+      const start = await starting;
       if (!start.ok) return { status: 'failed', error: startError(args, start.code, start.error) };
-      agent = start.agent;
       return promptTurn(args, start.agent, updates, turnEvents, control, channel);
     })(),
   ]);
@@ -104,7 +105,9 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   events.emit('run.state', { state: end.status });
   events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls, control.sessionError) });
   // The agent never outlives its run: its turn is over, whatever it was doing.
-  await agent?.stop();
+  const agent = await starting;
+  if (agent.ok) await agent.agent.stop();
+  signals.release();
   channel?.close();
 
   if (!args.streamJson) {
@@ -459,9 +462,11 @@ function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number, sessionE
 
 /**
  * The first SIGINT cancels the run; SIGTERM, or a second SIGINT, interrupts
- * it. After the end, signals have their default action again.
+ * it. Once the end is fixed (settle), further signals are ignored until the
+ * agent is stopped (release): a signal's default action would end the bridge
+ * with the agent still running. After that they have their default action again.
  */
-function watchSignals(): { cancelled: Promise<void>; interrupted: Promise<'INT' | 'TERM'>; settle(): void } {
+function watchSignals(): { cancelled: Promise<void>; interrupted: Promise<'INT' | 'TERM'>; settle(): void; release(): void } {
   let cancel: () => void = () => {};
   let interrupt: (s: 'INT' | 'TERM') => void = () => {};
   const cancelled = new Promise<void>((r) => (cancel = r));
@@ -473,6 +478,7 @@ function watchSignals(): { cancelled: Promise<void>; interrupted: Promise<'INT' 
     else interrupt('INT');
   };
   const onTerm = () => interrupt('TERM');
+  const ignore = () => {};
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   return {
@@ -481,6 +487,12 @@ function watchSignals(): { cancelled: Promise<void>; interrupted: Promise<'INT' 
     settle() {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
+      process.on('SIGINT', ignore);
+      process.on('SIGTERM', ignore);
+    },
+    release() {
+      process.off('SIGINT', ignore);
+      process.off('SIGTERM', ignore);
     },
   };
 }

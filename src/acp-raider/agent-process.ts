@@ -3,13 +3,18 @@
  * stdio pipes, its stderr passed on to ours (the hall puts it in the slot log
  * with the run id) and its last lines kept for the message of a crash.
  *
- * The agent stays in the bridge's process group on purpose: under a hall the
- * bridge leads a group of its own, and the hall kills that whole group when
- * the bridge ends or a cancel escalates, so the agent and whatever it started
- * end with the run even when the bridge itself is killed.
+ * Which process group the agent runs in depends on how the bridge runs:
+ * - under a hall the bridge leads a group of its own, and the hall kills that
+ *   whole group when the bridge ends or a cancel escalates; the agent stays in
+ *   it, so it and whatever it started end with the run even when the bridge
+ *   itself is killed;
+ * - started by hand, the bridge is one process of a shell's job, which no one
+ *   kills as a group; the agent gets a group of its own, and the bridge ends
+ *   that group when it stops the agent, and at its own exit whatever the path.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { errorCode, errorMessage } from '../domain/error-message.js';
+import { leadsOwnGroup, signalGroup, terminateGroup } from '../os/process-group.js';
 
 /** How many of the agent's last stderr lines a crash message quotes. */
 const STDERR_TAIL_LINES = 10;
@@ -41,14 +46,22 @@ export interface AgentSpec {
 }
 
 export function startAgent(spec: AgentSpec): Promise<AgentStart> {
+  const ownGroup = !leadsOwnGroup();
   return new Promise((resolve) => {
     let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn(spec.command, [...spec.args], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'] });
+      child = spawn(spec.command, [...spec.args], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: ownGroup });
     } catch (err) {
       resolve({ ok: false, code: errorCode(err), error: errorMessage(err) });
       return;
     }
+    // Whatever way the bridge exits (an error, a signal it handles late), the agent does not outlive it.
+    const killAtExit = (): void => {
+      // Its own group may outlive the agent (what it started): that is killed too.
+      if (ownGroup && child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      else if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    process.once('exit', killAtExit);
     const tail: string[] = [];
     let partial = '';
     child.stderr.setEncoding('utf8');
@@ -59,18 +72,30 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
       for (const line of lines) if (line.trim() !== '') tail.push(line);
       tail.splice(0, Math.max(0, tail.length - STDERR_TAIL_LINES));
     });
-    const exited = new Promise<AgentExit>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+    const exited = new Promise<AgentExit>((done) =>
+      child.once('exit', (code, signal) => {
+        if (!ownGroup) process.off('exit', killAtExit);
+        done({ code, signal });
+      }),
+    );
     // A pipe the agent closed before we wrote to it is an exit, reported as such, not a crash of ours.
     child.stdin.on('error', () => {});
     child.once('error', (err) => resolve({ ok: false, code: errorCode(err), error: errorMessage(err) }));
     child.once('spawn', () => {
       const stderrTail = () => (partial.trim() !== '' ? [...tail, partial].slice(-STDERR_TAIL_LINES) : [...tail]);
-      resolve({ ok: true, agent: { child, exited, stderrTail, stop: () => stopAgent(child, exited) } });
+      resolve({ ok: true, agent: { child, exited, stderrTail, stop: () => stopAgent(child, exited, ownGroup) } });
     });
   });
 }
 
-async function stopAgent(child: ChildProcessWithoutNullStreams, exited: Promise<AgentExit>): Promise<void> {
+async function stopAgent(child: ChildProcessWithoutNullStreams, exited: Promise<AgentExit>, ownGroup: boolean): Promise<void> {
+  if (ownGroup && child.pid !== undefined) {
+    // The agent's group: what it started goes too, also when the agent itself has already exited.
+    child.stdin.end();
+    await terminateGroup(child.pid, STOP_GRACE_MS);
+    await exited;
+    return;
+  }
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.stdin.end();
   child.kill('SIGTERM');

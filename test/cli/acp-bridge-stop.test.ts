@@ -1,0 +1,74 @@
+/**
+ * The ACP bridge run by hand (a member of the caller's process group, as in a
+ * shell's job): SIGTERM in any phase of the run ends the agent and what the
+ * agent started, never leaving them behind. The agent is
+ * test/fixtures/scripted-acp-agent.mjs behind a shell that first starts a
+ * helper (`sleep`), as an adapter starts the program it drives.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { REPO, RAIDER_BIN } from '../support/hall-client.js';
+import { alive, eventually, removeRoots, tempRoot } from './cli-helpers.js';
+
+vi.setConfig({ testTimeout: 60_000 });
+
+const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+
+afterAll(() => removeRoots());
+
+function pidIn(file: string): number {
+  return Number(fs.readFileSync(file, 'utf8').split(' ')[0]);
+}
+
+const PHASES = [
+  { phase: 'initialize', start: 'hang-initialize', mission: 'answer never' },
+  { phase: 'session/new', start: 'hang-session-new', mission: 'answer never' },
+  { phase: 'session/prompt', start: '', mission: 'deaf' },
+] as const;
+
+describe.concurrent('raider acp-client by hand, stopped by SIGTERM', () => {
+  for (const { phase, start, mission } of PHASES) {
+    it(`during ${phase}: the bridge dies by SIGTERM, and the agent and the helper it started are gone`, async () => {
+      const root = tempRoot('acp-bridge-stop-');
+      const agentPidFile = path.join(root, 'agent.pid');
+      const helperPidFile = path.join(root, 'helper.pid');
+      const script = `sleep 300 & echo $! > ${JSON.stringify(helperPidFile)}; exec ${JSON.stringify(AGENT)}`;
+      const bridge = spawn(
+        process.execPath,
+        [
+          RAIDER_BIN,
+          'acp-client',
+          '--stream-json',
+          '--agent-command',
+          'sh',
+          '--agent-arg=-c',
+          `--agent-arg=${script}`,
+          '--',
+          ...mission.split(' '),
+        ],
+        {
+          cwd: root,
+          env: { ...process.env, SCRIPTED_ACP_START: start, SCRIPTED_ACP_PID_FILE: agentPidFile },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stdout = '';
+      bridge.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      const ended = new Promise<NodeJS.Signals | null>((resolve) => bridge.on('exit', (_code, signal) => resolve(signal)));
+
+      // The agent is up (and, for a prompt, has said it is waiting): the run is in that phase.
+      await eventually(() => expect(fs.existsSync(agentPidFile) && fs.existsSync(helperPidFile)).toBe(true), 20_000, 20);
+      if (phase === 'session/prompt') await eventually(() => expect(stdout).toContain('waiting'), 20_000, 20);
+      const agentPid = pidIn(agentPidFile);
+      const helperPid = pidIn(helperPidFile);
+      expect(alive(helperPid)).toBe(true);
+
+      bridge.kill('SIGTERM');
+      expect(await ended).toBe('SIGTERM');
+      expect(alive(agentPid)).toBe(false);
+      await eventually(() => expect(alive(helperPid)).toBe(false), 5_000, 20);
+    });
+  }
+});
