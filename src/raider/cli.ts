@@ -18,17 +18,20 @@ import { findProvider, providerStorePath } from './config/provider-store.js';
 import type { RunDocument } from './document.js';
 import { selectEngine } from './engines/select.js';
 import { ConfigError, errorMessage, RaiderExit, UsageError } from './errors.js';
-import { resolvePacks } from './packs/resolve.js';
+import { type Pack, resolvePacks } from './packs/resolve.js';
 import { PermissionChannel } from '../protocol/permission-channel.js';
 import { PermissionGate } from './permissions/gate.js';
-import { loadPermissionSettings } from './permissions/settings.js';
+import { loadPermissionSettings, type PermissionSettings } from './permissions/settings.js';
 import { systemPrompt } from './prompt.js';
 import { performRun } from './run.js';
 import { openSession, resolveSessionTarget } from './session.js';
 import { RunSignals } from './signals.js';
 import { nullSink, StreamJsonWriter } from './stream.js';
-import { hallBinding, hallTools } from './tools/hall.js';
+import { type HallBinding, hallBinding, hallTools } from './tools/hall.js';
 import { defaultTools, toolMap } from './tools/index.js';
+import type { Tool } from './tools/tool.js';
+import type { Engine } from './engines/engine.js';
+import type { PermissionMode } from '../domain/permission.js';
 import { ProcessGroups } from './tools/process-groups.js';
 import { RAIDER_VERSION } from '../protocol/raider-version.js';
 import { endQuietlyWhenStdoutCloses } from '../os/closed-pipe.js';
@@ -44,7 +47,7 @@ function say(fd: number, text: string): void {
  * stdout carries only our events or answer; a library printing there (the
  * AI SDK logs with console.info) would corrupt the stream-json protocol.
  */
-function keepStdoutClean(): void {
+export function keepStdoutClean(): void {
   const toStderr = (...items: unknown[]): void => console.error(...items);
   console.log = toStderr;
   console.info = toStderr;
@@ -90,34 +93,9 @@ async function runRaider(argv: string[]): Promise<number> {
   const mission = await readMission(args);
   const root = checkRoot(args.root);
   const target = resolveSessionTarget(args.session, root);
-  const home = homedir();
-  const env = process.env;
-  const warn = (message: string): void => say(STDERR, message);
-
-  const project = loadProjectConfig(root);
-  const engine = await selectEngine({
-    engine: args.engine,
-    provider: args.provider,
-    model: args.model,
-    options: args.options,
-    root,
-    env,
-    home,
-    project,
-  });
-  const permissions = loadPermissionSettings(root, args.permissionMode);
-  for (const w of permissions.warnings) warn(`warning: ${w}`);
-  const packs = resolvePacks([...project.packs, ...args.packs], root, home);
-  const hall = hallBinding(env);
-  const tools = toolMap([...defaultTools().values(), ...(hall ? hallTools(hall) : [])]);
-  const system = systemPrompt({
-    root,
-    mode: permissions.mode,
-    packs,
-    underHall: hall !== undefined,
-    ...(hall?.telegram ? { telegramChat: hall.telegram.chatId } : {}),
-  });
-  const toolEnv = scrubSecrets(env, args.provider === undefined ? undefined : findProvider(args.provider, providerStorePath(home)).keyEnv);
+  const setup = await prepareRaider(args, root, warn);
+  const { engine, tools, toolEnv, permissions, home } = setup;
+  const system = raiderSystemPrompt(setup, root, permissions.mode);
 
   const { writer, history, sessionRules } = await openSession(target, root, warn);
   const processes = new ProcessGroups();
@@ -165,6 +143,59 @@ async function runRaider(argv: string[]): Promise<number> {
   return doc.status === 'completed' ? 0 : 1;
 }
 
+function warn(message: string): void {
+  say(STDERR, message);
+}
+
+/** What every run of a raider process shares: the engine, the permission settings, packs and tools. */
+export interface RaiderSetup {
+  home: string;
+  engine: Engine;
+  /** The settings of the root, in the mode of --permission-mode (else the configured one). */
+  permissions: PermissionSettings;
+  packs: readonly Pack[];
+  hall: HallBinding | undefined;
+  tools: ReadonlyMap<string, Tool>;
+  /** The environment tool processes get. */
+  toolEnv: NodeJS.ProcessEnv;
+}
+
+/** The engine, permissions, packs and tools for ROOT from the flags and the configuration (exit 3 when they are wrong). */
+export async function prepareRaider(args: RaiderArgs, root: string, warn: (message: string) => void): Promise<RaiderSetup> {
+  const home = homedir();
+  const env = process.env;
+  const project = loadProjectConfig(root);
+  const engine = await selectEngine({
+    engine: args.engine,
+    provider: args.provider,
+    model: args.model,
+    options: args.options,
+    root,
+    env,
+    home,
+    project,
+  });
+  const permissions = loadPermissionSettings(root, args.permissionMode);
+  for (const w of permissions.warnings) warn(`warning: ${w}`);
+  const packs = resolvePacks([...project.packs, ...args.packs], root, home);
+  const hall = hallBinding(env);
+  const tools = toolMap([...defaultTools().values(), ...(hall ? hallTools(hall) : [])]);
+  const toolEnv = scrubSecrets(env, args.provider === undefined ? undefined : findProvider(args.provider, providerStorePath(home)).keyEnv);
+  return { home, engine, permissions, packs, hall, tools, toolEnv };
+}
+
+/** The system prompt of a run in ROOT in permission mode MODE. */
+export function raiderSystemPrompt(setup: RaiderSetup, root: string, mode: PermissionMode): string {
+  const { hall } = setup;
+  return systemPrompt({
+    root,
+    mode,
+    packs: setup.packs,
+    underHall: hall !== undefined,
+    ...(hall?.telegram ? { telegramChat: hall.telegram.chatId } : {}),
+  });
+}
+
 /**
  * The environment of tool processes: the raider's without API keys, so a
  * `bash` call cannot print a key into the model's context and the journal.
@@ -190,7 +221,7 @@ async function readMission(args: RaiderArgs): Promise<string> {
   return mission;
 }
 
-function checkRoot(dir: string | undefined): string {
+export function checkRoot(dir: string | undefined): string {
   const root = resolve(dir ?? process.cwd());
   let isDir = false;
   try {

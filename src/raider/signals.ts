@@ -43,6 +43,11 @@ export class RunSignals {
     process.removeListener('SIGTERM', this.onTerm);
   }
 
+  /** A cancel that comes as a request rather than a signal (an ACP client's session/cancel): as the first SIGINT. */
+  cancel(): void {
+    if (!this.controller.signal.aborted) this.receive('INT');
+  }
+
   /** The run has its outcome: later signals change nothing. */
   settle(): void {
     this.settled = true;
