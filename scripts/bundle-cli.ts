@@ -5,6 +5,7 @@
  *   dist/cli/hall.bundle.cjs       `raider hall ...` (hallCommand)
  *   dist/raider/raider.bundle.cjs  the built-in raider, `raider -- MISSION` (runRaiderCli)
  *   dist/acp-raider/acp-raider.bundle.cjs  the ACP bridge, `raider acp-client` (runAcpRaider)
+ *   dist/raider/acp-agent.bundle.cjs  the built-in raider over ACP, `raider acp-agent` (runRaiderAcpAgent)
  *
  * Why: a client command (`status`, `ps`, `spawn`, ...), a run of the
  * built-in raider and one of the ACP bridge are short processes whose time is mostly Node loading
@@ -43,6 +44,10 @@ export const HALL_BUNDLE: BundleSpec = {
 export const RAIDER_BUNDLE: BundleSpec = {
   entry: path.join(DIST, 'raider', 'cli.js'),
   outfile: path.join(DIST, 'raider', 'raider.bundle.cjs'),
+};
+export const ACP_AGENT_BUNDLE: BundleSpec = {
+  entry: path.join(DIST, 'raider', 'acp-agent.js'),
+  outfile: path.join(DIST, 'raider', 'acp-agent.bundle.cjs'),
 };
 export const ACP_RAIDER_BUNDLE: BundleSpec = {
   entry: path.join(DIST, 'acp-raider', 'acp-raider.js'),
@@ -223,6 +228,7 @@ export async function bundleCli(): Promise<void> {
     bundle(HALL_BUNDLE),
     bundle(RAIDER_BUNDLE),
     bundle(ACP_RAIDER_BUNDLE),
+    bundle(ACP_AGENT_BUNDLE),
     bundleEsm(DAEMON_BUNDLE),
     bundleEsm(ENGINES_BUNDLE),
   ]);

@@ -16,6 +16,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./acp/acp-command.js')).acpCommand(argv.slice(1));
     case 'acp-client':
       return (await import('../acp-raider/acp-raider.js')).runAcpRaider(argv.slice(1));
+    case 'acp-agent':
+      return (await import('../raider/acp-agent.js')).runRaiderAcpAgent(argv.slice(1));
     case 'demo':
       return (await import('./demo.js')).demoCommand(argv.slice(1));
     case 'provider':

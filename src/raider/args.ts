@@ -218,7 +218,7 @@ export function parseRaiderArgs(argv: readonly string[]): RaiderArgs {
 }
 
 /** The first words of `raider` that name a command rather than start the built-in raider. */
-export const COMMANDS = ['hall', 'acp', 'acp-client', 'demo', 'provider', 'help'] as const;
+export const COMMANDS = ['hall', 'acp', 'acp-client', 'acp-agent', 'demo', 'provider', 'help'] as const;
 
 /**
  * Why the words before `--` are not a mission, or null when they are. A
@@ -266,6 +266,7 @@ Commands:
   hall                        run and talk to a Raider Hall (raider hall --help)
   acp                         an ACP agent for editors, relaying to a hall
   acp-client                  one mission as a prompt turn of an ACP agent (docs/agents.md)
+  acp-agent                   this raider as an ACP agent on stdio, for editors and halls
   provider add|list|rm        provider bindings in ~/.raider/config.yml
   demo [DIR]                  an offline demo hall in the foreground
   help                        this text
