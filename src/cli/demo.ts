@@ -1,7 +1,8 @@
 /**
  * `raider demo [DIR]`: a hall that works offline. Its raiders use the
  * scripted engine, so missions answer, call tools and take their time without
- * any API key. The hall runs in the foreground; the banner says what to try
+ * any API key; one of them (astrid) over ACP, `raider acp-agent` behind the
+ * ACP bridge, as the hall runs Claude Code. The hall runs in the foreground; the banner says what to try
  * from another terminal.
  */
 import fs from 'node:fs';
@@ -11,15 +12,22 @@ import { socketAnswers } from '../adapters/os/unix-socket.js';
 import { hallPaths } from '../ports/hall-paths.js';
 import { startCommand } from './hall/daemon.js';
 
-const CONFIG = `# A demo hall: its raiders play .raider/script.yml, so everything works offline.
+/** The demo's config; RAIDER is this package's bin/raider, the ACP agent of astrid. */
+function demoConfig(raider: string): string {
+  return `# A demo hall: its raiders play .raider/script.yml, so everything works offline.
 # bjorn runs missions in parallel; 1bjorn (same raider, numbered) one at a time.
+# astrid is the same raider spoken to over ACP (raider acp-agent), as the hall
+# speaks to Claude Code or Codex: docs/agents.md.
 raiders:
   bjorn:
     engine: scripted
+  astrid:
+    acp: { command: ${JSON.stringify(raider)}, args: [acp-agent, --engine, scripted] }
 cancel_grace: 2
 logs:
   keep_events: 20
 `;
+}
 
 export const SCRIPT = `# What the scripted engine answers; the first reply whose match fits the mission wins.
 replies:
@@ -74,10 +82,10 @@ export async function demoCommand(argv: string[]): Promise<number> {
     );
     return 1;
   }
-  writeIfMissing(path.join(dir, '.raider-hall.yml'), CONFIG);
+  const raider = fileURLToPath(new URL('../../bin/raider', import.meta.url));
+  writeIfMissing(path.join(dir, '.raider-hall.yml'), demoConfig(raider));
   writeIfMissing(path.join(dir, '.raider', 'script.yml'), SCRIPT);
   writeIfMissing(path.join(dir, 'README.md'), README);
-  const raider = fileURLToPath(new URL('../../bin/raider', import.meta.url));
   const rel = path.relative(process.cwd(), dir) || '.';
   process.stderr.write(
     `${[
@@ -87,6 +95,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
       'Try in another terminal:',
       `  export PATH="${path.dirname(raider)}:$PATH"; cd ${rel}`,
       '  raider hall spawn bjorn "look at the files" --attach',
+      '  raider hall spawn astrid "look at the files" --attach   # the same raider over ACP',
       '  raider hall spawn 1bjorn "a slow mission"; raider hall spawn 1bjorn "then this"',
       '  raider hall ps            # running raiders; raider hall status for queues',
       '  raider hall cancel ID     # SIGINT, escalating to SIGTERM and SIGKILL',

@@ -55,4 +55,23 @@ describe('raider demo', () => {
     expect(fs.existsSync(socketOf(dir))).toBe(false);
     expect(fs.existsSync(pidFileOf(dir))).toBe(false);
   });
+
+  it('runs astrid, the built-in raider over ACP: "look at the files" completes with the scripted answer', async () => {
+    const dir = path.join(hallRoot(undefined, 'demo-'), 'demo-hall');
+    const demo = startDemo(['demo', dir]);
+    try {
+      await eventually(async () => expect(await request(socketOf(dir), { cmd: 'status' })).toMatchObject({ running: 0 }), 30_000, 50);
+      expect(demo.err).toContain('raider hall spawn astrid "look at the files" --attach');
+      const r = await hall(['spawn', 'astrid', 'look at the files', '--attach'], dir, { env: REAL_RAIDER });
+      expect(r.code, r.stderr).toBe(0);
+      const lines = r.stdout.trimEnd().split('\n');
+      expect(lines[0]).toBe('· run started (acp)');
+      expect(lines).toContain('I looked around: a README and a hall config. (look at the files)');
+      expect(lines.at(-1)).toBe('■ completed');
+      await eventually(() => expect(demo.out).toMatch(/raider\.done astrid-\S+ completed: I looked around/));
+    } finally {
+      demo.child.kill('SIGINT');
+    }
+    expect(await demoEnded(demo, 10_000)).toEqual({ code: 0, signal: null });
+  });
 });
