@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RAIDER_BIN } from '../support/hall-client.js';
 import type { EventTap } from '../support/hall-client.js';
 import {
+  alive,
   doneOf,
   doneTap,
   eventsFile,
@@ -46,6 +47,11 @@ const SCRIPT = `replies:
       - tool: write_file
         arguments: { path: "{{mission}}.txt", content: "written" }
       - message: "tried to write {{mission}}.txt"
+  - match: "sleeper"
+    steps:
+      - tool: bash
+        arguments: { command: "echo $$ > sleeper.pid; exec sleep 300" }
+      - message: "slept"
   - match: "slow"
     steps:
       - tool: list_dir
@@ -110,11 +116,11 @@ function startAgent(root: string, ...flags: string[]): AgentUnderTest {
   return state;
 }
 
-async function openSession(a: AgentUnderTest, root: string): Promise<string> {
+async function openSession(a: AgentUnderTest, root: string, mode = 'default'): Promise<string> {
   const init = await a.conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
   expect(init).toMatchObject({ protocolVersion: 1, agentCapabilities: { loadSession: true }, authMethods: [] });
   const session = await a.conn.agent.request(methods.agent.session.new, { cwd: root, mcpServers: [] });
-  expect(session.modes?.currentModeId).toBe('default');
+  expect(session.modes?.currentModeId).toBe(mode);
   return session.sessionId;
 }
 
@@ -211,6 +217,23 @@ describe.concurrent('raider acp-agent, driven by an ACP client', () => {
     await prompt(second, sessionId, 'again');
     expect(messages(second, sessionId).at(-1)).toBe('Raid done: again (turn 2 of this session)');
   });
+
+  for (const end of ['SIGTERM', "stdin's end"] as const) {
+    it(`${end} during a prompt: the agent exits, and the process its tool started is gone`, async () => {
+      const root = scriptedRoot();
+      const a = startAgent(root, '--permission-mode', 'bypassPermissions');
+      const sessionId = await openSession(a, root, 'bypassPermissions');
+      void prompt(a, sessionId, 'sleeper').catch(() => {});
+      const pidFile = path.join(root, 'sleeper.pid');
+      await eventually(() => expect(fs.readFileSync(pidFile, 'utf8')).toMatch(/^\d+\n$/), 20_000, 20);
+      const tool = Number(fs.readFileSync(pidFile, 'utf8'));
+      expect(alive(tool)).toBe(true);
+      if (end === 'SIGTERM') a.child.kill('SIGTERM');
+      else a.child.stdin.end();
+      expect(await a.exited).toEqual(end === 'SIGTERM' ? { code: null, signal: 'SIGTERM' } : { code: 0, signal: null });
+      expect(alive(tool)).toBe(false);
+    });
+  }
 
   it('takes no mission and no machine output: usage errors, exit 2', async () => {
     const root = scriptedRoot();
