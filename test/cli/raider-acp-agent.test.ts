@@ -30,6 +30,8 @@ import {
   type HallProcess,
   hallRoot,
   removeRoots,
+  request,
+  socketOf,
   spawned,
   startHallProcess,
 } from './cli-helpers.js';
@@ -270,5 +272,16 @@ describe('a hall runs raider acp-agent as the ACP agent of a raider entry', () =
     const events = fs.readFileSync(eventsFile(root, id), 'utf8');
     expect(events).toContain('"type":"tool.call"');
     expect(events).toContain('"engine":"acp"');
+  });
+
+  it("a cancel reaches the raider as session/cancel: the run ends cancelled, without the hall's escalation", async () => {
+    const { id } = await request(socketOf(root), { cmd: 'spawn', name: 'builtin', mission: 'slow one' });
+    // The prompt is in flight once its first tool call is in the run's events.
+    await eventually(() => expect(fs.readFileSync(eventsFile(root, String(id)), 'utf8')).toContain('"type":"tool.result"'), 30_000, 20);
+    await request(socketOf(root), { cmd: 'cancel', id });
+    if (!tap) throw new Error('no hall');
+    const done = await doneOf(tap, String(id));
+    expect(done).toMatchObject({ status: 'cancelled' });
+    expect(done.hall_stop).toBeUndefined();
   });
 });
