@@ -22,6 +22,8 @@ import {
   ndJsonStream,
   type PermissionOption,
   RequestError,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
   type SessionModeState,
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
@@ -87,7 +89,8 @@ interface AgentSession {
   /** Rules granted for the session by `session` answers. */
   sessionRules: string[];
   turns: number;
-  running: RunSignals | undefined;
+  /** The prompt running now: its signals (a cancel aborts them) and its end. */
+  running: { signals: RunSignals; ended: Promise<unknown> } | undefined;
 }
 
 /** The hall's answers as the options of a permission question; `session` only where the gate can keep a rule. */
@@ -98,6 +101,9 @@ function permissionOptions(rule: string | undefined): PermissionOption[] {
     { optionId: 'no', name: 'Refuse', kind: 'reject_once' },
   ];
 }
+
+/** How long the end of the process waits for its running prompts to end. */
+const SHUTDOWN_WAIT_MS = 5000;
 
 const ANSWERS: Record<string, AnswerWord> = { once: 'once', session: 'session', no: 'no' };
 
@@ -225,16 +231,17 @@ async function serve(args: RaiderArgs, setup: RaiderSetup): Promise<number> {
       const mission = promptText(params.prompt);
       if (mission === '') throw invalid('empty prompt');
       const signals = new RunSignals();
-      session.running = signals;
       const sent: Promise<void>[] = [];
       const send = (update: SessionUpdate): void => {
         sent.push(client.notify(methods.client.session.update, { sessionId: session.id, update }).catch(() => {}));
       };
+      const run = promptRun(args, setup, session, mission, signals, send, (request, signal) =>
+        client.request(methods.client.session.requestPermission, { sessionId: session.id, ...request }, { cancellationSignal: signal }),
+      );
+      session.running = { signals, ended: run.catch(() => {}) };
       let doc: RunDocument;
       try {
-        doc = await promptRun(args, setup, session, mission, signals, send, (request, signal) =>
-          client.request(methods.client.session.requestPermission, { sessionId: session.id, ...request }, { cancellationSignal: signal }),
-        );
+        doc = await run;
       } finally {
         session.running = undefined;
       }
@@ -244,7 +251,7 @@ async function serve(args: RaiderArgs, setup: RaiderSetup): Promise<number> {
       if (doc.status === 'cancelled' || doc.status === 'interrupted') return { stopReason: 'cancelled' as const };
       throw runError(`raider run failed: ${doc.error ?? 'no reason given'}`);
     })
-    .onNotification(methods.agent.session.cancel, ({ params }) => sessions.get(params.sessionId)?.running?.cancel());
+    .onNotification(methods.agent.session.cancel, ({ params }) => sessions.get(params.sessionId)?.running?.signals.cancel());
 
   const conn: AgentConnection = app.connect(
     ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
@@ -255,9 +262,15 @@ async function serve(args: RaiderArgs, setup: RaiderSetup): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   const ending = await Promise.race([conn.closed.then(() => undefined), signalled]);
-  const running = [...sessions.values()].filter((s) => s.running !== undefined);
-  for (const s of running) s.running?.cancel();
-  await waitUntil(() => running.every((s) => s.running === undefined), 5000);
+  const ended: Promise<unknown>[] = [];
+  for (const { running } of sessions.values()) {
+    running?.signals.cancel();
+    if (running !== undefined) ended.push(running.ended);
+  }
+  // A cancelled run ends at once, and its tools' groups within their grace; the bound is for a tool that will not end.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(ended), new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS)))]);
+  clearTimeout(timer);
   for (const s of sessions.values()) s.writer?.close();
   conn.close();
   if (ending !== undefined) {
@@ -267,16 +280,7 @@ async function serve(args: RaiderArgs, setup: RaiderSetup): Promise<number> {
   return 0;
 }
 
-async function waitUntil(done: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-}
-
-type PermissionRequest = { toolCall: Omit<ReturnType<typeof permissionToolCall>, 'sessionUpdate'>; options: PermissionOption[] };
-type RequestPermission = (
-  request: PermissionRequest,
-  signal: AbortSignal,
-) => Promise<{ outcome: { outcome: 'cancelled' } | { outcome: 'selected'; optionId: string } }>;
+type RequestPermission = (request: Omit<RequestPermissionRequest, 'sessionId'>, signal: AbortSignal) => Promise<RequestPermissionResponse>;
 
 /** One prompt as one run of the mission loop, its events as updates of the session. */
 async function promptRun(
