@@ -19,7 +19,7 @@ import {
 } from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RAIDER_BIN } from '../support/hall-client.js';
-import type { EventTap } from '../support/hall-client.js';
+import { type EventTap, tapEvents } from '../support/hall-client.js';
 import {
   alive,
   doneOf,
@@ -252,7 +252,8 @@ describe('a hall runs raider acp-agent as the ACP agent of a raider entry', () =
   let tap: EventTap | undefined;
   beforeAll(async () => {
     root = scriptedRoot(
-      `raiders:\n  builtin: { acp: { command: ${JSON.stringify(RAIDER_BIN)}, args: [acp-agent, --engine, scripted] } }\n`,
+      `raiders:\n  builtin: { acp: { command: ${JSON.stringify(RAIDER_BIN)}, args: [acp-agent, --engine, scripted] } }\n` +
+        'dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 60\n',
     );
     hallProcess = await startHallProcess(root);
     tap = await doneTap(root);
@@ -272,6 +273,21 @@ describe('a hall runs raider acp-agent as the ACP agent of a raider entry', () =
     const events = fs.readFileSync(eventsFile(root, id), 'utf8');
     expect(events).toContain('"type":"tool.call"');
     expect(events).toContain('"engine":"acp"');
+  });
+
+  it("its permission question is the hall's: answered once on the socket, the write runs", async () => {
+    const questions = await tapEvents(socketOf(root), 'permission.');
+    try {
+      const run = await request(socketOf(root), { cmd: 'spawn', name: 'builtin', mission: 'write hall' });
+      const asked = await questions.waitFor((e) => e.type === 'permission.asked' && e.id === run.id, 60_000);
+      expect(asked).toMatchObject({ question: 'q1', kind: 'edit' });
+      expect(await request(socketOf(root), { cmd: 'answer', run: run.id, question: 'q1', answer: 'once' })).toMatchObject({ answered: 1 });
+      if (!tap) throw new Error('no hall');
+      expect(await doneOf(tap, String(run.id))).toMatchObject({ status: 'completed', response: 'tried to write write hall.txt' });
+      expect(fs.readFileSync(path.join(root, 'write hall.txt'), 'utf8')).toBe('written');
+    } finally {
+      questions.close();
+    }
   });
 
   it("a cancel reaches the raider as session/cancel: the run ends cancelled, without the hall's escalation", async () => {
