@@ -62,6 +62,16 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
       else if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     };
     process.once('exit', killAtExit);
+    // In a group (and session) of its own the agent no longer gets the terminal's hangup: the
+    // bridge's does, which ends the agent's group first and then the bridge, as the hangup would.
+    if (ownGroup) {
+      const onHangup = (): void => {
+        killAtExit();
+        process.off('SIGHUP', onHangup);
+        process.kill(process.pid, 'SIGHUP');
+      };
+      process.on('SIGHUP', onHangup);
+    }
     const tail: string[] = [];
     let partial = '';
     child.stderr.setEncoding('utf8');

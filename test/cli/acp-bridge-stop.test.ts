@@ -1,7 +1,7 @@
 /**
  * The ACP bridge run by hand (a member of the caller's process group, as in a
- * shell's job): SIGTERM in any phase of the run ends the agent and what the
- * agent started, never leaving them behind. The agent is
+ * shell's job): SIGTERM in any phase of the run, or a hangup, ends the agent
+ * and what the agent started, never leaving them behind. The agent is
  * test/fixtures/scripted-acp-agent.mjs behind a shell that first starts a
  * helper (`sleep`), as an adapter starts the program it drives.
  */
@@ -23,14 +23,16 @@ function pidIn(file: string): number {
 }
 
 const PHASES = [
-  { phase: 'initialize', start: 'hang-initialize', mission: 'answer never' },
-  { phase: 'session/new', start: 'hang-session-new', mission: 'answer never' },
-  { phase: 'session/prompt', start: '', mission: 'deaf' },
+  { phase: 'initialize', start: 'hang-initialize', mission: 'answer never', signal: 'SIGTERM' },
+  { phase: 'session/new', start: 'hang-session-new', mission: 'answer never', signal: 'SIGTERM' },
+  { phase: 'session/prompt', start: '', mission: 'deaf', signal: 'SIGTERM' },
+  // The terminal's hangup, which the agent in a session of its own does not get itself.
+  { phase: 'session/prompt', start: '', mission: 'deaf', signal: 'SIGHUP' },
 ] as const;
 
-describe.concurrent('raider acp-client by hand, stopped by SIGTERM', () => {
-  for (const { phase, start, mission } of PHASES) {
-    it(`during ${phase}: the bridge dies by SIGTERM, and the agent and the helper it started are gone`, async () => {
+describe.concurrent('raider acp-client by hand, stopped by a signal', () => {
+  for (const { phase, start, mission, signal } of PHASES) {
+    it(`${signal} during ${phase}: the bridge dies by it, and the agent and the helper it started are gone`, async () => {
       const root = tempRoot('acp-bridge-stop-');
       const agentPidFile = path.join(root, 'agent.pid');
       const helperPidFile = path.join(root, 'helper.pid');
@@ -65,8 +67,8 @@ describe.concurrent('raider acp-client by hand, stopped by SIGTERM', () => {
       const helperPid = pidIn(helperPidFile);
       expect(alive(helperPid)).toBe(true);
 
-      bridge.kill('SIGTERM');
-      expect(await ended).toBe('SIGTERM');
+      bridge.kill(signal);
+      expect(await ended).toBe(signal);
       expect(alive(agentPid)).toBe(false);
       await eventually(() => expect(alive(helperPid)).toBe(false), 5_000, 20);
     });
