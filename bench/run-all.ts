@@ -33,6 +33,7 @@ const BENCHES: Bench[] = [
   { name: 'fanout', file: 'bench/fanout.ts', timeoutMs: 180_000 },
   { name: 'acp-latency', file: 'bench/acp-latency.ts', timeoutMs: 180_000 },
   { name: 'acp-agents', file: 'bench/acp-agents.ts', timeoutMs: 600_000 },
+  { name: 'acp-bridge-start', file: 'bench/acp-bridge-start.ts', timeoutMs: 180_000 },
   { name: 'fuzz-socket', file: 'bench/fuzz-socket.ts', timeoutMs: 300_000 },
   { name: 'cron-catch-up', file: 'bench/cron-catch-up.ts', timeoutMs: 60_000 },
   { name: 'cluster', file: 'bench/cluster.ts', timeoutMs: 600_000 },
