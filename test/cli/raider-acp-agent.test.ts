@@ -253,7 +253,7 @@ describe('a hall runs raider acp-agent as the ACP agent of a raider entry', () =
   beforeAll(async () => {
     root = scriptedRoot(
       `raiders:\n  builtin: { acp: { command: ${JSON.stringify(RAIDER_BIN)}, args: [acp-agent, --engine, scripted] } }\n` +
-        'dashboard: { listen: "127.0.0.1:0", questions: true }\npermission_timeout: 60\n',
+        'questions: { socket: true }\npermission_timeout: 60\n',
     );
     hallProcess = await startHallProcess(root);
     tap = await doneTap(root);
