@@ -64,14 +64,12 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
     process.once('exit', killAtExit);
     // In a group (and session) of its own the agent no longer gets the terminal's hangup: the
     // bridge's does, which ends the agent's group first and then the bridge, as the hangup would.
-    if (ownGroup) {
-      const onHangup = (): void => {
-        killAtExit();
-        process.off('SIGHUP', onHangup);
-        process.kill(process.pid, 'SIGHUP');
-      };
-      process.on('SIGHUP', onHangup);
-    }
+    const onHangup = (): void => {
+      killAtExit();
+      process.off('SIGHUP', onHangup);
+      process.kill(process.pid, 'SIGHUP');
+    };
+    if (ownGroup) process.on('SIGHUP', onHangup);
     const tail: string[] = [];
     let partial = '';
     child.stderr.setEncoding('utf8');
@@ -93,7 +91,13 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
     child.once('error', (err) => resolve({ ok: false, code: errorCode(err), error: errorMessage(err) }));
     child.once('spawn', () => {
       const stderrTail = () => (partial.trim() !== '' ? [...tail, partial].slice(-STDERR_TAIL_LINES) : [...tail]);
-      resolve({ ok: true, agent: { child, exited, stderrTail, stop: () => stopAgent(child, exited, ownGroup) } });
+      // Once stopped, its group is gone: nothing is left for the exit or a hangup to kill.
+      const stop = async (): Promise<void> => {
+        await stopAgent(child, exited, ownGroup);
+        process.off('exit', killAtExit);
+        process.off('SIGHUP', onHangup);
+      };
+      resolve({ ok: true, agent: { child, exited, stderrTail, stop } });
     });
   });
 }
