@@ -15,10 +15,11 @@
  * exactly the environment `env`. A process that cannot be started throws an
  * Error whose message is Node's (`spawn COMMAND ENOENT`).
  *
- * start({ command, args, env, cwd, stdout, stderr }) returns
+ * nodeStart and loadPosixSpawn().start({ command, args, env, cwd, stdout, stderr }) return
  *   { pid, stderr: Readable | null, onExit(listener(code, signal)) }, or
  *   { pid: undefined, onError(listener(error)) } when Node tells a failure later,
- * or throws.
+ * or throw. loadPosixSpawn().startAsync(request, done(error, started)) starts it
+ * from a worker thread (the hall's way: its event loop never waits for an exec).
  */
 const childProcess = require('node:child_process');
 const fs = require('node:fs');
@@ -182,15 +183,17 @@ function loadPosixSpawn() {
   };
   // SIGCHLD says some child changed; each of ours is asked (never waitpid(-1): that
   // could reap a child of Node's own spawn, which then never reports its exit).
+  /** Reaps `pid` if it has ended, and tells its listener how. */
+  const reap = (pid, listener) => {
+    if (libc.waitpid(pid, status, WNOHANG) !== pid) return;
+    reaped(pid);
+    const raw = status.readInt32LE(0);
+    const termSignal = raw & 0x7f;
+    if (termSignal === 0) listener((raw >> 8) & 0xff, null);
+    else if (termSignal !== 0x7f) listener(null, SIGNAL_NAMES.get(termSignal) ?? null);
+  };
   process.on('SIGCHLD', () => {
-    for (const [pid, listener] of running) {
-      if (libc.waitpid(pid, status, WNOHANG) !== pid) continue;
-      reaped(pid);
-      const raw = status.readInt32LE(0);
-      const termSignal = raw & 0x7f;
-      if (termSignal === 0) listener((raw >> 8) & 0xff, null);
-      else if (termSignal !== 0x7f) listener(null, SIGNAL_NAMES.get(termSignal) ?? null);
-    }
+    for (const [pid, listener] of running) reap(pid, listener);
   });
 
   /**
@@ -214,7 +217,13 @@ function loadPosixSpawn() {
     return libc.access(path.resolve(cwd ?? process.cwd(), file), F_OK) === 0 ? 0 : libc.errno();
   }
 
-  function start(request) {
+  /**
+   * Starts the process of `request`, running posix_spawn for each file tried
+   * at once (start) or, `onThread`, on a worker thread of libuv's pool
+   * (startAsync); `done(error, started)` hears the end, once. What is wrong
+   * with the request itself is thrown at once either way.
+   */
+  function attempt(request, onThread, done) {
     const { command, args, envp, cwd, searchPath } = normalised(request);
     const { stdout, stderr } = request;
     let pipe = null;
@@ -226,6 +235,12 @@ function loadPosixSpawn() {
     }
     const actions = Buffer.alloc(FILE_ACTIONS_BYTES);
     libc.actionsInit(actions);
+    const finish = (err, started) => {
+      libc.actionsDestroy(actions);
+      if (pipe !== null) fs.closeSync(pipe.write);
+      if (err !== null && pipe !== null) fs.closeSync(pipe.read);
+      done(err, started);
+    };
     try {
       for (const rc of [
         libc.addOpen(actions, 0, '/dev/null', O_RDONLY, 0),
@@ -234,46 +249,98 @@ function loadPosixSpawn() {
         ...(cwd !== undefined ? [libc.addChdir(actions, cwd)] : []),
       ])
         if (rc !== 0) throw spawnError(command, rc);
-      const argv = [command, ...args, null];
-      envp.push(null);
-      const pidOut = Buffer.alloc(4);
-      // As execvp: a file that is not there is looked for further on; one that is there but
-      // may not be run is remembered, and said if nothing else runs; else the last error.
-      let denied = false;
-      let last = ENOENT;
-      for (const file of candidates(command, searchPath)) {
-        // Each file is looked at first: a start that fails is a process made for nothing.
-        let rc = missing(file, cwd);
-        if (rc === 0) rc = libc.posixSpawn(pidOut, file, actions, attr, argv, envp);
-        // As execvp: an executable file that is no program (a script without `#!`) is run by /bin/sh.
-        if (rc === ENOEXEC) rc = libc.posixSpawn(pidOut, '/bin/sh', actions, attr, ['/bin/sh', file, ...args, null], envp);
-        if (rc === 0) {
-          const pid = pidOut.readInt32LE(0);
-          // Its exit comes on a later turn (SIGCHLD): the caller hears it if it listens in this one, as with Node's 'exit'.
-          let onExit = () => {};
-          watch(pid, (code, signal) => onExit(code, signal));
-          return {
-            pid,
-            stderr: pipe !== null ? new net.Socket({ fd: pipe.read, readable: true, writable: false }) : null,
-            onExit: (listener) => {
-              onExit = listener;
-            },
-          };
-        }
-        if (rc === EACCES) denied = true;
-        else if (!LOOK_FURTHER.has(rc)) throw spawnError(command, rc);
-        last = rc;
-      }
-      throw spawnError(command, denied ? EACCES : last);
     } catch (err) {
-      if (pipe !== null) fs.closeSync(pipe.read);
-      throw err;
-    } finally {
-      libc.actionsDestroy(actions);
-      if (pipe !== null) fs.closeSync(pipe.write);
+      finish(err, null);
+      return;
     }
+    envp.push(null);
+    const pidOut = Buffer.alloc(4);
+    const spawn = (file, argv, callback) => {
+      if (!onThread) {
+        callback(libc.posixSpawn(pidOut, file, actions, attr, argv, envp));
+        return;
+      }
+      // Its arguments are copied now; the buffers it writes to (pidOut, actions) live in this closure until it ends.
+      libc.posixSpawn.async(pidOut, file, actions, attr, argv, envp, (err, rc) => {
+        if (err) finish(err, null);
+        else callback(rc);
+      });
+    };
+    const files = candidates(command, searchPath);
+    // As execvp: a file that is not there is looked for further on; one that is there but
+    // may not be run is remembered, and said if nothing else runs; else the last error.
+    let denied = false;
+    let last = ENOENT;
+    let tried = 0;
+    const settle = (rc) => {
+      if (rc === 0) {
+        const pid = pidOut.readInt32LE(0);
+        // Its exit comes on a later turn (SIGCHLD): the caller hears it if it listens in this one, as with Node's 'exit'.
+        let onExit = () => {};
+        const listener = (code, signal) => onExit(code, signal);
+        watch(pid, listener);
+        // Started on a worker thread, it may have ended before it was watched: its SIGCHLD found nobody.
+        setImmediate(() => {
+          if (running.get(pid) === listener) reap(pid, listener);
+        });
+        finish(null, {
+          pid,
+          stderr: pipe !== null ? new net.Socket({ fd: pipe.read, readable: true, writable: false }) : null,
+          onExit: (l) => {
+            onExit = l;
+          },
+        });
+        return;
+      }
+      if (rc === EACCES) denied = true;
+      else if (!LOOK_FURTHER.has(rc)) {
+        finish(spawnError(command, rc), null);
+        return;
+      }
+      last = rc;
+      next();
+    };
+    const next = () => {
+      if (tried === files.length) {
+        finish(spawnError(command, denied ? EACCES : last), null);
+        return;
+      }
+      const file = files[tried++];
+      // Each file is looked at first: a start that fails is a process made for nothing.
+      const missingRc = missing(file, cwd);
+      if (missingRc !== 0) {
+        settle(missingRc);
+        return;
+      }
+      spawn(file, [command, ...args, null], (rc) => {
+        // As execvp: an executable file that is no program (a script without `#!`) is run by /bin/sh.
+        if (rc === ENOEXEC) spawn('/bin/sh', ['/bin/sh', file, ...args, null], settle);
+        else settle(rc);
+      });
+    };
+    next();
   }
-  return { start, why: null };
+
+  /** Starts the process now (this thread waits until it has exec'd): returns it, or throws. */
+  function start(request) {
+    let outcome = null;
+    attempt(request, false, (err, started) => {
+      outcome = { err, started };
+    });
+    if (outcome.err !== null) throw outcome.err;
+    return outcome.started;
+  }
+
+  /**
+   * Starts the process from a worker thread: this thread goes on while the
+   * child execs (however long a busy machine makes that), and `done(error,
+   * started)` is called on a later turn. Throws what is wrong with the request.
+   */
+  function startAsync(request, done) {
+    attempt(request, true, done);
+  }
+
+  return { start, startAsync, why: null };
 }
 
 module.exports = { nodeStart, loadPosixSpawn };

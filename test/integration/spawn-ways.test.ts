@@ -262,7 +262,7 @@ describe('a fork server without koffi', () => {
     const root = tempRoot('spawn-ways-');
     const libexec = path.join(root, 'libexec');
     fs.mkdirSync(libexec);
-    for (const name of ['raider-spawner.cjs', 'spawn-process.cjs'])
+    for (const name of ['raider-spawner.cjs', 'spawn-process.cjs', 'line-prefixer.cjs'])
       fs.copyFileSync(path.join(path.dirname(FORK_SERVER_SCRIPT), name), path.join(libexec, name));
     const d = new Driver('posix', path.join(libexec, 'raider-spawner.cjs'));
     driver = d;
