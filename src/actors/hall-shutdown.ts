@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import type { Actor } from 'xstate';
 import type { ControlSocket } from '../adapters/control/control-socket.js';
 import { liveRuns, type RunRegistry } from '../adapters/control/run-registry.js';
-import type { ForkServer } from '../adapters/os/fork-server.js';
+import type { RaiderStarter } from '../adapters/os/fork-server.js';
 import type { HallPaths } from '../ports/hall-paths.js';
 import type { EventsFileMaker } from '../adapters/storage/events-file-maker.js';
 import type { HallStateStore } from '../ports/state-store.js';
@@ -29,7 +29,7 @@ export interface HallHoldings {
   lock: HallLock;
   store: HallStateStore;
   socket: ControlSocket;
-  forkServer: ForkServer;
+  raiderStarter: RaiderStarter;
   permissionChannels: PermissionChannels;
   eventsFiles: EventsFileMaker;
   registry: RunRegistry;
@@ -73,10 +73,10 @@ export class HallShutdown {
   private async close(code: number): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    const { socket, permissionChannels, forkServer, eventsFiles, store, paths, lock, log } = this.holdings;
+    const { socket, permissionChannels, raiderStarter, eventsFiles, store, paths, lock, log } = this.holdings;
     await socket.close().catch(() => {});
     permissionChannels.closeAll();
-    await forkServer.close();
+    await raiderStarter.close();
     eventsFiles.close();
     await store.close().catch((err: unknown) => log(`cannot write the final state: ${errorMessage(err)}`));
     removePidFile(paths);

@@ -22,6 +22,7 @@ import { DroppedMissions } from '../adapters/control/whereabouts.js';
 import { createRunRegistry } from '../adapters/control/run-registry.js';
 import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
 import { ForkServer } from '../adapters/os/fork-server.js';
+import { hallRaiderStarter } from '../adapters/os/hall-spawner.js';
 import { SocketPathError } from '../os/socket-path.js';
 import { socketAnswers } from '../adapters/os/unix-socket.js';
 import { writeFileAtomic } from '../adapters/storage/atomic-file.js';
@@ -144,7 +145,7 @@ async function startLocked(
       )
     : null;
   const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log, clusterPermissions);
-  const forkServer = new ForkServer(log);
+  const raiderStarter = hallRaiderStarter(env, log, () => new ForkServer(log));
   const eventsFiles = new EventsFileMaker(paths.logsDir);
   const bus = new EventBus(log);
   // On a shared cluster every event names its hall.
@@ -172,7 +173,7 @@ async function startLocked(
       bindingWorktrees: new BindingWorktrees(store),
       warn: log,
     }),
-    raiderProcess: raiderProcessLogic(forkServer, recordWritten(store), (id, pid, signal) =>
+    raiderProcess: raiderProcessLogic(raiderStarter, recordWritten(store), (id, pid, signal) =>
       publish({ type: 'raider.signal', id, slot: parseRunId(id)?.slot ?? id, pid, signal }),
     ),
     reapRun: reapRunLogic,
@@ -244,7 +245,7 @@ async function startLocked(
     lock,
     store,
     socket,
-    forkServer,
+    raiderStarter,
     eventsFiles,
     permissionChannels,
     registry,
@@ -255,7 +256,7 @@ async function startLocked(
   // The pid file first: whoever sees the socket answer can find the hall's pid. Then the boot:
   // what a previous hall left waiting is handed out before any client can send a new mission.
   await writeFileAtomic(paths.pidFile, `${process.pid}\n`);
-  forkServer.start();
+  raiderStarter.start();
   cluster?.shareOwnEvents();
   actor.start();
   actor.send({ type: 'hall.boot', at: Date.now() });
@@ -265,7 +266,7 @@ async function startLocked(
     await socket.listen();
   } catch (err) {
     actor.stop();
-    await forkServer.close();
+    await raiderStarter.close();
     removePidFile(paths);
     // No place for the socket is a matter of how this machine is set up, like a config error.
     throw err instanceof SocketPathError ? new HallStartError(`Cannot serve ${paths.socket}: ${err.message}`, 3) : err;

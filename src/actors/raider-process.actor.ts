@@ -1,18 +1,21 @@
 /**
  * One raider OS process, as an actor: started in a process group of its own
- * with stdout into its events file and stderr appended to the slot log (each
- * line prefixed with the run id by the fork server); told
- * SIGINT or SIGTERM (the raider cleans up its tools) or SIGKILL (the whole
- * group). A run is over only when the process has exited, and whatever it
- * left behind in its group is killed then. Stopping the actor kills the group.
- * The fork server starts the process and reports its exit; signals go from the
- * hall straight to the process. It is asked only once the run's record is
+ * with stdout into its events file and stderr into the slot log, each line
+ * prefixed with the run id (by the hall from the raider's stderr spool, or by
+ * the fork server); told SIGINT or SIGTERM (the raider cleans up its tools)
+ * or SIGKILL (the whole group). A run is over only when the process has
+ * exited, and whatever it left behind in its group is killed then. Stopping
+ * the actor kills the group. The hall's raider starter (hall-spawner.ts, or
+ * the fork server) starts the process and reports its exit; signals go from
+ * the hall straight to the process. It is asked only once the run's record is
  * written (record-written.ts): at once when it is, as it almost always is.
  */
 import os from 'node:os';
 import { fromCallback } from 'xstate';
-import type { ForkServer } from '../adapters/os/fork-server.js';
+import type { RaiderStarter } from '../adapters/os/fork-server.js';
+import { StderrSpool, stderrSpoolPath } from '../adapters/os/stderr-spool.js';
 import { processAlive } from '../adapters/os/process-alive.js';
+import { killGroup } from '../adapters/os/process-group.js';
 import { holdEventsFile, releaseEventsFile } from '../adapters/storage/events-file.js';
 import type { ProcessExit } from '../domain/outcome.js';
 import type { ProcessCommand, ProcessInput, RunEvent, RunSignal } from '../machines/run.machine.js';
@@ -26,15 +29,19 @@ const ADOPTED_POLL_MS = 250;
 /** Told of each signal the hall sends a raider (the bus shows the steps of a cancel). */
 export type SignalSent = (runId: string, pid: number, signal: RunSignal) => void;
 
-/** Raider processes started through the hall's fork server, each once its run's record is written. */
-export function raiderProcessLogic(forkServer: ForkServer, recordWritten: RecordWritten, onSignal: SignalSent = () => {}) {
+/** Raider processes started by the hall (its own posix_spawn or its fork server), each once its run's record is written. */
+export function raiderProcessLogic(starter: RaiderStarter, recordWritten: RecordWritten, onSignal: SignalSent = () => {}) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
     const send = (event: RunEvent) => sendBack(event);
     const sendSignal = (p: number, sig: RunSignal) => {
       onSignal(input.runId, p, sig);
       signal(p, sig);
     };
-    if (input.adoptedPid !== undefined) return watchAdopted(input.adoptedPid, send, receive, sendSignal);
+    if (input.adoptedPid !== undefined) {
+      // A raider started by the hall itself writes its stderr into a spool: copied on from where the last hall got.
+      const spool = new StderrSpool(stderrSpoolPath(input.eventsPath), input.logPath, raiderLinePrefix(input.runId));
+      return watchAdopted(input.adoptedPid, send, receive, sendSignal, spool);
+    }
     if (!input.spawn) {
       send({ type: 'proc.failed', error: 'nothing to start', at: Date.now() });
       return undefined;
@@ -53,7 +60,7 @@ export function raiderProcessLogic(forkServer: ForkServer, recordWritten: Record
       try {
         // The reap reads the result through this, even if the file is deleted meanwhile.
         holdEventsFile(input.eventsPath);
-        stopWatching = forkServer.spawn(
+        stopWatching = starter.spawn(
           {
             command: spec.command,
             args: spec.args,
@@ -113,19 +120,26 @@ function watchAdopted(
   send: (e: RunEvent) => void,
   receive: (fn: (c: ProcessCommand) => void) => void,
   sendSignal: (pid: number, sig: RunSignal) => void,
+  spool?: StderrSpool,
 ) {
   let gone = false;
+  spool?.follow();
   const timer = setInterval(() => {
     if (processAlive(pid)) return;
     gone = true;
     clearInterval(timer);
     killGroup(pid);
-    send({ type: 'proc.exited', exit: null, at: Date.now() });
+    const exited = () => send({ type: 'proc.exited', exit: null, at: Date.now() });
+    if (spool) spool.finish(exited);
+    else exited();
   }, ADOPTED_POLL_MS);
   receive((command) => {
     if (!gone) sendSignal(pid, command.signal);
   });
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    if (!gone) spool?.stop();
+  };
 }
 
 function signal(pid: number, sig: RunSignal): void {
@@ -134,20 +148,6 @@ function signal(pid: number, sig: RunSignal): void {
     else process.kill(pid, sig);
   } catch {
     // Already gone: its exit is on its way.
-  }
-}
-
-function killGroup(pgid: number): void {
-  // At every run's end the group is usually empty already (ESRCH): an error
-  // without a stack trace costs a fraction of one with it.
-  const stackTraceLimit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    process.kill(-pgid, 'SIGKILL');
-  } catch {
-    // No process left in the group.
-  } finally {
-    Error.stackTraceLimit = stackTraceLimit;
   }
 }
 

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { readDocumentOrNull } from '../adapters/storage/events-file.js';
 import type { LedgerRun } from '../ports/durable-state.js';
 import { appendToLog } from '../adapters/storage/slot-logs.js';
-import { resultLine, resultText } from '../domain/log-lines.js';
+import { raiderLinePrefix, resultLine, resultText } from '../domain/log-lines.js';
+import { StderrSpool, stderrSpoolPath } from '../adapters/os/stderr-spool.js';
 import { adoptedOutcome } from '../domain/outcome.js';
 import type { EndedRun } from '../machines/hall-payloads.js';
 import type { AdoptedRun } from '../machines/slot.machine.js';
@@ -85,6 +86,8 @@ export async function recoverRuns(runs: Iterable<LedgerRun>): Promise<{ adopted:
       });
       continue;
     }
+    // What it wrote on stderr since the last hall copied its spool goes in before its result line.
+    new StderrSpool(stderrSpoolPath(run.events_path), run.log_path, raiderLinePrefix(run.id)).finishNow();
     const document = readDocumentOrNull(run.events_path);
     const reported = adoptedOutcome({ runId: run.id, document, ...bound });
     // A worktree run that ended while no hall ran: its worktree is settled now, as at any run's end.

@@ -80,7 +80,10 @@ describe('shutdown', () => {
     const tap = await hall.events('');
     const a = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'wait 30' });
     await runStarted(a.events_path);
-    const b = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer second' });
+    // It waits for a flag once it runs: the next hall starts it at boot, and a start takes well under
+    // the round trip of a new spawn, so an answer at once could end before the next one is sent.
+    const flag = path.join(root, 'go');
+    const b = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: `until ${flag}` });
     expect(b).toMatchObject({ queued: 1, queue_depth: 1 });
     const t0 = Date.now();
     await hall.stop();
@@ -93,15 +96,16 @@ describe('shutdown', () => {
     expect(fs.existsSync(path.join(root, '.raider-hall.socket'))).toBe(false);
     expect(fs.existsSync(path.join(root, '.raider-hall.pid'))).toBe(false);
     const queue = JSON.parse(fs.readFileSync(path.join(root, '.raider-hall/state/1bjorn.queue.json'), 'utf8')) as Json[];
-    expect(queue.map((m) => m.mission)).toEqual(['answer second']);
+    expect(queue.map((m) => m.mission)).toEqual([`until ${flag}`]);
 
     // The next hall runs what was left waiting before any new mission.
     hall = await startTestHall({ root });
     const tap2 = await hall.events('raider.');
     const c = await hall.request({ cmd: 'spawn', name: '1bjorn', mission: 'answer third' });
     expect(c).toMatchObject({ queued: 1 });
+    fs.writeFileSync(flag, '');
     const done = await tap2.waitFor((e) => e.type === 'raider.done' && e.response === 'third');
-    expect(tap2.all.filter((e) => e.type === 'raider.done').map((e) => e.response)).toEqual(['second', 'third']);
+    expect(tap2.all.filter((e) => e.type === 'raider.done').map((e) => e.response)).toEqual([`saw ${flag}`, 'third']);
     expect(done.session).toBeDefined();
   });
 

@@ -1,5 +1,6 @@
 /**
- * The hall starts its raiders through a fork server (libexec/raider-spawner.cjs):
+ * A hall that cannot start raiders itself (or is asked not to, as these
+ * halls are) starts them through a fork server (libexec/raider-spawner.cjs):
  * a small child process that forks for it and reports the exits. These tests
  * hit that process from outside: a Ctrl-C meant for the hall, and its death.
  */
@@ -20,6 +21,8 @@ afterEach(async () => {
 });
 
 const CONFIG = 'raiders: { bjorn: {} }\n';
+/** The hall's fallback, asked for. */
+const FORK_SERVER_ENV = { RAIDER_HALL_SPAWNER: 'fork-server' };
 
 /** The signals pending for a process, as the mask in /proc (process-wide and for its main thread). */
 function pendingSignals(pid: number): bigint {
@@ -30,7 +33,7 @@ function pendingSignals(pid: number): bigint {
 
 /** A hall with one run waiting for its flag file, and the fork server that started it. */
 async function hallWithWaitingRun() {
-  const h = await startTestHall({ config: CONFIG });
+  const h = await startTestHall({ config: CONFIG, env: FORK_SERVER_ENV });
   hall = h;
   const tap = await h.events('raider.done');
   const flag = path.join(h.root, 'go');
@@ -41,7 +44,7 @@ async function hallWithWaitingRun() {
 
 describe('the fork server', () => {
   it('starts each raider, in a process group of its own, and is not the hall', async () => {
-    hall = await startTestHall({ config: CONFIG });
+    hall = await startTestHall({ config: CONFIG, env: FORK_SERVER_ENV });
     const reply = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${path.join(hall.root, 'go')}` });
     await runStarted(reply.events_path);
     const server = parentOf(reply.pid as number);
@@ -93,7 +96,7 @@ describe('the fork server', () => {
   });
 
   it('ends when its hall has stopped', async () => {
-    hall = await startTestHall({ config: CONFIG });
+    hall = await startTestHall({ config: CONFIG, env: FORK_SERVER_ENV });
     const a = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${path.join(hall.root, 'go')}` });
     await runStarted(a.events_path);
     const server = parentOf(a.pid as number);
@@ -105,7 +108,7 @@ describe('the fork server', () => {
   });
 
   it('of a hall that stops before its first run is ended at once, without a word in the hall log', async () => {
-    const h = await startTestHall({ config: CONFIG });
+    const h = await startTestHall({ config: CONFIG, env: FORK_SERVER_ENV });
     hall = h;
     // The hall starts its fork server at boot (maybe still loading now): this process's child.
     const spawners = fs.readdirSync('/proc').filter((name) => {

@@ -64,7 +64,17 @@ const ServerMessage = z.union([
   z.object({ id: z.number(), code: z.number().int().nullable(), signal: signalName.nullable() }),
 ]);
 
-export class ForkServer {
+/** What starts raiders for the hall: its own posix_spawn (hall-spawner.ts) or this fork server. */
+export interface RaiderStarter {
+  /** Gets ready now, so that the first run does not wait. */
+  start(): void;
+  /** Starts a process; the watcher hears of it. Returns a function that stops listening. */
+  spawn(request: SpawnRequest, watcher: SpawnWatcher): () => void;
+  /** Starts nothing more, once the hall's last run is over. */
+  close(): Promise<void>;
+}
+
+export class ForkServer implements RaiderStarter {
   /** Its stdin takes requests, its stdout gives reports; its stderr is the hall's. */
   private child: ChildProcessByStdio<Writable, Readable, null> | null = null;
   private nextId = 1;
