@@ -1,8 +1,10 @@
 /**
- * The memory a hall holds: the hall and its fork server, idle with no face
- * configured after 20 finished runs and with 50 raiders running, next to an
- * idle bare Node process (the floor: what any Node program holds before it
- * does anything).
+ * The memory a hall holds: the hall and its fork server if it keeps one,
+ * idle with no face configured after 20 finished runs and with 50 raiders
+ * running, next to an idle bare Node process (the floor: what any Node
+ * program holds before it does anything). Side by side: a hall that starts
+ * its raiders through its fork server (RAIDER_HALL_SPAWNER=fork-server, the
+ * "before") and one that starts them itself (src/adapters/os/hall-spawner.ts).
  *
  * Three measures per process, from /proc/PID/smaps_rollup:
  * - RSS counts every resident page, the pages of the node binary and its
@@ -25,11 +27,7 @@
  * V8 flags are weighed side by side in one run, each in a hall of its own
  * (the two sizes in NODE_OPTIONS, the rest on the node command line before
  * bin/raider: Node 20 refuses --optimize-for-size and --lite-mode in
- * NODE_OPTIONS). The fork server inherits neither (the bench checks its
- * environment): the hall starts it with a bare
- * environment and a fixed argv (src/adapters/os/fork-server.ts). So the fork
- * server's flags are weighed on a fork server started alone, with the hall's
- * argv plus the flag, idle.
+ * NODE_OPTIONS).
  *
  * Target (issue 38): hall tree idle RSS <= 80 MiB and USS <= 34 MiB.
  *
@@ -46,7 +44,6 @@ import {
   fmt,
   machine,
   nowMs,
-  REPO,
   request,
   runMain,
   sleep,
@@ -67,7 +64,6 @@ const TARGET_USS_MIB = 34;
 /** Long enough for start-up garbage to be collected and the heap to settle. */
 const SETTLE_MS = 2000;
 const HOOK = new URL('./memory-hook.mjs', import.meta.url).href;
-const FORK_SERVER = path.join(REPO, 'libexec', 'raider-spawner.cjs');
 const NODE_BINARY = fs.realpathSync(process.execPath);
 
 const ZERO: Memory = { rss: 0, pss: 0, uss: 0 };
@@ -97,15 +93,21 @@ function mapsOf(pid: number): Record<Kind, Memory> {
   return byKind;
 }
 
-/** The hall's direct children that are its fork server (raiders are the fork server's children). */
-function forkServerOf(hallPid: number): number {
+/** The hall's direct child that is its fork server, if it keeps one (raiders are then the fork server's children). */
+function forkServerOf(hallPid: number): number | null {
   const children = fs.readFileSync(`/proc/${hallPid}/task/${hallPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
   for (const child of children) {
     const cmdline = fs.readFileSync(`/proc/${child}/cmdline`, 'utf8');
     if (cmdline.includes('raider-spawner')) return Number(child);
   }
-  throw new Error(`no fork server under hall ${hallPid}`);
+  return null;
 }
+
+function memoryOrNone(pid: number | null): Memory {
+  return pid === null ? ZERO : memoryOf(pid);
+}
+
+const NO_MAPS: Record<Kind, Memory> = { 'node binary': ZERO, 'other files': ZERO, anonymous: ZERO };
 
 /** A process started alone, left idle SETTLE_MS, measured and killed. */
 async function idleProcess(args: string[]): Promise<{ memory: Memory; maps: Record<Kind, Memory> }> {
@@ -137,7 +139,11 @@ interface Variant {
   nodeArgs: string[];
   /** Flags passed in the hall's NODE_OPTIONS instead (those Node allows there). */
   nodeOptions?: string;
+  /** The hall's environment besides (RAIDER_HALL_SPAWNER=fork-server: the fork server). */
+  env?: NodeJS.ProcessEnv;
   hook: boolean;
+  /** Measured with raiders running too. */
+  busy: boolean;
 }
 
 interface HallFigures {
@@ -148,8 +154,6 @@ interface HallFigures {
   hallMaps: Record<Kind, Memory>;
   forkMaps: Record<Kind, Memory>;
   usage: Usage | undefined;
-  /** The fork server's environment has NODE_OPTIONS (it should not: it starts with a bare one). */
-  forkHasNodeOptions: boolean;
   busy?: { raiders: number; hall: Memory; fork: Memory; tree: Memory };
 }
 
@@ -188,6 +192,7 @@ async function measureHall(variant: Variant, raider: string, runs: number, busyR
   const env: NodeJS.ProcessEnv = {
     ...(variant.hook ? { BENCH_MEMORY_OUT: usageFile } : {}),
     ...(variant.nodeOptions ? { NODE_OPTIONS: variant.nodeOptions } : {}),
+    ...variant.env,
   };
   const { hall } = await startHall(root, raider, { nodeArgs, env });
   const hallPid = hall.child.pid;
@@ -201,19 +206,15 @@ async function measureHall(variant: Variant, raider: string, runs: number, busyR
   await sleep(SETTLE_MS);
   const forkPid = forkServerOf(hallPid);
   const hallMemory = memoryOf(hallPid);
-  const forkMemory = memoryOf(forkPid);
+  const forkMemory = memoryOrNone(forkPid);
   const figures: HallFigures = {
     label: variant.label,
     hall: hallMemory,
     fork: forkMemory,
     tree: add(hallMemory, forkMemory),
     hallMaps: mapsOf(hallPid),
-    forkMaps: mapsOf(forkPid),
+    forkMaps: forkPid === null ? NO_MAPS : mapsOf(forkPid),
     usage: variant.hook ? await readUsage(hallPid, usageFile) : undefined,
-    forkHasNodeOptions: fs
-      .readFileSync(`/proc/${forkPid}/environ`, 'utf8')
-      .split('\0')
-      .some((e) => e.startsWith('NODE_OPTIONS=')),
   };
   if (busyRaiders > 0) {
     const busy = await client.pipeline(
@@ -223,7 +224,7 @@ async function measureHall(variant: Variant, raider: string, runs: number, busyR
     if (busyFailed.length > 0) throw new Error(`${busyFailed.length} spawns failed, e.g. ${JSON.stringify(busyFailed[0])}`);
     await sleep(SETTLE_MS);
     const h = memoryOf(hallPid);
-    const f = memoryOf(forkPid);
+    const f = memoryOrNone(forkPid);
     figures.busy = { raiders: busyRaiders, hall: h, fork: f, tree: add(h, f) };
   }
   client.close();
@@ -235,27 +236,36 @@ function row(label: string, m: Memory): string[] {
   return [label, fmt(m.rss, 1), fmt(m.pss, 1), fmt(m.uss, 1)];
 }
 
-const HALL_VARIANTS: readonly Variant[] = [
-  { label: 'default', nodeArgs: [], hook: false },
-  { label: 'default + hook', nodeArgs: [], hook: true },
-  { label: '--max-semi-space-size=1 (NODE_OPTIONS)', nodeArgs: [], nodeOptions: '--max-semi-space-size=1', hook: true },
-  { label: '--optimize-for-size', nodeArgs: ['--optimize-for-size'], hook: true },
-  { label: '--lite-mode', nodeArgs: ['--lite-mode'], hook: true },
-  { label: '--max-old-space-size=32 (NODE_OPTIONS)', nodeArgs: [], nodeOptions: '--max-old-space-size=32', hook: true },
-  {
-    label: 'all four',
-    nodeArgs: ['--max-semi-space-size=1', '--optimize-for-size', '--lite-mode', '--max-old-space-size=32'],
-    hook: true,
-  },
-];
+/** The hall as it was: raiders through its fork server, V8's own young generation. */
+const BEFORE_ENV = { RAIDER_HALL_SPAWNER: 'fork-server', RAIDER_HALL_SEMI_SPACE_GROWTH: '0' };
 
-const FORK_VARIANTS: ReadonlyArray<{ label: string; nodeArgs: string[] }> = [
-  { label: 'default', nodeArgs: [] },
-  ...['--max-semi-space-size=1', '--optimize-for-size', '--lite-mode', '--max-old-space-size=32'].map((flag) => ({
-    label: flag,
-    nodeArgs: [flag],
-  })),
-  { label: 'all four', nodeArgs: ['--max-semi-space-size=1', '--optimize-for-size', '--lite-mode', '--max-old-space-size=32'] },
+const HALL_VARIANTS: readonly Variant[] = [
+  { label: 'before: fork server', nodeArgs: [], env: BEFORE_ENV, hook: false, busy: true },
+  {
+    label: 'step 1: hall spawns',
+    nodeArgs: [],
+    env: { RAIDER_HALL_SEMI_SPACE_GROWTH: '0' },
+    hook: false,
+    busy: true,
+  },
+  { label: 'after: hall spawns, young generation kept', nodeArgs: [], hook: false, busy: true },
+  { label: 'after + hook', nodeArgs: [], hook: true, busy: false },
+  {
+    label: 'step 1 + --max-semi-space-size=1 (NODE_OPTIONS)',
+    nodeArgs: [],
+    nodeOptions: '--max-semi-space-size=1',
+    env: { RAIDER_HALL_SEMI_SPACE_GROWTH: '0' },
+    hook: true,
+    busy: false,
+  },
+  { label: 'after + --lite-mode', nodeArgs: ['--lite-mode'], hook: true, busy: false },
+  {
+    label: 'fork server, young generation kept',
+    nodeArgs: [],
+    env: { RAIDER_HALL_SPAWNER: 'fork-server' },
+    hook: true,
+    busy: false,
+  },
 ];
 
 runMain(async () => {
@@ -268,44 +278,30 @@ runMain(async () => {
   const raider = writeWaitingRaider(tempRoot('memory-bin'));
   const halls: HallFigures[] = [];
   for (const variant of HALL_VARIANTS) {
-    halls.push(await measureHall(variant, raider, runs, variant.label === 'default' ? raiders : 0));
+    halls.push(await measureHall(variant, raider, runs, variant.busy ? raiders : 0));
   }
-  const forks: Array<{ label: string; memory: Memory }> = [];
-  for (const variant of FORK_VARIANTS) {
-    const alone = await idleProcess([...variant.nodeArgs, '--v8-pool-size=1', FORK_SERVER, String(process.pid)]);
-    forks.push({ label: variant.label, memory: alone.memory });
-  }
-  const base = halls[0]!;
+  const before = halls[0]!;
+  const base = halls[2]!;
 
   console.log('');
-  console.log(`## the default hall tree, idle after ${runs} runs (smaps_rollup; USS = Private_Clean + Private_Dirty)`);
-  const busy = base.busy;
-  console.log(
-    table(
-      ['MiB', 'RSS', 'PSS', 'USS'],
-      [
-        row('bare node, idle (floor)', floor.memory),
-        row('hall, idle', base.hall),
-        row('fork server, idle', base.fork),
-        row('hall tree, idle', base.tree),
-        ...(busy
-          ? [
-              row(`hall, ${busy.raiders} running`, busy.hall),
-              row(`fork server, ${busy.raiders} running`, busy.fork),
-              row(`hall tree, ${busy.raiders} running`, busy.tree),
-            ]
-          : []),
-      ],
-    ),
-  );
+  console.log(`## the hall tree, idle after ${runs} runs, before and after (smaps_rollup; USS = Private_Clean + Private_Dirty)`);
+  const rows: string[][] = [row('bare node, idle (floor)', floor.memory)];
+  for (const h of [before, halls[1]!, base]) {
+    rows.push(row(`${h.label}: hall, idle`, h.hall), row(`${h.label}: fork server, idle`, h.fork), row(`${h.label}: tree, idle`, h.tree));
+  }
+  for (const h of halls) {
+    if (h.busy) rows.push(row(`${h.label}: tree, ${h.busy.raiders} running`, h.busy.tree));
+  }
+  console.log(table(['MiB', 'RSS', 'PSS', 'USS'], rows));
 
   console.log('');
-  console.log('## where the pages are (smaps, by mapping), default hall idle');
+  console.log('## where the pages are (smaps, by mapping), idle');
   const mapRows: string[][] = [];
   for (const [who, maps] of [
     ['bare node', floor.maps],
-    ['hall', base.hallMaps],
-    ['fork server', base.forkMaps],
+    ['before: hall', before.hallMaps],
+    ['before: fork server', before.forkMaps],
+    ['after: hall', base.hallMaps],
   ] as const) {
     for (const kind of KINDS) mapRows.push(row(`${who}: ${kind}`, maps[kind]));
   }
@@ -347,35 +343,28 @@ runMain(async () => {
       ]),
     ),
   );
-  const withOptions = halls.filter((_, i) => HALL_VARIANTS[i]!.nodeOptions !== undefined);
-  const inherited = withOptions.filter((h) => h.forkHasNodeOptions).length;
-  console.log(`fork servers with NODE_OPTIONS in their environment, of halls started with it: ${inherited} of ${withOptions.length}`);
-
-  console.log('');
-  console.log("## V8 flags on a fork server started alone (the hall's argv plus the flag), idle");
-  console.log(
-    table(
-      ['MiB', 'RSS', 'PSS', 'USS'],
-      forks.map((f) => row(f.label, f.memory)),
-    ),
-  );
   console.log(`load average after: ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
 
-  const met = base.tree.rss <= TARGET_RSS_MIB && base.tree.uss <= TARGET_USS_MIB;
+  const busy = halls.find((h) => h.label === base.label)?.busy;
+  const rowOf = (h: HallFigures) => ({
+    bench: 'memory',
+    metric: `${h.label}: hall tree idle after ${runs} runs, no face: RSS / PSS / USS (MiB)`,
+    value: `${fmt(h.tree.rss, 1)} / ${fmt(h.tree.pss, 1)} / ${fmt(h.tree.uss, 1)}`,
+    target: `RSS <= ${TARGET_RSS_MIB}, USS <= ${TARGET_USS_MIB} MiB`,
+    met: h.tree.rss <= TARGET_RSS_MIB && h.tree.uss <= TARGET_USS_MIB,
+  });
   summary([
-    {
-      bench: 'memory',
-      metric: `hall tree idle after ${runs} runs, no face: RSS / PSS / USS (MiB)`,
-      value: `${fmt(base.tree.rss, 1)} / ${fmt(base.tree.pss, 1)} / ${fmt(base.tree.uss, 1)}`,
-      target: `RSS <= ${TARGET_RSS_MIB}, USS <= ${TARGET_USS_MIB} MiB`,
-      met,
-    },
+    rowOf(before),
+    rowOf(halls[1]!),
+    rowOf(base),
     ...(busy
       ? [
           {
             bench: 'memory',
-            metric: `hall tree with ${busy.raiders} running: RSS / PSS / USS (MiB)`,
+            metric: `${base.label}: hall tree with ${busy.raiders} running: RSS / PSS / USS (MiB)`,
             value: `${fmt(busy.tree.rss, 1)} / ${fmt(busy.tree.pss, 1)} / ${fmt(busy.tree.uss, 1)}`,
+            target: 'RSS <= 100 MiB',
+            met: busy.tree.rss <= 100,
           },
         ]
       : []),

@@ -6,8 +6,11 @@
  *            timed from opening the files to the exit;
  *   hall  -- through a real hall (the built CLI, RAIDER_HALL_RAIDER_BIN = the
  *            script): a `spawn` frame on the control socket, timed from
- *            sending it to reading the run's raider.done on a subscription.
- * The two are interleaved (bare, hall, hall, bare, ...) so noise hits both.
+ *            sending it to reading the run's raider.done on a subscription;
+ *   fork  -- the same through a hall that starts its raiders through its fork
+ *            server (RAIDER_HALL_SPAWNER=fork-server, the way before the hall
+ *            started them itself).
+ * The three are interleaved (in a rotating order) so noise hits each.
  * Both sides first run WARMUP times unmeasured: the hall is a daemon, and its
  * steady state is what a user gets; with 10 warm-up runs the measured ones
  * still included V8 compiling the hall's hot paths (~0.7 ms more per run).
@@ -75,6 +78,9 @@ runMain(async () => {
   console.log(`hall answered ${fmt(readyMs, 0)} ms after start`);
   const sub = await Subscription.open(hall.socket, 'raider.done');
   const client = await Client.connect(hall.socket);
+  const fork = (await startHall(tempRoot('spawn-latency-fork'), raider, { env: { RAIDER_HALL_SPAWNER: 'fork-server' } })).hall;
+  const forkSub = await Subscription.open(fork.socket, 'raider.done');
+  const forkClient = await Client.connect(fork.socket);
 
   let bareSeq = 0;
   let bareCpu = 0;
@@ -92,19 +98,22 @@ runMain(async () => {
     return ms;
   };
 
-  const hallOnce = async (): Promise<{ total: number; reply: number }> => {
+  const through = (c: Client, s: Subscription) => async (): Promise<{ total: number; reply: number }> => {
     const t0 = nowMs();
-    const reply = await client.command({ cmd: 'spawn', name: 'bench', mission: 'go' });
+    const reply = await c.command({ cmd: 'spawn', name: 'bench', mission: 'go' });
     const tReply = nowMs();
     if (typeof reply.id !== 'string') throw new Error(`spawn answered ${JSON.stringify(reply)}`);
-    const { event, at } = await sub.done(reply.id);
+    const { event, at } = await s.done(reply.id);
     if (event.status !== 'completed' || event.response !== 'ok') throw new Error(`run ended ${JSON.stringify(event)}`);
     return { total: at - t0, reply: tReply - t0 };
   };
+  const hallOnce = through(client, sub);
+  const forkOnce = through(forkClient, forkSub);
 
   for (let i = 0; i < warmup; i++) {
     await bareOnce();
     await hallOnce();
+    await forkOnce();
   }
 
   bareCpu = 0;
@@ -114,20 +123,30 @@ runMain(async () => {
   const viaHall: number[] = [];
   const replyMs: number[] = [];
   const paired: number[] = [];
+  const viaFork: number[] = [];
+  const forkReplyMs: number[] = [];
   for (let i = 0; i < n; i++) {
-    let b: number;
-    let h: { total: number; reply: number };
-    if (i % 2 === 0) {
-      b = await bareOnce();
-      h = await hallOnce();
-    } else {
-      h = await hallOnce();
-      b = await bareOnce();
-    }
+    let b = 0;
+    let h = { total: 0, reply: 0 };
+    let f = { total: 0, reply: 0 };
+    const steps = [
+      async () => {
+        b = await bareOnce();
+      },
+      async () => {
+        h = await hallOnce();
+      },
+      async () => {
+        f = await forkOnce();
+      },
+    ];
+    for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!();
     bare.push(b);
     viaHall.push(h.total);
     replyMs.push(h.reply);
     paired.push(h.total - b);
+    viaFork.push(f.total);
+    forkReplyMs.push(f.reply);
   }
 
   const hallCpu = processCpuMs(hall.child.pid!) - hallCpu0;
@@ -136,6 +155,9 @@ runMain(async () => {
   const bareCalls = stats(bareSpawnCalls);
   client.close();
   sub.close();
+  forkClient.close();
+  forkSub.close();
+  await fork.stop();
   const stopMs = await hall.stop();
 
   const sb = stats(bare);
@@ -150,7 +172,12 @@ runMain(async () => {
       statsRow('hall spawn frame → raider.done (ms)', sh),
       statsRow('  of which: frame → spawn reply (ms)', sr),
       statsRow('paired difference hall − bare (ms)', sp),
+      statsRow('fork-server hall: frame → raider.done (ms)', stats(viaFork)),
+      statsRow('  of which: frame → spawn reply (ms)', stats(forkReplyMs)),
     ]),
+  );
+  console.log(
+    `spawn reply median / bare spawn-to-exit median: hall ${fmt(sr.median / sb.median)}x, fork-server hall ${fmt(stats(forkReplyMs).median / sb.median)}x`,
   );
   console.log('');
   console.log(
@@ -168,6 +195,13 @@ runMain(async () => {
   summary([
     { bench: 'spawn-latency', metric: `bare spawn median / p90 (ms), n=${n}`, value: `${fmt(sb.median)} / ${fmt(sb.p90)}` },
     { bench: 'spawn-latency', metric: 'hall spawn→raider.done median / p90 (ms)', value: `${fmt(sh.median)} / ${fmt(sh.p90)}` },
+    {
+      bench: 'spawn-latency',
+      metric: 'spawn reply median / bare spawn-to-exit median: hall, fork-server hall',
+      value: `${fmt(sr.median / sb.median)}x, ${fmt(stats(forkReplyMs).median / sb.median)}x`,
+      target: '<= 1.0x',
+      met: sr.median <= sb.median,
+    },
     { bench: 'spawn-latency', metric: 'CPU per run: hall process / bare spawner (ms)', value: `${fmt(hallCpu / n)} / ${fmt(bareCpu / n)}` },
     {
       bench: 'spawn-latency',
