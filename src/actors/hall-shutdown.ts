@@ -1,7 +1,7 @@
 /**
  * How a hall goes down: the faces stop taking work first, then the hall actor
  * stops its raiders, then what the hall holds is closed in order (socket,
- * permission channels, fork server, state, pid file, lock) and `stopped`
+ * permission channels, raider starter, state, pid file, lock) and `stopped`
  * resolves with the process's exit code. A bug in the hall actor takes the
  * same way down after killing every raider, with exit code 70.
  */

@@ -7,7 +7,7 @@
  * that does not answer), the run waits until it can: the mission is not
  * lost, and a crash meanwhile finds it still waiting in its queue.
  *
- * The raider process actor asks this before it asks the fork server
+ * The raider process actor asks this before it asks for the raider's start
  * (raider-process.actor.ts): the record is almost always written at once,
  * and then the spawn request leaves in the same step, with no promise, no
  * actor and no machine step of its own between the record and the request.

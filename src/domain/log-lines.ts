@@ -1,7 +1,7 @@
 /**
  * The lines of a slot log: the `[hall]` lines the hall writes, the raiders'
- * stderr lines (each prefixed with its run id by the fork server), and how
- * they are read back.
+ * stderr lines (each prefixed with its run id by the hall, or by its fork
+ * server), and how they are read back.
  */
 
 import { parseRunId } from './run-id.js';

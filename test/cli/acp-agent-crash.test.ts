@@ -1,6 +1,6 @@
 /**
- * An ACP run outlives a kill -9 of the hall: its bridge is a raider started
- * through the fork server, so the next hall adopts it and reports its end
+ * An ACP run outlives a kill -9 of the hall: its bridge is a raider in a
+ * session of its own, so the next hall adopts it and reports its end
  * (docs/agents.md, "The process model").
  */
 import fs from 'node:fs';

@@ -2,7 +2,7 @@
  * `raider hall logs ID` shows that run's lines only, also on a plain slot
  * whose parallel runs share the slot log, and also with no hall running:
  * every raider stderr line in the slot log starts with its run id (issue 14,
- * item 8). The fork server carries stderr line by line: a last line without
+ * item 8). The hall copies stderr line by line: a last line without
  * newline, a very long line and bytes that are not UTF-8 arrive, and none is
  * lost when the raider exits.
  */
