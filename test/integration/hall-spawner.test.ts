@@ -16,11 +16,21 @@ const CONFIG = 'raiders: { bjorn: {} }\n';
 
 let hall: TestHall | undefined;
 let halls: ChildProcess[] = [];
+/** Raiders that outlive their hall on purpose; whatever a failed test leaves of them goes. */
+let raiders: number[] = [];
 afterEach(async () => {
   await hall?.stop();
   hall = undefined;
   for (const h of halls) h.kill('SIGKILL');
   halls = [];
+  for (const pid of raiders) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  raiders = [];
 });
 
 /** Child processes of `pid` whose command line holds `text`. */
@@ -108,6 +118,7 @@ describe('the hall starts its raiders itself', () => {
     const flagB = path.join(root, 'go-b');
     const a = await request(socket, { cmd: 'spawn', name: '1bjorn', mission: `chatter ${flagA} A` });
     const b = await request(socket, { cmd: 'spawn', name: '2bjorn', mission: `chatter ${flagB} B` });
+    raiders.push(a.pid, b.pid);
     expect(parentOf(a.pid)).toBe(first.pid);
     await eventually(() => expect(slotLog(root, '1bjorn')).toContain(`[${a.id}] A before\n`));
     await eventually(() => expect(slotLog(root, '2bjorn')).toContain(`[${b.id}] B before\n`));
