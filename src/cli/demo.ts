@@ -26,6 +26,11 @@ raiders:
 cancel_grace: 2
 logs:
   keep_events: 20
+# The dashboard on a free loopback port: raider hall dashboard prints its URL.
+dashboard:
+  listen: "127.0.0.1:0"
+questions:
+  dashboard: true
 `;
 }
 
@@ -100,6 +105,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
       '  raider hall ps            # running raiders; raider hall status for queues',
       '  raider hall cancel ID     # SIGINT, escalating to SIGTERM and SIGKILL',
       '  raider hall logs ID',
+      "  raider hall dashboard    # the URL of the runs, their conversations and the machines' statecharts",
       '  raider hall stop',
       '',
     ].join('\n')}\n`,

@@ -69,6 +69,19 @@ describe('raider demo', () => {
       expect(lines).toContain('I looked around: a README and a hall config. (look at the files)');
       expect(lines.at(-1)).toBe('■ completed');
       await eventually(() => expect(demo.out).toMatch(/raider\.done astrid-\S+ completed: I looked around/));
+
+      // The demo serves the dashboard: its URL logs in, and the run is in the runs' API.
+      expect(demo.err).toContain('raider hall dashboard');
+      const url = await hall(['dashboard', '--json'], dir);
+      expect(url.code, url.stderr).toBe(0);
+      const login = new URL(String(JSON.parse(url.stdout).url));
+      expect(login.hostname).toBe('127.0.0.1');
+      const page = await fetch(login, { redirect: 'manual' });
+      const cookie = page.headers.get('set-cookie')?.split(';')[0];
+      expect(cookie).toMatch(/^raider_hall_dashboard_\d+=/);
+      const runs = await fetch(new URL('/api/runs', login), { headers: { cookie: String(cookie) } });
+      expect(runs.status).toBe(200);
+      expect(JSON.stringify(await runs.json())).toMatch(/astrid-\d+/);
     } finally {
       demo.child.kill('SIGINT');
     }
