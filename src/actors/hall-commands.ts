@@ -24,6 +24,7 @@ import { definedFields } from '../domain/defined-fields.js';
 export function hallCommands(
   gateway: HallGateway,
   queries: HallQueries,
+  worktrees: Pick<CommandHandlers, 'worktree_list' | 'worktree_rm' | 'worktree_prune'>,
   shared?: { queue: SharedQueue; mirror: RunOutputMirror; publish: (event: BusEvent) => void },
 ): CommandHandlers {
   const commands: CommandHandlers = {
@@ -47,6 +48,7 @@ export function hallCommands(
     kill: (p) => gateway.request({ type: 'cmd.kill', id: p.id }),
     cancel: (p) => gateway.request({ type: 'cmd.cancel', id: p.id }),
     session_reset: (p) => gateway.request({ type: 'cmd.sessionReset', binding: p.binding }),
+    ...worktrees,
     telegram_reply: () => ({ error: 'telegram not configured in .raider-hall.yml' }),
     answer: () => ({
       error:

@@ -37,6 +37,7 @@ import { HallStartError } from '../ports/hall-start-error.js';
 import { commandService } from '../protocol/command-service.js';
 import { RAIDER_VERSION } from '../protocol/raider-version.js';
 import { addFaceCommands, hallCommands } from './hall-commands.js';
+import { worktreeAdmin, worktreeHandlers } from '../adapters/os/worktree-admin.js';
 import { routeHallEffects } from './hall-effect-routing.js';
 import { ClusterPermissions } from './cluster-permissions.js';
 import { ClusterWorker } from './cluster-worker.js';
@@ -206,6 +207,7 @@ async function startLocked(
   const commands = hallCommands(
     gateway,
     queries,
+    worktreeHandlers(() => worktreeAdmin(paths, config)),
     store.shared && output ? { queue: store.shared, mirror: output.mirror, publish } : undefined,
   );
   const runCommand = commandService(commands);

@@ -6,21 +6,13 @@
  * lost); then git's own records of worktrees gone are pruned. Only worktrees
  * the hall recorded are touched: never a branch or directory it did not make.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { z } from 'zod';
-import { pruneWorktrees, reconcileWorktree, type WorktreeRecord } from '../adapters/os/git-worktree.js';
+import { pruneWorktrees, reconcileWorktree } from '../adapters/os/git-worktree.js';
 import { BindingWorktrees } from '../adapters/storage/binding-worktrees.js';
-import { runWorktreeSchema } from '../adapters/storage/persisted-schemas.js';
-import { errorCode, errorMessage } from '../domain/error-message.js';
+import { readWorktreeRecord, worktreeRecordFiles } from '../adapters/storage/worktree-records.js';
+import { errorMessage } from '../domain/error-message.js';
 import type { HallConfig } from '../ports/hall-config.js';
 import { type HallPaths, worktreeRecordsDir } from '../ports/hall-paths.js';
 import type { HallStateStore } from '../ports/state-store.js';
-
-const recordSchema = z.object({
-  state: z.enum(['creating', 'made', 'removing']),
-  worktree: runWorktreeSchema,
-}) satisfies z.ZodType<WorktreeRecord>;
 
 export async function reconcileWorktrees(
   paths: HallPaths,
@@ -34,9 +26,8 @@ export async function reconcileWorktrees(
   const repos = new Set<string>();
   if (Object.values(config.raiders).some((entry) => entry.worktree !== undefined)) repos.add(paths.root);
   const bindings = new BindingWorktrees(store);
-  for (const name of recordNames(dir)) {
-    const file = path.join(dir, name);
-    const record = readRecord(file, log);
+  for (const file of worktreeRecordFiles(dir)) {
+    const record = readWorktreeRecord(file, log);
     if (record === null) continue;
     const wt = { ...record.worktree, record: file };
     repos.add(wt.repo);
@@ -54,25 +45,4 @@ export async function reconcileWorktrees(
     }
   }
   for (const repo of repos) await pruneWorktrees(repo);
-}
-
-function recordNames(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir).filter((name) => name.endsWith('.json'));
-  } catch (err) {
-    if (errorCode(err) === 'ENOENT') return [];
-    throw err;
-  }
-}
-
-/** A record that cannot be read is reported and its worktree left alone: never guess about a change. */
-function readRecord(file: string, log: (line: string) => void): WorktreeRecord | null {
-  try {
-    const parsed = recordSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-    if (parsed.success) return parsed.data;
-    log(`${file}: not a worktree record (${z.prettifyError(parsed.error)}); its worktree is left as it is`);
-  } catch (err) {
-    log(`${file}: cannot read (${errorMessage(err)}); its worktree is left as it is`);
-  }
-  return null;
 }

@@ -65,6 +65,8 @@ export interface HallConfig {
   acp: { port: number | null; host: string };
   logs: { keep_events: number; max_log_size: number };
   cancel_grace: number;
+  /** The hall's worktrees as a whole (docs/worktrees.md); null = no limit. */
+  worktree: { max_age: number | null };
   permission_timeout: number;
   longhouse: boolean;
   /** Relative to the hall root; null = the default lib target. */

@@ -124,6 +124,27 @@ export const SessionResetPayload = z
   })
   .describe('Starts a binding over with a new raider session.');
 
+export const WorktreeListPayload = z
+  .object({ cmd: z.literal('worktree_list') })
+  .describe(
+    "The runs' branches (`raider/RUN_ID`, a binding's `raider/BINDING/RUN_ID`) and the worktrees still on disk (docs/worktrees.md).",
+  );
+
+export const WorktreeRmPayload = z
+  .object({
+    cmd: z.literal('worktree_rm'),
+    target: requiredString('worktree_rm requires a target').describe(
+      "A run id (of a binding's branch: the run that made it), or its branch.",
+    ),
+  })
+  .describe("Removes a run's worktree and its branch, whatever they hold; refused while it is in use (a run, a binding).");
+
+export const WorktreePrunePayload = z
+  .object({ cmd: z.literal('worktree_prune') })
+  .describe(
+    'Removes the run branches (and their worktrees) merged into their base or older than `worktree.max_age`; a worktree in use or with uncommitted changes stays.',
+  );
+
 /** The Telegram face checks these itself: whether the bot exists comes before the chat and the text. */
 export const TelegramReplyPayload = z
   .object({
@@ -149,6 +170,9 @@ export const COMMAND_PAYLOADS = {
   answer: AnswerPayload,
   sessions: SessionsPayload,
   session_reset: SessionResetPayload,
+  worktree_list: WorktreeListPayload,
+  worktree_rm: WorktreeRmPayload,
+  worktree_prune: WorktreePrunePayload,
   telegram_reply: TelegramReplyPayload,
 } as const;
 

@@ -26,6 +26,10 @@ export const ErrorCode = z.enum([
   'mission_dropped',
   'question_answered',
   'question_not_open',
+  'not_a_git_repo',
+  'worktree_not_found',
+  'not_our_branch',
+  'worktree_in_use',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
@@ -38,7 +42,10 @@ export const ErrorReply = z
         '`run_ended` the run has ended (`error` says with what status, and when); ' +
         '`mission_waiting` the id is a mission waiting in a queue, with no run yet (`cancel` drops it, `queue_front` moves it); ' +
         '`mission_dropped` the mission left its queue without a run and will not run; ' +
-        '`question_answered` the permission question was answered already; `question_not_open` no such question is open.',
+        '`question_answered` the permission question was answered already; `question_not_open` no such question is open; ' +
+        '`not_a_git_repo` the hall root is in no git repository (`worktree_*`); `worktree_not_found` no run branch nor worktree by that name; ' +
+        '`not_our_branch` the branch is not one the hall made for a run (`raider/RUN_ID`, `raider/BINDING/RUN_ID`); ' +
+        "`worktree_in_use` the hall's record of the worktree is there: a run starts or works in it, a binding goes on in it, or the hall makes or removes it.",
     ),
   })
   .describe('A refused or failed command.');
@@ -253,6 +260,61 @@ export const SessionResetReply = z
   .object({ reset: z.literal(1), binding, session: session.describe('The session that was forgotten.') })
   .describe('The binding has no session now.');
 
+const removedWorktree = {
+  run: z.string().describe("The run id (of a binding's branch: the run that made it)."),
+  branch: z.string().describe("Its branch, `raider/RUN_ID` (a binding's: `raider/BINDING/RUN_ID`)."),
+  worktree: z.string().optional().describe('Its worktree, when it had one on disk.'),
+};
+
+export const WorktreeListReply = z
+  .object({
+    worktrees: z
+      .array(
+        z.object({
+          run: z.string().describe("The run id (of a binding's branch: the run that made it)."),
+          branch: z.string().describe("Its branch, `raider/RUN_ID` (a binding's: `raider/BINDING/RUN_ID`)."),
+          base: z.string().optional().describe('The commit the branch started from (absent when git no longer records it).'),
+          path: z.string().optional().describe('The worktree, while it is on disk (absent when only the branch is left).'),
+          changed: z.array(z.string()).describe('Files changed against the base, committed or not.'),
+          age: z.number().describe('Seconds since the run started.'),
+          size: z.number().int().describe('Bytes the worktree takes on disk; 0 without one.'),
+          merged: z.boolean().describe("Merged into what its raider's runs start from (`worktree.base`, else the root's HEAD)."),
+          uncommitted: z.boolean().describe('The worktree holds changes nobody committed.'),
+          binding: z
+            .string()
+            .optional()
+            .describe('The binding whose runs go on in it (as its branch spells it when the hall no longer records it).'),
+          in_use: z
+            .boolean()
+            .describe(
+              "The hall's record of it is there (a run starts or works in it, a binding goes on in it, the hall makes or removes it): `worktree_rm` and `worktree_prune` leave it alone.",
+            ),
+        }),
+      )
+      .describe('Oldest run first.'),
+  })
+  .describe("The runs' branches and worktrees.");
+
+export const WorktreeRmReply = z
+  .object({ removed: z.literal(1), ...removedWorktree })
+  .describe('The worktree (when there was one) and the branch are gone.');
+
+export const WorktreePruneReply = z
+  .object({
+    pruned: z
+      .array(
+        z.object({
+          ...removedWorktree,
+          reason: z.enum(['merged', 'max_age']).describe('`merged` into its base, or older than `worktree.max_age`.'),
+        }),
+      )
+      .describe('What was removed.'),
+    uncommitted: z
+      .array(z.object(removedWorktree))
+      .describe('Merged or old, but the worktree holds uncommitted changes: kept (commit or remove them, then prune again).'),
+  })
+  .describe('The merged and old run branches are gone.');
+
 export const TelegramReplyReply = z
   .object({
     ok: z.literal(1),
@@ -274,6 +336,9 @@ export const COMMAND_REPLIES = {
   answer: AnswerReply,
   sessions: SessionsReply,
   session_reset: SessionResetReply,
+  worktree_list: WorktreeListReply,
+  worktree_rm: WorktreeRmReply,
+  worktree_prune: WorktreePruneReply,
   telegram_reply: TelegramReplyReply,
 } as const satisfies Record<CommandName, z.ZodType>;
 

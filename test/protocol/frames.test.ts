@@ -140,6 +140,9 @@ describe('commandService', () => {
     answer: unused,
     sessions: unused,
     session_reset: unused,
+    worktree_list: unused,
+    worktree_rm: unused,
+    worktree_prune: unused,
     telegram_reply: unused,
     kill: (p) => ({ killed: 1, id: p.id }),
     logs: () => {

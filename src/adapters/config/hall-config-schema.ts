@@ -306,6 +306,17 @@ const hallConfigSchema = z.object(
       .prefault({}),
     logs: z.object({ keep_events: count.default(20), max_log_size: count.default(1048576) }, expected('a mapping')).prefault({}),
     cancel_grace: number('a number >= 0', (n) => n >= 0).default(5),
+    worktree: z
+      .object(
+        {
+          // Seconds, as every duration of this file.
+          max_age: number('a number of seconds > 0', (n) => n > 0)
+            .nullable()
+            .default(null),
+        },
+        expected('a mapping (max_age)'),
+      )
+      .prefault({}),
     permission_timeout: number('a number > 0', (n) => n > 0).default(120),
     mcp: z.object({ enable: flag.default(false) }, expected('a mapping')).prefault({}),
     dashboard: dashboard.optional(),

@@ -13,6 +13,7 @@ import { definedFields } from '../../domain/defined-fields.js';
 import {
   DEFAULT_WORKTREES_DIR,
   bindingBranch,
+  parseRunBranch,
   type RunWorktree,
   runBranch,
   type WorktreeResult,
@@ -24,7 +25,7 @@ export type WorktreeRefusalReason = 'not_a_git_repo' | 'no_base';
 
 export type WorktreeMade = { ok: true; worktree: RunWorktree } | { ok: false; reason: WorktreeRefusalReason; error: string };
 
-interface GitResult {
+export interface GitResult {
   ok: boolean;
   stdout: string;
   stderr: string;
@@ -38,7 +39,7 @@ const FALLBACK_IDENTITY = {
   GIT_COMMITTER_EMAIL: 'raider-hall@localhost',
 };
 
-function git(cwd: string, args: readonly string[], env?: Record<string, string>): Promise<GitResult> {
+export function git(cwd: string, args: readonly string[], env?: Record<string, string>): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     execFile(
       'git',
@@ -53,7 +54,7 @@ function git(cwd: string, args: readonly string[], env?: Record<string, string>)
   });
 }
 
-async function gitOrThrow(cwd: string, args: readonly string[], env?: Record<string, string>): Promise<string> {
+export async function gitOrThrow(cwd: string, args: readonly string[], env?: Record<string, string>): Promise<string> {
   const r = await git(cwd, args, env);
   if (!r.ok) throw new Error(`git ${args.join(' ')} failed in ${cwd}: ${r.stderr.trim() || r.stdout.trim()}`);
   return r.stdout;
@@ -61,7 +62,7 @@ async function gitOrThrow(cwd: string, args: readonly string[], env?: Record<str
 
 // Runs that start together must not race for the repository's own locks (refs, worktree records).
 const queues = new Map<string, Promise<unknown>>();
-function serialised<T>(repo: string, job: () => Promise<T>): Promise<T> {
+export function serialised<T>(repo: string, job: () => Promise<T>): Promise<T> {
   const previous = queues.get(repo) ?? Promise.resolve();
   const next = previous.then(job, job);
   const tail = next.catch(() => undefined);
@@ -285,6 +286,44 @@ function forgetRecord(wt: RunWorktree): void {
   if (wt.record !== undefined) fs.rmSync(wt.record, { force: true });
 }
 
+/** A worktree of the repository on a branch of the hall's (`raider/RUN_ID` or `raider/BINDING/RUN_ID`). */
+export interface RunWorktreeEntry {
+  path: string;
+  branch: string;
+  /** The run that made it (a binding's first run on it). */
+  run: string;
+}
+
+/** The worktrees on the hall's branches, from `git worktree list` (wherever a raider's `dir` put them). */
+export async function runWorktrees(repo: string): Promise<RunWorktreeEntry[]> {
+  const out = await gitOrThrow(repo, ['worktree', 'list', '--porcelain', '-z']);
+  const found: RunWorktreeEntry[] = [];
+  let at: string | undefined;
+  for (const line of out.split('\0')) {
+    if (line.startsWith('worktree ')) at = line.slice('worktree '.length);
+    else if (line.startsWith('branch refs/heads/') && at !== undefined) {
+      const branch = line.slice('branch refs/heads/'.length);
+      const run = parseRunBranch(branch)?.run;
+      if (run !== undefined) found.push({ path: at, branch, run });
+    }
+  }
+  return found;
+}
+
+/** Bytes the directories take on disk (`du`, a child process: a worktree may hold many files). */
+export function diskUse(dirs: readonly string[]): Promise<number> {
+  const present = dirs.filter((d) => fs.existsSync(d));
+  if (present.length === 0) return Promise.resolve(0);
+  return new Promise((resolve, reject) => {
+    execFile('du', ['-s', '-k', '-c', '--', ...present], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+      // A file that went while du walked makes it fail, with the totals still printed.
+      const total = /^(\d+)\s+total$/m.exec(stdout);
+      if (total?.[1] !== undefined) resolve(Number(total[1]) * 1024);
+      else reject(err ?? new Error(`du printed no total: ${stdout}`));
+    });
+  });
+}
+
 /** Whether two files (or directories, file by file) hold the same bytes; small local files, read at once. */
 function sameContent(a: string, b: string): boolean {
   try {
@@ -305,7 +344,7 @@ function sameContent(a: string, b: string): boolean {
  * journal, its lib target, the .gitignore beside them: src/raider/journal.ts):
  * never part of the run's change.
  */
-function raiderOwnFiles(wt: RunWorktree): string[] {
+export function raiderOwnFiles(wt: Pick<RunWorktree, 'path' | 'cwd'>): string[] {
   const dir = path.relative(wt.path, path.join(wt.cwd, '.raider'));
   return ['sessions', 'lib', '.gitignore'].map((name) => path.join(dir, name));
 }

@@ -19,6 +19,7 @@ import { registerSessionCommands } from './session-command.js';
 import { registerSpawnCommands } from './spawn-command.js';
 import { registerStartStop } from './start-stop-command.js';
 import { registerStatusCommands } from './status-command.js';
+import { registerWorktreeCommands } from './worktree-command.js';
 import { endQuietlyWhenStdoutCloses } from '../../os/closed-pipe.js';
 
 /** The subcommands, each family in a module of its own, in the order `--help` lists them. */
@@ -36,6 +37,7 @@ const SUBCOMMANDS: readonly RegisterCommand[] = [
   registerQueueCommand,
   registerAnswerCommand,
   registerSessionCommands,
+  registerWorktreeCommands,
 ];
 
 function buildProgram(setCode: SetExitCode): Command {
