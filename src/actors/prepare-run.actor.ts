@@ -185,10 +185,13 @@ async function worktreeOf(
       );
     }
   }
-  const made = await makeRunWorktree(paths.root, input.runId, settings, {
-    records: worktreeRecordsDir(paths),
-    ...(binding !== undefined ? { binding, sessions: paths.sessionsDir } : {}),
-  });
+  const made = await makeRunWorktree(
+    paths.root,
+    input.runId,
+    settings,
+    { records: worktreeRecordsDir(paths), ...(binding !== undefined ? { binding, sessions: paths.sessionsDir } : {}) },
+    env.config.worktree.max_disk,
+  );
   if (made.ok) return { ...made, fresh: true };
   return { ok: false, refusal: { reason: made.reason, error: `raider ${input.entry.name}: ${made.error}` } };
 }

@@ -11,9 +11,10 @@ export type RefusalReason =
   | 'provider_with_engine'
   | 'provider_not_stored'
   | 'provider_config'
-  // A worktree raider's run (docs/worktrees.md): no repository, no commit to start from.
+  // A worktree raider's run (docs/worktrees.md): no repository, no commit to start from, the disk cap.
   | 'not_a_git_repo'
-  | 'no_base';
+  | 'no_base'
+  | 'worktree_disk';
 
 export interface Refusal {
   reason: RefusalReason;

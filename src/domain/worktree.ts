@@ -153,3 +153,9 @@ export function formatBytes(bytes: number): string {
   }
   return unit === 0 ? `${n} B` : `${n < 10 ? n.toFixed(1) : Math.round(n)} ${units[unit]}`;
 }
+
+/** The refusal of a run whose worktree would take the worktrees past `worktree.max_disk`. */
+export function diskCapProblem(cap: number, used: number, needed: number): string | null {
+  if (used + needed <= cap) return null;
+  return `the worktrees take ${formatBytes(used)} on disk and a new one needs about ${formatBytes(needed)}, over worktree.max_disk (${formatBytes(cap)}); remove merged and old ones with 'raider hall worktree prune' (or 'raider hall worktree rm RUN'), or raise the cap`;
+}

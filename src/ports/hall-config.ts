@@ -66,7 +66,7 @@ export interface HallConfig {
   logs: { keep_events: number; max_log_size: number };
   cancel_grace: number;
   /** The hall's worktrees as a whole (docs/worktrees.md); null = no limit. */
-  worktree: { max_age: number | null };
+  worktree: { max_age: number | null; max_disk: number | null };
   permission_timeout: number;
   longhouse: boolean;
   /** Relative to the hall root; null = the default lib target. */

@@ -46,7 +46,7 @@ const DEFAULTS: HallConfig = {
   acp: { port: null, host: '127.0.0.1' },
   logs: { keep_events: 20, max_log_size: 1048576 },
   cancel_grace: 5,
-  worktree: { max_age: null },
+  worktree: { max_age: null, max_disk: null },
   permission_timeout: 120,
   longhouse: false,
   preferred_lib_target: null,
@@ -176,7 +176,8 @@ cron:
     expect(ok('longhouse: 0').config.longhouse).toBe(false);
     expect(ok('longhouse: true').config.longhouse).toBe(true);
     expect(ok('cancel_grace: 0').config.cancel_grace).toBe(0);
-    expect(ok('worktree: { max_age: 604800 }').config.worktree).toEqual({ max_age: 604800 });
+    expect(ok('worktree: { max_age: 604800 }').config.worktree).toEqual({ max_age: 604800, max_disk: null });
+    expect(ok('worktree: { max_disk: 10737418240 }').config.worktree.max_disk).toBe(10737418240);
   });
 });
 
@@ -317,7 +318,8 @@ describe('bad values: file + key path + expectation', () => {
     ['logs: { max_log_size: 1.5 }', 'logs.max_log_size: expected a whole number >= 0, got 1.5'],
     ['mcp: { enable: yes }', 'mcp.enable: expected true or false, got "yes"'],
     ['worktree: { max_age: 0 }', 'worktree.max_age: expected a number of seconds > 0, got 0'],
-    ['worktree: 7', 'worktree: expected a mapping (max_age), got 7'],
+    ['worktree: { max_disk: -1 }', 'worktree.max_disk: expected a number of bytes > 0, got -1'],
+    ['worktree: 7', 'worktree: expected a mapping (max_age, max_disk), got 7'],
   ];
 
   it.each(cases)('%s', (text, message) => {

@@ -1,5 +1,6 @@
 /**
- * `raider hall worktree list / rm / prune` (docs/worktrees.md) through a real hall, the `raider` command as its own
+ * `raider hall worktree list / rm / prune` and `worktree.max_disk`
+ * (docs/worktrees.md) through a real hall, the `raider` command as its own
  * process, real git and the fake raider.
  */
 import { execFileSync } from 'node:child_process';
@@ -227,5 +228,45 @@ describe('raider hall worktree', () => {
     const root = tempRoot();
     fs.writeFileSync(path.join(root, '.raider-hall.yml'), 'raiders: { bjorn: {} }\n');
     expect(await worktreeCli(root, 'list')).toMatchObject({ code: 1, json: { code: 'not_a_git_repo' } });
+  });
+});
+
+describe('worktree.max_disk', () => {
+  it('a run whose worktree would take the worktrees past the cap is refused (worktree_disk) until one is removed', async () => {
+    const root = repoRoot();
+    hall = await startTestHall({
+      root,
+      config: 'worktree: { max_disk: 1048576 }\nraiders: { bjorn: { worktree: { keep: always } } }\n',
+    });
+    const first = await run(hall, 'answer first');
+    expect(first.done).toMatchObject({ status: 'completed', worktree_kept: true });
+    // The kept worktree grows past the cap (a build's output, say).
+    fs.writeFileSync(path.join(first.done.worktree as string, 'big.bin'), Buffer.alloc(2 * 1048576, 1));
+
+    const tap = await hall.events('raider.');
+    const refused = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer second' });
+    expect(refused).toMatchObject({ status: 'refused', reason: 'worktree_disk' });
+    expect(refused.error).toMatch(/the worktrees take 2\.\d MiB .* over worktree\.max_disk \(1\.0 MiB\).*raider hall worktree prune/);
+    expect(await tap.waitFor((e) => e.type === 'raider.refused')).toMatchObject({ reason: 'worktree_disk', name: 'bjorn' });
+    tap.close();
+    expect(fs.readdirSync(path.join(root, '.raider-hall', 'worktrees'))).toEqual([first.id]);
+
+    expect((await worktreeCli(root, 'rm', first.id)).code).toBe(0);
+    const third = await run(hall, 'answer third');
+    expect(third.done).toMatchObject({ status: 'completed', worktree_kept: true });
+  });
+
+  it("a binding's worktree counts too; a refused run leaves no record of a worktree", async () => {
+    const root = repoRoot();
+    hall = await startTestHall({ root, config: 'worktree: { max_disk: 1048576 }\nraiders: { bjorn: { worktree: true } }\n' });
+    const bound = await run(hall, 'write big.bin not yet', '1bjorn');
+    expect(bound.done).toMatchObject({ branch: `raider/slot-1bjorn/${bound.id}`, worktree_kept: true });
+    fs.writeFileSync(path.join(bound.done.worktree as string, 'big.bin'), Buffer.alloc(2 * 1048576, 1));
+
+    const refused = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer plain' });
+    expect(refused).toMatchObject({ status: 'refused', reason: 'worktree_disk' });
+    expect(fs.readdirSync(path.join(root, '.raider-hall', 'state', 'worktrees'))).toEqual([`${bound.id}.json`]);
+    // The binding itself goes on in the worktree it has: nothing new to take.
+    expect((await run(hall, 'answer again', '1bjorn')).done).toMatchObject({ status: 'completed', worktree: bound.done.worktree });
   });
 });

@@ -309,12 +309,15 @@ const hallConfigSchema = z.object(
     worktree: z
       .object(
         {
-          // Seconds, as every duration of this file.
+          // Seconds, as every duration of this file; bytes, as logs.max_log_size.
           max_age: number('a number of seconds > 0', (n) => n > 0)
             .nullable()
             .default(null),
+          max_disk: number('a number of bytes > 0', (n) => n > 0)
+            .nullable()
+            .default(null),
         },
-        expected('a mapping (max_age)'),
+        expected('a mapping (max_age, max_disk)'),
       )
       .prefault({}),
     permission_timeout: number('a number > 0', (n) => n > 0).default(120),

@@ -13,6 +13,7 @@ import { definedFields } from '../../domain/defined-fields.js';
 import {
   DEFAULT_WORKTREES_DIR,
   bindingBranch,
+  diskCapProblem,
   parseRunBranch,
   type RunWorktree,
   runBranch,
@@ -21,7 +22,7 @@ import {
 } from '../../domain/worktree.js';
 
 /** Why a run gets no worktree: the mission is refused with this reason. */
-export type WorktreeRefusalReason = 'not_a_git_repo' | 'no_base';
+export type WorktreeRefusalReason = 'not_a_git_repo' | 'no_base' | 'worktree_disk';
 
 export type WorktreeMade = { ok: true; worktree: RunWorktree } | { ok: false; reason: WorktreeRefusalReason; error: string };
 
@@ -93,6 +94,8 @@ export async function makeRunWorktree(
   runId: string,
   settings: WorktreeSettings,
   place: WorktreePlace,
+  /** `worktree.max_disk`: the bytes all run worktrees may take; null = no cap. */
+  maxDisk: number | null = null,
 ): Promise<WorktreeMade> {
   const top = await git(root, ['rev-parse', '--show-toplevel']);
   if (!top.ok) {
@@ -129,11 +132,20 @@ export async function makeRunWorktree(
     ...definedFields({ binding: place.binding }),
   };
   writeRecord(worktree, 'creating');
-  await serialised(repo, async () => {
+  const overCap = await serialised(repo, async () => {
+    // Measured in the queue: runs that start together each count the worktrees made before them.
+    const problem = maxDisk === null ? null : await diskCapCheck(repo, worktree.base, maxDisk);
+    if (problem !== null) return problem;
     fs.mkdirSync(path.dirname(dir), { recursive: true });
     // --no-track: the branch is the run's own, whatever the base is.
     await gitOrThrow(repo, ['worktree', 'add', '--quiet', '--no-track', '-b', worktree.branch, dir, worktree.base]);
+    return null;
   });
+  if (overCap !== null) {
+    // Refused before git made anything: the record has nothing to finish.
+    forgetRecord(worktree);
+    return { ok: false, reason: 'worktree_disk', error: overCap };
+  }
   try {
     for (const file of settings.copy) {
       const from = path.join(root, file);
@@ -284,6 +296,27 @@ function writeRecord(wt: RunWorktree, state: WorktreeRecord['state']): void {
 
 function forgetRecord(wt: RunWorktree): void {
   if (wt.record !== undefined) fs.rmSync(wt.record, { force: true });
+}
+
+/**
+ * The refusal of a worktree that would take the hall's worktrees (plain
+ * runs' and bindings' alike) past `max_disk` bytes; null when it fits.
+ */
+async function diskCapCheck(repo: string, base: string, maxDisk: number): Promise<string | null> {
+  const used = await diskUse((await runWorktrees(repo)).map((w) => w.path));
+  return diskCapProblem(maxDisk, used, await checkoutSize(repo, base));
+}
+
+/** What a checkout of `commit` takes, about: the bytes of its files. */
+async function checkoutSize(repo: string, commit: string): Promise<number> {
+  const listing = await gitOrThrow(repo, ['ls-tree', '-r', '-l', '-z', commit]);
+  let bytes = 0;
+  for (const entry of listing.split('\0')) {
+    // MODE TYPE OBJECT SIZE\tPATH; SIZE is "-" for a submodule.
+    const size = Number(entry.split('\t', 1)[0]?.trim().split(/\s+/)[3]);
+    if (Number.isFinite(size)) bytes += size;
+  }
+  return bytes;
 }
 
 /** A worktree of the repository on a branch of the hall's (`raider/RUN_ID` or `raider/BINDING/RUN_ID`). */
