@@ -10,6 +10,7 @@ import { WaitingList } from './waiting.js';
 import { connectEvents, getJson, live, postJson, reportFailure, takeFirstData, useEvery, useJsonFollowing, useLiveBatch } from './live.js';
 import { Timeline } from './timeline.js';
 import { Conversation } from './conversation.js';
+import { RunBranch } from './run-branch.js';
 import { clockTime, preciseTime } from './format.js';
 import { Nav, ViewPage, viewRoute } from './views.js';
 import { HallsTable } from './cluster.js';
@@ -346,6 +347,7 @@ function RunPage({ id, readOnly }) {
         ? html`<section aria-label="Run statechart"><h3>Statechart <${StatechartLink} id=${`run:${id}`} /></h3><${ActorChart} id=${`run:${id}`} kind="run" /></section>`
         : null
     }
+    <${RunBranch} id=${id} branch=${detail.branch} />
     <section aria-label="Output"><h3>Output</h3>
       <${Conversation} detail=${detail} />
       ${log.length > 0 ? html`<h4>Slot log</h4><pre class="log">${log.join('\n')}</pre>` : null}

@@ -76,6 +76,7 @@ class DashboardAdapter implements HallAdapter {
         if (event.type !== 'raider.spawned' && event.type !== 'raider.done') return;
         if (typeof event.id === 'string' && typeof event.time === 'number')
           history.noteTime(event.id, event.type === 'raider.done' ? 'done' : 'spawned', event.time);
+        if (typeof event.id === 'string' && event.type === 'raider.done') history.noteWorktree(event.id, event);
         history.changed();
       },
     });

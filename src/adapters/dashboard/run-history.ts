@@ -14,6 +14,7 @@ import { eventsPath, slotLogPath, type HallPaths } from '../../ports/hall-paths.
 import { runLog } from '../storage/slot-logs.js';
 import { readJsonLinesTail } from './json-lines-tail.js';
 import { definedFields } from '../../domain/defined-fields.js';
+import { type BranchDiff, runBranchDiff } from '../os/worktree-admin.js';
 
 const SUFFIX = '.events.jsonl';
 /** A run's page shows at most this much of its events file: the newest part. */
@@ -60,6 +61,23 @@ export type RunFilter = z.infer<typeof runFilterSchema>;
 const liveRunSchema = z.object({ id: z.string(), slot: z.string(), mission: z.string(), pid: z.number() });
 const liveAgeSchema = z.object({ id: z.string(), age: z.number() });
 const startedEventSchema = z.object({ type: z.literal('run.started'), time: z.number() });
+/** What `raider.done` tells of a worktree run (docs/worktrees.md): the fields the run page shows. */
+const doneWorktreeSchema = z.object({
+  worktree: z.string(),
+  branch: z.string(),
+  base: z.string(),
+  commits: z.number(),
+  changed: z.array(z.string()),
+  wip_commit: z.boolean().optional(),
+  worktree_kept: z.boolean().optional(),
+});
+type DoneWorktree = z.infer<typeof doneWorktreeSchema>;
+
+/** A worktree run's branch on its page: what its `raider.done` said (when this hall saw it), and what git says now. */
+export interface RunBranchView extends Partial<DoneWorktree> {
+  /** The branch against its base now; null when the branch is gone (the run changed nothing, or it was removed). */
+  diff: BranchDiff | null;
+}
 
 interface PastRun {
   mtimeMs: number;
@@ -76,6 +94,7 @@ interface NotedTimes {
 export class RunHistory {
   private readonly missions = new Map<string, string>();
   private readonly times = new Map<string, NotedTimes>();
+  private readonly worktrees = new Map<string, DoneWorktree>();
   /** Past runs read before, by id; an events file that did not change is not read again. */
   private readonly past = new Map<string, PastRun>();
   /**
@@ -115,6 +134,14 @@ export class RunHistory {
     if (this.times.size > MISSIONS_KEPT) this.times.delete(this.times.keys().next().value ?? '');
     // A row read before its end was noted is read again.
     if (kind === 'done') this.past.delete(id);
+  }
+
+  /** Notes what a worktree run's `raider.done` said of its branch; other runs' are left alone. */
+  noteWorktree(id: string, done: unknown): void {
+    const fields = doneWorktreeSchema.safeParse(done);
+    if (!fields.success) return;
+    this.worktrees.set(id, fields.data);
+    if (this.worktrees.size > MISSIONS_KEPT) this.worktrees.delete(this.worktrees.keys().next().value ?? '');
   }
 
   /** The missions of the runs `ids` that go now or ended while this hall process ran, by run id; the others are left out. */
@@ -183,7 +210,14 @@ export class RunHistory {
    * and its lines of its slot log (the raider's stderr, e.g. why it failed
    * before writing any event, and the hall's lines about it); null when unknown.
    */
-  async detail(id: string): Promise<{ run: RunRow; events: unknown[]; end: RunDocument | null; truncated: boolean; log: string[] } | null> {
+  async detail(id: string): Promise<{
+    run: RunRow;
+    events: unknown[];
+    end: RunDocument | null;
+    truncated: boolean;
+    log: string[];
+    branch?: RunBranchView;
+  } | null> {
     if (!isSafeRunId(id)) return null;
     const liveRow = this.live().find((r) => r.id === id);
     const file = eventsPath(this.paths, id);
@@ -192,13 +226,23 @@ export class RunHistory {
     const { events, truncated } = readEventsTail(file);
     const log = await runLog(this.paths, id, liveRow?.slot);
     const lines = 'log' in log ? log.log.split('\n').filter((line) => line !== '') : [];
+    const branch = liveRow ? undefined : await this.branchOf(id);
     return {
       run: row,
       events,
       end: liveRow ? null : readDocumentOrNull(file),
       truncated,
       log: lines.slice(-LOG_LINES_SHOWN).map((line) => raiderLineText(line, id) ?? line),
+      ...definedFields({ branch }),
     };
+  }
+
+  /** An ended run's branch, when it is a worktree run's: git runs as child processes, off the event loop. */
+  private async branchOf(id: string): Promise<RunBranchView | undefined> {
+    const noted = this.worktrees.get(id);
+    const diff = await runBranchDiff(this.paths.root, id, noted?.branch);
+    if (noted === undefined && diff === null) return undefined;
+    return { ...noted, diff };
   }
 
   private pastRuns(liveIds: ReadonlySet<string>): RunRow[] {

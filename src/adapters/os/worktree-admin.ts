@@ -286,3 +286,44 @@ async function refused<T>(answer: () => Promise<T>): Promise<T | ErrorReply> {
     throw err;
   }
 }
+
+/** A file of a run's change: lines added and removed (null for a binary file). */
+export interface DiffStatFile {
+  file: string;
+  added: number | null;
+  removed: number | null;
+}
+
+/** What a run's branch holds against its base, as `git diff --stat base...branch` counts it. */
+export interface BranchDiff {
+  branch: string;
+  base: string;
+  files: DiffStatFile[];
+  /** git's own line: ` 2 files changed, 3 insertions(+), 1 deletion(-)`; empty when nothing changed. */
+  summary: string;
+}
+
+/**
+ * The run's branch against its base; null when the root is in no repository
+ * or the branch is gone. `named` is the branch its `raider.done` named (a
+ * binding's later run works on the branch of the run that made it); without
+ * it, the branch made by this run, plain or a binding's.
+ */
+export async function runBranchDiff(root: string, runId: string, named?: string): Promise<BranchDiff | null> {
+  const top = await git(root, ['rev-parse', '--show-toplevel']);
+  if (!top.ok) return null;
+  const repo = top.stdout.trim();
+  const branch = named !== undefined ? named : ((await runBranches(repo)).find((b) => b.run === runId)?.branch ?? runBranch(runId));
+  if (parseRunBranch(branch) === null) return null;
+  if (!(await git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).ok) return null;
+  const base = (await baseOf(repo, branch)) ?? (await git(repo, ['merge-base', 'HEAD', branch])).stdout.trim();
+  if (base === '') return null;
+  const range = `${base}...${branch}`;
+  const numstat = await gitOrThrow(repo, ['diff', '--no-renames', '--numstat', '-z', range, '--']);
+  const files = names(numstat).map((entry): DiffStatFile => {
+    const [added = '-', removed = '-', file = ''] = entry.split('\t');
+    return { file, added: added === '-' ? null : Number(added), removed: removed === '-' ? null : Number(removed) };
+  });
+  const summary = (await gitOrThrow(repo, ['diff', '--no-renames', '--shortstat', range, '--'])).trim();
+  return { branch, base, files, summary };
+}
