@@ -3,10 +3,8 @@
  * real git: its branch, base, commits and changed files with the diff stat
  * the hall's git counts (docs/worktrees.md).
  */
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { commitProject } from '../support/git-repo.js';
 import type { Json } from '../support/hall-client.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
@@ -14,24 +12,13 @@ import { skipBrowserTests } from './browser.js';
 if (skipBrowserTests !== null) console.warn(`dashboard worktree browser tests skipped: ${skipBrowserTests}`);
 
 const CONFIG = 'raiders: { bjorn: { worktree: true } }\ndashboard: { listen: "127.0.0.1:0" }\n';
-const IDENTITY = ['-c', 'user.name=Test', '-c', 'user.email=test@example.com'];
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 describe.skipIf(skipBrowserTests !== null)("a worktree run's page in Chromium", { timeout: 60_000 }, () => {
   const browserBoard = useBrowserBoard(CONFIG);
   let base = '';
   beforeAll(() => {
     // The hall's root becomes a repository: worktrees are made when a run starts.
-    const root = browserBoard.hall.root;
-    git(root, 'init', '--quiet', '--initial-branch=trunk');
-    fs.writeFileSync(path.join(root, '.gitignore'), '.raider-hall*\n.raider/\n');
-    fs.writeFileSync(path.join(root, 'README.md'), 'one\ntwo\nthree\n');
-    git(root, 'add', '.');
-    git(root, ...IDENTITY, 'commit', '--quiet', '-m', 'first');
-    base = git(root, 'rev-parse', 'HEAD').trim();
+    base = commitProject(browserBoard.hall.root, 'one\ntwo\nthree\n');
   });
 
   async function ended(mission: string, name = 'bjorn'): Promise<Json> {

@@ -3,10 +3,10 @@
  * (docs/worktrees.md) through a real hall, the `raider` command as its own
  * process, real git and the fake raider.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { git, IDENTITY, repoRoot } from '../support/git-repo.js';
 import { type Json, runCli, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
 
 let hall: TestHall | undefined;
@@ -15,24 +15,8 @@ afterEach(async () => {
   hall = undefined;
 });
 
-const IDENTITY = ['-c', 'user.name=Test', '-c', 'user.email=test@example.com'];
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
 function hasBranch(root: string, branch: string): boolean {
   return git(root, 'branch', '--list', branch).trim() !== '';
-}
-
-function repoRoot(): string {
-  const root = tempRoot();
-  git(root, 'init', '--quiet', '--initial-branch=trunk');
-  fs.writeFileSync(path.join(root, '.gitignore'), '.raider-hall*\n.raider/\n');
-  fs.writeFileSync(path.join(root, 'README.md'), 'a project\n');
-  git(root, 'add', '.');
-  git(root, ...IDENTITY, 'commit', '--quiet', '-m', 'first');
-  return root;
 }
 
 async function run(h: TestHall, mission: string, name = 'bjorn'): Promise<{ id: string; done: Json }> {
@@ -125,6 +109,14 @@ describe('raider hall worktree', () => {
       expect(hasBranch(root, other)).toBe(true);
     }
     expect(await worktreeCli(root, 'rm', a.id)).toMatchObject({ code: 1, json: { code: 'worktree_not_found' } });
+
+    // A worktree deleted by hand: git still records it (and it holds the branch); list and rm cope.
+    const c = await run(hall, 'commit c.txt c');
+    fs.rmSync(path.join(root, '.raider-hall', 'worktrees', c.id), { recursive: true });
+    const listed = await worktreeCli(root, 'list');
+    expect((listed.json.worktrees as Json[]).find((w) => w.run === c.id)).toMatchObject({ changed: ['c.txt'], size: 0 });
+    expect(await worktreeCli(root, 'rm', c.id)).toMatchObject({ code: 0, json: { removed: 1, run: c.id } });
+    expect(hasBranch(root, `raider/${c.id}`)).toBe(false);
   });
 
   it('prune: merged branches and those older than worktree.max_age go; unmerged young ones and uncommitted work stay; also with no hall running', async () => {

@@ -329,15 +329,17 @@ export interface RunWorktreeEntry {
 
 /** The worktrees on the hall's branches, from `git worktree list` (wherever a raider's `dir` put them). */
 export async function runWorktrees(repo: string): Promise<RunWorktreeEntry[]> {
-  const out = await gitOrThrow(repo, ['worktree', 'list', '--porcelain', '-z']);
+  // Lines, not -z (git 2.36): the hall's worktree paths hold no line break.
+  const out = await gitOrThrow(repo, ['worktree', 'list', '--porcelain']);
   const found: RunWorktreeEntry[] = [];
   let at: string | undefined;
-  for (const line of out.split('\0')) {
+  for (const line of out.split('\n')) {
     if (line.startsWith('worktree ')) at = line.slice('worktree '.length);
     else if (line.startsWith('branch refs/heads/') && at !== undefined) {
       const branch = line.slice('branch refs/heads/'.length);
       const run = parseRunBranch(branch)?.run;
-      if (run !== undefined) found.push({ path: at, branch, run });
+      // One removed by hand stays in git's records until `git worktree prune`: it is no worktree any more.
+      if (run !== undefined && fs.existsSync(at)) found.push({ path: at, branch, run });
     }
   }
   return found;

@@ -224,7 +224,10 @@ function inUse(run: string, record: WorktreeRecord | null): WorktreeCommandError
 
 async function removeBoth(repo: string, branch: string, worktree: RunWorktreeEntry | undefined): Promise<void> {
   await serialised(repo, async () => {
+    // Twice forced: a worktree locked by git is removed too (the person asked, or it is merged or old).
     if (worktree !== undefined) await gitOrThrow(repo, ['worktree', 'remove', '--force', '--force', worktree.path]);
+    // A worktree removed by hand leaves git's record of it, which holds its branch.
+    else await gitOrThrow(repo, ['worktree', 'prune']);
     const exists = (await git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).ok;
     if (exists) await gitOrThrow(repo, ['branch', '-D', '--quiet', branch]);
   });
