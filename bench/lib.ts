@@ -570,9 +570,9 @@ export class Client {
  * event with the time it was read.
  */
 export class Subscription {
-  private readonly doneWaiters = new Map<string, (event: Json, at: number) => void>();
-  /** raider.done events that came before anybody waited for them: id → [event, at]. */
-  private readonly doneSeen = new Map<string, [Json, number]>();
+  private readonly waiters = new Map<string, (event: Json, at: number) => void>();
+  /** raider.done and raider.spawned events that came before anybody waited for them: `TYPE ID` → [event, at]. */
+  private readonly seen = new Map<string, [Json, number]>();
   readonly counts = new Map<string, number>();
 
   private constructor(private readonly conn: net.Socket) {}
@@ -607,28 +607,38 @@ export class Subscription {
     this.onEvent?.(event, at);
     const type = String(event.type);
     this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
-    if (type !== 'raider.done') return;
-    const id = String(event.id);
-    const waiter = this.doneWaiters.get(id);
+    if (type !== 'raider.done' && type !== 'raider.spawned') return;
+    const key = `${type} ${String(event.id)}`;
+    const waiter = this.waiters.get(key);
     if (waiter) {
-      this.doneWaiters.delete(id);
+      this.waiters.delete(key);
       waiter(event, at);
-    } else this.doneSeen.set(id, [event, at]);
+    } else this.seen.set(key, [event, at]);
   }
 
   /** Resolves with the raider.done of run `id` and the time it was read. */
   done(id: string, timeoutMs = 60_000): Promise<{ event: Json; at: number }> {
-    const seen = this.doneSeen.get(id);
+    return this.event('raider.done', id, timeoutMs);
+  }
+
+  /** Resolves with the raider.spawned of run `id` (with a `raider.` filter) and the time it was read. */
+  spawned(id: string, timeoutMs = 60_000): Promise<{ event: Json; at: number }> {
+    return this.event('raider.spawned', id, timeoutMs);
+  }
+
+  private event(type: string, id: string, timeoutMs: number): Promise<{ event: Json; at: number }> {
+    const key = `${type} ${id}`;
+    const seen = this.seen.get(key);
     if (seen) {
-      this.doneSeen.delete(id);
+      this.seen.delete(key);
       return Promise.resolve({ event: seen[0], at: seen[1] });
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.doneWaiters.delete(id);
-        reject(new Error(`no raider.done for ${id} within ${timeoutMs} ms`));
+        this.waiters.delete(key);
+        reject(new Error(`no ${type} for ${id} within ${timeoutMs} ms`));
       }, timeoutMs);
-      this.doneWaiters.set(id, (event, at) => {
+      this.waiters.set(key, (event, at) => {
         clearTimeout(timer);
         resolve({ event, at });
       });
