@@ -39,7 +39,7 @@ const BENCHES: Bench[] = [
   { name: 'cluster', file: 'bench/cluster.ts', timeoutMs: 600_000 },
   { name: 'dashboard', file: 'bench/dashboard.ts', timeoutMs: 600_000 },
   { name: 'statechart', file: 'bench/statechart.ts', timeoutMs: 300_000 },
-  { name: 'worktrees', file: 'bench/worktrees.ts', timeoutMs: 600_000 },
+  { name: 'worktrees', file: 'bench/worktrees.ts', timeoutMs: 1_800_000 },
 ];
 
 const args = process.argv.slice(2);

@@ -43,6 +43,8 @@ import {
 const TARGET_RATIO = 1.5;
 const TARGET_STATUS_P99_MS = 5;
 const PARALLEL_STARTS = 20;
+/** Twenty worktrees of 10,000 files, made and removed one after another, take minutes on a loaded machine. */
+const LONG_MS = 30 * 60_000;
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -134,56 +136,20 @@ runMain(async () => {
     spawned.push(h.spawned);
     replied.push(h.reply);
     if (!first) bare.push(bareOnce());
+    console.log(`pair ${i + 1}/${n}: bare add ${fmt(bare.at(-1) ?? NaN, 0)} ms, hall spawn → raider.spawned ${fmt(h.spawned, 0)} ms`);
   }
 
-  // The hall's other replies: idle first, then while 20 worktree runs start.
-  const statusClient = await Client.connect(hall.socket);
-  const idleEnd = nowMs() + 2000;
-  const idle = await statusLoop(statusClient, () => nowMs() > idleEnd);
-  const ids: string[] = [];
-  let allSpawned = false;
-  const startsAt = nowMs();
-  const starts = client
-    .pipeline(Array.from({ length: PARALLEL_STARTS }, () => ({ cmd: 'spawn', name: 'bench', mission: 'go' })))
-    .then(async (replies) => {
-      for (const r of replies) {
-        if (typeof r.id !== 'string') throw new Error(`spawn answered ${JSON.stringify(r)}`);
-        ids.push(r.id);
-      }
-      await Promise.all(ids.map((id) => sub.spawned(id, 120_000)));
-      allSpawned = true;
-    });
-  const during = await statusLoop(statusClient, () => allSpawned);
-  await starts;
-  const startsMs = nowMs() - startsAt;
-  await Promise.all(ids.map((id) => sub.done(id, 120_000)));
-  const leftover =
-    git(root, 'worktree', 'list', '--porcelain')
-      .split('\n')
-      .filter((l) => l.startsWith('worktree ')).length - 1;
-  statusClient.close();
-  client.close();
-  sub.close();
-  await hall.stop();
-
+  // Printed now: a slow machine may not see the end of the second part.
   const sb = stats(bare);
   const ss = stats(spawned);
-  const sr = stats(replied);
   const ratio = ss.median / sb.median;
-  const si = stats(idle);
-  const sd = stats(during);
   console.log('');
   console.log(
     table(STATS_HEADERS, [
       statsRow('bare git worktree add (ms)', sb),
-      statsRow('hall spawn → reply (ms)', sr),
+      statsRow('hall spawn → reply (ms)', stats(replied)),
       statsRow('hall spawn → raider.spawned (ms)', ss),
-      statsRow('status, idle hall (ms)', si),
-      statsRow(`status during ${PARALLEL_STARTS} worktree starts (ms)`, sd),
     ]),
-  );
-  console.log(
-    `status p99 idle ${fmt(p99(idle))} ms, during starts ${fmt(p99(during))} ms; ${PARALLEL_STARTS} starts took ${fmt(startsMs, 0)} ms; worktrees left: ${leftover}`,
   );
   console.log(machine());
   summary([
@@ -199,6 +165,39 @@ runMain(async () => {
       target: `<= ${TARGET_RATIO}x`,
       met: ratio <= TARGET_RATIO,
     },
+  ]);
+
+  // The hall's other replies: idle first, then while 20 worktree runs start.
+  const statusClient = await Client.connect(hall.socket);
+  const idleEnd = nowMs() + 2000;
+  const idle = await statusLoop(statusClient, () => nowMs() > idleEnd);
+  const ids: string[] = [];
+  let allSpawned = false;
+  const startsAt = nowMs();
+  const starts = client
+    .pipeline(Array.from({ length: PARALLEL_STARTS }, () => ({ cmd: 'spawn', name: 'bench', mission: 'go' })))
+    .then(async (replies) => {
+      for (const r of replies) {
+        if (typeof r.id !== 'string') throw new Error(`spawn answered ${JSON.stringify(r)}`);
+        ids.push(r.id);
+      }
+      await Promise.all(ids.map((id) => sub.spawned(id, LONG_MS)));
+      allSpawned = true;
+    });
+  const during = await statusLoop(statusClient, () => allSpawned);
+  await starts;
+  const startsMs = nowMs() - startsAt;
+  const si = stats(idle);
+  const sd = stats(during);
+  console.log('');
+  console.log(
+    table(STATS_HEADERS, [statsRow('status, idle hall (ms)', si), statsRow(`status during ${PARALLEL_STARTS} worktree starts (ms)`, sd)]),
+  );
+  console.log(
+    `status p99 idle ${fmt(p99(idle))} ms, during starts ${fmt(p99(during))} ms; the ${PARALLEL_STARTS} starts took ${fmt(startsMs, 0)} ms`,
+  );
+  console.log(machine());
+  summary([
     {
       bench: 'worktrees',
       metric: `status p99 (ms): idle → during ${PARALLEL_STARTS} worktree starts (n=${si.n} → ${sd.n})`,
@@ -207,4 +206,17 @@ runMain(async () => {
       met: p99(during) <= TARGET_STATUS_P99_MS,
     },
   ]);
+
+  // Every run ends and takes its worktree with it (each changed nothing).
+  const endsAt = nowMs();
+  await Promise.all(ids.map((id) => sub.done(id, LONG_MS)));
+  const leftover =
+    git(root, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree ')).length - 1;
+  console.log(`the ${PARALLEL_STARTS} runs ended ${fmt(nowMs() - endsAt, 0)} ms after the last start; worktrees left: ${leftover}`);
+  statusClient.close();
+  client.close();
+  sub.close();
+  await hall.stop();
 });
