@@ -3,7 +3,7 @@
  * hall must, make the run's git worktree when its raider has one
  * (docs/worktrees.md), rotate the slot log, create the events file, write
  * the start line, get the binding's session and build the raider's command. Recording
- * the run in the ledger is the hall's (run.machine.ts: `recording`), through
+ * the run in the ledger is the hall's (run.machine.ts: `run.prepared`), through
  * the same store channel as every other durable write.
  */
 import fs from 'node:fs';

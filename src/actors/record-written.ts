@@ -1,11 +1,14 @@
 /**
- * The last step before a raider starts: wait until the state store has
- * written the run's record, which the hall applied as a store operation just
- * before it told the run to go on. From then a crash of the hall cannot run
- * the mission again nor forget the run. (Replies wait for the fdatasync; the
- * start need not.) When the record cannot be written (a full disk, a database
- * that does not answer), the run waits until it can: the mission is not
- * lost, and a crash meanwhile finds it still waiting in its queue.
+ * The last step before a raider starts: wait until the state store holds the
+ * run's record and has written it. The hall applies the record as a store
+ * operation when the run reports it (`run.prepared`), in the step before the
+ * run's process actor starts; the check is of this run's own record all the
+ * same, so no order of steps can start a raider whose run is not recorded.
+ * From then a crash of the hall cannot run the mission again nor forget the
+ * run. (Replies wait for the fdatasync; the start need not.) When the record
+ * cannot be written (a full disk, a database that does not answer), the run
+ * waits until it can: the mission is not lost, and a crash meanwhile finds it
+ * still waiting in its queue.
  *
  * The raider process actor asks this before it asks for the raider's start
  * (raider-process.actor.ts): the record is almost always written at once,
@@ -20,7 +23,9 @@ import { resultLine } from '../domain/log-lines.js';
 /** How often a store that could not write is asked again. */
 const WRITE_RETRY_MS = 250;
 
-type RecordStore = Pick<HallStateStore, 'written' | 'commit' | 'lastError' | 'refusal'>;
+type RecordStore = Pick<HallStateStore, 'written' | 'commit' | 'lastError' | 'refusal'> & {
+  readonly state: { readonly runs: { has(runId: string): boolean } };
+};
 
 /** The run whose record is waited for, and its slot log (closed with a result line if it cannot start). */
 export interface RecordedRun {
@@ -43,7 +48,7 @@ export type RecordWritten = (run: RecordedRun) => RecordWait | null;
 
 export function recordWritten(store: RecordStore): RecordWritten {
   const check = (run: RecordedRun): boolean => {
-    if (!store.written()) return false;
+    if (!store.state.runs.has(run.runId) || !store.written()) return false;
     // A shared cluster refuses the record of a run whose mission's claim went to another hall.
     const refused = store.refusal?.(run.runId) ?? null;
     if (refused !== null) throw new Error(refused);
@@ -60,19 +65,16 @@ export function recordWritten(store: RecordStore): RecordWritten {
     } catch (err) {
       return { done: Promise.reject(failed(run, err)), stop: () => {} };
     }
-    const wait = untilWritten(store);
-    const done = wait.done
-      .then(() => {
-        check(run);
-      })
-      .catch((err: unknown) => {
-        throw failed(run, err);
-      });
+    const wait = untilWritten(store, () => check(run));
+    const done = wait.done.catch((err: unknown) => {
+      throw failed(run, err);
+    });
     return { done, stop: wait.stop };
   };
 }
 
-function untilWritten(store: RecordStore): RecordWait {
+/** Until `recorded` says yes (or throws: the run cannot start), or the wait is stopped. */
+function untilWritten(store: RecordStore, recorded: () => boolean): RecordWait {
   let stop = () => {};
   const done = new Promise<void>((resolve, reject) => {
     /** Polls while the record is not written; null once the wait is over. */
@@ -84,7 +86,16 @@ function untilWritten(store: RecordStore): RecordWait {
       return true;
     };
     const check = () => {
-      if (store.written() && end()) resolve();
+      if (timer === null) return;
+      let ok: boolean;
+      try {
+        ok = recorded();
+      } catch (err) {
+        end();
+        reject(err);
+        return;
+      }
+      if (ok && end()) resolve();
     };
     // The run stopped before its record was written; once written, its stop is none of this.
     stop = () => {

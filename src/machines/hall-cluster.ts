@@ -20,7 +20,7 @@ export const clusterActions = {
       tickets: context.tickets + 1,
       reservedRunIds: { ...context.reservedRunIds, [claimed.entry.id]: claimed.runId },
     });
-    // Its run record goes through the store like any run's (run.prepared, then run.recorded), under the reserved id.
+    // Its run record goes through the store like any run's (run.prepared), under the reserved id.
     routeMission(context, enqueue, { entry: claimed.entry, at: claimed.at, queued: true });
   }),
 

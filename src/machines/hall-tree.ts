@@ -19,7 +19,7 @@ import { slotMachine } from './slot.machine.js';
 
 export interface RunActors {
   prepareRun: PromiseActorLogic<PrepareOutput, RunInput>;
-  /** Starts the raider once the store has written the run's record (the hall applied it when it said run.recorded). */
+  /** Starts the raider once the store holds the run's record (the hall applies it when the run reports it) and has written it. */
   raiderProcess: CallbackActorLogic<ProcessCommand, ProcessInput>;
   reapRun: PromiseActorLogic<RunOutcome, ReapInput>;
   settleWorktree: PromiseActorLogic<RunOutcome, SettleInput>;

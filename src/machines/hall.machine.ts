@@ -122,13 +122,12 @@ export const hallMachine = hallSetup
 
       /**
        * A run is about to start: its record goes to the store like every other
-       * durable write, and only then does the run hear that it may start (the
-       * emitted store operation is carried out before the run gets this send).
+       * durable write. Its raider is asked for only once the store holds the
+       * record and has written it (the run's process actor waits for that:
+       * src/actors/record-written.ts), so no go-ahead goes back to the run.
        */
-      recordRun: hallAction(({ enqueue, system }, prepared: RunPreparedReport) => {
+      recordRun: hallAction(({ enqueue }, prepared: RunPreparedReport) => {
         enqueue.emit(store({ op: 'run', run: prepared.run }));
-        const run = system.get(runActorId(prepared.run.id));
-        if (run) enqueue.sendTo(run, { type: 'run.recorded' });
       }),
 
       reportSpawned: hallAction(({ context, enqueue }, report: RunSpawnedReport) => {

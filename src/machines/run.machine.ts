@@ -1,19 +1,20 @@
 /**
  * The life of one mission's run, from admission to its reported end:
  *
- *   queued → recording → alive.spawning → alive.running
+ *   queued → alive.spawning → alive.running
  *          → alive.cancelling (SIGINT sent) → alive.terminating (SIGTERM)
  *          → alive.killing (SIGKILL) → reaping → done
  *
  * and `refused` when the hall refuses the raider entry. Before its raider
  * starts, a run hands its ledger record to the hall (`run.prepared`), which
- * emits it as a store operation like every other durable write and answers
- * `run.recorded`; the run's process then waits until the store has written
- * it before it asks for the raider, so a crash of the hall never runs the
- * mission again and never forgets the run. (The wait is the process actor's,
- * not a state of its own: the record is almost always written by then, and a
- * step between the record and the spawn request would be on the path of
- * every start.)
+ * emits it as a store operation like every other durable write; the run's
+ * process waits until the store holds that record and has written it before
+ * it asks for the raider, so a crash of the hall never runs the mission again
+ * and never forgets the run. (The wait is the process actor's, not a state of
+ * its own, and the hall sends nothing back: the record reaches the hall in
+ * the same step, before the process actor starts, and is almost always
+ * written by then. A go-ahead from the hall would cost the hall's and the
+ * run's machines a step more on the path of every start.)
  *
  * Timers are XState delays, so tests drive escalation with a simulated
  * clock. The run never touches the OS itself: it invokes three named actors
@@ -117,8 +118,6 @@ export type RunEvent =
   /** The hall is stopping: SIGTERM, and the hall's own shutdown timer (not cancel_grace) decides on SIGKILL. */
   | { type: 'run.terminate' }
   | { type: 'run.forceKill' }
-  /** The hall took the run's record (run.prepared) into its store. */
-  | { type: 'run.recorded' }
   | { type: 'proc.spawned'; pid: number; at: number }
   | { type: 'proc.exited'; exit: ProcessExit | null; at: number }
   | { type: 'proc.failed'; error: string; at: number };
@@ -343,29 +342,29 @@ export const runMachine = setup({
             ),
           },
           {
-            target: 'recording',
-            actions: assign(({ event }) => {
-              const out = event.output;
-              if (out.kind !== 'ready') return {};
-              return {
-                eventsPath: out.eventsPath,
-                logPath: out.logPath,
-                startedAt: out.startedAt,
-                spawn: out.spawn,
-                session: out.session,
-                sessionCreated: out.sessionCreated === true,
-                ...definedFields({ sessionError: out.sessionError, worktree: out.worktree }),
-              };
-            }),
+            // The record goes to the hall before the process actor starts (both deferred, in this order).
+            target: 'alive',
+            actions: [
+              assign(({ event }) => {
+                const out = event.output;
+                if (out.kind !== 'ready') return {};
+                return {
+                  eventsPath: out.eventsPath,
+                  logPath: out.logPath,
+                  startedAt: out.startedAt,
+                  spawn: out.spawn,
+                  session: out.session,
+                  sessionCreated: out.sessionCreated === true,
+                  ...definedFields({ sessionError: out.sessionError, worktree: out.worktree }),
+                };
+              }),
+              'reportPrepared',
+            ],
           },
         ],
         onError: { target: 'done', actions: { type: 'notStarted', params: ({ event }) => ({ error: errorMessage(event.error) }) } },
       },
       on: PENDING_STOPS,
-    },
-    recording: {
-      entry: 'reportPrepared',
-      on: { ...PENDING_STOPS, 'run.recorded': 'alive' },
     },
     alive: {
       invoke: {

@@ -64,10 +64,10 @@ describe('the live actors on the dashboard', { timeout: 30_000 }, () => {
         states: ['alive', 'alive.running'],
         status: 'active',
       });
-      expect(first.events.map((e: { event: string }) => e.event)).toEqual(expect.arrayContaining(['run.recorded', 'proc.spawned']));
+      expect(first.events.map((e: { event: string }) => e.event)).toEqual(expect.arrayContaining(['run.prepared', 'proc.spawned']));
       expect(Object.keys(first.events[0]).sort()).toEqual(expect.arrayContaining(['dir', 'event', 'time']));
-      // Who sent what: the hall's go-ahead, the process actor's pid; and what the run sent its slot's host.
-      expect(first.events).toContainEqual(expect.objectContaining({ dir: 'received', event: 'run.recorded', peer: 'hall' }));
+      // Who sent what: the run's record and pid to its slot's host (for the hall), the process actor's pid.
+      expect(first.events).toContainEqual(expect.objectContaining({ dir: 'sent', event: 'run.prepared', peer: 'runs' }));
       expect(first.events).toContainEqual(expect.objectContaining({ dir: 'received', event: 'proc.spawned', peer: 'process' }));
       expect(first.events).toContainEqual(expect.objectContaining({ dir: 'sent', event: 'run.spawned', peer: 'runs' }));
       expect(first.events).toContainEqual(expect.objectContaining({ dir: 'received', event: 'xstate.init', peer: 'runs' }));
@@ -112,7 +112,6 @@ describe('the statecharts the build laid out', () => {
     for (const state of [
       'admitted',
       'queued',
-      'recording',
       'alive',
       'alive.spawning',
       'alive.running',

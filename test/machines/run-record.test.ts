@@ -37,6 +37,23 @@ describe("a run's record goes through the hall's store channel before its raider
     expect(h.errors).toEqual([]);
   });
 
+  it('a start takes the run one step from its preparation to its raider: the hall sends no go-ahead back', async () => {
+    const h = startHall();
+    const events: Array<{ to: unknown; type: string }> = [];
+    h.hall.system.inspect((e) => {
+      if (e.type === '@xstate.event') events.push({ to: e.actorRef, type: e.event.type });
+    });
+    h.boot();
+    h.spawn('bjorn', 'a');
+    await h.settle();
+    const run = h.hall.system.get(`run:${h.runIdOf('a')}`);
+    const received = events.filter((e) => e.to === run).map((e) => e.type);
+    // Its start, its preparation's end (record reported, process actor started), its pid.
+    expect(received.slice(0, 3)).toEqual(['xstate.init', expect.stringMatching(/^xstate\.done\.actor\./), 'proc.spawned']);
+    expect(h.world.timeline).toEqual([`written ${h.runIdOf('a')}`, `spawned ${h.runIdOf('a')}`]);
+    expect(h.storeOps().map((op) => op.op)).toEqual(['run', 'pid']);
+  });
+
   it('a refused mission is never recorded as a run', async () => {
     const h = startHall();
     h.world.refuse.set('bjorn', { reason: 'provider_not_stored', error: 'no provider' });

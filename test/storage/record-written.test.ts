@@ -13,14 +13,18 @@ import { describe, expect, it, vi } from 'vitest';
 import { recordWritten } from '../../src/actors/record-written.js';
 import { tempRoot } from '../support/temp-roots.js';
 
-/** A store whose record is written when the test says; `commit` resolves when `write` is called. */
-function testStore(written: boolean, refusal: string | null = null) {
+/**
+ * A store whose record is written when the test says; `commit` resolves when
+ * `write` is called. It holds the record of run `bjorn-1000` unless `held` says not.
+ */
+function testStore(written: boolean, refusal: string | null = null, held = true) {
   let wrote: () => void = () => {};
   const committed = new Promise<void>((resolve) => {
     wrote = resolve;
   });
   const store = {
     isWritten: written,
+    state: { runs: new Set(held ? ['bjorn-1000'] : []) },
     written: () => store.isWritten,
     commit: () => committed,
     lastError: vi.fn(() => 'the disk is full'),
@@ -55,6 +59,18 @@ describe("a run's record before its raider starts", () => {
     await expect(waiting?.done).resolves.toBeUndefined();
     waiting?.stop();
     expect(store.lastError).not.toHaveBeenCalled();
+    expect(lines()).toEqual([]);
+  });
+
+  it('waits for its own record, however written everything the store holds is', async () => {
+    const { run, lines } = slotLog();
+    const store = testStore(true, null, false);
+    const waiting = recordWritten(store)(run);
+    expect(waiting).not.toBeNull();
+    // The hall applies the record: the next look finds it (the commit is the first look).
+    store.state.runs.add(run.runId);
+    store.write();
+    await expect(waiting?.done).resolves.toBeUndefined();
     expect(lines()).toEqual([]);
   });
 
