@@ -1,6 +1,6 @@
 /**
- * What the hall reads of its children's queues, the only places it reads a
- * child's snapshot rather than hearing a report.
+ * What the hall reads of its children's queues and of their live runs, the
+ * only places it reads a child's snapshot rather than hearing a report.
  *
  * The invariant these reads rely on: a child has taken every event sent to
  * it from outside its own step by the time the send returns (an idle
@@ -34,6 +34,17 @@ export function slotWaitingPlace(ref: SlotRef): number | undefined {
 /** How many missions wait in the slot's own queue (a numbered slot's; an offered head among them). */
 export function slotQueueLength(ref: SlotRef): number {
   return ref.getSnapshot().context.queue.length;
+}
+
+/**
+ * Whether any slot has a live run (one it created or adopted and has not
+ * seen end). Read by the stopping hall after each of its steps: a slot adds a
+ * run in the step that creates it and drops it in the step that sends its
+ * end to the hall, so a run is never missing here while it lives.
+ */
+export function anySlotHasRuns(slots: Readonly<Record<string, SlotRef>>): boolean {
+  for (const ref of Object.values(slots)) if (ref.getSnapshot().context.active.length > 0) return true;
+  return false;
 }
 
 /** The mission `missionId` if it waits in this slot's queue. */

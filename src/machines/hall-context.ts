@@ -35,12 +35,6 @@ export interface HallInput {
 export interface HallContext extends HallInput {
   slots: Record<string, SlotRef>;
   bindings: Record<string, BindingRef>;
-  /**
-   * How many runs live. A count, not a record of them: the runs are found by
-   * their system id, and a record copied on every start and end costs O(n)
-   * per run when a burst has a thousand of them at once.
-   */
-  liveRuns: number;
   tickets: number;
   roomQueue: RoomWait[];
   /** Runs whose end another hall of the cluster reported: their end here says nothing more. */

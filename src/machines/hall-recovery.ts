@@ -26,7 +26,7 @@ export const recoveryActions = {
         enqueue.sendTo(({ context: c }) => bindingRefOf(c, explicit), { type: 'binding.started', runId: run.runId });
       }
     }
-    enqueue.assign({ liveRuns: context.liveRuns + context.adopted.length, tickets: context.tickets + context.adopted.length });
+    enqueue.assign({ tickets: context.tickets + context.adopted.length });
     // A plain slot's queue holds only missions that waited for room: they wait for it again, in order.
     const forRoom: RoomWait[] = [];
     const slotQueues: Record<string, Mission[]> = {};

@@ -18,7 +18,7 @@ import type { Mission } from '../domain/mission.js';
 import { slotOf } from '../domain/names.js';
 import { ownEntry as own } from '../domain/own-entry.js';
 import { bindingQueueMachine } from './binding-queue.machine.js';
-import type { BindingRef, SlotRef } from './hall-children.js';
+import { anySlotHasRuns, type BindingRef, type SlotRef } from './hall-children.js';
 import { clusterActions } from './hall-cluster.js';
 import { bindingRefOfEntry, type EventOf, type HallContext, type HallEvent, type HallInput, hallAction } from './hall-context.js';
 import type { HallEmitted } from './hall-effects.js';
@@ -68,7 +68,8 @@ const hallSetup = setup({
     lastResort: ({ context }) => context.shutdownGraceMs + 5000,
   },
   guards: {
-    noLiveRuns: ({ context }) => context.liveRuns === 0,
+    // The slots' own lists of their runs (hall-children.ts): no count of the hall's to keep on every start.
+    noLiveRuns: ({ context }) => !anySlotHasRuns(context.slots),
   },
   actions: {
     ensureSlot: assign(({ context, spawn }, params: { name: string }) => {
@@ -110,8 +111,8 @@ export const hallMachine = hallSetup
       ...clusterActions,
       ...recoveryActions,
 
+      /** Told only of a run whose binding queue or reserved run id is the hall's business (slot.machine.ts, `startRun`). */
       noteRunCreated: hallAction(({ context, enqueue }, created: EventOf<'slot.runCreated'>) => {
-        enqueue.assign({ liveRuns: context.liveRuns + 1 });
         if (own(context.reservedRunIds, created.entry.id) !== undefined) {
           const { [created.entry.id]: _, ...reservedRunIds } = context.reservedRunIds;
           enqueue.assign({ reservedRunIds });
@@ -148,7 +149,6 @@ export const hallMachine = hallSetup
       }),
 
       reportRunEnded: hallAction(({ context, enqueue, self }, out: RunOutput) => {
-        enqueue.assign({ liveRuns: context.liveRuns - 1 });
         if (out.kind === 'refused') {
           enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));
           enqueue.emit(bus(refusedEvent(out)));
@@ -239,7 +239,6 @@ export const hallMachine = hallSetup
       ...input,
       slots: {},
       bindings: {},
-      liveRuns: 0,
       tickets: 0,
       roomQueue: [],
       silenced: {},

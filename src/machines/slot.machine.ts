@@ -80,6 +80,7 @@ export type SlotEvent =
 
 /** What a slot tells the hall. */
 export type SlotReport =
+  /** Only for a run with an explicit binding or a reserved run id (see `startRun`). */
   | { type: 'slot.runCreated'; slot: string; runId: string; entry: Mission; binding?: string; reqId?: string }
   | { type: 'slot.queued'; slot: string; entry: Mission; depth: number; reqId?: string }
   | { type: 'slot.offer'; slot: string; entry: Mission; at: number }
@@ -154,6 +155,10 @@ export const slotMachine = setup({
         ...definedFields({ reqId: req.reqId }),
       };
       enqueue.sendTo('runs', { type: 'runs.start', input } satisfies RunHostCommand);
+      // The hall hears of a new run only when it has to act on it: it tells an explicit binding's
+      // queue, and forgets a reserved id. Any other start would cost it a step on the path of the
+      // start for nothing (it counts live runs from the slots' `active`: hall-children.ts).
+      if (req.entry.binding === undefined && req.runId === undefined) return;
       enqueue.sendParent({
         type: 'slot.runCreated',
         slot: context.slot,

@@ -54,6 +54,49 @@ describe("a run's record goes through the hall's store channel before its raider
     expect(h.storeOps().map((op) => op.op)).toEqual(['run', 'pid']);
   });
 
+  it('a start of a plain or numbered slot costs the hall two steps before its pid: the spawn and the record', async () => {
+    const h = startHall();
+    const toHall: string[] = [];
+    h.hall.system.inspect((e) => {
+      if (e.type === '@xstate.event' && e.actorRef === h.hall) toHall.push(e.event.type);
+    });
+    h.boot();
+    h.spawn('bjorn', 'a');
+    h.spawn('1bjorn', 'b');
+    await h.settle();
+    // Each start: its spawn command, its record, its pid (the two runs' steps interleave).
+    expect([...toHall].sort()).toEqual([
+      'cmd.spawn',
+      'cmd.spawn',
+      'hall.boot',
+      'run.prepared',
+      'run.prepared',
+      'run.spawned',
+      'run.spawned',
+    ]);
+    // A run of an explicit binding is told to its binding's queue (slot.runCreated), which then holds the next one.
+    h.spawn('bjorn', 'c', { binding: 'telegram:bot:1' });
+    h.spawn('bjorn', 'd', { binding: 'telegram:bot:1' });
+    await h.settle();
+    expect(toHall).toContain('slot.runCreated');
+    expect(h.started()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a hall told to stop while a run is being prepared waits for that run, and stops once it ends', async () => {
+    const h = startHall();
+    h.boot();
+    h.spawn('bjorn', 'a');
+    // The run exists, its preparation not yet done.
+    h.hall.send({ type: 'hall.stop' });
+    expect(h.hall.getSnapshot().value).toBe('stopping');
+    await h.settle();
+    expect(h.proc('a')?.signals).toEqual(['SIGTERM']);
+    expect(h.hall.getSnapshot().value).toBe('stopping');
+    h.proc('a')?.exit({ signal: 'SIGTERM' });
+    await h.settle();
+    expect(h.hall.getSnapshot().value).toBe('stopped');
+  });
+
   it('a refused mission is never recorded as a run', async () => {
     const h = startHall();
     h.world.refuse.set('bjorn', { reason: 'provider_not_stored', error: 'no provider' });
