@@ -407,11 +407,12 @@ export function hallEnv(raiderBin: string): NodeJS.ProcessEnv {
 export async function startHall(
   root: string,
   raiderBin: string,
-  options: { timeoutMs?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv; probe?: Json } = {},
+  /** `bin`: another build's `bin/raider` (an A/B of two builds in one run); this repository's by default. */
+  options: { timeoutMs?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv; probe?: Json; bin?: string } = {},
 ): Promise<{ hall: HallProcess; readyMs: number }> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const t0 = nowMs();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), RAIDER_BIN, 'hall', 'start', root, '--quiet'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.bin ?? RAIDER_BIN, 'hall', 'start', root, '--quiet'], {
     env: { ...hallEnv(raiderBin), ...options.env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
