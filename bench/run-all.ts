@@ -25,6 +25,7 @@ interface Bench {
 
 const BENCHES: Bench[] = [
   { name: 'spawn-latency', file: 'bench/spawn-latency.ts', timeoutMs: 180_000 },
+  { name: 'machine-steps', file: 'bench/machine-steps.ts', timeoutMs: 120_000 },
   { name: 'cli-status', file: 'bench/cli-status.ts', timeoutMs: 180_000 },
   { name: 'queue', file: 'bench/queue.ts', timeoutMs: 240_000 },
   { name: 'burst', file: 'bench/burst.ts', timeoutMs: 300_000 },

@@ -5,7 +5,7 @@ import type { HallInput } from '../../src/machines/hall.machine.js';
 import type { HallEmitted } from '../../src/machines/hall-effects.js';
 import type { HallBusEvent } from '../../src/protocol/events.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { createFakeWorld, fakeActors, settle } from '../support/fake-actors.js';
+import { createFakeWorld, fakeActors, fakeHallInput, settle } from '../support/fake-actors.js';
 
 export function startHall(input: Partial<HallInput> = {}) {
   const clock = new ManualClock();
@@ -14,18 +14,7 @@ export function startHall(input: Partial<HallInput> = {}) {
   const hall = createActor(logic, {
     id: 'hall',
     clock,
-    input: {
-      root: '/hall',
-      graceMs: 5000,
-      shutdownGraceMs: 5000,
-      slotQueues: {},
-      bindingQueues: {},
-      sessions: {},
-      runIdCursors: {},
-      adopted: [],
-      ended: [],
-      ...input,
-    },
+    input: fakeHallInput(input),
   });
   const emitted: HallEmitted[] = [];
   hall.on('*', (e) => emitted.push(e as HallEmitted));

@@ -15,6 +15,7 @@ import type {
   SettleInput,
 } from '../../src/machines/run.machine.js';
 import { runOutcome, type RunDocument } from '../../src/domain/outcome.js';
+import type { HallInput } from '../../src/machines/hall.machine.js';
 
 export interface FakeProcess {
   runId: string;
@@ -130,4 +131,20 @@ export function fakeActors(world: FakeWorld) {
 /** Lets promise-based actors (prepare, reap) settle. */
 export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** A fresh hall's input as the machine tests start one (root `/hall`, nothing left by a previous hall), with `input` over it. */
+export function fakeHallInput(input: Partial<HallInput> = {}): HallInput {
+  return {
+    root: '/hall',
+    graceMs: 5000,
+    shutdownGraceMs: 5000,
+    slotQueues: {},
+    bindingQueues: {},
+    sessions: {},
+    runIdCursors: {},
+    adopted: [],
+    ended: [],
+    ...input,
+  };
 }
