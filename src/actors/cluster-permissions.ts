@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { ClusterAnswer, ClusterQuestions } from '../ports/cluster-questions.js';
 import { SerialQueue } from '../adapters/storage/serial-queue.js';
 import { errorMessage } from '../domain/error-message.js';
-import { isAnsweredElsewhere, refusal, type PermissionQuestion } from '../domain/permission.js';
+import { decidedByText, isAnsweredElsewhere, refusal, type PermissionQuestion } from '../domain/permission.js';
 import type { FaceAnswer, PermissionHandler, QuestionContext } from '../ports/permission-registry.js';
 
 const LOOK_MS = 500;
@@ -106,12 +106,17 @@ export class ClusterPermissions {
         const reason: unknown = signal.reason;
         withdraw(
           isAnsweredElsewhere(reason)
-            ? { answer: reason.answer, reason: `answered from the ${reason.face}`, face: reason.face }
+            ? { answer: reason.answer, reason: `answered ${decidedByText(reason.face)}`, face: reason.face }
             : { answer: 'no', reason: 'the run ended or its channel closed before an answer' },
         );
       };
       const timer = setTimeout(
-        () => withdraw({ answer: 'no', reason: `no answer from the cluster within ${this.timeoutMs / 1000} s (permission_timeout)` }),
+        () =>
+          withdraw({
+            answer: 'no',
+            reason: `no answer from the cluster within ${this.timeoutMs / 1000} s (permission_timeout)`,
+            face: 'timeout',
+          }),
         this.timeoutMs + ASKER_GRACE_MS,
       );
       timer.unref();

@@ -60,6 +60,14 @@ export function refusal(id: string, reason: string): PermissionAnswer {
 /** A face that answers permission questions: an ACP client, the dashboard, the control socket, a Telegram chat. */
 export type AnswerFace = 'acp' | 'dashboard' | 'socket' | 'telegram';
 
+/** What decided a question: a face, or its permission_timeout running out with no answer. */
+export type DecidedBy = AnswerFace | 'timeout';
+
+/** How a decider reads after "answered once/session/no": "from the socket", "for want of an answer in time". */
+export function decidedByText(by: DecidedBy): string {
+  return by === 'timeout' ? 'with no answer within permission_timeout' : `from the ${by}`;
+}
+
 /**
  * The abort reason of a question's signal when another face answered it
  * first (a run an ACP client watches, with dashboard.questions on): the
@@ -68,7 +76,7 @@ export type AnswerFace = 'acp' | 'dashboard' | 'socket' | 'telegram';
 export interface AnsweredElsewhere {
   type: 'answered_elsewhere';
   answer: PermissionAnswerValue;
-  face: AnswerFace;
+  face: DecidedBy;
 }
 
 export function isAnsweredElsewhere(value: unknown): value is AnsweredElsewhere {

@@ -5,7 +5,7 @@
  * puts the question to its person and writes the answer; the first answer
  * written stands. Only the PostgreSQL store offers it, with `cluster_mode: shared`.
  */
-import type { AnswerFace, PermissionAnswerValue, PermissionQuestion } from '../domain/permission.js';
+import type { DecidedBy, PermissionAnswerValue, PermissionQuestion } from '../domain/permission.js';
 
 /** A question asked in the cluster. */
 export interface ClusterQuestion {
@@ -21,7 +21,7 @@ export interface ClusterQuestion {
 export interface ClusterAnswer {
   answer: PermissionAnswerValue;
   reason: string;
-  face?: AnswerFace;
+  face?: DecidedBy;
 }
 
 /** What a look at the cluster finds. */

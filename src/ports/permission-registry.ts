@@ -3,7 +3,7 @@
  * binding, to answer raiders' permission questions. The hall's per-run
  * channels implement it; adapters see only this.
  */
-import type { AnswerFace, PermissionAnswer, PermissionQuestion } from '../domain/permission.js';
+import type { DecidedBy, PermissionAnswer, PermissionQuestion } from '../domain/permission.js';
 
 export interface QuestionContext {
   runId: string;
@@ -17,7 +17,7 @@ export interface QuestionContext {
 }
 
 /** A handler's answer with the face that gave it (the dashboard's desk says which of its faces answered). */
-export type FaceAnswer = PermissionAnswer & { face?: AnswerFace };
+export type FaceAnswer = PermissionAnswer & { face?: DecidedBy };
 
 export type PermissionHandler = (question: PermissionQuestion, context: QuestionContext) => Promise<FaceAnswer>;
 

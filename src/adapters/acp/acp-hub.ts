@@ -7,7 +7,7 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { AcpUpdate, AnnouncedCalls, PromptAnswer, RunEnd } from '../../domain/acp-mapping.js';
-import { isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } from '../../domain/permission.js';
+import { decidedByText, isAnsweredElsewhere, type PermissionAnswer, type PermissionQuestion } from '../../domain/permission.js';
 import { acpSessionMachine, type AcpSessionEffect } from '../../machines/acp-session.machine.js';
 import { permissionQuestionMachine, type ClientChoice, type QuestionInput } from '../../machines/permission-question.machine.js';
 import type { Envelope, EnvelopeOf } from '../../ports/bus.js';
@@ -395,7 +395,7 @@ export class AcpHub {
       () => {
         const reason: unknown = signal.reason;
         if (isAnsweredElsewhere(reason))
-          handle.actor.send({ type: 'question.withdraw', questionId, reason: `answered ${reason.answer} from the ${reason.face}` });
+          handle.actor.send({ type: 'question.withdraw', questionId, reason: `answered ${reason.answer} ${decidedByText(reason.face)}` });
       },
       { once: true },
     );

@@ -179,7 +179,8 @@ export class QuestionDesk implements QuestionFaces {
             id: question.id,
             answer: output.answer,
             reason: output.reason,
-            ...(entry.first ? { face: entry.first.by } : {}),
+            // A timeout is said too, so a hall that asked through the cluster records it as one (not as the ACP client's no).
+            ...definedFields({ face: entry.first?.by ?? (by === 'timeout' ? by : undefined) }),
           });
         },
         error: (err) => {

@@ -24,7 +24,7 @@ const ANSWERED_KEEP = '1 minute';
 const answerSchema = z.object({
   answer: z.enum(['once', 'session', 'no']),
   reason: z.string(),
-  face: z.enum(['acp', 'dashboard', 'socket', 'telegram']).optional(),
+  face: z.enum(['acp', 'dashboard', 'socket', 'telegram', 'timeout']).optional(),
 });
 const lookRow = z.object({
   id: z.string(),
