@@ -39,9 +39,14 @@ export function pollRetryDelay(failure: ApiFailure, failuresInRow: number, polic
 
 export interface SendPolicy {
   maxAttempts: number;
-  /** A longer `retry_after` fails the send rather than holding the caller. */
+  /** A longer `retry_after` fails the send rather than holding the caller (unless `waitOutRetryAfter`). */
   maxWaitMs: number;
   baseMs: number;
+  /**
+   * Every `retry_after` is waited out, however long: for a message whose
+   * sender ends the wait itself once the message is no longer wanted.
+   */
+  waitOutRetryAfter?: boolean;
 }
 
 export const DEFAULT_SEND_POLICY: SendPolicy = { maxAttempts: 5, maxWaitMs: 60_000, baseMs: 500 };
@@ -66,7 +71,7 @@ export function sendRetry(
   if (attempt >= policy.maxAttempts) return { kind: 'fail' };
   if (failure.retryAfterS !== undefined) {
     const delayMs = failure.retryAfterS * 1000;
-    return delayMs <= policy.maxWaitMs ? { kind: 'retry', delayMs } : { kind: 'fail' };
+    return delayMs <= policy.maxWaitMs || policy.waitOutRetryAfter === true ? { kind: 'retry', delayMs } : { kind: 'fail' };
   }
   // Transport failures and server errors may pass; other 4xx will not.
   if (failure.status === undefined || failure.status >= 500) {

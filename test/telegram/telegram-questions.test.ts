@@ -33,6 +33,8 @@ async function questionsHall(
   botKeys: string,
   timeoutS = 60,
   before: (api: FakeBotApi) => void = () => {},
+  // Quick send retries, so a test of Telegram failing does not wait out the default backoff.
+  adapter = telegramAdapter({ ...fast, send: { baseMs: 50, maxWaitMs: 2000 } }),
 ): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
   api = await FakeBotApi.start([TOKEN]);
   before(api);
@@ -44,8 +46,7 @@ async function questionsHall(
       `  api_root: ${api.url}\n` +
       '  bots:\n' +
       `    ops: { token: '${TOKEN}', allowlist: [42, 43], allowed_chats: ['${GROUP}'], routing: { '*': bjorn }, ${botKeys} }\n`,
-    // Quick send retries, so a test of Telegram failing does not wait out the default backoff.
-    adapters: [telegramAdapter({ ...fast, send: { baseMs: 50, maxWaitMs: 2000 } })],
+    adapters: [adapter],
   });
   const tap = await hall.events('');
   taps.push(tap);
@@ -298,6 +299,44 @@ describe('permission questions while Telegram fails', () => {
     );
     expect(api.requests.filter(isQuestion)).toHaveLength(1);
     expect(api.calls('editMessageText')).toEqual([]);
+  });
+
+  // The hall here gives up a send whose retry_after is over 0.5 s (maxWaitMs), as a real one does over a minute.
+  const longWait = (retryAfterS: number) => ({
+    status: 429,
+    body: {
+      ok: false,
+      error_code: 429,
+      description: `Too Many Requests: retry after ${retryAfterS}`,
+      parameters: { retry_after: retryAfterS },
+    },
+  });
+  const shortCap = telegramAdapter({ ...fast, send: { baseMs: 50, maxWaitMs: 500 } });
+
+  it('a retry_after longer than a send waits: the question keeps its message waiting, and it is sent once Telegram is back', async () => {
+    const { api, tap } = await questionsHall('questions: true', 60, (api) => api.script('sendMessage', longWait(1)), shortCap);
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor((r) => isQuestion(r) && r.messageId !== undefined);
+    expect(api.requests.filter(isQuestion)).toHaveLength(2);
+    api.push(TOKEN, press(question, 42, 'Allow once'));
+    expect(await tap.waitFor((e) => e.type === 'permission.answered')).toMatchObject({ answer: 'once', by: 'telegram' });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["once"]');
+    expect(tap.all.filter((e) => e.type === 'telegram.send_error')).toEqual([]);
+  });
+
+  it('a retry_after longer than the question: the wait ends with the question, and nothing is sent or given up on', async () => {
+    const { hall, api, tap } = await questionsHall('questions: true', 60, (api) => api.script('sendMessage', longWait(3600)), shortCap);
+    api.push(TOKEN, privateMessage(42, 'ask 1'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    await api.waitFor(isQuestion);
+    expect(await hall.request({ cmd: 'answer', run: asked.id, question: 'q1', answer: 'no' })).toMatchObject({ answered: 1 });
+    await eventually(() =>
+      expect(hall.logs.join('\n')).toContain(`question ${asked.id}:q1 ended before Telegram took its message; not sent`),
+    );
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).response).toBe('["no"]');
+    expect(api.requests.filter(isQuestion)).toHaveLength(1);
+    expect(tap.all.filter((e) => e.type === 'telegram.send_error')).toEqual([]);
   });
 
   it('Telegram down for the whole question: it times out as usual, and nothing is sent', async () => {

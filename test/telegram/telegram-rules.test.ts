@@ -158,6 +158,11 @@ describe('retry decisions', () => {
     const sent = { markdown: true, thread: true };
     expect(sendRetry({ status: 429, retryAfterS: 2, description: '' }, 1, p, sent)).toEqual({ kind: 'retry', delayMs: 2000 });
     expect(sendRetry({ status: 429, retryAfterS: 600, description: '' }, 1, p, sent)).toEqual({ kind: 'fail' });
+    // A question's message waits out any retry_after: its wait ends with the question instead.
+    expect(sendRetry({ status: 429, retryAfterS: 600, description: '' }, 1, { ...p, waitOutRetryAfter: true }, sent)).toEqual({
+      kind: 'retry',
+      delayMs: 600_000,
+    });
     expect(sendRetry({ status: 500, description: '' }, 2, p, sent)).toEqual({ kind: 'retry', delayMs: 1000 });
     expect(sendRetry({ status: 500, description: '' }, p.maxAttempts, p, sent)).toEqual({ kind: 'fail' });
     expect(sendRetry({ status: 400, description: "Bad Request: can't parse entities" }, 1, p, sent)).toEqual({ kind: 'plain' });

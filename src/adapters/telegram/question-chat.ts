@@ -42,6 +42,8 @@ interface Post {
   question: ChatQuestion;
   /** Resolves with the message id once Telegram took the message, null when it did not. */
   sent: Promise<number | null>;
+  /** Aborted when the question ends: a wait for Telegram to take the message ends with it. */
+  unwanted: AbortController;
   ended?: { answer: PermissionAnswerValue; by: EndedBy };
 }
 
@@ -180,6 +182,7 @@ export class QuestionChat {
         ...definedFields({ threadId }),
         question,
         sent: Promise.resolve(null),
+        unwanted: new AbortController(),
       };
       // While Telegram is down or asks us to wait, the other faces answer; the message goes once it is back, if the question is still open.
       const stillOpen = () => post.ended === undefined && this.desk.openQuestion(open.key) !== undefined;
@@ -194,6 +197,7 @@ export class QuestionChat {
             reply_markup: { inline_keyboard: questionKeyboard(tag, open.rule) },
           },
           stillOpen,
+          post.unwanted.signal,
         )
         .then((r) => {
           if (r.ok) return r.message_id;
@@ -218,6 +222,7 @@ export class QuestionChat {
     this.pressers.delete(key);
     for (const post of posts) {
       post.ended = { answer, by: ending };
+      post.unwanted.abort();
       const parts = this.bots.get(post.bot);
       if (parts === undefined) continue;
       void post.sent.then((messageId) => {

@@ -21,6 +21,8 @@ interface RetryHow {
   policy: SendPolicy;
   /** Asked before each attempt: false ends the send unsent. */
   wanted: () => boolean;
+  /** Aborted once the message is no longer wanted: a retry wait ends at once. */
+  unwanted: AbortSignal;
 }
 
 /** The message stopped being wanted before Telegram took it. */
@@ -58,22 +60,25 @@ export class TelegramSender {
 
   /**
    * One message as it is (a permission question with its buttons), retried
-   * for as long as `wanted()` holds, however many attempts that takes (what
-   * may pass: rate limits, server errors, a connection); before each attempt
-   * it asks again, so a message that is no longer wanted is never sent late.
-   * Its id, `gone` when it stopped being wanted, or why not.
+   * for as long as `wanted()` holds, however many attempts that takes and
+   * however long Telegram's `retry_after` (what may pass: rate limits,
+   * server errors, a connection); before each attempt it asks again, and
+   * `unwanted` ends a wait at once, so a message that is no longer wanted is
+   * never sent late. Its id, `gone` when it stopped being wanted, or why not.
    */
   async sendWhile(
     bot: string,
     api: BotApi,
     message: OutgoingMessage,
     wanted: () => boolean,
+    unwanted: AbortSignal = new AbortController().signal,
   ): Promise<{ ok: true; message_id: number } | { ok: false; gone: boolean; error: string }> {
-    const policy: SendPolicy = { ...this.policy, maxAttempts: Number.POSITIVE_INFINITY };
+    const policy: SendPolicy = { ...this.policy, maxAttempts: Number.POSITIVE_INFINITY, waitOutRetryAfter: true };
     try {
-      return { ok: true, message_id: await this.deliver(api, { ...message }, { policy, wanted }) };
+      return { ok: true, message_id: await this.deliver(api, { ...message }, { policy, wanted, unwanted }) };
     } catch (err) {
-      if (err instanceof NotWanted) return { ok: false, gone: true, error: err.message };
+      if (err instanceof NotWanted || (unwanted.aborted && !this.signal.aborted))
+        return { ok: false, gone: true, error: 'no longer wanted' };
       return { ...this.failed(bot, message.chat_id, err), gone: false };
     }
   }
@@ -120,8 +125,9 @@ export class TelegramSender {
     call: () => Promise<T>,
     sent: () => { markdown: boolean; thread: boolean },
     adjust: (step: SendStep) => void = () => {},
-    { policy = this.policy, wanted = () => true }: Partial<RetryHow> = {},
+    { policy = this.policy, wanted = () => true, unwanted }: Partial<RetryHow> = {},
   ): Promise<T> {
+    const waitEnds = unwanted === undefined ? this.signal : AbortSignal.any([this.signal, unwanted]);
     for (let attempt = 1; ; attempt++) {
       if (!wanted()) throw new NotWanted();
       try {
@@ -130,7 +136,7 @@ export class TelegramSender {
         if (!(err instanceof BotApiError) || err.aborted) throw err;
         const step = sendRetry(err, attempt, policy, sent());
         if (step.kind === 'fail') throw err;
-        if (step.kind === 'retry') await sleep(step.delayMs, this.signal);
+        if (step.kind === 'retry') await sleep(step.delayMs, waitEnds);
         else adjust(step);
       }
     }
