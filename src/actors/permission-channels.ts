@@ -5,7 +5,9 @@
  * exactly one answer: the handler's, or `no` when the handler fails, the
  * channel closes or the run ends. On a shared cluster a run whose binding
  * another hall answers for (its ACP session is open there) is asked through
- * the cluster (cluster-permissions.ts).
+ * the cluster (cluster-permissions.ts), and so is one whose questions
+ * another hall also asks (`alsoAsk`: a Telegram bot's questions chat, on the
+ * hall that polls the bot).
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -31,6 +33,8 @@ export class PermissionChannels implements PermissionRegistry {
   private fallback: PermissionHandler | null = null;
   private fallbackCovers: (binding: string | undefined) => boolean = () => true;
   private readonly channels = new Map<string, OpenChannel>();
+  /** alsoAsk: bindings another hall may answer for, with the runs' bindings whose questions go there too. */
+  private readonly relays = new Map<string, (binding: string | undefined) => boolean>();
 
   constructor(
     private readonly dir: string,
@@ -50,6 +54,10 @@ export class PermissionChannels implements PermissionRegistry {
     void this.cluster?.unserve(binding);
   }
 
+  alsoAsk(via: string, covers: (binding: string | undefined) => boolean): void {
+    if (this.cluster !== null) this.relays.set(via, covers);
+  }
+
   setDefault(handler: PermissionHandler | null, covers: (binding: string | undefined) => boolean = () => true): void {
     this.fallback = handler;
     this.fallbackCovers = covers;
@@ -65,15 +73,25 @@ export class PermissionChannels implements PermissionRegistry {
     return (binding !== undefined ? this.handlers.get(binding) : undefined) ?? this.fallbackFor(binding);
   }
 
-  /** The cluster's asking handler when another hall answers for the binding and no handler here does. */
-  private async remoteFor(binding: string | undefined): Promise<PermissionHandler | undefined> {
-    if (this.cluster === null || binding === undefined || this.handlers.has(binding)) return undefined;
-    return (await this.cluster.servedElsewhere(binding)) ? this.cluster.ask : undefined;
+  /**
+   * The cluster's asking handlers: the binding's own when another hall answers for it and no handler
+   * here does, and one for each `alsoAsk` that takes the binding and another hall answers for.
+   */
+  private async remotesFor(binding: string | undefined): Promise<Remote[]> {
+    const cluster = this.cluster;
+    if (cluster === null) return [];
+    const via: string[] = [];
+    if (binding !== undefined && !this.handlers.has(binding)) via.push(binding);
+    for (const [relay, covers] of this.relays) if (relay !== binding && !this.handlers.has(relay) && covers(binding)) via.push(relay);
+    const elsewhere = await Promise.all(via.map((b) => cluster.servedElsewhere(b)));
+    return via
+      .filter((_, i) => elsewhere[i] === true)
+      .map((b) => (b === binding ? { ask: cluster.ask, beside: false } : { ask: relayTo(cluster.ask, b), beside: true }));
   }
 
   /** Opens a channel for the run when someone can answer for its binding; returns its path or null. */
   async open(runId: string, binding: string | undefined): Promise<string | null> {
-    if (this.handlerFor(binding) === undefined && (await this.remoteFor(binding)) === undefined) return null;
+    if (this.handlerFor(binding) === undefined && (await this.remotesFor(binding)).length === 0) return null;
     await fs.promises.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const abort = new AbortController();
     const server = net.createServer((socket) => this.serve(socket, runId, binding, abort.signal));
@@ -137,10 +155,16 @@ export class PermissionChannels implements PermissionRegistry {
     binding: string | undefined,
     signal: AbortSignal,
   ): Promise<void> {
-    const remote = await this.remoteFor(binding);
-    const own = (binding !== undefined ? this.handlers.get(binding) : undefined) ?? remote;
-    const handler = own ?? this.handlerFor(binding);
+    const remotes = await this.remotesFor(binding);
+    const registered = binding !== undefined ? this.handlers.get(binding) : undefined;
+    const own = registered ?? remotes.find((r) => !r.beside)?.ask;
     const beside = this.fallbackFor(binding);
+    const relays = remotes.filter((r) => r.beside);
+    // The desk registered for the binding (a Telegram chat on a shared cluster) is also the default: asked once.
+    const faces = beside !== undefined && beside !== own ? [beside] : [];
+    const asked = (own !== undefined ? 1 : 0) + relays.length + faces.length;
+    const others = [...relays.map((r) => r.ask(asked > 1)), ...faces];
+    const handler = own ?? others[0];
     let answer: PermissionAnswer;
     if (!handler) {
       answer = refusal(question.id, 'nobody can answer for this session any more');
@@ -152,13 +176,7 @@ export class PermissionChannels implements PermissionRegistry {
           else signal.addEventListener('abort', settle, { once: true });
         });
         const context = { runId, ...definedFields({ binding }), signal };
-        answer = await Promise.race([
-          // The desk registered for the binding (a Telegram chat on a shared cluster) is also the default: asked once.
-          own !== undefined && beside !== undefined && own !== beside
-            ? this.firstOf(question, context, own, beside)
-            : handler(question, context),
-          moot,
-        ]);
+        answer = await Promise.race([asked === 1 ? handler(question, context) : this.firstOf(question, context, own, others), moot]);
       } catch (err) {
         answer = refusal(question.id, `the question could not be asked: ${errorMessage(err)}`);
       }
@@ -168,21 +186,22 @@ export class PermissionChannels implements PermissionRegistry {
   }
 
   /**
-   * A run an ACP client watches, with the dashboard's questions on: both are
-   * asked, the first answer wins, and the other face's question is withdrawn
-   * with an AnsweredElsewhere reason that says who answered.
+   * A run an ACP client watches, with the dashboard's questions on, or with
+   * a Telegram questions chat on another hall: all are asked, the first
+   * answer wins, and the other faces' questions are withdrawn with an
+   * AnsweredElsewhere reason that says who answered.
    */
   private async firstOf(
     question: PermissionQuestion,
     context: QuestionContext,
-    own: PermissionHandler,
-    fallback: PermissionHandler,
+    own: PermissionHandler | undefined,
+    others: readonly PermissionHandler[],
   ): Promise<PermissionAnswer> {
     const decided = new AbortController();
     const signal = AbortSignal.any([context.signal, decided.signal]);
     const asked: Array<Promise<FaceAnswer>> = [
-      own(question, { ...context, signal }).then((a): FaceAnswer => ({ ...a, face: a.face ?? 'acp' })),
-      fallback(question, { ...context, signal }),
+      ...(own !== undefined ? [own(question, { ...context, signal }).then((a): FaceAnswer => ({ ...a, face: a.face ?? 'acp' }))] : []),
+      ...others.map((other) => other(question, { ...context, signal })),
     ];
     let first: FaceAnswer;
     try {
@@ -195,4 +214,23 @@ export class PermissionChannels implements PermissionRegistry {
     decided.abort(elsewhere);
     return first;
   }
+}
+
+type Remote =
+  | { ask: PermissionHandler; beside: false }
+  /** alsoAsk's: patient beside other faces, see relayTo. */
+  | { ask: (patient: boolean) => PermissionHandler; beside: true };
+
+/**
+ * Asks the hall that answers for `via` through the cluster. When `patient`
+ * (other faces are asked beside), an answer that no face gave (nobody
+ * answers for `via` any more, the cluster's own limit) is no answer: it
+ * waits until the question is moot, so the other faces decide.
+ */
+function relayTo(ask: PermissionHandler, via: string): (patient: boolean) => PermissionHandler {
+  return (patient) => async (question, context) => {
+    const answer = await ask(question, { ...context, binding: via });
+    if (!patient || answer.face !== undefined || context.signal.aborted) return answer;
+    return new Promise<FaceAnswer>((resolve) => context.signal.addEventListener('abort', () => resolve(answer), { once: true }));
+  };
 }

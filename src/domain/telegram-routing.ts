@@ -27,6 +27,20 @@ export function readTelegramBinding(binding: string | undefined): { bot: string;
 }
 
 /**
+ * What a shared cluster calls a bot's `questions_chat` where it says which
+ * hall asks there (the one that polls the bot): `telegram:BOT:questions`,
+ * never a chat's binding (a chat id is a number).
+ */
+export function questionsChatBinding(bot: string): string {
+  return `telegram:${bot}:questions`;
+}
+
+/** The bot of a questionsChatBinding, or null for any other binding. */
+export function readQuestionsChatBinding(binding: string | undefined): string | null {
+  return (binding === undefined ? null : /^telegram:([^:]+):questions$/.exec(binding)?.[1]) ?? null;
+}
+
+/**
  * The mission id of an update's mission: the same for a re-delivered update,
  * so one that is still waiting or running is recognised and not run twice.
  * The bot's numeric id (the token's prefix) keeps two tokens under one name apart.

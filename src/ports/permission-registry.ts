@@ -26,6 +26,13 @@ export interface PermissionRegistry {
   register(binding: string, handler: PermissionHandler): Promise<void>;
   unregister(binding: string): void;
   /**
+   * On a shared cluster: the questions of runs whose binding `covers` takes
+   * are also put to whichever other hall answers for `via` (a Telegram bot's
+   * questions chat, which only the hall that polls the bot can ask in); the
+   * first answer of any wins. Nothing on a hall alone.
+   */
+  alsoAsk(via: string, covers: (binding: string | undefined) => boolean): void;
+  /**
    * Who answers for the runs whose binding nobody registered for (or that
    * have none): the dashboard's questions. It is asked beside a registered
    * handler too, and the first answer wins, for the bindings it `covers`

@@ -9,8 +9,11 @@
  * waits for it as long as the question is open, and is never sent after.
  * On a shared cluster only the hall that polls a bot asks in its chats (it
  * alone hears the presses), for the runs of every hall: it registers its
- * desk for each chat whose mission it takes, and the database carries the
- * questions and answers (actors/cluster-permissions.ts).
+ * desk for each chat whose mission it takes, and for the bot's questions
+ * chat, which every hall's runs that came from no chat also ask (alsoAsk);
+ * the database carries the questions and answers
+ * (actors/cluster-permissions.ts). The other halls' desks still cover those
+ * runs, for their other faces (the socket's answer), but post nothing.
  */
 import { createHash } from 'node:crypto';
 import type { AnsweredBy, OpenQuestion, QuestionFaces, QuestionNews, TelegramAnswerer } from '../../ports/question-desk.js';
@@ -25,7 +28,7 @@ import {
   questionText,
   readCallbackData,
 } from '../../domain/telegram-question.js';
-import { readTelegramBinding } from '../../domain/telegram-routing.js';
+import { questionsChatBinding, readQuestionsChatBinding, readTelegramBinding } from '../../domain/telegram-routing.js';
 import type { TelegramPress } from '../../domain/telegram-update.js';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { PermissionRegistry } from '../../ports/permission-registry.js';
@@ -102,7 +105,9 @@ export class QuestionChat {
   start(): void {
     if (!this.wanted) return;
     this.unwatch = this.desk.watch((news) => this.hear(news));
-    this.desk.openFace('telegram', (binding) => this.chatsFor(binding).length > 0);
+    this.desk.openFace('telegram', (binding) => this.covers(binding));
+    for (const { bot } of this.bots.values())
+      if (bot.questions_chat !== undefined) this.cluster?.alsoAsk(questionsChatBinding(bot.name), (binding) => this.fromNoChat(binding));
   }
 
   stop(): void {
@@ -119,8 +124,21 @@ export class QuestionChat {
    * press, which only this hall hears, answers them. Resolves once the cluster knows.
    */
   async serveChat(parts: BotParts, binding: string): Promise<void> {
-    if (this.cluster === null || !parts.bot.questions || this.served.has(binding)) return;
-    this.served.set(binding, parts.bot.name);
+    if (parts.bot.questions) await this.serve(binding, parts.bot.name);
+  }
+
+  /**
+   * This hall polls the bot now: on a shared cluster the questions of the runs that came from no chat,
+   * on every hall, come to this hall's desk to be asked in the bot's questions chat.
+   */
+  async tookBot(bot: string): Promise<void> {
+    const parts = this.bots.get(bot);
+    if (parts?.bot.questions_chat !== undefined) await this.serve(questionsChatBinding(bot), bot);
+  }
+
+  private async serve(binding: string, bot: string): Promise<void> {
+    if (this.cluster === null || this.served.has(binding)) return;
+    this.served.set(binding, bot);
     await this.cluster.register(binding, this.desk.ask);
   }
 
@@ -137,16 +155,35 @@ export class QuestionChat {
     }
   }
 
-  /** The chats a question of a run of this binding goes to. */
+  /** A run of this binding came from no chat: a questions chat takes its questions. */
+  private fromNoChat(binding: string | undefined): boolean {
+    return readTelegramBinding(binding) === null && readQuestionsChatBinding(binding) === null;
+  }
+
+  /** Whether some bot asks the questions of a run of this binding, on whichever hall polls it. */
+  private covers(binding: string | undefined): boolean {
+    const chat = readTelegramBinding(binding);
+    for (const { bot } of this.bots.values()) {
+      if (chat !== null ? chat.bot === bot.name && bot.questions : bot.questions_chat !== undefined) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The chats this hall asks a question of a run of this binding in. Only the hall that polls the bot
+   * hears the presses: on a shared cluster the others leave its chats to it. A questionsChatBinding is
+   * a question another hall's run put to this bot's questions chat.
+   */
   private chatsFor(binding: string | undefined): Array<{ bot: BotParts; chatId: string; threadId?: number }> {
     const chat = readTelegramBinding(binding);
+    const toQuestionsChat = readQuestionsChatBinding(binding);
     const chats: Array<{ bot: BotParts; chatId: string; threadId?: number }> = [];
     for (const parts of this.bots.values()) {
       const { bot } = parts;
-      // Only the hall that polls the bot hears the presses: on a shared cluster the others leave the chat to it.
-      if (chat !== null && chat.bot === bot.name && bot.questions && this.polls(bot.name)) {
+      if (!this.polls(bot.name)) continue;
+      if (chat !== null && chat.bot === bot.name && bot.questions) {
         chats.push({ bot: parts, chatId: chat.chatId, ...definedFields({ threadId: chat.threadId }) });
-      } else if (chat === null && bot.questions_chat !== undefined) {
+      } else if (chat === null && (toQuestionsChat === null || toQuestionsChat === bot.name) && bot.questions_chat !== undefined) {
         chats.push({
           bot: parts,
           chatId: bot.questions_chat,

@@ -94,6 +94,7 @@ class TelegramAdapter implements HallAdapter {
         const handler = new UpdateHandler(services, parts, history, this.sender, () => this.abort.signal.aborted, questions);
         poller = new BotPoller(services, parts, handler, pollOptions, this.abort.signal, (held) => {
           if (!held) this.questions.lostBot(config.name);
+          else void this.questions.tookBot(config.name);
         });
       }
       this.bots.set(config.name, { parts, warnings, poller });

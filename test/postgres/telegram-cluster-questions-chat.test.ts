@@ -1,0 +1,107 @@
+// A bot's questions_chat on a shared cluster: two halls on one embedded
+// PostgreSQL, both with the bot `ops` (questions_chat: a group). hall-a polls
+// the bot and its one room is held by a long run, so the runs spawned on
+// hall-b's socket (they come from no chat) run there. Their questions are
+// asked in the questions chat once, by hall-a, the hall that hears the
+// presses; a press there answers the raider on hall-b, and an answer on
+// hall-b's socket ends the question in the chat too: the database carries
+// the questions and the answers.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
+import { FakeBotApi, type FakeRequest } from '../telegram/fake-bot-api.js';
+import { fast, press } from '../telegram/telegram-support.js';
+import { usePostgresServer } from '../support/postgres-server.js';
+import { eventually, startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
+
+const server = usePostgresServer();
+const TOKEN = '12345:good-token';
+const GROUP = '-100500';
+
+let api: FakeBotApi;
+let hallA: TestHall;
+let hallB: TestHall;
+let eventsA: EventTap;
+let eventsB: EventTap;
+let release: string;
+
+function hallConfig(url: string, id: string): string {
+  return (
+    `raiders: { bjorn: {} }\nstorage: { postgres: "${url}" }\ncluster: team-tg-qc\ncluster_mode: shared\n` +
+    `hall_id: ${id}\nlease_seconds: 5\nmax_running: 1\npermission_timeout: 60\n` +
+    'telegram:\n' +
+    `  api_root: ${api.url}\n` +
+    '  bots:\n' +
+    `    ops: { token: '${TOKEN}', allowlist: [42], allowed_chats: ['${GROUP}'], questions_chat: '${GROUP}' }\n`
+  );
+}
+
+const isQuestion = (r: FakeRequest) => r.method === 'sendMessage' && r.body.reply_markup !== undefined;
+
+/** A mission spawned on hall-b's socket that asks one question; its run, which runs on hall-b. */
+async function askOnHallB(): Promise<string> {
+  const spawned = await hallB.request({ cmd: 'spawn', name: 'bjorn', mission: 'ask 1' });
+  const run = await eventsB.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === spawned.mission_id, 20_000);
+  expect(run.hall).toBe('hall-b');
+  return run.id;
+}
+
+beforeAll(async () => {
+  const url = await server.freshDatabase();
+  api = await FakeBotApi.start([TOKEN]);
+  hallA = await startTestHall({ config: hallConfig(url, 'hall-a'), adapters: [telegramAdapter(fast)] });
+  eventsA = await hallA.events('');
+  await eventually(async () => expect((await hallA.request({ cmd: 'status' })).telegram.ops.state).toBe('polling'));
+  release = path.join(tempRoot(), 'release');
+  const busy = await hallA.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
+  await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === busy.mission_id);
+  hallB = await startTestHall({ config: hallConfig(url, 'hall-b'), adapters: [telegramAdapter(fast)] });
+  eventsB = await hallB.events('');
+}, 60_000);
+
+afterAll(async () => {
+  eventsA?.close();
+  eventsB?.close();
+  if (release) fs.writeFileSync(release, '');
+  await Promise.all([hallA?.stop(), hallB?.stop()]);
+  await api?.close();
+}, 60_000);
+
+describe('questions_chat on a shared cluster', () => {
+  it('the question of a run on the hall that does not poll the bot is asked once, by the one that does, and a press answers it', async () => {
+    const run = await askOnHallB();
+    const question = await api.waitFor((r) => isQuestion(r) && String(r.body.text).includes(`run ${run}`), 20_000);
+    expect(question.body.chat_id).toBe(GROUP);
+
+    const pressed = api.push(TOKEN, press(question, 42, 'Allow once'));
+    const notice = await api.waitFor((r) => r.method === 'answerCallbackQuery' && r.body.callback_query_id === pressed.callback_query.id);
+    expect(notice.body.text).toBe('Allowed once.');
+    expect(await eventsA.waitFor((e) => e.type === 'permission.answered' && e.id === run && e.hall === 'hall-a')).toMatchObject({
+      answer: 'once',
+      by: 'telegram',
+      telegram: { bot: 'ops', user_id: '42' },
+    });
+    expect((await eventsB.waitFor((e) => e.type === 'raider.done' && e.id === run, 20_000)).response).toBe('["once"]');
+    const edit = await api.waitFor((r) => r.method === 'editMessageText' && r.body.message_id === question.messageId);
+    expect(edit.body.text).toMatch(/Allowed once by @u42 in Telegram\.$/);
+    // One message in the cluster: hall-b, which asked, posts nothing itself.
+    expect(api.requests.filter(isQuestion)).toHaveLength(1);
+  });
+
+  it("an answer on the run's own hall (its socket) ends the question in the chat, and the message says so", async () => {
+    const run = await askOnHallB();
+    const question = await api.waitFor((r) => isQuestion(r) && String(r.body.text).includes(`run ${run}`), 20_000);
+    await eventually(async () =>
+      expect(await hallB.request({ cmd: 'answer', run, question: 'q1', answer: 'no' })).toMatchObject({ answered: 1 }),
+    );
+    expect((await eventsB.waitFor((e) => e.type === 'raider.done' && e.id === run, 20_000)).response).toBe('["no"]');
+    const edit = await api.waitFor((r) => r.method === 'editMessageText' && r.body.message_id === question.messageId);
+    expect(edit.body.text).toMatch(/Refused from the socket\.$/);
+    expect(await eventsA.waitFor((e) => e.type === 'permission.answered' && e.id === run && e.hall === 'hall-a')).toMatchObject({
+      answer: 'no',
+      by: 'socket',
+    });
+    expect(api.requests.filter((r) => isQuestion(r) && String(r.body.text).includes(`run ${run}`))).toHaveLength(1);
+  });
+});
