@@ -14,6 +14,8 @@ export interface ClusterFaces {
   lastCronSlot(job: string): Promise<number | null>;
   /** True while a mission of `binding` waits in the cluster or runs on one of its halls. */
   bindingBusy(binding: string): Promise<boolean>;
+  /** The bindings starting with `prefix` of the missions waiting in the cluster or running on one of its halls. */
+  busyBindings(prefix: string): Promise<string[]>;
   /** True while a mission with this id waits in the cluster or runs on one of its halls. */
   missionKnown(missionId: string): Promise<boolean>;
   /**

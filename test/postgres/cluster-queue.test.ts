@@ -174,6 +174,9 @@ describe('the shared queue', () => {
     await a.queue.submit(m('c1', 'bjorn', 'cron:tick'));
     expect(await b.queue.faces.bindingBusy('cron:tick')).toBe(true);
     expect(await b.queue.faces.bindingBusy('cron:other')).toBe(false);
+    // By prefix, as it is written (a `_` or `%` in it is no pattern).
+    expect(await b.queue.faces.busyBindings('cron:')).toEqual(['cron:tick']);
+    expect(await b.queue.faces.busyBindings('cron_')).toEqual([]);
     expect(await b.queue.faces.missionKnown('c1')).toBe(true);
     expect(await b.queue.faces.missionKnown('c2')).toBe(false);
   });

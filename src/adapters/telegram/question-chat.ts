@@ -28,13 +28,22 @@ import {
   questionText,
   readCallbackData,
 } from '../../domain/telegram-question.js';
-import { questionsChatBinding, readQuestionsChatBinding, readTelegramBinding } from '../../domain/telegram-routing.js';
+import { questionsChatBinding, readQuestionsChatBinding, readTelegramBinding, telegramBinding } from '../../domain/telegram-routing.js';
+import { errorMessage } from '../../domain/error-message.js';
 import type { TelegramPress } from '../../domain/telegram-update.js';
 import type { HallServices } from '../../ports/hall-services.js';
 import type { PermissionRegistry } from '../../ports/permission-registry.js';
 import type { TelegramSender } from './sender.js';
 import type { BotParts } from './bot-api.js';
 import { definedFields } from '../../domain/defined-fields.js';
+
+/** What a hall of a shared cluster asks of the cluster for the questions in its bots' chats. */
+export interface ChatQuestionsCluster {
+  /** Where this hall registers to answer for the chats of the bots it polls. */
+  answerers: PermissionRegistry;
+  /** The bindings starting with a prefix that have a run going or a mission waiting in the cluster. */
+  busyBindings(prefix: string): Promise<string[]>;
+}
 
 /** A question's message in one chat. */
 interface Post {
@@ -92,8 +101,8 @@ export class QuestionChat {
     private readonly sender: TelegramSender,
     /** Whether this hall takes the bot's updates (and so its presses) now. */
     private readonly polls: (bot: string) => boolean = () => true,
-    /** Set on a shared cluster: where this hall registers to answer for the chats of the bots it polls. */
-    private readonly cluster: PermissionRegistry | null = null,
+    /** Set on a shared cluster. */
+    private readonly cluster: ChatQuestionsCluster | null = null,
   ) {}
 
   /** Whether some bot asks questions at all. */
@@ -107,7 +116,8 @@ export class QuestionChat {
     this.unwatch = this.desk.watch((news) => this.hear(news));
     this.desk.openFace('telegram', (binding) => this.covers(binding));
     for (const { bot } of this.bots.values())
-      if (bot.questions_chat !== undefined) this.cluster?.alsoAsk(questionsChatBinding(bot.name), (binding) => this.fromNoChat(binding));
+      if (bot.questions_chat !== undefined)
+        this.cluster?.answerers.alsoAsk(questionsChatBinding(bot.name), (binding) => this.fromNoChat(binding));
   }
 
   stop(): void {
@@ -129,17 +139,31 @@ export class QuestionChat {
 
   /**
    * This hall polls the bot now: on a shared cluster the questions of the runs that came from no chat,
-   * on every hall, come to this hall's desk to be asked in the bot's questions chat.
+   * on every hall, come to this hall's desk to be asked in the bot's questions chat, and so do those
+   * of the bot's chats with a run going or a mission waiting (the hall that polled the bot before
+   * answered for them): at once, not only after each chat's next message.
    */
   async tookBot(bot: string): Promise<void> {
     const parts = this.bots.get(bot);
-    if (parts?.bot.questions_chat !== undefined) await this.serve(questionsChatBinding(bot), bot);
+    if (this.cluster === null || parts === undefined) return;
+    if (parts.bot.questions_chat !== undefined) await this.serve(questionsChatBinding(bot), bot);
+    if (!parts.bot.questions) return;
+    let bindings: string[];
+    try {
+      bindings = await this.cluster.busyBindings(telegramBinding(bot, ''));
+    } catch (err) {
+      this.services.log(`Telegram bot ${bot}: cannot ask the cluster which chats have runs: ${errorMessage(err)}`);
+      return;
+    }
+    // The bot may have gone to another hall meanwhile: then that hall answers for them.
+    if (!this.polls(bot)) return;
+    for (const binding of bindings) if (readTelegramBinding(binding)?.bot === bot) await this.serve(binding, bot);
   }
 
   private async serve(binding: string, bot: string): Promise<void> {
     if (this.cluster === null || this.served.has(binding)) return;
     this.served.set(binding, bot);
-    await this.cluster.register(binding, this.desk.ask);
+    await this.cluster.answerers.register(binding, this.desk.ask);
   }
 
   /** This hall no longer polls the bot: the hall that polls it now answers for its chats. */
@@ -151,7 +175,7 @@ export class QuestionChat {
     for (const [binding, bot] of [...this.served]) {
       if (!which(bot)) continue;
       this.served.delete(binding);
-      this.cluster?.unregister(binding);
+      this.cluster?.answerers.unregister(binding);
     }
   }
 

@@ -65,14 +65,14 @@ class TelegramAdapter implements HallAdapter {
     const allParts = new Map<string, BotParts>();
     for (const config of configs)
       allParts.set(config.name, { bot: config, botId: botIdOf(config.token), api: createBotApi(config.token, config.api_root) });
-    const shared = services.store.shared !== undefined;
+    const shared = services.store.shared;
     this.questions = new QuestionChat(
       services,
       services.questions,
       allParts,
       this.sender,
-      (name) => !shared || (this.bots.get(name)?.poller?.polls() ?? false),
-      shared ? services.permissionChannels : null,
+      (name) => shared === undefined || (this.bots.get(name)?.poller?.polls() ?? false),
+      shared !== undefined ? { answerers: services.permissionChannels, busyBindings: (prefix) => shared.faces.busyBindings(prefix) } : null,
     );
     const questions = this.questions.wanted ? this.questions : null;
     this.autoReply = new AutoReply(services, allParts, this.sender, this.abort.signal);

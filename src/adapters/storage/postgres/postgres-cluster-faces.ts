@@ -65,6 +65,15 @@ export class PostgresClusterFaces implements ClusterFaces {
     );
   }
 
+  async busyBindings(prefix: string): Promise<string[]> {
+    const result = await this.pool.query<{ binding: string }>(
+      `SELECT binding FROM raider_hall_missions WHERE cluster = $1 AND left(binding, length($2)) = $2
+       UNION SELECT binding FROM raider_hall_runs WHERE cluster = $1 AND left(binding, length($2)) = $2`,
+      [this.cluster, prefix],
+    );
+    return result.rows.map((row) => row.binding);
+  }
+
   missionKnown(missionId: string): Promise<boolean> {
     return this.found(
       `SELECT EXISTS (SELECT 1 FROM raider_hall_missions WHERE cluster = $1 AND id = $2)
