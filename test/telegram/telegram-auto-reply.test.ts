@@ -4,13 +4,13 @@
  * into the chat (in parts past 4,096 characters, into the topic of a forum
  * topic), a failed run's error, nothing when the raider replied itself, and
  * the reply sent once when the hall is killed between the run's end and
- * the send.
+ * the send, and no record of a reply kept once it is settled.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
-import { startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
+import { eventually, startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
 import { fast, from, privateMessage } from './telegram-support.js';
 import { FakeBotApi } from './fake-bot-api.js';
 import { autoReplyConfig, replyOnceAcrossAKill, sentText, TOKEN } from './auto-reply-support.js';
@@ -103,6 +103,23 @@ describe('auto_reply: true', () => {
     await tap.waitFor((e) => e.type === 'raider.done');
     expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'marker' })).toMatchObject({ ok: 1 });
     expect(api.requests.filter((r) => r.method !== 'getUpdates').map((r) => r.body.text ?? r.method)).toEqual(['marker']);
+  });
+
+  it('keeps no record of a settled reply: once sent, or when the raider replied itself, and the run has ended', async () => {
+    const { hall, api, tap } = await replyHall();
+    const records = path.join(hall.root, '.raider-hall', 'state', 'telegram_auto_reply.json');
+    api.push(TOKEN, privateMessage(42, 'answer one'));
+    const one = await tap.waitFor((e) => e.type === 'raider.done');
+    await api.waitFor((r) => sentText('one')(r) && r.messageId !== undefined);
+    const gate = path.join(tempRoot(), 'go');
+    api.push(TOKEN, privateMessage(42, `until ${gate}`));
+    const run = await tap.waitFor((e) => e.type === 'raider.spawned' && e.id !== one.id);
+    expect(await hall.request({ cmd: 'telegram_reply', bot: 'ops', chat_id: 42, text: 'my own words' })).toMatchObject({ ok: 1 });
+    // While the run goes, its record says the raider replied: its end sends nothing.
+    await eventually(() => expect(JSON.parse(fs.readFileSync(records, 'utf8'))).toEqual({ [run.id]: { state: 'replied' } }));
+    fs.writeFileSync(gate, '');
+    await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id);
+    await eventually(() => expect(JSON.parse(fs.readFileSync(records, 'utf8'))).toEqual({}));
   });
 
   it('once, when the hall is killed between the run end and the send: the next hall sends it, and only once', async () => {

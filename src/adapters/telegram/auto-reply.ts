@@ -8,7 +8,10 @@
  * store (namespace `telegram_auto_reply`, one record per run) before the
  * first part goes, and each part sent is counted there, so a hall that
  * stopped between the end and the send sends what is left when it starts
- * again, and a run's end heard twice sends nothing twice.
+ * again, and a run's end heard twice sends nothing twice. A record goes once
+ * it is settled (sent, dropped, or the raider replied itself) and the run's
+ * end is durable: that end cannot be heard again. What a crash left behind
+ * goes at the next start.
  */
 import type { Envelope } from '../../ports/bus.js';
 import type { HallServices } from '../../ports/hall-services.js';
@@ -116,8 +119,13 @@ export class AutoReply {
       this.live.delete(event.id);
     }
     const chat = run ?? this.chatOf(event.binding);
+    if (chat === null) return;
     // A record says the raider replied, or the reply is already under way or sent: a second end sends nothing.
-    if (chat === null || this.record(event.id) !== null) return;
+    const known = this.record(event.id);
+    if (known !== null) {
+      if (known.state !== 'pending') void this.forgetOnceEnded(event.id);
+      return;
+    }
     const text = autoReplyText(event.status, event.response, event.error);
     if (text === null) return;
     const record: AutoReplyRecord = {
@@ -144,6 +152,7 @@ export class AutoReply {
     const bot = this.bots.get(record.bot);
     if (bot === undefined) {
       this.services.store.apply({ op: 'set', ns: AUTO_REPLY_NS, key: runId, value: { state: 'dropped', error: 'no such bot' } });
+      await this.forgetOnceEnded(runId);
       return;
     }
     const parts = splitMessage(record.text);
@@ -153,11 +162,31 @@ export class AutoReply {
       if (!sent.ok) {
         if (this.signal.aborted) return;
         this.services.store.apply({ op: 'set', ns: AUTO_REPLY_NS, key: runId, value: { state: 'dropped', error: sent.error } });
+        await this.forgetOnceEnded(runId);
         return;
       }
       const next = i + 1 < parts.length ? { ...record, parts_sent: i + 1 } : { state: 'sent' as const };
       this.services.store.apply({ op: 'set', ns: AUTO_REPLY_NS, key: runId, value: next });
       await this.services.store.commit();
+    }
+    await this.forgetOnceEnded(runId);
+  }
+
+  /**
+   * Removes a settled record once the run's end is durable, so the records do not grow with every
+   * run; a record whose run's end is not in the state yet is left to the next start's sweep.
+   */
+  private async forgetOnceEnded(runId: string): Promise<void> {
+    const { store } = this.services;
+    try {
+      // The end goes into the state just after its raider.done is heard, before a commit resolves.
+      if (store.state.runs.has(runId)) await store.commit();
+      if (store.state.runs.has(runId)) return;
+      await store.commit();
+      if (this.signal.aborted || this.record(runId)?.state === 'pending') return;
+      store.apply({ op: 'unset', ns: AUTO_REPLY_NS, key: runId });
+    } catch {
+      // Not durable now, or the hall stops: the record stays, and the next start's sweep removes it.
     }
   }
 }
