@@ -134,6 +134,10 @@ export class FakeBotApi {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  private tell(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
   private serve(req: http.IncomingMessage, res: http.ServerResponse): void {
     let data = '';
     req.setEncoding('utf8');
@@ -150,7 +154,7 @@ export class FakeBotApi {
       }
       const request: FakeRequest = { token, method, body, at: Date.now() };
       this.requests.push(request);
-      for (const listener of [...this.listeners]) listener();
+      this.tell();
       if (!this.tokens.has(token)) return this.answer(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
       const scripted = this.scripted.get(method)?.shift();
       if (scripted) {
@@ -164,6 +168,8 @@ export class FakeBotApi {
       if (method === 'getUpdates') return this.getUpdates(token, body, res);
       if (method === 'sendMessage') {
         request.messageId = this.nextMessageId++;
+        // A wait for a message Telegram took (one with its id) ends now, not at the next request.
+        this.tell();
         return this.answer(res, 200, { ok: true, result: { message_id: request.messageId, chat: { id: body.chat_id }, text: body.text } });
       }
       return this.answer(res, 200, { ok: true, result: true });

@@ -21,6 +21,7 @@ import { readTelegramBinding } from '../../domain/telegram-routing.js';
 import { definedFields } from '../../domain/defined-fields.js';
 import type { BotParts } from './bot-api.js';
 import type { TelegramSender } from './sender.js';
+import { errorMessage } from '../../domain/error-message.js';
 
 export const AUTO_REPLY_NS = 'telegram_auto_reply';
 
@@ -38,6 +39,8 @@ export class AutoReply {
   /** The runs of auto-reply chats going on this hall, by run id. */
   private readonly live = new Map<string, LiveRun>();
   private unsubscribe: (() => void) | null = null;
+  /** The replies being sent now. */
+  private readonly deliveries = new Set<Promise<void>>();
 
   constructor(
     private readonly services: Pick<HallServices, 'bus' | 'store' | 'publish' | 'log'>,
@@ -63,7 +66,7 @@ export class AutoReply {
     const records = this.services.store.state.kv.get(AUTO_REPLY_NS);
     for (const [runId, value] of [...(records?.entries() ?? [])]) {
       const record = readAutoReplyRecord(value);
-      if (record?.state === 'pending') void this.deliver(runId, record);
+      if (record?.state === 'pending') this.track(this.deliver(runId, record));
       else if (!this.services.store.state.runs.has(runId)) this.services.store.apply({ op: 'unset', ns: AUTO_REPLY_NS, key: runId });
     }
   }
@@ -73,6 +76,21 @@ export class AutoReply {
     this.unsubscribe = null;
     for (const run of this.live.values()) clearInterval(run.typing);
     this.live.clear();
+  }
+
+  /**
+   * Resolves once the replies under way have recorded what Telegram took (a wait to send again ends
+   * with the hall's signal): a hall that stops right after a part went does not send it again at its
+   * next start.
+   */
+  async drained(): Promise<void> {
+    await Promise.allSettled([...this.deliveries]);
+  }
+
+  private track(delivery: Promise<void>): void {
+    const tracked = delivery.catch((err: unknown) => this.services.log(`Telegram: a reply could not be recorded: ${errorMessage(err)}`));
+    this.deliveries.add(tracked);
+    void tracked.then(() => this.deliveries.delete(tracked));
   }
 
   /** The raider itself sent text to this chat: the runs of the chat going now send nothing at their end. */
@@ -137,9 +155,11 @@ export class AutoReply {
       parts_sent: 0,
     };
     this.services.store.apply({ op: 'set', ns: AUTO_REPLY_NS, key: event.id, value: record });
-    void this.services.store.commit().then(
-      () => this.deliver(event.id, record),
-      (err: unknown) => this.services.log(`Telegram: the reply of run ${event.id} is not recorded, not sent: ${String(err)}`),
+    this.track(
+      this.services.store.commit().then(
+        () => this.deliver(event.id, record),
+        (err: unknown) => this.services.log(`Telegram: the reply of run ${event.id} is not recorded, not sent: ${String(err)}`),
+      ),
     );
   }
 

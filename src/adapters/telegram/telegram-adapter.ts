@@ -120,7 +120,7 @@ class TelegramAdapter implements HallAdapter {
     this.questions.stop();
     this.autoReply.stop();
     this.abort.abort();
-    await Promise.all(this.loops);
+    await Promise.all([...this.loops, this.autoReply.drained()]);
     this.loops = [];
   }
 
