@@ -6,56 +6,36 @@
 // raider on hall-b: the database carries the question and the answer. The
 // run's response goes to the chat once, from the hall that ran it, though
 // both halls hear its end.
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
-import { FakeBotApi } from '../telegram/fake-bot-api.js';
-import { fast, press, privateMessage } from '../telegram/telegram-support.js';
+import type { FakeBotApi } from '../telegram/fake-bot-api.js';
+import { press, privateMessage } from '../telegram/telegram-support.js';
 import { usePostgresServer } from '../support/postgres-server.js';
-import { eventually, startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
+import type { EventTap } from '../support/test-hall.js';
+import { type BusyPollerPair, startBusyPollerPair, TOKEN } from './telegram-cluster-support.js';
 
 const server = usePostgresServer();
-const TOKEN = '12345:good-token';
 
+let pair: BusyPollerPair;
 let api: FakeBotApi;
-let hallA: TestHall;
-let hallB: TestHall;
 let eventsA: EventTap;
 let eventsB: EventTap;
-let release: string;
-
-function hallConfig(url: string, id: string): string {
-  return (
-    `raiders: { bjorn: {} }\nstorage: { postgres: "${url}" }\ncluster: team-tg\ncluster_mode: shared\n` +
-    `hall_id: ${id}\nlease_seconds: 5\nmax_running: 1\npermission_timeout: 60\n` +
-    'telegram:\n' +
-    `  api_root: ${api.url}\n` +
-    '  bots:\n' +
-    `    ops: { token: '${TOKEN}', allowlist: [42], routing: { '*': bjorn }, questions: true, auto_reply: true }\n`
-  );
-}
 
 beforeAll(async () => {
   const url = await server.freshDatabase();
-  api = await FakeBotApi.start([TOKEN]);
-  hallA = await startTestHall({ config: hallConfig(url, 'hall-a'), adapters: [telegramAdapter(fast)] });
-  eventsA = await hallA.events('');
-  // hall-a is alone: it polls the bot and takes the long run, and has no room left for the chat's mission.
-  await eventually(async () => expect((await hallA.request({ cmd: 'status' })).telegram.ops.state).toBe('polling'));
-  release = path.join(tempRoot(), 'release');
-  const busy = await hallA.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
-  await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === busy.mission_id);
-  hallB = await startTestHall({ config: hallConfig(url, 'hall-b'), adapters: [telegramAdapter(fast)] });
-  eventsB = await hallB.events('');
+  pair = await startBusyPollerPair(
+    (apiRoot, id) =>
+      `raiders: { bjorn: {} }\nstorage: { postgres: "${url}" }\ncluster: team-tg\ncluster_mode: shared\n` +
+      `hall_id: ${id}\nlease_seconds: 5\nmax_running: 1\npermission_timeout: 60\n` +
+      'telegram:\n' +
+      `  api_root: ${apiRoot}\n` +
+      '  bots:\n' +
+      `    ops: { token: '${TOKEN}', allowlist: [42], routing: { '*': bjorn }, questions: true, auto_reply: true }\n`,
+  );
+  ({ api, eventsA, eventsB } = pair);
 }, 60_000);
 
 afterAll(async () => {
-  eventsA?.close();
-  eventsB?.close();
-  if (release) fs.writeFileSync(release, '');
-  await Promise.all([hallA?.stop(), hallB?.stop()]);
-  await api?.close();
+  await pair?.stop();
 }, 60_000);
 
 describe('Telegram questions on a shared cluster', () => {

@@ -4,17 +4,14 @@
 // first decides, and the other learns it from the database: everywhere the
 // end reads as a timeout (the event, the chat's message, the database's
 // answer), never as the ACP client's no or the run's end.
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
-import { FakeBotApi } from '../telegram/fake-bot-api.js';
-import { fast, privateMessage } from '../telegram/telegram-support.js';
+import type { FakeBotApi } from '../telegram/fake-bot-api.js';
+import { privateMessage } from '../telegram/telegram-support.js';
 import { queryRows, usePostgresServer } from '../support/postgres-server.js';
-import { eventually, startTestHall, tempRoot, type EventTap, type TestHall } from '../support/test-hall.js';
+import type { EventTap } from '../support/test-hall.js';
+import { type BusyPollerPair, startBusyPollerPair, TOKEN } from './telegram-cluster-support.js';
 
 const server = usePostgresServer();
-const TOKEN = '12345:good-token';
 
 function hallConfig(url: string, apiUrl: string, id: string, timeoutS: number): string {
   return (
@@ -32,33 +29,20 @@ describe.each([
   { decides: "the run's hall", timeoutA: 60, timeoutB: 2 },
 ])('Telegram questions on a shared cluster: a timeout on $decides', ({ timeoutA, timeoutB }) => {
   let url: string;
+  let pair: BusyPollerPair;
   let api: FakeBotApi;
-  let hallA: TestHall;
-  let hallB: TestHall;
   let eventsA: EventTap;
   let eventsB: EventTap;
-  let release: string;
 
   beforeAll(async () => {
     url = await server.freshDatabase();
-    api = await FakeBotApi.start([TOKEN]);
-    hallA = await startTestHall({ config: hallConfig(url, api.url, 'hall-a', timeoutA), adapters: [telegramAdapter(fast)] });
-    eventsA = await hallA.events('');
     // hall-a polls the bot and is full, so the chat's mission runs on hall-b.
-    await eventually(async () => expect((await hallA.request({ cmd: 'status' })).telegram.ops.state).toBe('polling'));
-    release = path.join(tempRoot(), 'release');
-    const busy = await hallA.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
-    await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === busy.mission_id);
-    hallB = await startTestHall({ config: hallConfig(url, api.url, 'hall-b', timeoutB), adapters: [telegramAdapter(fast)] });
-    eventsB = await hallB.events('');
+    pair = await startBusyPollerPair((apiRoot, id) => hallConfig(url, apiRoot, id, id === 'hall-a' ? timeoutA : timeoutB));
+    ({ api, eventsA, eventsB } = pair);
   }, 60_000);
 
   afterAll(async () => {
-    eventsA?.close();
-    eventsB?.close();
-    if (release) fs.writeFileSync(release, '');
-    await Promise.all([hallA?.stop(), hallB?.stop()]);
-    await api?.close();
+    await pair?.stop();
   }, 60_000);
 
   it('is recorded as a timeout by the polling hall, in the chat and in the database', async () => {
