@@ -212,14 +212,19 @@ export class ClusterPermissions {
   /** Puts another hall's question to the handler here and writes its answer, unless the question was settled meanwhile. */
   private async answerHere(handler: PermissionHandler, id: string, question: PermissionQuestion, context: QuestionContext): Promise<void> {
     let answer: ClusterAnswer;
+    let byFace = true;
     try {
       const given = await handler(question, context);
+      byFace = given.face !== undefined;
       answer = { answer: given.answer, reason: given.reason, face: given.face ?? 'acp' };
     } catch (err) {
       answer = { answer: 'no', reason: `the question could not be asked: ${errorMessage(err)}` };
     }
     if (context.signal.aborted) return;
     this.asking.delete(id);
+    // The handler ended it because this hall let the binding go (it stops, or another hall polls the bot now):
+    // the question stays open for whichever hall answers for the binding now, or the asker's other faces.
+    if (!byFace && context.binding !== undefined && !this.served.has(context.binding)) return;
     try {
       await this.questions.answer(id, answer);
     } catch (err) {

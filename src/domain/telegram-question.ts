@@ -64,7 +64,10 @@ export function questionKeyboard(tag: string, rule: string | undefined): InlineB
 /** Who ended a question, as the chat says it. */
 export type EndedBy =
   /** A press in a chat: who pressed, by `@username` or first name when Telegram gave one. */
-  { face: 'telegram'; userId?: string; name: string | null } | { face: 'dashboard' | 'socket' | 'acp' | 'timeout' | 'hall' };
+  | { face: 'telegram'; userId?: string; name: string | null }
+  | { face: 'dashboard' | 'socket' | 'acp' | 'timeout' | 'hall' }
+  /** The hall that asked in the chat stopped: a run on another hall of a shared cluster goes on asking there. */
+  | { face: 'stopped' };
 
 const ANSWER_WORDS: Readonly<Record<PermissionAnswerValue, string>> = {
   once: 'Allowed once',
@@ -75,6 +78,7 @@ const ANSWER_WORDS: Readonly<Record<PermissionAnswerValue, string>> = {
 export function endedLine(answer: PermissionAnswerValue, by: EndedBy): string {
   if (by.face === 'timeout') return 'Refused: no answer within permission_timeout.';
   if (by.face === 'hall') return 'Refused: the run ended before an answer.';
+  if (by.face === 'stopped') return 'No longer asked here: the hall that asked stopped. A run on another hall can still be answered there.';
   return `${ANSWER_WORDS[answer]} ${byWords(by)}.`;
 }
 

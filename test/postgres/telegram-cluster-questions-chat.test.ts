@@ -18,6 +18,7 @@ const GROUP = '-100500';
 
 let pair: BusyPollerPair;
 let api: FakeBotApi;
+let hallA: TestHall;
 let hallB: TestHall;
 let eventsA: EventTap;
 let eventsB: EventTap;
@@ -43,7 +44,7 @@ beforeAll(async () => {
       '  bots:\n' +
       `    ops: { token: '${TOKEN}', allowlist: [42], allowed_chats: ['${GROUP}'], questions_chat: '${GROUP}' }\n`,
   );
-  ({ api, hallB, eventsA, eventsB } = pair);
+  ({ api, hallA, hallB, eventsA, eventsB } = pair);
 }, 60_000);
 
 afterAll(async () => {
@@ -85,5 +86,19 @@ describe('questions_chat on a shared cluster', () => {
       by: 'socket',
     });
     expect(api.requests.filter((r) => isQuestion(r) && String(r.body.text).includes(`run ${run}`))).toHaveLength(1);
+  });
+
+  // Last: it stops hall-a.
+  it("the polling hall stops while the question is open: the question stays open on the run's hall, and is answered there", async () => {
+    const run = await askOnHallB();
+    const question = await api.waitFor((r) => isQuestion(r) && String(r.body.text).includes(`run ${run}`), 20_000);
+    await hallA.stop();
+    // The chat's message says hall-a stopped asking, not that the question was refused.
+    const edit = await api.waitFor((r) => r.method === 'editMessageText' && r.body.message_id === question.messageId);
+    expect(edit.body.text).toMatch(
+      /No longer asked here: the hall that asked stopped\. A run on another hall can still be answered there\.$/,
+    );
+    expect(await hallB.request({ cmd: 'answer', run, question: 'q1', answer: 'once' })).toMatchObject({ answered: 1 });
+    expect((await eventsB.waitFor((e) => e.type === 'raider.done' && e.id === run, 20_000)).response).toBe('["once"]');
   });
 });

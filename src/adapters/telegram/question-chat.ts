@@ -93,6 +93,8 @@ export class QuestionChat {
   private unwatch: (() => void) | null = null;
   /** On a shared cluster: the chat bindings this hall answers for in the cluster, with their bot. */
   private readonly served = new Map<string, string>();
+  /** Set once the hall stops: on a shared cluster the questions it ends go on for a run on another hall. */
+  private stopping = false;
 
   constructor(
     private readonly services: Pick<HallServices, 'publish' | 'log'>,
@@ -121,6 +123,7 @@ export class QuestionChat {
   }
 
   stop(): void {
+    this.stopping = true;
     this.unserve(() => true);
     if (this.unwatch === null) return;
     this.desk.closeFace('telegram');
@@ -277,9 +280,11 @@ export class QuestionChat {
     const posts = this.posts.get(questionTag(key));
     if (posts === undefined) return;
     const ending: EndedBy =
-      by === 'telegram'
-        ? { face: 'telegram', ...(telegram !== undefined ? { userId: telegram.user_id } : {}), name: this.pressers.get(key) ?? null }
-        : { face: by };
+      by === 'hall' && this.stopping && this.cluster !== null
+        ? { face: 'stopped' }
+        : by === 'telegram'
+          ? { face: 'telegram', ...(telegram !== undefined ? { userId: telegram.user_id } : {}), name: this.pressers.get(key) ?? null }
+          : { face: by };
     this.pressers.delete(key);
     for (const post of posts) {
       post.ended = { answer, by: ending };
@@ -322,7 +327,7 @@ export class QuestionChat {
     }
     if (post.ended !== undefined) {
       const { answer, by } = post.ended;
-      const over = by.face === 'timeout' || by.face === 'hall' ? 'Too late.' : 'Already answered.';
+      const over = by.face === 'timeout' || by.face === 'hall' || by.face === 'stopped' ? 'Too late.' : 'Already answered.';
       await notice(`${over} ${endedLine(answer, by)}`);
       return;
     }
