@@ -3,7 +3,15 @@ import { accessDecision, accessWarnings } from '../../src/domain/telegram-access
 import { chatCommand, queueText, statusText } from '../../src/domain/telegram-commands.js';
 import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, pollRetryDelay, sendRetry } from '../../src/domain/telegram-retry.js';
 import { callbackData, readCallbackData } from '../../src/domain/telegram-question.js';
-import { botIdOf, readTelegramBinding, routeFor, telegramBinding, telegramMissionId } from '../../src/domain/telegram-routing.js';
+import {
+  botIdOf,
+  questionsChatBinding,
+  readQuestionsChatBinding,
+  readTelegramBinding,
+  routeFor,
+  telegramBinding,
+  telegramMissionId,
+} from '../../src/domain/telegram-routing.js';
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from '../../src/domain/telegram-split.js';
 import { readUpdate } from '../../src/domain/telegram-update.js';
 
@@ -194,6 +202,12 @@ describe('permission questions in a chat: callback data and bindings', () => {
     expect(readTelegramBinding(telegramBinding('ops', 42))).toEqual({ bot: 'ops', chatId: '42' });
     expect(readTelegramBinding('acp:abc')).toBeNull();
     expect(readTelegramBinding(undefined)).toBeNull();
+    // A bot's questions chat on a shared cluster is named apart from every chat.
+    expect(questionsChatBinding('ops_bot')).toBe('telegram:ops_bot:questions');
+    expect(readTelegramBinding(questionsChatBinding('ops'))).toBeNull();
+    expect(readQuestionsChatBinding(questionsChatBinding('ops_bot'))).toBe('ops_bot');
+    expect(readQuestionsChatBinding(telegramBinding('ops', 42))).toBeNull();
+    expect(readQuestionsChatBinding(undefined)).toBeNull();
   });
 
   it('reads a button press: who, which message, what data; a press without a message is ignored', () => {
