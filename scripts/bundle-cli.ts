@@ -35,6 +35,8 @@ const DIST = path.join(REPO, 'dist');
 interface BundleSpec {
   entry: string;
   outfile: string;
+  /** Minified, and zod without its translations (zodEnglishOnly): for a process started per run, whose memory counts per run. */
+  lean?: boolean;
 }
 
 export const HALL_BUNDLE: BundleSpec = {
@@ -52,6 +54,7 @@ export const ACP_AGENT_BUNDLE: BundleSpec = {
 export const ACP_RAIDER_BUNDLE: BundleSpec = {
   entry: path.join(DIST, 'acp-raider', 'acp-raider.js'),
   outfile: path.join(DIST, 'acp-raider', 'acp-raider.bundle.cjs'),
+  lean: true,
 };
 
 /** `target` as a relative import from the directory `dir` (always starting with `.`). */
@@ -128,6 +131,23 @@ function cliPlugin(outfile: string): Plugin {
   };
 }
 
+/**
+ * zod's error messages in English only. `zod` exports every translation as
+ * `locales` (some 350 kB of the bridge's 940 kB bundle), which esbuild keeps
+ * because the namespace is exported; its own default is English (`en`), and
+ * nothing we bundle picks another.
+ */
+const zodEnglishOnly: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+      contents: "export { default as en } from './en.js';",
+    }));
+  },
+};
+
 async function bundle(spec: BundleSpec): Promise<void> {
   const result = await build({
     entryPoints: [spec.entry],
@@ -139,7 +159,9 @@ async function bundle(spec: BundleSpec): Promise<void> {
     format: 'cjs',
     target: 'node20',
     sourcemap: 'linked',
-    plugins: [cliPlugin(spec.outfile)],
+    // Names kept: a minified class or function still says what it is in an error.
+    ...(spec.lean ? { minify: true, keepNames: true } : {}),
+    plugins: [cliPlugin(spec.outfile), ...(spec.lean ? [zodEnglishOnly] : [])],
     banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
     define: { 'import.meta.url': '__bundleUrl' },
     logLevel: 'warning',

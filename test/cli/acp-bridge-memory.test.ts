@@ -1,8 +1,9 @@
 /**
  * The ACP bridge is lean, since one runs per ACP run (docs/agents.md, "The
  * process model"): the hall starts it with V8 flags that keep its memory
- * small (src/actors/raider-command.ts), and RAIDER_HALL_ACP_NODE_FLAGS
- * replaces them.
+ * small (src/actors/raider-command.ts), RAIDER_HALL_ACP_NODE_FLAGS replaces
+ * them, and its bundle is minified and carries zod in English only
+ * (scripts/bundle-cli.ts).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,6 +17,7 @@ vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
 const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+const BUNDLE = path.join(REPO, 'dist', 'acp-raider', 'acp-raider.bundle.cjs');
 
 describe("the ACP bridge's V8 flags", () => {
   it('are ours by default, and the words of RAIDER_HALL_ACP_NODE_FLAGS when it is set (empty: none)', () => {
@@ -66,4 +68,16 @@ describe("the ACP bridge's V8 flags", () => {
       }
     },
   );
+});
+
+describe("the ACP bridge's bundle", () => {
+  it('is minified, with zod in English only (its other translations are not loaded)', () => {
+    const text = fs.readFileSync(BUNDLE, 'utf8');
+    expect(fs.statSync(BUNDLE).size).toBeLessThan(400 * 1024);
+    // zod's English message for a wrong type, and (as esbuild writes it) its German one.
+    expect(text).toContain('Invalid input: expected');
+    expect(text).not.toContain('Eingabe: erwartet');
+    const help = spawnSync(process.execPath, [path.join(REPO, 'bin', 'raider'), 'acp-client', '--help'], { encoding: 'utf8' });
+    expect(help.stdout).toMatch(/^usage: raider acp-client /);
+  });
 });
