@@ -27,13 +27,13 @@ export function resolveRaiderCommand(env: Readonly<Record<string, string | undef
  * V8's flags for a bridge the hall starts with its own Node. A bridge runs
  * per ACP run and mostly waits on its agent, so its memory counts per run,
  * not its speed: a young generation kept at its smallest (V8 grows it to
- * 16 MiB of semi-spaces while the modules load, and never gives it back), no
- * compiler at all (`--lite-mode`, V8's interpreter only; its hot path, an
- * update relayed as an event line, stays well within an agent's pace; no
- * WebAssembly either, which the bridge does not use: said with
- * `--no-expose-wasm`, else V8 warns of it on stderr, the slot log), and one
- * V8 worker thread (fewer stacks and malloc arenas). bench/RESULTS.md, acp-bridge-phases, has
- * what each one saves. These can only be given on the command line.
+ * 8 MiB while the modules load, and never gives it back), no compiler at
+ * all (`--lite-mode`, V8's interpreter only; its hot path, an update relayed
+ * as an event line, stays well within an agent's pace; no WebAssembly
+ * either, which the bridge does not use: said with `--no-expose-wasm`, else
+ * V8 warns of it on stderr, the slot log), and one V8 worker thread (fewer
+ * stacks and malloc arenas). bench/RESULTS.md, "A lean ACP bridge", has what
+ * each one saves. These can only be given on the command line.
  */
 export const ACP_BRIDGE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--lite-mode', '--no-expose-wasm', '--v8-pool-size=1'];
 const ACP_BRIDGE_NODE_FLAGS_ENV = 'RAIDER_HALL_ACP_NODE_FLAGS';
