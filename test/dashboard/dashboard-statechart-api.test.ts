@@ -4,12 +4,13 @@
  * events, protocol/actor-watch.ts), the statecharts the build laid out, and
  * the weight of the dashboard's scripts and styles.
  */
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPageAssets } from '../../src/adapters/dashboard/page-assets.js';
 import { ActorWatchMessage } from '../../src/protocol/actor-watch.js';
 import { defaultAdapters } from '../../src/actors/default-adapters.js';
-import { runStarted, startTestHall, type TestHall } from '../support/test-hall.js';
+import { eventually, runStarted, startTestHall, type TestHall } from '../support/test-hall.js';
 import { type Board, bearer, boardOf, httpRequest, openEventStream } from './dashboard-support.js';
 
 const CONFIG = `cancel_grace: 0.3
@@ -18,6 +19,36 @@ cron:
   - { id: nightly, name: bjorn, cron: '0 3 * * *', mission: 'answer nightly' }
 dashboard: { listen: "127.0.0.1:0" }
 `;
+
+/**
+ * The body of a `GET route` as the hall wrote it: each chunk of its chunked
+ * encoding (one per write of the hall's), read from a plain TCP socket.
+ */
+function openChunks(board: Board, route: string): { head: { text: string }; chunks: string[]; close(): void } {
+  const head = { text: '' };
+  const chunks: string[] = [];
+  const socket = net.connect(board.port, '127.0.0.1');
+  let buffer = Buffer.alloc(0);
+  let body = false;
+  socket.on('data', (data: Buffer) => {
+    buffer = Buffer.concat([buffer, data]);
+    if (!body) {
+      const end = buffer.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      head.text = buffer.subarray(0, end).toString();
+      buffer = buffer.subarray(end + 4);
+      body = true;
+    }
+    for (let line = buffer.indexOf('\r\n'); line >= 0; line = buffer.indexOf('\r\n')) {
+      const size = Number.parseInt(buffer.subarray(0, line).toString(), 16);
+      if (buffer.length < line + 2 + size + 2) return;
+      chunks.push(buffer.subarray(line + 2, line + 2 + size).toString());
+      buffer = buffer.subarray(line + 2 + size + 2);
+    }
+  });
+  socket.write(`GET ${route} HTTP/1.1\r\nHost: ${board.host}\r\nAuthorization: Bearer ${board.token}\r\n\r\n`);
+  return { head, chunks, close: () => socket.destroy() };
+}
 
 describe('the live actors on the dashboard', { timeout: 30_000 }, () => {
   let hall: TestHall;
@@ -87,6 +118,26 @@ describe('the live actors on the dashboard', { timeout: 30_000 }, () => {
       // In the order they happened.
       const cancelAt = messages.indexOf(cancel as ActorWatchMessage);
       expect(cancelAt).toBeLessThan(messages.findIndex((m) => m.type === 'actor.state' && m.state === 'alive.cancelling'));
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('writes what one turn of the hall tells of an actor at once: the event and the state it led to in one chunk', async () => {
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'deaf-int 30' });
+    await runStarted(run.events_path);
+    const stream = openChunks(board, `/api/actors/stream?id=${encodeURIComponent(`run:${run.id}`)}`);
+    try {
+      await eventually(() => expect(stream.chunks.join('')).toContain('"type":"actor.snapshot"'));
+      expect(stream.head.text).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\nTransfer-Encoding: chunked/i);
+      await hall.request({ cmd: 'cancel', id: run.id });
+      await eventually(() => expect(stream.chunks.join('')).toContain('"type":"actor.stopped"'), 15_000);
+      // The run takes run.cancel and moves to cancelling in one step: one write of the hall's carries both.
+      const cancel = stream.chunks.find((chunk) => chunk.includes('"event":"run.cancel"'));
+      expect(cancel).toContain('"state":"alive.cancelling"');
+      const messages = stream.chunks.flatMap((chunk) => chunk.split('\n\n').filter((m) => m !== ''));
+      expect(stream.chunks.length).toBeLessThan(messages.length);
+      for (const m of messages) expect(ActorWatchMessage.safeParse(JSON.parse(m.replace(/^data: /, ''))).success).toBe(true);
     } finally {
       stream.close();
     }

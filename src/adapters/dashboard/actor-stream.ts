@@ -21,13 +21,21 @@ export class ActorStreams {
   /** Answers 404 when no live actor has the id (it ended, or never was). */
   serve(res: ServerResponse, id: string): void {
     let ended = false;
+    // The messages of one turn of the event loop go out in one write: a busy actor (a slot under a burst
+    // sends several a mission) costs the hall, and the page's browser, one write and one read a turn, not one each.
+    let waiting = '';
+    const flush = () => {
+      // closeAll may have ended the response meanwhile.
+      if (res.destroyed || res.writableEnded) return;
+      if (waiting !== '') res.write(waiting);
+      waiting = '';
+      if (ended) res.end();
+    };
     const send = (message: ActorWatchMessage) => {
       if (res.destroyed || ended) return;
-      res.write(`data: ${JSON.stringify(message)}\n\n`);
-      if (message.type === 'actor.stopped') {
-        ended = true;
-        res.end();
-      }
+      if (waiting === '') setImmediate(flush);
+      waiting += `data: ${JSON.stringify(message)}\n\n`;
+      if (message.type === 'actor.stopped') ended = true;
     };
     let started = false;
     const early: ActorWatchMessage[] = [];
