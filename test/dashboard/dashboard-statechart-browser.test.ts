@@ -43,6 +43,11 @@ async function current(page: Page, label: string): Promise<string[]> {
     .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('aria-label') ?? ''));
 }
 
+/** The row of a slot's list that says its run `id` ended (and no run whose id goes on: `ID.2`). */
+function ended(id: string): RegExp {
+  return new RegExp(`received xstate\\.done\\.actor\\.run:${id.replaceAll('.', '\\.')}(?![.\\d])`);
+}
+
 describe.skipIf(skipBrowserTests !== null)('statecharts in Chromium', { timeout: 60_000 }, () => {
   const browserBoard = useBrowserBoard(CONFIG);
   const { problems, foreign, requested } = browserBoard;
@@ -112,6 +117,48 @@ describe.skipIf(skipBrowserTests !== null)('statecharts in Chromium', { timeout:
       .getByText(/received xstate\.done\.actor/)
       .first()
       .waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it("draws a busy slot's events a few times a second, each once: while the list slides past its last 200, no row already drawn changes", async () => {
+    // The plain slot ivar is made by its first mission, and stays.
+    const first = await hall.request({ cmd: 'spawn', name: 'ivar', mission: 'answer first' });
+    const page = await browserBoard.loggedIn();
+    await page.goto(`${browserBoard.board.url}#/actors/${encodeURIComponent('slot:ivar')}`);
+    const list = page.getByRole('list', { name: 'Events of slot:ivar' });
+    await list.getByText(ended(String(first.id))).waitFor();
+    // Rows added to or taken from the list, any change inside a row already there, and when rows were added.
+    await page.evaluate(`(() => {
+      const list = document.querySelector('[aria-label="Events of slot:ivar"]');
+      window.rows = { added: 0, removed: 0, changed: 0, draws: [] };
+      new MutationObserver((changes) => {
+        if (changes.some((c) => c.target === list && c.addedNodes.length > 0)) window.rows.draws.push(performance.now());
+        for (const c of changes) {
+          if (c.target !== list) window.rows.changed++;
+          else {
+            window.rows.added += c.addedNodes.length;
+            window.rows.removed += c.removedNodes.length;
+          }
+        }
+      }).observe(list, { childList: true, subtree: true, characterData: true, attributes: true });
+    })()`);
+    const done = await hall.events('raider.done');
+    // Each mission is a few events of the slot's: 60 of them are more than the list keeps.
+    const runs = [];
+    for (let i = 0; i < 60; i++) runs.push(await hall.request({ cmd: 'spawn', name: 'ivar', mission: `answer ${i}` }));
+    const last = String(runs.at(-1)?.id);
+    await done.waitFor((e) => e.id === last, 30_000);
+    done.close();
+    await list.getByText(ended(last)).waitFor();
+    const rows = (await page.evaluate('window.rows')) as { added: number; removed: number; changed: number; draws: number[] };
+    expect(await list.getByRole('listitem').count()).toBe(200);
+    expect(rows.removed).toBeGreaterThan(0);
+    expect(rows.changed).toBe(0);
+    // The list is drawn at most every 250 ms (web/dashboard/statechart.js), all the events that came meanwhile at once:
+    // a timer fires no earlier than asked, so no two draws are much closer (the half leaves room for a slow draw).
+    const gaps = rows.draws.slice(1).map((at, i) => at - (rows.draws[i] ?? 0));
+    expect(gaps.length).toBeGreaterThan(0);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(125);
     expect(problems).toEqual([]);
   });
 

@@ -4,7 +4,7 @@
 // and below it the actor's recent events. The actor is followed over its own
 // event stream (/api/actors/stream?id=ID), one message per change, each
 // marked at once rather than at the live feed's next hand-out.
-import { h } from 'preact';
+import { Component, h } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { preciseTime } from './format.js';
@@ -12,6 +12,8 @@ import { preciseTime } from './format.js';
 const html = htm.bind(h);
 /** Events the list shows at most (the hall sends the last 50, then each new one). */
 const EVENTS_SHOWN = 200;
+/** The list is drawn again at most this often while events come (the chart's marks are not held back). */
+const EVENTS_EVERY_MS = 250;
 
 /** The charts the page fetched, by machine id: one request per machine and page. */
 const charts = new Map();
@@ -37,12 +39,19 @@ function markStates(root, states) {
   }
 }
 
-function EventRow({ e }) {
-  return html`<li class=${e.dir}>
-    <time>${preciseTime(e.time)}</time> ${e.dir === 'received' ? '←' : '→'} ${e.dir} <code>${e.event}</code>${
-      e.peer !== undefined ? html` ${e.dir === 'received' ? 'from' : 'to'} <span class="peer">${e.peer}</span>` : null
-    }
-  </li>`;
+/** One event of the list, drawn once: an event never changes, and the list keys each by its number. */
+class EventRow extends Component {
+  shouldComponentUpdate(next) {
+    return next.e !== this.props.e;
+  }
+
+  render({ e }) {
+    return html`<li class=${e.dir}>
+      <time>${preciseTime(e.time)}</time> ${e.dir === 'received' ? '←' : '→'} ${e.dir} <code>${e.event}</code>${
+        e.peer !== undefined ? html` ${e.dir === 'received' ? 'from' : 'to'} <span class="peer">${e.peer}</span>` : null
+      }
+    </li>`;
+  }
 }
 
 /**
@@ -62,6 +71,21 @@ export function ActorChart({ id, kind }) {
     setEvents([]);
     setEnded(null);
     let seen = false;
+    // Each event gets a number, the key of its row: a new event adds a row (and the oldest goes), not a new text in each.
+    let numbered = 0;
+    const number = (e) => ({ n: numbered++, e });
+    // Events are shown at most every EVENTS_EVERY_MS, all that came meanwhile: a busy actor (a slot under a
+    // burst) costs the page a few renders a second, not one per event. States are marked at once.
+    let pending = [];
+    let timer = null;
+    let shownAt = 0;
+    const showPending = () => {
+      timer = null;
+      shownAt = performance.now();
+      const batch = pending;
+      pending = [];
+      setEvents((list) => [...list, ...batch].slice(-EVENTS_SHOWN));
+    };
     const source = new EventSource(`/api/actors/stream?id=${encodeURIComponent(id)}`);
     source.onmessage = (message) => {
       const m = JSON.parse(message.data);
@@ -70,10 +94,19 @@ export function ActorChart({ id, kind }) {
         states.current = m.states;
         markStates(chartBox.current, m.states);
         setActor(m);
-        if (m.type === 'actor.snapshot') setEvents(m.events);
-      } else if (m.type === 'actor.event') setEvents((list) => [...list.slice(-(EVENTS_SHOWN - 1)), m]);
-      else if (m.type === 'actor.stopped') {
+        if (m.type === 'actor.snapshot') {
+          pending = [];
+          setEvents(m.events.map(number));
+        }
+      } else if (m.type === 'actor.event') {
+        pending.push(number(m));
+        if (pending.length > EVENTS_SHOWN) pending.shift();
+        timer ??= setTimeout(showPending, Math.max(0, shownAt + EVENTS_EVERY_MS - performance.now()));
+      } else if (m.type === 'actor.stopped') {
         source.close();
+        // Its last events are shown with its end, not up to EVENTS_EVERY_MS after.
+        clearTimeout(timer);
+        showPending();
         setEnded('The actor has ended: this is its last state.');
       }
     };
@@ -82,7 +115,10 @@ export function ActorChart({ id, kind }) {
       if (source.readyState !== EventSource.CLOSED) return;
       if (!seen) setEnded(`No live actor ${id}: it has ended, or the hall has none of that id.`);
     };
-    return () => source.close();
+    return () => {
+      source.close();
+      clearTimeout(timer);
+    };
   }, [id]);
   useEffect(() => {
     if (shownKind === undefined) return undefined;
@@ -105,7 +141,7 @@ export function ActorChart({ id, kind }) {
         : html`<div role="region" aria-label=${`statechart of ${id}`} class="statechart-box" ref=${chartBox} dangerouslySetInnerHTML=${{ __html: svg ?? '' }}></div>`
     }
     <h3>Recent events</h3>
-    ${events.length === 0 ? html`<p class="note">No events seen yet.</p>` : html`<ol aria-label=${`Events of ${id}`} class="actor-events">${events.map((e, i) => html`<${EventRow} key=${i} e=${e} />`)}</ol>`}
+    ${events.length === 0 ? html`<p class="note">No events seen yet.</p>` : html`<ol aria-label=${`Events of ${id}`} class="actor-events">${events.map(({ n, e }) => html`<${EventRow} key=${n} e=${e} />`)}</ol>`}
   </div>`;
 }
 
