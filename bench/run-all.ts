@@ -41,6 +41,7 @@ const BENCHES: Bench[] = [
   { name: 'dashboard', file: 'bench/dashboard.ts', timeoutMs: 600_000 },
   { name: 'statechart', file: 'bench/statechart.ts', timeoutMs: 300_000 },
   { name: 'worktrees', file: 'bench/worktrees.ts', timeoutMs: 1_800_000 },
+  { name: 'chart-burst', file: 'bench/chart-burst.ts', timeoutMs: 600_000 },
 ];
 
 const args = process.argv.slice(2);

@@ -13,42 +13,19 @@
  *               each mark against the newest such event before it, so runs
  *               that overlap under load are counted once per mark).
  *               Target: median <= 100 ms.
- *   burst    -- BURST missions pipelined to the plain slot bjorn until the
- *               last raider.done, with no page open, then with one tab of a
- *               Chromium no driver watches (plain-browser.ts) showing the
- *               chart of a run that waits in slot ivar meanwhile; ROUNDS
- *               times each, alternating. Target: chart / none <= 1.05.
+ *
+ * A burst with a chart open against none is bench/chart-burst.ts.
  *
  *   node --import tsx bench/statechart.ts [--quick]
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import { chromium } from 'playwright-core';
-import { PlainBrowser } from './plain-browser.js';
-import { burstRuns, startBoardHall } from './board.js';
-import {
-  Client,
-  count,
-  fmt,
-  processCpuMs,
-  machine,
-  nowMs,
-  quantile,
-  runMain,
-  sleep,
-  stats,
-  Subscription,
-  summary,
-  table,
-  waitIdle,
-  writeWaitingRaider,
-  type HallProcess,
-} from './lib.js';
+import { startBoardHall } from './board.js';
+import { Client, count, fmt, machine, nowMs, runMain, sleep, stats, Subscription, summary, table, writeWaitingRaider } from './lib.js';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].find((p) => p !== undefined && p !== '' && fs.existsSync(p));
 const LATENCY_S = count(20, 5);
-const BURST = count(500, 100);
-const ROUNDS = count(3, 1);
 const CONFIG = 'raiders: { bjorn: {}, ivar: {} }\nlogs: { keep_events: 50 }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
 /** Each state the chart marks current, with the page's Date.now(), kept on window. */
@@ -122,76 +99,13 @@ async function latency(): Promise<{ idle: number[]; busy: number[] }> {
   }
 }
 
-async function burst(hall: HallProcess, n: number): Promise<number> {
-  return (await burstRuns(hall, n)).ms;
-}
-
-interface Sides {
-  none: number[];
-  chart: number[];
-  /** The hall process's own CPU time over each burst (ms): the pages' Chromium shares the machine's cores. */
-  noneCpu: number[];
-  chartCpu: number[];
-}
-
-async function bursts(chromiumPath: string): Promise<Sides> {
-  const { hall, board } = await startBoardHall('statechart-burst', CONFIG, writeWaitingRaider);
-  const plain = PlainBrowser.launch(chromiumPath);
-  const none: number[] = [];
-  const chart: number[] = [];
-  const noneCpu: number[] = [];
-  const chartCpu: number[] = [];
-  const hallPid = hall.child.pid ?? 0;
-  try {
-    const holder = await Client.connect(hall.socket);
-    const held = await holder.command({ cmd: 'spawn', name: 'ivar', mission: 'wait 600' });
-    holder.close();
-    const runId = String(held.id);
-    const login = await plain.open(`${board.url}?token=${board.token}`, `document.querySelector('table[aria-label="Runs"]') !== null`);
-    await plain.closeTab(login);
-    // One burst first, unmeasured: the hall's first burst warms its code up.
-    await burst(hall, BURST);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const side of ['none', 'chart'] as const) {
-        const tab =
-          side === 'chart'
-            ? await plain.open(
-                `${board.url}#/actors/run:${encodeURIComponent(runId)}`,
-                `document.querySelector('[data-state="alive.running"][aria-current="true"]') !== null`,
-              )
-            : null;
-        await waitIdle(hall.child.pid ?? 0);
-        const cpu = processCpuMs(hallPid);
-        (side === 'none' ? none : chart).push(await burst(hall, BURST));
-        (side === 'none' ? noneCpu : chartCpu).push(processCpuMs(hallPid) - cpu);
-        if (tab !== null) {
-          // The page still follows its run after the burst: it drew the chart and stayed live.
-          await plain.waitFor(tab, `document.querySelector('[data-state="alive.running"][aria-current="true"]') !== null`);
-          await plain.closeTab(tab);
-        }
-      }
-    }
-  } finally {
-    await plain.close();
-    await hall.stop();
-  }
-  return { none, chart, noneCpu, chartCpu };
-}
-
 async function main(): Promise<void> {
   if (!CHROMIUM) throw new Error('no Chromium: install the chromium package or set CHROMIUM_PATH');
   const load = os.loadavg();
   const { idle, busy } = await latency();
-  const { none, chart, noneCpu, chartCpu } = await bursts(CHROMIUM);
   const loadAfter = os.loadavg();
   const idleStats = stats(idle);
   const busyStats = stats(busy);
-  const median = (values: number[]) =>
-    quantile(
-      [...values].sort((a, b) => a - b),
-      0.5,
-    );
-  const ratio = median(chart) / median(none);
   process.stdout.write(`# Statechart page bench\n\n${machine()}\n`);
   process.stdout.write(`load average before: ${load.map((l) => fmt(l)).join(' ')}, after: ${loadAfter.map((l) => fmt(l)).join(' ')}\n\n`);
   process.stdout.write(
@@ -203,29 +117,6 @@ async function main(): Promise<void> {
       ],
     )}\n\n`,
   );
-  process.stdout.write(
-    `${table(
-      [`${BURST}-mission burst`, 'runs', 'median ms', 'each ms', 'hall CPU median ms', 'each'],
-      [
-        [
-          'no page',
-          String(none.length),
-          fmt(median(none), 0),
-          none.map((v) => fmt(v, 0)).join(', '),
-          fmt(median(noneCpu), 0),
-          noneCpu.map((v) => fmt(v, 0)).join(', '),
-        ],
-        [
-          "a run's chart open",
-          String(chart.length),
-          fmt(median(chart), 0),
-          chart.map((v) => fmt(v, 0)).join(', '),
-          fmt(median(chartCpu), 0),
-          chartCpu.map((v) => fmt(v, 0)).join(', '),
-        ],
-      ],
-    )}\n\nchart / none: ${fmt(ratio, 3)} wall (target <= 1.05), ${fmt(median(chartCpu) / median(noneCpu), 3)} hall CPU\n`,
-  );
   summary([
     {
       bench: 'statechart',
@@ -234,7 +125,6 @@ async function main(): Promise<void> {
       target: '<= 100',
       met: idleStats.median <= 100,
     },
-    { bench: 'statechart', metric: 'burst with a chart open / none', value: fmt(ratio, 3), target: '<= 1.05', met: ratio <= 1.05 },
   ]);
 }
 
