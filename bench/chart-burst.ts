@@ -144,18 +144,18 @@ function processTree(root: number): number[] {
 }
 
 /**
- * CPU ms of the hall's helpers (its fork server) with the children they have
- * reaped (the raiders), from /proc: utime + stime + cutime + cstime.
+ * CPU ms of the raiders, from /proc: the children the hall has reaped
+ * (cutime + cstime of the hall), and any process under it (a helper that
+ * starts raiders, with the children it reaped: utime + stime + cutime + cstime).
  */
 function raidersCpuMs(hallPid: number): number {
   let total = 0;
   for (const pid of processTree(hallPid)) {
-    if (pid === hallPid) continue;
     try {
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // Fields 14-17 of stat (utime, stime, cutime, cstime) are 11-14 after the command name, in 10 ms ticks.
-      total += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]) * 10, 0);
+      for (const i of pid === hallPid ? [13, 14] : [11, 12, 13, 14]) total += Number(fields[i]) * 10;
     } catch {
       // Gone.
     }
