@@ -72,13 +72,15 @@ describe('the hall starts its raiders itself', () => {
   });
 
   it('with every signal at its default and none blocked, whatever the hall ignores or catches (it starts them from a worker thread)', async () => {
-    // A raider in sh, which keeps the signals it was given: Node would ignore SIGPIPE itself.
+    // A raider in sh, which keeps the signals it was given: Node would ignore SIGPIPE itself. It reads its
+    // own status with builtins only: dash blocks every signal around the start of a command (a grep of
+    // /proc/$$/status would race with the shell unblocking them, and see a full mask under load).
     const dir = tempRoot('hall-spawner-bin-');
     const raider = path.join(dir, 'signals-raider.sh');
     const out = path.join(dir, 'signals');
     fs.writeFileSync(
       raider,
-      `#!/bin/sh\ngrep -E '^Sig(Blk|Ign):' /proc/$$/status > '${out}'\nprintf '%s\\n' '{"elapsed":0,"response":"ok","seq":1,"status":"completed","time":0,"type":"run.finished","version":1}'\n`,
+      `#!/bin/sh\nwhile read -r line; do case $line in SigBlk:*|SigIgn:*) printf '%s\\n' "$line" ;; esac; done < /proc/$$/status > '${out}'\nprintf '%s\\n' '{"elapsed":0,"response":"ok","seq":1,"status":"completed","time":0,"type":"run.finished","version":1}'\n`,
       { mode: 0o755 },
     );
     hall = await startTestHall({ config: CONFIG, env: { RAIDER_HALL_RAIDER_BIN: raider } });
