@@ -59,18 +59,37 @@ describe.concurrent('raider acp-client by hand, stopped by a signal', () => {
       let stdout = '';
       bridge.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
       const ended = new Promise<NodeJS.Signals | null>((resolve) => bridge.on('exit', (_code, signal) => resolve(signal)));
+      let checked = false;
+      try {
+        // The agent is up (and, for a prompt, has said it is waiting): the run is in that phase.
+        await eventually(() => expect(fs.existsSync(agentPidFile) && fs.existsSync(helperPidFile)).toBe(true), 20_000, 20);
+        if (phase === 'session/prompt') await eventually(() => expect(stdout).toContain('waiting'), 20_000, 20);
+        const agentPid = pidIn(agentPidFile);
+        const helperPid = pidIn(helperPidFile);
+        expect(alive(helperPid)).toBe(true);
 
-      // The agent is up (and, for a prompt, has said it is waiting): the run is in that phase.
-      await eventually(() => expect(fs.existsSync(agentPidFile) && fs.existsSync(helperPidFile)).toBe(true), 20_000, 20);
-      if (phase === 'session/prompt') await eventually(() => expect(stdout).toContain('waiting'), 20_000, 20);
-      const agentPid = pidIn(agentPidFile);
-      const helperPid = pidIn(helperPidFile);
-      expect(alive(helperPid)).toBe(true);
-
-      bridge.kill(signal);
-      expect(await ended).toBe(signal);
-      expect(alive(agentPid)).toBe(false);
-      await eventually(() => expect(alive(helperPid)).toBe(false), 5_000, 20);
+        bridge.kill(signal);
+        expect(await ended).toBe(signal);
+        expect(alive(agentPid)).toBe(false);
+        await eventually(() => expect(alive(helperPid)).toBe(false), 5_000, 20);
+        checked = true;
+      } finally {
+        // A test that failed before its end leaves nothing running: the bridge, the agent in its own
+        // session, and the helper (`sleep 300`) would outlive the test process.
+        if (!checked) {
+          if (bridge.exitCode === null && bridge.signalCode === null) bridge.kill('SIGKILL');
+          for (const file of [agentPidFile, helperPidFile]) {
+            const pid = fs.existsSync(file) ? pidIn(file) : 0;
+            // Never 0 or less (a file half written): that would signal this process's own group.
+            if (!(pid > 0)) continue;
+            try {
+              process.kill(pid, 'SIGKILL');
+            } catch {
+              // Already gone.
+            }
+          }
+        }
+      }
     });
   }
 });
