@@ -139,16 +139,21 @@ describe('a starting hall reconciles the worktrees it made', () => {
     );
 
     const socket = path.join(root, '.raider-hall.socket');
-    const first = await start(root, {});
-    const spawning = request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'answer never' }).catch(() => null);
-    await eventually(() => expect(fs.existsSync(started)).toBe(true));
-    const branches = git(root, 'branch', '--list', 'raider/*', '--format=%(refname:short)').split('\n');
-    const branch = branches.find((b) => b.startsWith('raider/bjorn-'));
-    expect(branch).toBeDefined();
-    await crash(first);
-    await spawning;
-    // git goes on without its hall and finishes the worktree: the record still says it was being made.
-    fs.writeFileSync(gate, '');
+    let branch: string | undefined;
+    try {
+      const first = await start(root, {});
+      const spawning = request(socket, { cmd: 'spawn', name: 'bjorn', mission: 'answer never' }).catch(() => null);
+      await eventually(() => expect(fs.existsSync(started)).toBe(true));
+      const branches = git(root, 'branch', '--list', 'raider/*', '--format=%(refname:short)').split('\n');
+      branch = branches.find((b) => b.startsWith('raider/bjorn-'));
+      expect(branch).toBeDefined();
+      await crash(first);
+      await spawning;
+    } finally {
+      // git goes on without its hall and finishes the worktree: the record still says it was being made.
+      // Also when the test failed before the crash: the hook (and its git) would wait for ever.
+      fs.writeFileSync(gate, '');
+    }
     const made = path.join(root, '.raider-hall', 'worktrees', (branch ?? '').slice('raider/'.length));
     await eventually(() => expect(git(root, 'worktree', 'list', '--porcelain')).toContain(made));
 
