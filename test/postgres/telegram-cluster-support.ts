@@ -27,15 +27,29 @@ export interface BusyPollerPair {
 /** Starts the pair; `config` is a hall's config (its `max_running` must be 1) for the fake Bot API's root. */
 export async function startBusyPollerPair(config: (apiRoot: string, hallId: 'hall-a' | 'hall-b') => string): Promise<BusyPollerPair> {
   const api = await FakeBotApi.start([TOKEN]);
-  const hallA = await startTestHall({ config: config(api.url, 'hall-a'), adapters: [telegramAdapter(fast)] });
-  const eventsA = await hallA.events('');
-  // hall-a is alone: it polls the bot and takes the long run, and has no room left.
-  await eventually(async () => expect((await hallA.request({ cmd: 'status' })).telegram.ops.state).toBe('polling'));
   const release = path.join(tempRoot(), 'release');
-  const busy = await hallA.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
-  await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === busy.mission_id);
-  const hallB = await startTestHall({ config: config(api.url, 'hall-b'), adapters: [telegramAdapter(fast)] });
-  const eventsB = await hallB.events('');
+  let hallA: TestHall | undefined;
+  let hallB: TestHall | undefined;
+  let eventsA: EventTap | undefined;
+  let eventsB: EventTap;
+  try {
+    hallA = await startTestHall({ config: config(api.url, 'hall-a'), adapters: [telegramAdapter(fast)] });
+    const polling = hallA;
+    eventsA = await hallA.events('');
+    // hall-a is alone: it polls the bot and takes the long run, and has no room left.
+    await eventually(async () => expect((await polling.request({ cmd: 'status' })).telegram.ops.state).toBe('polling'));
+    const busy = await hallA.request({ cmd: 'spawn', name: 'bjorn', mission: `until ${release}` });
+    await eventsA.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === busy.mission_id);
+    hallB = await startTestHall({ config: config(api.url, 'hall-b'), adapters: [telegramAdapter(fast)] });
+    eventsB = await hallB.events('');
+  } catch (err) {
+    // Half started, the caller gets no pair to stop: the long run would wait for ever.
+    eventsA?.close();
+    fs.writeFileSync(release, '');
+    await Promise.all([hallA?.stop(), hallB?.stop()]);
+    await api.close();
+    throw err;
+  }
   return {
     api,
     hallA,
