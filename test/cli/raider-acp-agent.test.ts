@@ -229,11 +229,18 @@ describe.concurrent('raider acp-agent, driven by an ACP client', () => {
       const pidFile = path.join(root, 'sleeper.pid');
       await eventually(() => expect(fs.readFileSync(pidFile, 'utf8')).toMatch(/^\d+\n$/), 20_000, 20);
       const tool = Number(fs.readFileSync(pidFile, 'utf8'));
-      expect(alive(tool)).toBe(true);
-      if (end === 'SIGTERM') a.child.kill('SIGTERM');
-      else a.child.stdin.end();
-      expect(await a.exited).toEqual(end === 'SIGTERM' ? { code: null, signal: 'SIGTERM' } : { code: 0, signal: null });
-      expect(alive(tool)).toBe(false);
+      let checked = false;
+      try {
+        expect(alive(tool)).toBe(true);
+        if (end === 'SIGTERM') a.child.kill('SIGTERM');
+        else a.child.stdin.end();
+        expect(await a.exited).toEqual(end === 'SIGTERM' ? { code: null, signal: 'SIGTERM' } : { code: 0, signal: null });
+        expect(alive(tool)).toBe(false);
+        checked = true;
+      } finally {
+        // Failed, the tool's sleep would outlive the agent (afterAll kills the agent only).
+        if (!checked && tool > 0 && alive(tool)) process.kill(tool, 'SIGKILL');
+      }
     });
   }
 
