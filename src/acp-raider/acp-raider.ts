@@ -28,10 +28,11 @@ import { AgentLines, MAX_MESSAGE_BYTES } from './agent-lines.js';
 import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
 import { planSessionConfig } from './session-config.js';
-import { TurnUpdates } from './turn-updates.js';
+import { promptUsage, TurnUpdates } from './turn-updates.js';
 import { type OpenedSession, openSession } from './open-session.js';
 import { readAgentSession, writeAgentSession } from '../protocol/agent-session.js';
 import { definedFields } from '../domain/defined-fields.js';
+import type { RunUsage } from '../domain/run-usage.js';
 
 /** How long a closed connection waits for the agent's exit status, to say how it ended. */
 const EXIT_WAIT_MS = 2000;
@@ -103,7 +104,8 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   const elapsedMs = performance.now() - started;
   if (end.status === 'completed') events.emit('message', { role: 'assistant', content: end.response });
   events.emit('run.state', { state: end.status });
-  events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls, control.sessionError) });
+  const usage: RunUsage = { ...control.tokens, ...updates.usage };
+  events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls, control.sessionError, usage) });
   // The agent never outlives its run: its turn is over, whatever it was doing.
   const agent = await starting;
   if (agent.ok) await agent.agent.stop();
@@ -150,6 +152,8 @@ interface TurnControl {
   questions: AbortController;
   /** Why the binding's agent session was not continued, for the run document (the hall says it as `hall.session_error`). */
   sessionError?: string;
+  /** The turn's tokens, as the prompt result said them. */
+  tokens?: RunUsage;
 }
 
 async function promptTurn(
@@ -223,6 +227,7 @@ async function promptTurn(
     });
     control.cancel = () => void conn.agent.notify(methods.agent.session.cancel, { sessionId: session.sessionId }).catch(() => {});
     const result = await prompt;
+    control.tokens = promptUsage(result);
     return stopEnd(result.stopReason, updates.response, control.cancelled);
   };
   try {
@@ -443,14 +448,15 @@ interface RunDocument {
   metrics?: { tool_calls: number; time_ms: number };
   elapsed: number;
   session_error?: string;
+  usage?: RunUsage;
 }
 
-function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number, sessionError: string | undefined): RunDocument {
+function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number, sessionError: string | undefined, usage: RunUsage): RunDocument {
   const doc: RunDocument = {
     version: 1,
     status: end.status,
     elapsed: Math.round(elapsedMs) / 1000,
-    ...definedFields({ session_error: sessionError }),
+    ...definedFields({ session_error: sessionError, usage: Object.keys(usage).length > 0 ? usage : undefined }),
   };
   if (end.status === 'completed') {
     doc.response = end.response;

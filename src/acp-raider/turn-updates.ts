@@ -7,7 +7,9 @@
  * last tool call, or of its last message id) is the run's response.
  */
 import type { SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
+import { z } from 'zod';
 import { definedFields } from '../domain/defined-fields.js';
+import type { RunUsage } from '../domain/run-usage.js';
 import { type StreamPayload, streamToolContent } from '../protocol/raider-stream.js';
 import type { EventSink } from './event-stream.js';
 
@@ -20,12 +22,18 @@ export class TurnUpdates {
   private finalText = '';
   private messageId: string | undefined;
   private readonly tools = new Map<string, ToolSeen>();
+  private context: Pick<RunUsage, 'context_used' | 'context_size' | 'cost'> = {};
 
   constructor(private readonly events: EventSink) {}
 
   /** The agent's final message so far. */
   get response(): string {
     return this.finalText;
+  }
+
+  /** The agent's context and cost as its last usage updates said them (a cost stays until a new one is said). */
+  get usage(): Pick<RunUsage, 'context_used' | 'context_size' | 'cost'> {
+    return this.context;
   }
 
   apply(update: SessionUpdate): void {
@@ -58,6 +66,7 @@ export class TurnUpdates {
         const cost = update.cost != null ? { amount: update.cost.amount, currency: update.cost.currency } : undefined;
         const usage: StreamPayload<'usage'> = { context_used: update.used, context_size: update.size, ...definedFields({ cost }) };
         this.events.emit('usage', usage);
+        this.context = { ...this.context, context_used: update.used, context_size: update.size, ...definedFields({ cost }) };
         return;
       }
       case 'tool_call': {
@@ -115,4 +124,38 @@ function toolText(update: { content?: ToolCallContent[] | null; rawOutput?: unkn
   const raw = update.rawOutput;
   if (raw === undefined || raw === null) return '';
   return typeof raw === 'string' ? raw : JSON.stringify(raw);
+}
+
+/** The `usage` of a prompt result (an ACP field newer than the SDK's stable schema): the turn's tokens. */
+const PromptUsage = z.object({
+  usage: z.object({
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    totalTokens: z.number(),
+    thoughtTokens: z.number().nullish(),
+    cachedReadTokens: z.number().nullish(),
+    cachedWriteTokens: z.number().nullish(),
+  }),
+});
+
+type TurnTokens = Pick<
+  RunUsage,
+  'input_tokens' | 'output_tokens' | 'total_tokens' | 'thought_tokens' | 'cached_read_tokens' | 'cached_write_tokens'
+>;
+
+/** The turn's tokens from a prompt result, or nothing when the agent did not say them. */
+export function promptUsage(result: unknown): TurnTokens {
+  const parsed = PromptUsage.safeParse(result);
+  if (!parsed.success) return {};
+  const u = parsed.data.usage;
+  return {
+    input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    total_tokens: u.totalTokens,
+    ...definedFields({
+      thought_tokens: u.thoughtTokens ?? undefined,
+      cached_read_tokens: u.cachedReadTokens ?? undefined,
+      cached_write_tokens: u.cachedWriteTokens ?? undefined,
+    }),
+  };
 }

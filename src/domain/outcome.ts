@@ -3,6 +3,7 @@
  * events file when there is one, else from how its process ended.
  */
 
+import { type RunUsage, runUsageOf } from './run-usage.js';
 import type { WorktreeResult } from './worktree.js';
 
 /** The payload of a `run.finished` event without `type`, `seq` and `time`. */
@@ -36,6 +37,8 @@ export interface RunOutcome {
   hall_stop?: string;
   /** What the run's own git worktree left (docs/worktrees.md). */
   worktree?: WorktreeResult;
+  /** Tokens, context and cost the raider reported in its run document. */
+  usage?: RunUsage;
 }
 
 /** The signals the hall sent a run, in order, and whether a cancel started them. */
@@ -85,6 +88,8 @@ function documentedOrExitOutcome({ runId, document, exit, binding, session }: Ou
     else if (docSession !== undefined) outcome.session = docSession;
     if (bound && typeof document.session_error === 'string' && document.session_error !== '')
       outcome.session_error = document.session_error;
+    const usage = runUsageOf(document.usage);
+    if (usage !== undefined) outcome.usage = usage;
     return outcome;
   }
   if (bound && !exit.signal && exit.code === EXIT_SESSION_IN_USE) {

@@ -64,7 +64,7 @@ export function doneEvent(run: EndedRun & { cancelRequested?: boolean }): Raider
     exit_code: o.exit_code,
     signaled: o.signaled,
     status: o.status,
-    ...definedFields({ response: o.response, error: o.error, hall_stop: o.hall_stop, session: o.session }),
+    ...definedFields({ response: o.response, error: o.error, hall_stop: o.hall_stop, session: o.session, usage: o.usage }),
     ...(run.binding !== undefined && run.session !== undefined ? { binding: run.binding } : {}),
     mission_id: run.entry.id,
     ...(run.cancelRequested ? { cancel_requested: true } : {}),

@@ -6,6 +6,7 @@
  * fields.
  */
 import { z } from 'zod';
+import { RunUsage } from '../domain/run-usage.js';
 
 export const ENVELOPE_VERSION = 1;
 
@@ -121,6 +122,9 @@ export const RaiderDone = event(
     session: session.optional(),
     binding: binding.optional(),
     mission_id: missionId,
+    usage: RunUsage.optional().describe(
+      'What the run used, when its raider said it (an ACP agent): `input_tokens`, `output_tokens`, `total_tokens` of the turn, `context_used` and `context_size` of its context, `cost` `{amount, currency}` of its session so far.',
+    ),
     cancel_requested: z.literal(true).optional().describe('A cancel was asked for before the run ended.'),
     reported_by: z
       .string()

@@ -8,6 +8,7 @@
  * these, so the hall asks of a line no more than `RunFinishedLine` does.
  */
 import { z } from 'zod';
+import { RunUsage } from '../domain/run-usage.js';
 
 export const STREAM_VERSION = 1;
 /** Longest tool result text the stream carries (`max_content_length`). */
@@ -103,6 +104,8 @@ export const STREAM_PAYLOADS = {
     session: z.object({ id: z.string(), path: z.string() }).optional(),
     /** The ACP bridge's: why the binding's agent session was not continued (a new one was started). */
     session_error: z.string().optional(),
+    /** What the run used, as far as the raider knows it (an ACP agent's last `usage_update` and its prompt result's `usage`). */
+    usage: RunUsage.optional(),
   }),
 } as const;
 

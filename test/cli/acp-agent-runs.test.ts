@@ -24,6 +24,7 @@ import {
   startHallProcess,
 } from './cli-helpers.js';
 import type { EventTap } from '../support/hall-client.js';
+import { bearer, boardOf, httpRequest } from '../dashboard/dashboard-support.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
@@ -51,6 +52,7 @@ const CONFIG = `raiders:
   exiter: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: exit } } }
   huge: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: huge.pid } } }
 cancel_grace: 0.5
+dashboard: { listen: "127.0.0.1:0" }
 `;
 
 let root = '';
@@ -154,6 +156,28 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
     ]);
     expect(events[3]).not.toHaveProperty('cost');
     for (const e of events) expect(StreamEvent.safeParse(e).success).toBe(true);
+  });
+
+  it("usage reaches raider.done and the run's record: the prompt result's tokens, the last context, the last cost said", async () => {
+    const r = await attached('scripted', 'report');
+    const usage = {
+      input_tokens: 300,
+      output_tokens: 40,
+      total_tokens: 340,
+      cached_read_tokens: 120,
+      context_used: 1500,
+      context_size: 200000,
+      cost: { amount: 0.25, currency: 'USD' },
+    };
+    expect((await done(r.id)).usage).toEqual(usage);
+    expect(runEvents(r.id).at(-1)).toMatchObject({ type: 'run.finished', usage });
+    const board = await boardOf(root);
+    const page = await httpRequest(board, `/api/runs/${r.id}`, { headers: bearer(board) });
+    expect(page.status).toBe(200);
+    expect((JSON.parse(page.body) as { run: { usage?: unknown } }).run.usage).toEqual(usage);
+    // A run whose agent said no usage has none.
+    const plain = await attached('scripted', 'answer no usage here');
+    expect(await done(plain.id)).not.toHaveProperty('usage');
   });
 
   it('a permission question with no face to answer it is refused at once, with the reason in the events', async () => {

@@ -3,6 +3,7 @@
  * the past ones from the events files under `.raider-hall/logs/`, so the
  * history survives a restart (as far as `logs.keep_events` keeps files).
  */
+import type { RunUsage } from '../../domain/run-usage.js';
 import fs from 'node:fs';
 import { z } from 'zod';
 import { raiderLineText, resultOf } from '../../domain/log-lines.js';
@@ -41,6 +42,8 @@ export interface RunRow {
   error?: string;
   /** In a shared cluster: the hall that runs (or ran) it. */
   hall?: string;
+  /** Tokens, context and cost its raider reported (an ACP agent's), for the charts. */
+  usage?: RunUsage;
 }
 
 /** In a shared cluster: this hall's id, and the runs of the other halls. */
@@ -273,7 +276,7 @@ export class RunHistory {
     const cached = this.past.get(id);
     if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.row;
     const document = readDocumentOrNull(file);
-    const end = document
+    const end: { status: string; error?: string; usage?: RunUsage } = document
       ? runOutcome({ runId: id, document, exit: { code: 0, signal: null, signalNumber: null } })
       : loggedEnd(this.paths, id, parsed.slot);
     const noted = this.times.get(id);
@@ -292,7 +295,7 @@ export class RunHistory {
       duration,
       // The raider.done this hall saw, else the events file's last write (its run.finished, when it has one).
       ended_at: Math.max(startedAt, noted?.done ?? Math.round(stat.mtimeMs)),
-      ...definedFields({ mission, error: end.error }),
+      ...definedFields({ mission, error: end.error, usage: end.usage }),
     };
     this.past.set(id, { mtimeMs: stat.mtimeMs, size: stat.size, row });
     return row;
