@@ -30,7 +30,6 @@ import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
 import { planSessionConfig } from './session-config.js';
 import { promptUsage, TurnUpdates } from './turn-updates.js';
 import { type OpenedSession, openSession } from './open-session.js';
-import { readAgentSession, writeAgentSession } from '../protocol/agent-session.js';
 import { definedFields } from '../domain/defined-fields.js';
 import type { RunUsage } from '../domain/run-usage.js';
 
@@ -105,7 +104,7 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   if (end.status === 'completed') events.emit('message', { role: 'assistant', content: end.response });
   events.emit('run.state', { state: end.status });
   const usage: RunUsage = { ...control.tokens, ...updates.usage };
-  events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls, control.sessionError, usage) });
+  events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls, documentFields(args, control, usage)) });
   // The agent never outlives its run: its turn is over, whatever it was doing.
   const agent = await starting;
   if (agent.ok) await agent.agent.stop();
@@ -154,6 +153,8 @@ interface TurnControl {
   sessionError?: string;
   /** The turn's tokens, as the prompt result said them. */
   tokens?: RunUsage;
+  /** The agent session the prompt went to, once the agent opened one. */
+  agentSession?: string;
 }
 
 async function promptTurn(
@@ -189,21 +190,21 @@ async function promptTurn(
     const init = await start.within(conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }));
     if (init === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     authMethods = init.authMethods ?? [];
-    const recorded = recordedSession(args, events, control);
     const session = await start.within(
       openSession({
         conn,
         capabilities: init.agentCapabilities,
         cwd: args.root,
         mcpServers: hallTools(args),
-        recorded,
+        // The agent session the hall recorded for the binding; a run of a plain name has none.
+        recorded: args.session !== undefined ? args.agentSession : undefined,
         step: (name) => (step = name),
         replaying: (on) => (replaying = on),
       }),
     );
     if (session === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     start.clear();
-    noteOpened(args, session, events, control);
+    noteOpened(session, events, control);
     const plan = planSessionConfig(session.offer, args);
     if (!plan.ok) return { status: 'failed', error: plan.error };
     for (const n of plan.notes) note(events, n.setting, n.text);
@@ -255,33 +256,14 @@ function hallTools(args: AcpRaiderArgs): McpServer[] {
   return [{ name: HALL_MCP_NAME, command: args.hallMcp.command, args: [...args.hallMcp.args], env: [] }];
 }
 
-/** The agent session recorded for the run's binding (`--session`); an unreadable record is noted and a new session started. */
-function recordedSession(args: AcpRaiderArgs, events: EventSink, control: TurnControl): string | undefined {
-  if (args.session === undefined) return undefined;
-  const read = readAgentSession(args.root, args.session, args.command);
-  if (read.ok) return read.session;
-  control.sessionError = `the agent's session of this binding is unknown (${read.error}); a new session is started`;
-  note(events, 'session', control.sessionError);
-  return undefined;
-}
-
-/** Says which agent session the run prompts, and records a new one for the binding's next run. */
-function noteOpened(args: AcpRaiderArgs, opened: OpenedSession, events: EventSink, control: TurnControl): void {
+/** Says which agent session the run prompts; the hall records it with the binding from the run document (`agent_session`). */
+function noteOpened(opened: OpenedSession, events: EventSink, control: TurnControl): void {
   if (opened.fallback !== undefined) {
     control.sessionError = opened.fallback;
     note(events, 'session', opened.fallback);
   }
+  control.agentSession = opened.sessionId;
   events.emit('session', { agent_session: opened.sessionId, opened: opened.how });
-  if (args.session === undefined || opened.how !== 'new') return;
-  try {
-    writeAgentSession(args.root, args.session, args.command, opened.sessionId);
-  } catch (err) {
-    note(
-      events,
-      'session',
-      `the agent's session ${opened.sessionId} could not be recorded (${errorMessage(err)}); the binding's next run starts a new one`,
-    );
-  }
 }
 
 /** A note in the run's events and the same line in the slot log. */
@@ -449,15 +431,22 @@ interface RunDocument {
   elapsed: number;
   session_error?: string;
   usage?: RunUsage;
+  agent_session?: { id: string; agent: string };
 }
 
-function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number, sessionError: string | undefined, usage: RunUsage): RunDocument {
-  const doc: RunDocument = {
-    version: 1,
-    status: end.status,
-    elapsed: Math.round(elapsedMs) / 1000,
-    ...definedFields({ session_error: sessionError, usage: Object.keys(usage).length > 0 ? usage : undefined }),
-  };
+/** What the bridge adds to its run document: why the binding's agent session was not continued, usage, the agent session. */
+type BridgeFields = Pick<RunDocument, 'session_error' | 'usage' | 'agent_session'>;
+
+function documentFields(args: AcpRaiderArgs, control: TurnControl, usage: RunUsage): BridgeFields {
+  return definedFields({
+    session_error: control.sessionError,
+    usage: Object.keys(usage).length > 0 ? usage : undefined,
+    agent_session: control.agentSession !== undefined ? { id: control.agentSession, agent: args.command } : undefined,
+  });
+}
+
+function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number, fields: BridgeFields): RunDocument {
+  const doc: RunDocument = { version: 1, status: end.status, elapsed: Math.round(elapsedMs) / 1000, ...fields };
   if (end.status === 'completed') {
     doc.response = end.response;
     doc.metrics = { tool_calls: toolCalls, time_ms: Math.round(elapsedMs) };

@@ -1,7 +1,8 @@
 /**
  * The bridge's command line: the raider contract's flags (`--stream-json`,
  * `--root`, `--session`, `--permission-channel`, `--model`,
- * `--permission-mode`, `-- MISSION`) and the agent to start
+ * `--permission-mode`, `-- MISSION`), the agent session the hall recorded
+ * for the session (`--agent-session`), and the agent to start
  * (`--agent-command`, `--agent-arg=ARG` repeated, `--agent-package`,
  * `--agent-start-timeout`), and the hall's MCP server for the agent's
  * sessions (`--hall-mcp-command`, `--hall-mcp-arg=ARG` repeated).
@@ -30,7 +31,7 @@ export const ACP_RAIDER_USAGE =
   'usage: raider acp-client [--stream-json] --agent-command CMD [--agent-arg=ARG ...] [--agent-package PKG]\n' +
   '                         [--agent-start-timeout SECONDS]\n' +
   '                         [--hall-mcp-command CMD [--hall-mcp-arg=ARG ...]]\n' +
-  '                         [--root DIR] [--model M] [--permission-mode MODE] -- MISSION';
+  '                         [--root DIR] [--session ID [--agent-session ID]] [--model M] [--permission-mode MODE] -- MISSION';
 
 export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsResult {
   let parsed: ReturnType<typeof parse>;
@@ -48,11 +49,12 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
     return { ok: false, error: `--agent-start-timeout wants a number of seconds > 0, not ${JSON.stringify(timeout)}` };
   const mission = positionals.join(' ').trim();
   if (mission === '') return { ok: false, error: 'no mission (it goes after --)' };
-  const optional = (key: 'agent-package' | 'model' | 'permission-mode' | 'session' | 'permission-channel') => values[key];
+  const optional = (key: 'agent-package' | 'model' | 'permission-mode' | 'session' | 'agent-session' | 'permission-channel') => values[key];
   const pkg = optional('agent-package');
   const model = optional('model');
   const mode = optional('permission-mode');
   const session = optional('session');
+  const agentSession = optional('agent-session');
   const channel = optional('permission-channel');
   const mcpCommand = values['hall-mcp-command'];
   const hallMcp = mcpCommand !== undefined ? { command: mcpCommand, args: values['hall-mcp-arg'] ?? [] } : undefined;
@@ -65,7 +67,7 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
       startTimeout,
       ...definedFields({ package: pkg, model, permissionMode: mode }),
       root: values.root ?? cwd,
-      ...definedFields({ session, permissionChannel: channel, hallMcp }),
+      ...definedFields({ session, agentSession, permissionChannel: channel, hallMcp }),
       mission,
     },
   };
@@ -86,6 +88,7 @@ function parse(argv: readonly string[]) {
       'permission-mode': { type: 'string' },
       root: { type: 'string', short: 'r' },
       session: { type: 'string' },
+      'agent-session': { type: 'string' },
       'permission-channel': { type: 'string' },
       'hall-mcp-command': { type: 'string' },
       'hall-mcp-arg': { type: 'string', multiple: true },

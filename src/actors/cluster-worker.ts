@@ -14,6 +14,8 @@ import type { EventBus } from '../ports/bus.js';
 import type { BusEvent } from '../machines/hall-effects.js';
 import type { LostRun, SharedQueue } from '../ports/cluster-queue.js';
 import type { HallStateStore } from '../ports/state-store.js';
+import { type DurableOp, noDirt } from '../ports/durable-state.js';
+import { AGENT_SESSIONS_NS, type AgentSessionRecord } from '../protocol/agent-session.js';
 import { errorMessage } from '../domain/error-message.js';
 import type { hallMachine } from '../machines/hall.machine.js';
 import { doneEvent, type EndedRun } from '../machines/hall-payloads.js';
@@ -189,11 +191,25 @@ export class ClusterWorker {
       }
       // The binding's last run may have been on another hall: its journal comes here before the run starts.
       await Promise.all(claimed.map(({ session }) => (session === undefined ? undefined : this.pullJournal(session))));
-      for (const { entry, session, runId, at } of claimed) {
+      for (const { entry, session, agentSession, runId, at } of claimed) {
+        if (session !== undefined) this.learnAgentSession(session, agentSession);
         this.actor.send({ type: 'cluster.claimed', entry, runId, at, ...definedFields({ session }) });
       }
       if (claimed.length < room) return;
     }
+  }
+
+  /**
+   * The cluster's record of the session's ACP agent session is the truth (another hall may have run the
+   * binding since): this hall's copy of the state takes it before the run starts, as it took it at start-up.
+   * Nothing is written: the database already holds it.
+   */
+  private learnAgentSession(session: string, record: AgentSessionRecord | undefined): void {
+    const op: DurableOp =
+      record !== undefined
+        ? { op: 'set', ns: AGENT_SESSIONS_NS, key: session, value: record }
+        : { op: 'unset', ns: AGENT_SESSIONS_NS, key: session };
+    this.store.state.apply(op, noDirt());
   }
 
   /** A journal that cannot be brought here (the database away for longer than the patience) leaves the run to start the binding's session over (prepareRun does so). */

@@ -170,6 +170,7 @@ async function startLocked(
       providerStore: () => readProviderStore(providerStorePath(env.HOME)),
       raiderVersion: RAIDER_VERSION,
       permissionChannels,
+      kept: (ns, key) => store.state.get(ns, key),
       eventsFiles,
       bindingWorktrees: new BindingWorktrees(store),
       warn: log,

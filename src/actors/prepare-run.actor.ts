@@ -19,6 +19,7 @@ import { type AcpAgentCommand, acpAgentCommand } from '../domain/acp-agents.js';
 import { expandVariables, missingVariablesText } from '../domain/env-variables.js';
 import type { PrepareOutput, RunInput } from '../machines/run.machine.js';
 import { createSession, journalPath } from '../protocol/session-journal.js';
+import { AGENT_SESSIONS_NS, agentSessionOf } from '../protocol/agent-session.js';
 import type { RunEnvironment } from './run-environment.js';
 import { ownEntry } from '../domain/own-entry.js';
 import type { Refusal } from '../domain/refusal.js';
@@ -110,6 +111,9 @@ export function prepareRunLogic(env: RunEnvironment) {
         const channel =
           session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
         const permissionMode = input.entry.permission_mode ?? entry.permission_mode;
+        // A bound run of an agent goes on with the agent session the hall recorded for its hall session.
+        const agentSession =
+          agent !== undefined && session !== undefined ? agentSessionOf(env.kept(AGENT_SESSIONS_NS, session), agent.command) : undefined;
         const runArgs = {
           root: runRoot,
           ...definedFields({ session, permissionMode }),
@@ -118,7 +122,11 @@ export function prepareRunLogic(env: RunEnvironment) {
         };
         const args =
           agent !== undefined
-            ? acpBridgeArgv({ agent, ...definedFields({ model: entry.model, hallMcp: hallMcpServer(env, agent) }), ...runArgs })
+            ? acpBridgeArgv({
+                agent,
+                ...definedFields({ model: entry.model, hallMcp: hallMcpServer(env, agent), agentSession }),
+                ...runArgs,
+              })
             : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
         return {
           kind: 'ready',

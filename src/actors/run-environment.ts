@@ -29,6 +29,8 @@ export interface RunEnvironment {
   raiderVersion: string;
   /** Opens a run's permission channel when a surface answers for its binding. */
   permissionChannels: PermissionChannels;
+  /** What the hall's state store keeps (the ACP agent session of each hall session, namespace `acp_agent`). */
+  kept: (ns: string, key: string) => unknown;
   /** Creates each run's events file (from a spare made ahead of time). */
   eventsFiles: EventsFileMaker;
   /** The worktree each binding goes on in (docs/worktrees.md). */

@@ -3,6 +3,7 @@
  * events file when there is one, else from how its process ended.
  */
 
+import { isRecord } from './records.js';
 import { type RunUsage, runUsageOf } from './run-usage.js';
 import type { WorktreeResult } from './worktree.js';
 
@@ -39,6 +40,8 @@ export interface RunOutcome {
   worktree?: WorktreeResult;
   /** Tokens, context and cost the raider reported in its run document. */
   usage?: RunUsage;
+  /** A bound run of an ACP agent: the agent session its prompt went to, and the agent command (the hall records it with the binding). */
+  agent_session?: { id: string; agent: string };
 }
 
 /** The signals the hall sent a run, in order, and whether a cancel started them. */
@@ -90,6 +93,8 @@ function documentedOrExitOutcome({ runId, document, exit, binding, session }: Ou
       outcome.session_error = document.session_error;
     const usage = runUsageOf(document.usage);
     if (usage !== undefined) outcome.usage = usage;
+    const agentSession = agentSessionIn(document.agent_session);
+    if (bound && agentSession !== undefined) outcome.agent_session = agentSession;
     return outcome;
   }
   if (bound && !exit.signal && exit.code === EXIT_SESSION_IN_USE) {
@@ -153,4 +158,10 @@ export function outcomeText(outcome: { status: string; response?: unknown; error
   const empty = own === undefined || own === null || (typeof own === 'string' && own.trim() === '');
   if (outcome.hall_stop !== undefined) return empty ? outcome.hall_stop : `${outcome.hall_stop}: ${String(own)}`;
   return empty ? (SILENT_END[outcome.status] ?? `ended ${outcome.status}`) : own;
+}
+
+function agentSessionIn(value: unknown): { id: string; agent: string } | undefined {
+  if (!isRecord(value)) return undefined;
+  const { id, agent } = value;
+  return typeof id === 'string' && id !== '' && typeof agent === 'string' ? { id, agent } : undefined;
 }

@@ -42,10 +42,11 @@ export function raiderArgv(input: RaiderArgvInput): string[] {
 
 /**
  * What the ACP bridge is started with. It sets `model` and `permissionMode`
- * on the agent's session (docs/agents.md, "Mode and model"); a bound run's
- * `session` is the hall session beside whose journal it records the agent's
- * own (docs/agents.md, "Sessions across runs"); its agent's permission
- * questions go to `permissionChannel`.
+ * on the agent's session (docs/agents.md, "Mode and model"); a bound run
+ * has its hall `session` and, once the binding's agent opened one, the
+ * `agentSession` the hall recorded for it, to continue (docs/agents.md,
+ * "Sessions across runs"); its agent's permission questions go to
+ * `permissionChannel`.
  */
 export interface AcpBridgeArgvInput {
   agent: AcpAgentCommand;
@@ -53,6 +54,7 @@ export interface AcpBridgeArgvInput {
   permissionMode?: string;
   root: string;
   session?: string;
+  agentSession?: string;
   permissionChannel?: string;
   /** The hall's MCP server on stdio, for the agent's `mcpServers` (docs/agents.md, "The hall's tools"). */
   hallMcp?: { command: string; args: readonly string[] };
@@ -70,6 +72,7 @@ export function acpBridgeArgv(input: AcpBridgeArgvInput): string[] {
   if (input.permissionMode !== undefined) argv.push('--permission-mode', input.permissionMode);
   argv.push('--root', input.root);
   if (input.session !== undefined) argv.push('--session', input.session);
+  if (input.agentSession !== undefined) argv.push('--agent-session', input.agentSession);
   if (input.permissionChannel !== undefined) argv.push('--permission-channel', input.permissionChannel);
   if (input.hallMcp !== undefined) {
     argv.push('--hall-mcp-command', input.hallMcp.command);

@@ -12,9 +12,12 @@ import { runActorId } from './run-host.js';
 export const clusterActions = {
   acceptClaimed: hallAction(({ context, enqueue }, claimed: EventOf<'cluster.claimed'>) => {
     const binding = effectiveBinding(slotOf(claimed.entry.name).slot, claimed.entry.binding);
-    // The cluster's sessions table is the truth: another hall may have bound this binding since.
+    // The cluster's sessions table is the truth: another hall may have bound this binding since, or reset it.
     if (binding !== undefined && claimed.session !== undefined && own(context.sessions, binding) !== claimed.session) {
       enqueue.assign({ sessions: { ...context.sessions, [binding]: claimed.session } });
+    } else if (binding !== undefined && claimed.session === undefined && own(context.sessions, binding) !== undefined) {
+      const { [binding]: _, ...sessions } = context.sessions;
+      enqueue.assign({ sessions });
     }
     enqueue.assign({
       tickets: context.tickets + 1,

@@ -48,7 +48,10 @@ export type StoreOp =
   /** The run's end was reported: it leaves the run ledger. */
   | { op: 'end'; runId: string }
   | { op: 'bind'; binding: string; session: string }
-  | { op: 'unbind'; binding: string };
+  | { op: 'unbind'; binding: string }
+  /** A fact kept in namespace `ns` (the hall's own: the ACP agent session of a hall session). */
+  | { op: 'set'; ns: string; key: string; value: unknown }
+  | { op: 'unset'; ns: string; key: string };
 
 /** A live run, as `ps`, `status` and `attach` show it. */
 export interface LiveRun {

@@ -14,6 +14,7 @@ import type { HallEmitted, LiveRun, ReplyBody, StoreOp } from './hall-effects.js
 import type { RunOutput, RunSpawnedReport } from './run.machine.js';
 import type { DropReason, SlotReport } from './slot.machine.js';
 import { definedFields } from '../domain/defined-fields.js';
+import { AGENT_SESSIONS_NS, type AgentSessionRecord } from '../protocol/agent-session.js';
 
 type BusEventOf<T extends HallBusEvent['type']> = Extract<HallBusEvent, { type: T }>;
 type RefusedRun = Extract<RunOutput, { kind: 'refused' }>;
@@ -51,6 +52,19 @@ export function endEvents(run: EndedRun & { cancelRequested?: boolean }): HallBu
   const lost: HallBusEvent[] =
     error !== undefined && run.binding !== undefined ? [{ type: 'hall.session_error', binding: run.binding, error, id: run.runId }] : [];
   return [...lost, doneEvent(run)];
+}
+
+/**
+ * The store operations of a run's end: the ACP agent session a bound run went
+ * on with is recorded for the binding's next run (docs/agents.md, "Sessions
+ * across runs") before the end frees the binding, then the end itself.
+ */
+export function endOps(run: EndedRun): StoreOp[] {
+  const opened = run.outcome.agent_session;
+  const end: StoreOp = { op: 'end', runId: run.runId };
+  if (opened === undefined || run.session === undefined) return [end];
+  const value: AgentSessionRecord = { v: 1, agent: opened.agent, session: opened.id };
+  return [{ op: 'set', ns: AGENT_SESSIONS_NS, key: run.session, value }, end];
 }
 
 /** The `raider.done` event of a run, live or found ended at start-up. */

@@ -7,7 +7,7 @@ import type { Mission } from '../domain/mission.js';
 import { slotOf } from '../domain/names.js';
 import type { RoomWait } from './hall-admission.js';
 import { bindingRefOf, hallAction, slotRefOf } from './hall-context.js';
-import { busEffect as bus, endEvents, storeEffect as store } from './hall-payloads.js';
+import { busEffect as bus, endEvents, endOps, storeEffect as store } from './hall-payloads.js';
 import { letThrough } from './hall-routing.js';
 
 export const recoveryActions = {
@@ -54,7 +54,7 @@ export const recoveryActions = {
     }
     for (const run of context.ended) {
       for (const event of endEvents(run)) enqueue.emit(bus(event));
-      enqueue.emit(store({ op: 'end', runId: run.runId }));
+      for (const op of endOps(run)) enqueue.emit(store(op));
     }
     if (forRoom.length > 0) {
       letThrough(context, enqueue, {

@@ -1,5 +1,6 @@
 /** Session binding: which raider session each binding continues, as operators and ACP set it. */
 import { ownEntry as own } from '../domain/own-entry.js';
+import { AGENT_SESSIONS_NS } from '../protocol/agent-session.js';
 import { type EventOf, hallAction } from './hall-context.js';
 import type { ReplyBody } from './hall-effects.js';
 import { busEffect as bus, replyEffect as reply, storeEffect as store } from './hall-payloads.js';
@@ -15,6 +16,8 @@ export const sessionActions = {
     const { [binding]: _, ...sessions } = context.sessions;
     enqueue.assign({ sessions });
     enqueue.emit(store({ op: 'unbind', binding }));
+    // The agent session of the old one goes with it: the binding's next run starts the agent over too.
+    enqueue.emit(store({ op: 'unset', ns: AGENT_SESSIONS_NS, key: old }));
     enqueue.emit(bus({ type: 'session.reset', binding, session: old }));
     answer({ reset: 1, binding, session: old });
   }),

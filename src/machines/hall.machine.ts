@@ -29,6 +29,7 @@ import {
   busEffect as bus,
   cancelledWaitingReply,
   endEvents,
+  endOps,
   droppedEvent,
   type EndedRun,
   liveRunOf,
@@ -160,7 +161,7 @@ export const hallMachine = hallSetup
             const { [out.runId]: _, ...silenced } = context.silenced;
             enqueue.assign({ silenced });
           } else for (const event of endEvents(out)) enqueue.emit(bus(event));
-          enqueue.emit(store({ op: 'end', runId: out.runId }));
+          for (const op of endOps(out)) enqueue.emit(store(op));
           // The mission of a replaced run went back to the cluster's queue, where this hall may have claimed it
           // again meanwhile: removing it would drop that claim, and the mission with it, unrun and unreported.
           if (out.unstarted && !replaced) enqueue.emit(store({ op: 'remove', missionId: out.entry.id }));

@@ -5,6 +5,7 @@
  * PostgreSQL store offers it, with `cluster_mode: shared`.
  */
 import type { Mission } from '../domain/mission.js';
+import type { AgentSessionRecord } from '../protocol/agent-session.js';
 import type { BusEvent } from '../machines/hall-effects.js';
 import type { ClusterFaces } from './cluster-faces.js';
 import type { ClusterQuestions } from './cluster-questions.js';
@@ -14,6 +15,8 @@ import type { LedgerRun } from './durable-state.js';
 export interface ClaimedMission {
   entry: Mission;
   session?: string;
+  /** The ACP agent session the cluster recorded for `session` (state namespace `acp_agent`), whichever hall ran it. */
+  agentSession?: AgentSessionRecord;
   /** The run id reserved for it, unique in the cluster (`SLOT-TIME[.N]`). */
   runId: string;
   /** The time the id was made from (epoch ms). */

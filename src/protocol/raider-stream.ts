@@ -104,6 +104,8 @@ export const STREAM_PAYLOADS = {
     session: z.object({ id: z.string(), path: z.string() }).optional(),
     /** The ACP bridge's: why the binding's agent session was not continued (a new one was started). */
     session_error: z.string().optional(),
+    /** The ACP bridge's: the agent session its prompt went to and the agent command, for the hall to record with the binding. */
+    agent_session: z.object({ id: z.string(), agent: z.string() }).optional(),
     /** What the run used, as far as the raider knows it (an ACP agent's last `usage_update` and its prompt result's `usage`). */
     usage: RunUsage.optional(),
   }),

@@ -1,7 +1,7 @@
 /**
  * A binding continues one session of its ACP agent (docs/agents.md,
- * "Sessions across runs"): the bridge records the agent's session id beside
- * the binding's session journal, and the next run opens it with
+ * "Sessions across runs"): the hall records the agent's session id with the
+ * binding's session in its state store, and the next run opens it with
  * session/resume, else session/load, as the agent advertises; an agent that
  * cannot or will not gets a new session, and the run says so. The agent is
  * test/fixtures/scripted-acp-agent.mjs with its sessions in a directory, so a
@@ -90,10 +90,11 @@ describe.concurrent("a binding's runs continue one session of the agent", () => 
     expect(second.done).toMatchObject({ status: 'completed', response: 'earlier: answer one' });
     expect(sessionEvent(second.id)).toEqual(expect.objectContaining({ opened: 'resumed', agent_session: opened?.agent_session }));
     expect(await logs(second.id)).toContain(`scripted agent: resumed ${String(opened?.agent_session)}`);
-    // Recorded beside the binding's journal, durably: the hall session id is the binding's.
+    // The hall session is the binding's; the hall keeps its agent session in its state store, no file beside the journal.
     expect(second.done.session).toBe(first.done.session);
-    const record = JSON.parse(fs.readFileSync(path.join(root, '.raider', 'sessions', `${String(first.done.session)}.acp.json`), 'utf8'));
-    expect(record).toEqual({ v: 1, agent: AGENT, session: opened?.agent_session });
+    expect(fs.existsSync(path.join(root, '.raider', 'sessions', `${String(first.done.session)}.acp.json`))).toBe(false);
+    // The bridge says in its run document which agent session it went on with, for the hall to record.
+    expect(runEvents(second.id).at(-1)).toMatchObject({ type: 'run.finished', agent_session: { id: opened?.agent_session, agent: AGENT } });
   });
 
   it("an agent that can only load: session/load, and its replay of the conversation is not the run's output", async () => {

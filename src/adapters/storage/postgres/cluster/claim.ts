@@ -9,6 +9,7 @@ import { formatRunId } from '../../../../domain/run-id.js';
 import type { ClaimedMission } from '../../../../ports/cluster-queue.js';
 import { missionSchema } from '../load-state.js';
 import type { ClusterScope } from './scope.js';
+import { AGENT_SESSIONS_NS, AgentSessionRecord } from '../../../../protocol/agent-session.js';
 
 /**
  * Only the head of a serial slot and of a binding, with no run of either
@@ -34,16 +35,24 @@ const CLAIM = `WITH picked AS (
 UPDATE raider_hall_missions u SET state = 'claimed', hall = $2, claimed_at = now()
 FROM picked WHERE u.cluster = picked.cluster AND u.id = picked.id
 RETURNING u.seq, u.entry,
-  (SELECT s.session FROM raider_hall_sessions s WHERE s.cluster = u.cluster AND s.binding = u.binding) AS session`;
+  (SELECT s.session FROM raider_hall_sessions s WHERE s.cluster = u.cluster AND s.binding = u.binding) AS session,
+  (SELECT k.value FROM raider_hall_sessions s JOIN raider_hall_kv k ON k.cluster = s.cluster AND k.ns = $4 AND k.key = s.session
+   WHERE s.cluster = u.cluster AND s.binding = u.binding) AS agent_session`;
 
 const RESERVE_RUN_ID = `INSERT INTO raider_hall_run_ids (cluster, slot, sec, n) VALUES ($1, $2, $3, 1)
 ON CONFLICT (cluster, slot, sec) DO UPDATE SET n = raider_hall_run_ids.n + 1 RETURNING n`;
 
-const claimRow = z.object({ seq: z.union([z.string(), z.number()]), entry: z.unknown(), session: z.string().nullable() });
+const claimRow = z.object({
+  seq: z.union([z.string(), z.number()]),
+  entry: z.unknown(),
+  session: z.string().nullable(),
+  // A record that does not read as one is no record: the binding's next run starts a new agent session.
+  agent_session: AgentSessionRecord.nullable().catch(null),
+});
 
 export async function claimMissions(scope: ClusterScope, limit: number): Promise<ClaimedMission[]> {
   if (limit <= 0) return [];
-  const result = await scope.pool.query(CLAIM, [scope.cluster, scope.hallId, limit]);
+  const result = await scope.pool.query(CLAIM, [scope.cluster, scope.hallId, limit, AGENT_SESSIONS_NS]);
   const rows = result.rows.map((raw) => claimRow.parse(raw)).sort((a, b) => Number(a.seq) - Number(b.seq));
   const claimed: ClaimedMission[] = [];
   for (const row of rows) {
@@ -56,7 +65,12 @@ export async function claimMissions(scope: ClusterScope, limit: number): Promise
     }
     const at = Date.now();
     const runId = await reserveRunId(scope, slotOf(entry.data.name).slot, at);
-    claimed.push({ entry: entry.data, runId, at, ...(row.session !== null ? { session: row.session } : {}) });
+    claimed.push({
+      entry: entry.data,
+      runId,
+      at,
+      ...(row.session !== null ? { session: row.session, ...(row.agent_session !== null ? { agentSession: row.agent_session } : {}) } : {}),
+    });
   }
   return claimed;
 }

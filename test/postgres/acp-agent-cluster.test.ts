@@ -1,0 +1,105 @@
+// A binding of an ACP agent on a shared cluster (docs/agents.md, "Sessions
+// across runs"): real hall processes on separate roots against one embedded
+// PostgreSQL. The hall records the agent session a bound run went on with in
+// the cluster's state, so the binding's next run continues it on whichever
+// hall it starts; `session reset` drops it for every hall. The agent is
+// test/fixtures/scripted-acp-agent.mjs with its sessions in one directory both
+// halls see (as an agent keeps them in its user's home), so any process of it
+// can go on with one; `recall` answers the session's earlier missions.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
+import { queryRows as query, usePostgresServer } from '../support/postgres-server.js';
+import { eventually, REPO, request, spawnHallProcess, tapEvents, tempRoot, type EventTap, type Json } from '../support/hall-client.js';
+import { eventsFile } from '../cli/cli-helpers.js';
+
+vi.setConfig({ testTimeout: 120_000 });
+
+const server = usePostgresServer();
+const { halls, taps } = closedAfterEachTest();
+const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+
+async function startHallOn(url: string, id: string, agentSessions: string): Promise<HallProcess> {
+  const root = tempRoot();
+  const agent = `{ acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_SESSIONS: ${JSON.stringify(agentSessions)}, SCRIPTED_ACP_CONTINUE: resume } } }`;
+  fs.writeFileSync(
+    path.join(root, '.raider-hall.yml'),
+    `raiders: { bjorn: {}, scripted: ${agent} }\nstorage: { postgres: "${url}" }\ncluster: team-a\ncluster_mode: shared\n` +
+      `hall_id: ${id}\nlease_seconds: 2\nmax_running: 1\n`,
+  );
+  const child = await spawnHallProcess(root);
+  const hall = { id, root, socket: path.join(root, '.raider-hall.socket'), child };
+  halls.push(hall);
+  return hall;
+}
+
+function sessionEvent(h: HallProcess, id: string): Json | undefined {
+  return fs
+    .readFileSync(eventsFile(h.root, id), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Json)
+    .find((e) => e.type === 'session');
+}
+
+describe('an ACP agent on a shared cluster', () => {
+  it("a binding's next run on another hall continues the same agent session; session reset starts a new one on every hall", async () => {
+    const url = await server.freshDatabase();
+    const agentSessions = tempRoot();
+    const binding = 'cron:nightly';
+    // One raider at a time per hall: a hall that holds a run leaves the binding's next mission to the other.
+    const [one, two] = [await startHallOn(url, 'hall-1', agentSessions), await startHallOn(url, 'hall-2', agentSessions)];
+    if (!one || !two) throw new Error('no halls');
+    const byId = new Map([one, two].map((h) => [h.id, h]));
+    const events: EventTap = await tapEvents(one.socket, '');
+    taps.push(events);
+    const dir = tempRoot();
+    /** Fills whichever hall has room with a run that waits for its file; resolves with that hall. */
+    const hold = async (label: string): Promise<HallProcess> => {
+      const held = await request(one.socket, { cmd: 'spawn', name: 'bjorn', mission: `until ${path.join(dir, label)}` });
+      const spawned = await events.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === held.mission_id);
+      const hall = byId.get(spawned.hall);
+      if (!hall) throw new Error(`spawned on ${spawned.hall}`);
+      return hall;
+    };
+    const release = (label: string) => fs.writeFileSync(path.join(dir, label), '');
+    const turn = async (mission: string): Promise<Json> => {
+      const reply = await request(one.socket, { cmd: 'spawn', name: 'scripted', mission, binding });
+      expect(reply).toMatchObject({ queued: 1 });
+      return events.waitFor((e) => e.type === 'raider.done' && e.mission_id === reply.mission_id, 30_000);
+    };
+
+    const x = await hold('h1');
+    const y = x === one ? two : one;
+    const first = await turn('answer one');
+    expect(first).toMatchObject({ status: 'completed', hall: y.id, binding, response: 'one' });
+    const opened = sessionEvent(y, first.id);
+    expect(opened).toMatchObject({ opened: 'new', agent_session: expect.stringMatching(/^s-[0-9a-f]+$/) });
+    // The cluster keeps it with the binding's hall session, not a file of one hall (committed with the run's end, which the bus may tell first).
+    const record = { v: 1, agent: AGENT, session: opened?.agent_session };
+    await eventually(async () =>
+      expect(await query(url, "SELECT key, value FROM raider_hall_kv WHERE ns = 'acp_agent'")).toEqual([
+        { key: first.session, value: record },
+      ]),
+    );
+
+    expect(await hold('h2')).toBe(y);
+    release('h1');
+    const second = await turn('recall');
+    expect(second).toMatchObject({ status: 'completed', hall: x.id, session: first.session, response: 'earlier: answer one' });
+    expect(sessionEvent(x, second.id)).toMatchObject({ opened: 'resumed', agent_session: opened?.agent_session });
+
+    // Reset on the hall that ran it last: the record goes for the whole cluster, and the next run, on the other hall, starts anew.
+    expect(await request(x.socket, { cmd: 'session_reset', binding })).toMatchObject({ reset: 1, binding });
+    await eventually(async () => expect(await query(url, "SELECT key FROM raider_hall_kv WHERE ns = 'acp_agent'")).toEqual([]));
+    expect(await hold('h3')).toBe(x);
+    release('h2');
+    const third = await turn('recall');
+    expect(third).toMatchObject({ status: 'completed', hall: y.id, response: 'earlier: none' });
+    expect(third.session).not.toBe(first.session);
+    expect(sessionEvent(y, third.id)).toMatchObject({ opened: 'new' });
+    expect(sessionEvent(y, third.id)?.agent_session).not.toBe(opened?.agent_session);
+    release('h3');
+  });
+});
