@@ -7,9 +7,11 @@
  * topic, and the questions of runs that came from no chat.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventsPath } from '../../src/ports/hall-paths.js';
 import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
+import { REPO } from '../support/hall-client.js';
 import { eventually, startTestHall, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
 import { fast, from, press, privateMessage } from './telegram-support.js';
 import { FakeBotApi, type FakeRequest } from './fake-bot-api.js';
@@ -29,23 +31,30 @@ afterEach(async () => {
   api = undefined;
 });
 
+/** The scripted ACP agent (test/fixtures/scripted-acp-agent.mjs) as the raider a chat's missions go to. */
+const ACP_RAIDER = {
+  name: 'scripted',
+  entry: `{ acp: { command: ${JSON.stringify(path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs'))} } }`,
+};
+
 async function questionsHall(
   botKeys: string,
   timeoutS = 60,
   before: (api: FakeBotApi) => void = () => {},
   // Quick send retries, so a test of Telegram failing does not wait out the default backoff.
   adapter = telegramAdapter({ ...fast, send: { baseMs: 50, maxWaitMs: 2000 } }),
+  raider = { name: 'bjorn', entry: '{}' },
 ): Promise<{ hall: TestHall; api: FakeBotApi; tap: EventTap }> {
   api = await FakeBotApi.start([TOKEN]);
   before(api);
   hall = await startTestHall({
     config:
-      'raiders: { bjorn: {} }\n' +
+      `raiders: { ${raider.name}: ${raider.entry} }\n` +
       `permission_timeout: ${timeoutS}\n` +
       'telegram:\n' +
       `  api_root: ${api.url}\n` +
       '  bots:\n' +
-      `    ops: { token: '${TOKEN}', allowlist: [42, 43], allowed_chats: ['${GROUP}'], routing: { '*': bjorn }, ${botKeys} }\n`,
+      `    ops: { token: '${TOKEN}', allowlist: [42, 43], allowed_chats: ['${GROUP}'], routing: { '*': ${raider.name} }, ${botKeys} }\n`,
     adapters: [adapter],
   });
   const tap = await hall.events('');
@@ -248,6 +257,50 @@ describe('permission questions in a Telegram chat (questions: true)', () => {
       },
     });
     expect((await callbackAnswer(api, stale.callback_query.id)).body.text).toBe('This is no open question of the hall.');
+  });
+});
+
+describe("an ACP agent's permission questions in its chat (questions: true)", () => {
+  it("asks in the chat with the agent's options as buttons; a press answers the agent", async () => {
+    const { hall, api, tap } = await questionsHall('questions: true', 60, () => {}, undefined, ACP_RAIDER);
+    api.push(TOKEN, privateMessage(42, 'ask'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor(isQuestion);
+    expect(question.body).toMatchObject({ chat_id: '42' });
+    expect(question.body.text).toContain(`Permission question from run ${asked.id}`);
+    expect(question.body.text).toContain('rm -rf build');
+    const rows = question.body.reply_markup.inline_keyboard as Array<Array<{ text: string }>>;
+    expect(rows.flat().map((b) => b.text)).toEqual(['Allow once', 'Refuse']);
+
+    const allow = api.push(TOKEN, press(question, 42, 'Allow once'));
+    expect(await tap.waitFor((e) => e.type === 'permission.answered')).toMatchObject({
+      id: asked.id,
+      answer: 'once',
+      by: 'telegram',
+      telegram: { bot: 'ops', user_id: '42' },
+    });
+    expect((await callbackAnswer(api, allow.callback_query.id)).body.text).toBe('Allowed once.');
+    // The agent heard its allow_once option: it says so, and that is the run's answer.
+    expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).toMatchObject({
+      status: 'completed',
+      response: 'allowed',
+    });
+    const events = fs.readFileSync(eventsPath(hall.hall.paths, String(asked.id)), 'utf8');
+    expect(events).toContain('"type":"permission"');
+    expect((await editOf(api, question)).body.text).toMatch(/\n\nAllowed once by @u42 in Telegram\.$/);
+  });
+
+  it('Refuse answers the agent with its reject option', async () => {
+    const { api, tap } = await questionsHall('questions: true', 60, () => {}, undefined, ACP_RAIDER);
+    api.push(TOKEN, privateMessage(42, 'ask'));
+    const asked = await tap.waitFor((e) => e.type === 'permission.asked');
+    const question = await api.waitFor(isQuestion);
+    api.push(TOKEN, press(question, 42, 'Refuse'));
+    expect(await tap.waitFor((e) => e.type === 'permission.answered')).toMatchObject({ answer: 'no', by: 'telegram' });
+    expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === asked.id)).toMatchObject({
+      status: 'completed',
+      response: 'refused',
+    });
   });
 });
 
