@@ -6,7 +6,8 @@
  * usage update a `usage`. The agent's final message (the text after its
  * last tool call, or of its last message id) is the run's response.
  */
-import type { SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
+import type { SessionUpdate, ToolCallContent, ToolCallLocation } from '@agentclientprotocol/sdk';
+import { keptLocations, keptToolContent } from '../domain/acp-tool-content.js';
 import { z } from 'zod';
 import { definedFields } from '../domain/defined-fields.js';
 import type { RunUsage } from '../domain/run-usage.js';
@@ -81,6 +82,7 @@ export class TurnUpdates {
           kind: seen.kind,
           arguments: update.rawInput ?? {},
           status: 'dispatched',
+          ...faithful(update),
         });
         if (update.status === 'completed' || update.status === 'failed') this.result(update.toolCallId, update.status, update);
         return;
@@ -98,7 +100,11 @@ export class TurnUpdates {
     }
   }
 
-  private result(call: string, status: 'completed' | 'failed', update: { content?: ToolCallContent[] | null; rawOutput?: unknown }): void {
+  private result(
+    call: string,
+    status: 'completed' | 'failed',
+    update: { content?: ToolCallContent[] | null; locations?: ToolCallLocation[] | null; rawOutput?: unknown },
+  ): void {
     const seen = this.tools.get(call) ?? { title: call, kind: 'other' };
     const ok = status === 'completed';
     this.events.emit('tool.result', {
@@ -109,8 +115,14 @@ export class TurnUpdates {
       status: ok ? 'succeeded' : 'failed',
       ok,
       ...streamToolContent(toolText(update)),
+      ...faithful(update),
     });
   }
+}
+
+/** The call's diffs (with its text) and locations as the agent gave them, for the ACP face to pass on. */
+function faithful(update: { content?: ToolCallContent[] | null; locations?: ToolCallLocation[] | null }) {
+  return definedFields({ acp_content: keptToolContent(update.content), locations: keptLocations(update.locations) });
 }
 
 /** A tool call's output as text: its text content, a line per diff, else its raw output. */

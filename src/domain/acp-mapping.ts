@@ -6,6 +6,7 @@
 
 import type { SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 import { isRecord } from './records.js';
+import { AcpToolContent, AcpToolLocations } from './acp-tool-content.js';
 
 /** One `session/update`, as the ACP SDK types it. */
 export type AcpUpdate = SessionUpdate;
@@ -98,17 +99,19 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
     case 'tool.call': {
       const name = String(event.name ?? 'tool');
       const id = toolCallId(runId, String(event.call ?? '?'));
-      if (announced.has(id)) return [{ sessionUpdate: 'tool_call_update', toolCallId: id, status: 'in_progress' }];
-      const title = toolTitle(name, event.arguments);
+      if (announced.has(id)) return [{ sessionUpdate: 'tool_call_update', toolCallId: id, status: 'in_progress', ...agentGiven(event) }];
+      // An ACP agent's call (through the bridge) keeps its own title and kind, its diffs and its locations.
+      const title = typeof event.title === 'string' && event.title !== '' ? event.title : toolTitle(name, event.arguments);
       announced.set(id, title);
       return [
         {
           sessionUpdate: 'tool_call',
           toolCallId: id,
           title,
-          kind: toolKind(name),
+          kind: typeof event.kind === 'string' ? asToolKind(event.kind) : toolKind(name),
           status: 'in_progress',
           rawInput: isRecord(event.arguments) ? event.arguments : {},
+          ...agentGiven(event),
         },
       ];
     }
@@ -125,12 +128,23 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
           title: announced.get(id) ?? String(event.name ?? 'tool'),
           status: ok ? 'completed' : 'failed',
           content: textContent(event.truncated ? `${text}\n…` : text),
+          ...agentGiven(event),
         },
       ];
     }
     default:
       return [];
   }
+}
+
+/** The content and locations an ACP agent gave its call, as it gave them; none for other raiders' calls. */
+function agentGiven(event: Record<string, unknown>): { content?: ToolCallContent[]; locations?: AcpToolLocations } {
+  const content = AcpToolContent.safeParse(event.acp_content);
+  const locations = AcpToolLocations.safeParse(event.locations);
+  return {
+    ...(content.success && content.data.length > 0 ? { content: content.data } : {}),
+    ...(locations.success && locations.data.length > 0 ? { locations: locations.data } : {}),
+  };
 }
 
 /** The tool call shown before a permission question about it. */

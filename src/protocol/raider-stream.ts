@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { RunUsage } from '../domain/run-usage.js';
+import { AcpToolContent, AcpToolLocations } from '../domain/acp-tool-content.js';
 
 export const STREAM_VERSION = 1;
 /** Longest tool result text the stream carries (`max_content_length`). */
@@ -44,6 +45,10 @@ export const STREAM_PAYLOADS = {
     name: z.string(),
     arguments: z.record(z.string(), z.unknown()),
     status: z.literal('dispatched'),
+    /** The ACP bridge's: the call's text and diffs as the agent gave them, when it gave a diff (docs/agents.md). */
+    acp_content: AcpToolContent.optional(),
+    /** The ACP bridge's: the places the call touches, `{path, line?}`. */
+    locations: AcpToolLocations.optional(),
   }),
   'tool.result': z.object({
     call: z.string(),
@@ -55,6 +60,8 @@ export const STREAM_PAYLOADS = {
     /** The first MAX_STREAM_CONTENT characters. */
     content: z.string(),
     truncated: z.boolean(),
+    acp_content: AcpToolContent.optional(),
+    locations: AcpToolLocations.optional(),
   }),
   /** A call the permission policy refused, or a question put to the permission channel (with its answer). */
   permission: z.object({

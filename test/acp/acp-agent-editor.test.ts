@@ -62,4 +62,28 @@ describe('an editor with an ACP agent behind the hall', () => {
     });
     expect(agentText(acp, sessionId)).toContain('allowed always');
   });
+
+  it("the agent's tool call reaches the editor as the agent gave it: its title and kind, its diff a diff, its locations", async () => {
+    const { acp, sessionId } = await opened.session(agentConfig());
+    const file = path.join(sessions, 'notes.txt');
+    expect(await prompt(acp, sessionId, `edit ${file}`)).toEqual({ stopReason: 'end_turn' });
+    const diff = { type: 'diff', path: file, oldText: 'one\ntwo\n', newText: 'one\n2\n' };
+    const updates = updatesOf(acp, sessionId);
+    const call = updates.find((u) => u.sessionUpdate === 'tool_call');
+    expect(call).toMatchObject({
+      title: `Edit ${file}`,
+      kind: 'edit',
+      rawInput: { file_path: file },
+      locations: [{ path: file, line: 3 }],
+      content: [diff],
+    });
+    const result = updates.find(
+      (u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === call?.toolCallId && u.status === 'completed',
+    );
+    expect(result).toMatchObject({
+      title: `Edit ${file}`,
+      content: [{ type: 'content', content: { type: 'text', text: 'changed 1 line' } }, diff],
+    });
+    expect(agentText(acp, sessionId)).toContain('edited');
+  });
 });
