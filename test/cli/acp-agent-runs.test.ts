@@ -35,6 +35,7 @@ const UNSET = '$' + '{ACP_TEST_UNSET}';
 
 const CONFIG = `raiders:
   scripted: { acp: { command: ${JSON.stringify(AGENT)} } }
+  reporter: { acp: { command: ${JSON.stringify(AGENT)} } }
   pids: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }
   envy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_ENV_OUT: GREETING, GREETING: "${VARIABLE} there" } }, model: m1, permission_mode: default }
   deaf: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: deaf.pid } } }
@@ -158,8 +159,9 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
     for (const e of events) expect(StreamEvent.safeParse(e).success).toBe(true);
   });
 
-  it("usage reaches raider.done and the run's record: the prompt result's tokens, the last context, the last cost said", async () => {
-    const r = await attached('scripted', 'report');
+  it("usage reaches raider.done, the run's record and the charts: the prompt result's tokens, the last context, the last cost said", async () => {
+    // Its own raider name: the charts count usage per raider and day, no other test's runs with it.
+    const r = await attached('reporter', 'report');
     const usage = {
       input_tokens: 300,
       output_tokens: 40,
@@ -172,9 +174,15 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
     expect((await done(r.id)).usage).toEqual(usage);
     expect(runEvents(r.id).at(-1)).toMatchObject({ type: 'run.finished', usage });
     const board = await boardOf(root);
-    const page = await httpRequest(board, `/api/runs/${r.id}`, { headers: bearer(board) });
-    expect(page.status).toBe(200);
-    expect((JSON.parse(page.body) as { run: { usage?: unknown } }).run.usage).toEqual(usage);
+    // Read as a past run's record (the dashboard lists it so once the hall let go of the run).
+    await eventually(async () => {
+      const page = await httpRequest(board, `/api/runs/${r.id}`, { headers: bearer(board) });
+      expect((JSON.parse(page.body) as { run: { usage?: unknown } }).run.usage).toEqual(usage);
+    });
+    // The charts read the same: the last context as its tokens, and the cost the agent said last (its last update had none).
+    const charts = await httpRequest(board, '/api/charts?days=1', { headers: bearer(board) });
+    const rows = (JSON.parse(charts.body) as { usage: Array<Record<string, unknown>> }).usage.filter((u) => u.raider === 'reporter');
+    expect(rows).toEqual([expect.objectContaining({ runs: 1, reported: 1, tokens: 1500, cost: { USD: 0.25 } })]);
     // A run whose agent said no usage has none.
     const plain = await attached('scripted', 'answer no usage here');
     expect(await done(plain.id)).not.toHaveProperty('usage');

@@ -158,13 +158,23 @@ function usagePerDay(runs: ReadonlyArray<RunRow & { duration: number }>, sources
     const row = rows.get(key) ?? { day, raider, runs: 0, reported: 0, tokens: 0, cost: {} };
     rows.set(key, row);
     row.runs++;
-    const usage = sources.usages.of(eventsPath(sources.paths, run.id));
+    const usage = recordedUsage(run) ?? sources.usages.of(eventsPath(sources.paths, run.id));
     if (usage === null) continue;
     row.reported++;
     row.tokens += usage.tokens;
     if (usage.cost) row.cost[usage.cost.currency] = round((row.cost[usage.cost.currency] ?? 0) + usage.cost.amount);
   }
   return [...rows.values()].sort((a, b) => (a.day === b.day ? (a.raider < b.raider ? -1 : 1) : a.day < b.day ? -1 : 1));
+}
+
+/**
+ * What the run's record says it used (its raider.done's `usage`: an ACP run's last context, and the last cost its
+ * agent said, which a later usage update without a cost does not undo); null when it says no context.
+ */
+function recordedUsage(run: RunRow): { tokens: number; cost?: { amount: number; currency: string } } | null {
+  const used = run.usage?.context_used;
+  if (used === undefined) return null;
+  return run.usage?.cost !== undefined ? { tokens: used, cost: run.usage.cost } : { tokens: used };
 }
 
 export function chartData(
