@@ -5,6 +5,7 @@
  * and `metrics`, only a failed one `error`, only an interrupted one `signal`.
  */
 import type { SignalName } from './signals.js';
+import type { TurnTokens } from './engines/engine.js';
 
 export type RunStatus = 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
@@ -32,6 +33,8 @@ export interface RunDocument {
   /** Seconds, rounded to milliseconds. */
   elapsed: number;
   session?: SessionInfo;
+  /** The tokens of the run's model calls, summed, when the model's API said them (any status). */
+  usage?: TurnTokens;
 }
 
 export type RunEnd =
@@ -40,7 +43,7 @@ export type RunEnd =
   | { status: 'cancelled' }
   | { status: 'interrupted'; signal: SignalName };
 
-export function runDocument(end: RunEnd, elapsedMs: number, session: SessionInfo | undefined): RunDocument {
+export function runDocument(end: RunEnd, elapsedMs: number, session: SessionInfo | undefined, usage?: TurnTokens): RunDocument {
   const doc: RunDocument = { version: 1, status: end.status, elapsed: Math.round(elapsedMs) / 1000 };
   if (end.status === 'completed') {
     doc.response = end.response;
@@ -51,5 +54,6 @@ export function runDocument(end: RunEnd, elapsedMs: number, session: SessionInfo
     doc.signal = end.signal;
   }
   if (session) doc.session = session;
+  if (usage !== undefined && Object.keys(usage).length > 0) doc.usage = usage;
   return doc;
 }

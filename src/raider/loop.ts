@@ -6,7 +6,7 @@
  * the caller decides what to write where (stream, journal).
  */
 import { errorMessage } from './errors.js';
-import type { Engine, HistoryEntry, ToolCallEntry } from './engines/engine.js';
+import type { Engine, HistoryEntry, ToolCallEntry, TurnTokens } from './engines/engine.js';
 import type { ToolGate } from './permissions/gate.js';
 import type { ProcessGroups } from './tools/process-groups.js';
 import type { Tool, ToolContext } from './tools/tool.js';
@@ -30,6 +30,8 @@ export interface LoopCounts {
   /** Engine turns (model calls). */
   iterations: number;
   toolCalls: number;
+  /** The tokens of the model calls, summed, as far as the engine said them. */
+  tokens?: TurnTokens;
 }
 
 export type LoopOutcome =
@@ -70,6 +72,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
       if (signal.aborted) return { status: 'cancelled', counts };
       counts.iterations++;
       const turn = await engine.nextTurn(history, { signal, tools: specs, system: input.system ?? '' });
+      if (turn.tokens !== undefined) counts.tokens = addTokens(counts.tokens ?? {}, turn.tokens);
       if (signal.aborted) return { status: 'cancelled', counts };
 
       if (turn.kind === 'final') {
@@ -143,4 +146,14 @@ async function runTool(call: ToolCallEntry, tools: ReadonlyMap<string, Tool>, in
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** Two calls' tokens together: a count either said, summed. */
+function addTokens(a: TurnTokens, b: TurnTokens): TurnTokens {
+  const sum: TurnTokens = { ...a };
+  for (const key of ['input_tokens', 'output_tokens', 'total_tokens'] as const) {
+    const n = b[key];
+    if (n !== undefined) sum[key] = (sum[key] ?? 0) + n;
+  }
+  return sum;
 }

@@ -106,7 +106,7 @@ export async function performRun(p: RunParams): Promise<RunDocument> {
   events.emit('run.state', { state: end.status });
 
   const session: SessionInfo | undefined = journal ? { id: journal.id, path: journal.path } : undefined;
-  const doc = runDocument(end, elapsedMs, session);
+  const doc = runDocument(end, elapsedMs, session, outcome.counts.tokens);
   journal?.append('run.finished', journalFinish(doc), run);
   events.emit('run.finished', { ...doc });
   return doc;

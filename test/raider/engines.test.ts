@@ -68,6 +68,8 @@ for (const dialect of ['openai', 'anthropic'] as const) {
         status: 'completed',
         response: 'The note says: hello raider',
         metrics: { iterations: 2, tool_calls: 1 },
+        // The two calls' tokens as the model's API said them (the fake's: 10 in and 5 out each), summed.
+        usage: { input_tokens: 20, output_tokens: 10, total_tokens: 30 },
       });
 
       // Two streamed calls; the second carries the tool result back under the loop's call id.

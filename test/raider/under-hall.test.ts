@@ -1,7 +1,7 @@
 // This raider under a real hall: the hall runs the real bin/raider (not
 // the fake one) with `engine: openai` pointed at a fake chat-completions
 // server; the model asks for hall_status, the raider asks the hall over its
-// control socket, and the answer arrives in raider.done.
+// control socket, and the answer (and the tokens it used) arrives in raider.done.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHall, type TestHall } from '../support/test-hall.js';
 import { startFakeLlm, type FakeLlm } from './fake-llm.js';
@@ -37,6 +37,8 @@ describe('the built-in raider under the hall', () => {
     const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === reply.id, 60_000);
     tap.close();
     expect(done).toMatchObject({ status: 'completed', response: 'The hall is up and I am its only run.', exit_code: 0, signaled: 0 });
+    // What its two model calls used, as the model's API said it: in raider.done, as an ACP agent's usage is.
+    expect(done.usage).toEqual({ input_tokens: 20, output_tokens: 10, total_tokens: 30 });
 
     // The model was offered the hall tools, and got the hall's own status back.
     const first = llm.requests[0]!.body;

@@ -7,7 +7,7 @@
  */
 import { APICallError, jsonSchema, RetryError, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { errorMessage } from '../errors.js';
-import type { Engine, HistoryEntry, RequestedCall, ToolSpec, Turn, TurnContext } from './engine.js';
+import type { Engine, HistoryEntry, RequestedCall, ToolSpec, Turn, TurnContext, TurnTokens } from './engine.js';
 import { isRecord } from '../../domain/records.js';
 import { definedFields } from '../../domain/defined-fields.js';
 
@@ -46,11 +46,18 @@ export class AiSdkEngine implements Engine {
 
     let text = '';
     const calls: RequestedCall[] = [];
+    let tokens: TurnTokens = {};
     try {
       for await (const part of result.fullStream) {
         if (part.type === 'text-delta') text += part.text;
         else if (part.type === 'tool-call') calls.push(requestedCall(part.toolName, part.input));
         else if (part.type === 'error') failure ??= part.error;
+        else if (part.type === 'finish')
+          tokens = definedFields({
+            input_tokens: part.totalUsage.inputTokens,
+            output_tokens: part.totalUsage.outputTokens,
+            total_tokens: part.totalUsage.totalTokens,
+          });
       }
     } catch (err) {
       failure ??= err;
@@ -58,8 +65,9 @@ export class AiSdkEngine implements Engine {
     // An aborted call is the loop's business (cancelled), not a failure.
     if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
     if (failure !== undefined) throw new Error(describeModelError(this.name, this.url, failure));
-    if (calls.length > 0) return text ? { kind: 'tools', calls, text } : { kind: 'tools', calls };
-    return { kind: 'final', text };
+    const said = Object.keys(tokens).length > 0 ? { tokens } : {};
+    if (calls.length > 0) return text ? { kind: 'tools', calls, text, ...said } : { kind: 'tools', calls, ...said };
+    return { kind: 'final', text, ...said };
   }
 }
 

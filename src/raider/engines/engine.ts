@@ -38,7 +38,14 @@ export interface RequestedCall {
 }
 
 /** What the engine wants next: run these tools, or here is the final answer. */
-export type Turn = { kind: 'tools'; calls: RequestedCall[]; text?: string } | { kind: 'final'; text: string };
+/** The tokens one model call used, as the model's API said them; a count it did not say is absent. */
+export interface TurnTokens {
+  input_tokens?: number;
+  output_tokens?: number;
+  total_tokens?: number;
+}
+
+export type Turn = ({ kind: 'tools'; calls: RequestedCall[]; text?: string } | { kind: 'final'; text: string }) & { tokens?: TurnTokens };
 
 export interface TurnContext {
   /** Aborted on cancel or interrupt; an engine must stop waiting at once. */
