@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
+import { closedAfterEachTest, type HallProcess, roomHolders } from '../support/cluster-hall-processes.js';
 import { queryRows as query, usePostgresServer } from '../support/postgres-server.js';
 import { eventually, REPO, request, spawnHallProcess, tapEvents, tempRoot, type EventTap, type Json } from '../support/hall-client.js';
 import { eventsFile } from '../cli/cli-helpers.js';
@@ -51,19 +51,9 @@ describe('an ACP agent on a shared cluster', () => {
     // One raider at a time per hall: a hall that holds a run leaves the binding's next mission to the other.
     const [one, two] = [await startHallOn(url, 'hall-1', agentSessions), await startHallOn(url, 'hall-2', agentSessions)];
     if (!one || !two) throw new Error('no halls');
-    const byId = new Map([one, two].map((h) => [h.id, h]));
     const events: EventTap = await tapEvents(one.socket, '');
     taps.push(events);
-    const dir = tempRoot();
-    /** Fills whichever hall has room with a run that waits for its file; resolves with that hall. */
-    const hold = async (label: string): Promise<HallProcess> => {
-      const held = await request(one.socket, { cmd: 'spawn', name: 'bjorn', mission: `until ${path.join(dir, label)}` });
-      const spawned = await events.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === held.mission_id);
-      const hall = byId.get(spawned.hall);
-      if (!hall) throw new Error(`spawned on ${spawned.hall}`);
-      return hall;
-    };
-    const release = (label: string) => fs.writeFileSync(path.join(dir, label), '');
+    const { hold, release } = roomHolders(one, events, [one, two], tempRoot());
     const turn = async (mission: string): Promise<Json> => {
       const reply = await request(one.socket, { cmd: 'spawn', name: 'scripted', mission, binding });
       expect(reply).toMatchObject({ queued: 1 });

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { PostgresJournals } from '../../src/adapters/storage/postgres/journal-sync.js';
 import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
-import { closedAfterEachTest, type HallProcess } from '../support/cluster-hall-processes.js';
+import { closedAfterEachTest, type HallProcess, roomHolders } from '../support/cluster-hall-processes.js';
 import { queryRows as query, usePostgresServer } from '../support/postgres-server.js';
 import {
   eventually,
@@ -84,18 +84,8 @@ describe('a shared cluster', () => {
     // One raider at a time per hall: a hall that holds a run leaves the binding's next mission to the other.
     const [one, two] = await Promise.all([startHallOn(url, 'hall-1', tempRoot(), 1), startHallOn(url, 'hall-2', tempRoot(), 1)]);
     if (!one || !two) throw new Error('no halls');
-    const byId = new Map([one, two].map((h) => [h.id, h]));
     const events = await tap(one);
-    const dir = tempRoot();
-    /** Fills whichever hall has room with a run that waits for its file; resolves with that hall. */
-    const hold = async (label: string): Promise<HallProcess> => {
-      const held = await request(one.socket, { cmd: 'spawn', name: 'bjorn', mission: `until ${path.join(dir, label)}` });
-      const spawned = await events.waitFor((e) => e.type === 'raider.spawned' && e.mission_id === held.mission_id);
-      const hall = byId.get(spawned.hall);
-      if (!hall) throw new Error(`spawned on ${spawned.hall}`);
-      return hall;
-    };
-    const release = (label: string) => fs.writeFileSync(path.join(dir, label), '');
+    const { hold, release } = roomHolders(one, events, [one, two], tempRoot());
     const turn = (text: string) => runOn(one, events, { name: 'ulf', binding, mission: `journal ${text}` });
 
     const x = await hold('h1');
