@@ -85,8 +85,8 @@ export function toolCallId(runId: string, call: string): string {
   return `${runId}:${call}`;
 }
 
-/** The tool calls a client has been shown, by tool call id, with the title it was shown under. */
-export type AnnouncedCalls = Map<string, string>;
+/** The tool calls a client has been shown, by tool call id: the title it was shown under, and whether with its agent's own content. */
+export type AnnouncedCalls = Map<string, { title: string; agentContent: boolean }>;
 
 /** The updates one stream-json event of a run becomes; `announced` holds the tool calls already shown. */
 export function updatesForEvent(runId: string, event: Record<string, unknown>, announced: AnnouncedCalls): AcpUpdate[] {
@@ -99,10 +99,15 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
     case 'tool.call': {
       const name = String(event.name ?? 'tool');
       const id = toolCallId(runId, String(event.call ?? '?'));
-      if (announced.has(id)) return [{ sessionUpdate: 'tool_call_update', toolCallId: id, status: 'in_progress', ...agentGiven(event) }];
+      const given = agentGiven(event);
+      const shown = announced.get(id);
+      if (shown !== undefined) {
+        if (given.content !== undefined) announced.set(id, { ...shown, agentContent: true });
+        return [{ sessionUpdate: 'tool_call_update', toolCallId: id, status: 'in_progress', ...given }];
+      }
       // An ACP agent's call (through the bridge) keeps its own title and kind, its diffs and its locations.
       const title = typeof event.title === 'string' && event.title !== '' ? event.title : toolTitle(name, event.arguments);
-      announced.set(id, title);
+      announced.set(id, { title, agentContent: given.content !== undefined });
       return [
         {
           sessionUpdate: 'tool_call',
@@ -111,7 +116,7 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
           kind: typeof event.kind === 'string' ? asToolKind(event.kind) : toolKind(name),
           status: 'in_progress',
           rawInput: isRecord(event.arguments) ? event.arguments : {},
-          ...agentGiven(event),
+          ...given,
         },
       ];
     }
@@ -125,7 +130,7 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
         {
           sessionUpdate: 'tool_call_update',
           toolCallId: id,
-          title: announced.get(id) ?? String(event.name ?? 'tool'),
+          title: announced.get(id)?.title ?? String(event.name ?? 'tool'),
           status: ok ? 'completed' : 'failed',
           content: textContent(event.truncated ? `${text}\n…` : text),
           ...agentGiven(event),

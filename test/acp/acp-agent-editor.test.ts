@@ -86,4 +86,28 @@ describe('an editor with an ACP agent behind the hall', () => {
     });
     expect(agentText(acp, sessionId)).toContain('edited');
   });
+
+  it('a permission question about a call with a diff keeps the diff: the editor is asked with the diff still shown', async () => {
+    const { acp, sessionId } = await opened.session(agentConfig());
+    const file = path.join(sessions, 'asked.txt');
+    const diff = { type: 'diff', path: file, oldText: 'one\ntwo\n', newText: 'one\n2\n' };
+    let shownWhenAsked: unknown[] = [];
+    acp.onPermission = (params) => {
+      // What the editor has been told of the call up to the question, the question's own tool call last.
+      const id = params.toolCall.toolCallId;
+      shownWhenAsked = [...updatesOf(acp, sessionId).filter((u) => 'toolCallId' in u && u.toolCallId === id), params.toolCall];
+      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+    };
+    expect(await prompt(acp, sessionId, `askedit ${file}`)).toEqual({ stopReason: 'end_turn' });
+    expect(shownWhenAsked[0]).toMatchObject({
+      sessionUpdate: 'tool_call',
+      kind: 'edit',
+      content: [diff],
+      locations: [{ path: file, line: 3 }],
+    });
+    // Nothing after it replaced the diff with text: the question marks the call pending, with no content of its own.
+    for (const later of shownWhenAsked.slice(1)) expect(later).not.toHaveProperty('content');
+    expect(shownWhenAsked.at(-1)).toMatchObject({ title: `Edit ${file}`, status: 'pending' });
+    expect(agentText(acp, sessionId)).toContain('edited');
+  });
 });

@@ -410,6 +410,8 @@ export class AcpHub {
     const pending = handle.questions.get(input.questionId);
     if (!pending) return 'cancelled';
     const { question, runId } = pending;
+    // The call asked about is shown first as the run's events say it (an ACP agent's diff, say), not only as the question does.
+    handle.runs.get(runId)?.catchUp();
     const target = { sessionId: handle.sessionId, runId, question, announced: announcedOf(handle, runId) };
     return askClientPermission(handle.link, target, signal);
   }

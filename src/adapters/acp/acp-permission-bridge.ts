@@ -27,8 +27,12 @@ export async function askClientPermission(
 ): Promise<ClientChoice> {
   const { sessionId, runId, question } = target;
   const toolCall = permissionToolCall(runId, question);
-  target.announced?.set(toolCall.toolCallId, toolCall.title);
-  await client.update(sessionId, toolCall);
+  const shown = target.announced?.get(toolCall.toolCallId);
+  // A call shown with its agent's own content (a diff) keeps it: the question only marks it pending.
+  const kept = shown?.agentContent === true;
+  target.announced?.set(toolCall.toolCallId, { title: toolCall.title, agentContent: kept });
+  const { content: _text, ...withoutText } = toolCall;
+  await client.update(sessionId, kept ? { ...withoutText, sessionUpdate: 'tool_call_update' } : toolCall);
   const always: PermissionOption[] =
     question.rule !== undefined
       ? [{ optionId: 'allow_always', name: `Allow for this session: ${question.rule}`, kind: 'allow_always' }]
@@ -38,7 +42,7 @@ export async function askClientPermission(
     ...always,
     { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
   ];
-  const { sessionUpdate: _kind, ...call } = toolCall;
+  const { sessionUpdate: _kind, ...call } = kept ? withoutText : toolCall;
   const chosen = await client.askPermission({ sessionId, toolCall: call, options }, signal);
   if (chosen === 'cancelled') return 'cancelled';
   return options.some((o) => o.optionId === chosen) && isClientChoice(chosen) ? chosen : 'unknown';

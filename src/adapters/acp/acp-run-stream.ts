@@ -42,6 +42,11 @@ export class AcpRunStream {
     this.tail.start();
   }
 
+  /** Delivers the run's events written so far (a permission question about a call comes after the call). */
+  catchUp(): void {
+    this.tail.catchUp?.();
+  }
+
   /** The session closed: stop reading. */
   stop(): void {
     this.tail.stop();

@@ -20,6 +20,8 @@ export interface RunEventSource {
   /** Delivers what is left of the run's events, then stops; once it resolves every event was delivered. */
   finish(): Promise<void> | void;
   stop(): void;
+  /** Delivers what the run has written so far, at once, where the source can (a local file). */
+  catchUp?(): void;
 }
 
 export class RunEventTail implements RunEventSource {
@@ -49,6 +51,10 @@ export class RunEventTail implements RunEventSource {
     }
     this.timer = setInterval(() => this.read(), POLL_MS);
     this.timer.unref();
+    this.read();
+  }
+
+  catchUp(): void {
     this.read();
   }
 
