@@ -25,7 +25,13 @@ export function hallCommands(
   gateway: HallGateway,
   queries: HallQueries,
   worktrees: Pick<CommandHandlers, 'worktree_list' | 'worktree_rm' | 'worktree_prune'>,
-  shared?: { queue: SharedQueue; mirror: RunOutputMirror; publish: (event: BusEvent) => void },
+  shared?: {
+    queue: SharedQueue;
+    mirror: RunOutputMirror;
+    publish: (event: BusEvent) => void;
+    /** Tells the hall actor the session the cluster has bound to a binding (none: unbound). */
+    learnSession: (binding: string, session: string | undefined) => void;
+  },
 ): CommandHandlers {
   const commands: CommandHandlers = {
     // Checked against the spawn schema by the command service already.
@@ -55,7 +61,7 @@ export function hallCommands(
         "no permission question is open here: set questions: { socket: true } (or questions.dashboard, or a Telegram bot's questions: true) in .raider-hall.yml for runs no ACP client watches to ask",
     }),
   };
-  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared.queue, shared.mirror, queries, shared.publish));
+  if (shared) Object.assign(commands, clusterCommands({ ...commands }, shared, queries));
   explainRefusals(commands, queries);
   return commands;
 }
@@ -85,11 +91,15 @@ function explainRefusals(commands: CommandHandlers, queries: HallQueries): void 
  */
 function clusterCommands(
   local: CommandHandlers,
-  shared: SharedQueue,
-  mirror: RunOutputMirror,
+  cluster: {
+    queue: SharedQueue;
+    mirror: RunOutputMirror;
+    publish: (event: BusEvent) => void;
+    learnSession: (binding: string, session: string | undefined) => void;
+  },
   queries: HallQueries,
-  publish: (event: BusEvent) => void,
 ): Partial<CommandHandlers> {
+  const { queue: shared, mirror, publish } = cluster;
   const cancelElsewhere = async (id: string): Promise<ReplyTo<'cancel'>> => {
     const remote = await shared.signal(id, 'cancel');
     if (remote.kind === 'run') return { cancelled: 1, id };
@@ -161,6 +171,11 @@ function clusterCommands(
         events_path: copy.eventsPath,
         hall,
       };
+    },
+    // Another hall may have bound the binding, or reset it, since this hall last heard: the reset acts on the cluster's binding.
+    session_reset: async (p) => {
+      cluster.learnSession(p.binding, (await shared.sessionOf(p.binding)) ?? undefined);
+      return local.session_reset(p);
     },
     logs: async (p) => {
       const mine = await local.logs(p);

@@ -17,6 +17,7 @@ import { ControlSocket } from '../adapters/control/control-socket.js';
 import { EventBus } from '../adapters/control/event-bus.js';
 import type { Envelope } from '../ports/bus.js';
 import { parseRunId } from '../domain/run-id.js';
+import { definedFields } from '../domain/defined-fields.js';
 import { HallQueries } from '../adapters/control/queries.js';
 import { DroppedMissions } from '../adapters/control/whereabouts.js';
 import { createRunRegistry } from '../adapters/control/run-registry.js';
@@ -209,7 +210,14 @@ async function startLocked(
     gateway,
     queries,
     worktreeHandlers(() => worktreeAdmin(paths, config)),
-    store.shared && output ? { queue: store.shared, mirror: output.mirror, publish } : undefined,
+    store.shared && output
+      ? {
+          queue: store.shared,
+          mirror: output.mirror,
+          publish,
+          learnSession: (binding, session) => actor.send({ type: 'cluster.session', binding, ...definedFields({ session }) }),
+        }
+      : undefined,
   );
   const runCommand = commandService(commands);
   const adapters: HallAdapter[] = [];

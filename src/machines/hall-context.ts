@@ -71,6 +71,8 @@ export type HallEvent =
    * it), with the session its binding continues there and the run id it reserved.
    */
   | { type: 'cluster.claimed'; entry: Mission; session?: string; runId: string; at: number }
+  /** The session the cluster has bound to `binding` now (none: unbound), before a command acts on it. */
+  | { type: 'cluster.session'; binding: string; session?: string }
   /** This hall was taken for lost and replaced: these runs of it were reported by another hall; stop them, silently. */
   | { type: 'cluster.replaced'; runIds: string[] }
   | { type: 'hall.stop' }

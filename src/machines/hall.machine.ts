@@ -266,6 +266,7 @@ export const hallMachine = hallSetup
       'cmd.bindSession': { actions: { type: 'bindSession', params: ({ event }) => event } },
       'cmd.unbindSession': { actions: { type: 'unbindSession', params: ({ event }) => event } },
       'cluster.replaced': { actions: { type: 'stopReplacedRuns', params: ({ event }) => event } },
+      'cluster.session': { actions: { type: 'learnClusterSession', params: ({ event }) => event } },
     },
     states: {
       booting: {

@@ -115,6 +115,8 @@ export interface SharedQueue {
   readonly questions: ClusterQuestions;
   /** Records a mission as waiting for any hall (committed when this resolves); `depth`: its place in its queue. */
   submit(entry: Mission): Promise<{ depth: number }>;
+  /** The session the cluster has bound to `binding` (any hall may have bound it), or null. */
+  sessionOf(binding: string): Promise<string | null>;
   /** Claims up to `limit` missions that are the heads of their queues and whose slot and binding are free. */
   claim(limit: number): Promise<ClaimedMission[]>;
   /**

@@ -43,22 +43,29 @@ function sessionEvent(h: HallProcess, id: string): Json | undefined {
     .find((e) => e.type === 'session');
 }
 
+/**
+ * Two halls of one cluster, one raider at a time each (a hall that holds a run leaves the binding's next
+ * mission to the other), sharing the agent's sessions; `turn` runs a mission of the agent in `binding`.
+ */
+async function twoHalls(binding: string) {
+  const url = await server.freshDatabase();
+  const agentSessions = tempRoot();
+  const one = await startHallOn(url, 'hall-1', agentSessions);
+  const two = await startHallOn(url, 'hall-2', agentSessions);
+  const events: EventTap = await tapEvents(one.socket, '');
+  taps.push(events);
+  const turn = async (mission: string): Promise<Json> => {
+    const reply = await request(one.socket, { cmd: 'spawn', name: 'scripted', mission, binding });
+    expect(reply).toMatchObject({ queued: 1 });
+    return events.waitFor((e) => e.type === 'raider.done' && e.mission_id === reply.mission_id, 30_000);
+  };
+  return { url, one, two, turn, ...roomHolders(one, events, [one, two], tempRoot()) };
+}
+
 describe('an ACP agent on a shared cluster', () => {
   it("a binding's next run on another hall continues the same agent session; session reset starts a new one on every hall", async () => {
-    const url = await server.freshDatabase();
-    const agentSessions = tempRoot();
     const binding = 'cron:nightly';
-    // One raider at a time per hall: a hall that holds a run leaves the binding's next mission to the other.
-    const [one, two] = [await startHallOn(url, 'hall-1', agentSessions), await startHallOn(url, 'hall-2', agentSessions)];
-    if (!one || !two) throw new Error('no halls');
-    const events: EventTap = await tapEvents(one.socket, '');
-    taps.push(events);
-    const { hold, release } = roomHolders(one, events, [one, two], tempRoot());
-    const turn = async (mission: string): Promise<Json> => {
-      const reply = await request(one.socket, { cmd: 'spawn', name: 'scripted', mission, binding });
-      expect(reply).toMatchObject({ queued: 1 });
-      return events.waitFor((e) => e.type === 'raider.done' && e.mission_id === reply.mission_id, 30_000);
-    };
+    const { url, one, two, hold, release, turn } = await twoHalls(binding);
 
     const x = await hold('h1');
     const y = x === one ? two : one;
@@ -91,5 +98,32 @@ describe('an ACP agent on a shared cluster', () => {
     expect(sessionEvent(y, third.id)).toMatchObject({ opened: 'new' });
     expect(sessionEvent(y, third.id)?.agent_session).not.toBe(opened?.agent_session);
     release('h3');
+  });
+
+  it('session reset on a hall that never ran the binding resets it for the cluster', async () => {
+    const binding = 'cron:weekly';
+    const { url, one, two, hold, release, turn } = await twoHalls(binding);
+
+    const x = await hold('h1');
+    const y = x === one ? two : one;
+    const first = await turn('answer one');
+    expect(first).toMatchObject({ status: 'completed', hall: y.id, binding });
+    await eventually(async () =>
+      expect(await query(url, "SELECT key FROM raider_hall_kv WHERE ns = 'acp_agent'")).toEqual([{ key: first.session }]),
+    );
+    // x started before the binding was bound and never ran it: the cluster tells it the binding's session.
+    expect(await request(x.socket, { cmd: 'session_reset', binding })).toEqual({ reset: 1, binding, session: first.session });
+    await eventually(async () => {
+      expect(await query(url, 'SELECT binding FROM raider_hall_sessions WHERE binding = $1', [binding])).toEqual([]);
+      expect(await query(url, "SELECT key FROM raider_hall_kv WHERE ns = 'acp_agent'")).toEqual([]);
+    });
+    release('h1');
+    const next = await turn('recall');
+    expect(next).toMatchObject({ status: 'completed', response: 'earlier: none' });
+    expect(next.session).not.toBe(first.session);
+    // A binding the cluster has no session for is no reset.
+    expect(await request(x.socket, { cmd: 'session_reset', binding: 'cron:never' })).toMatchObject({
+      error: 'no session bound to cron:never',
+    });
   });
 });

@@ -13,6 +13,7 @@
  * signals) and doorbell (LISTEN).
  */
 import type pg from 'pg';
+import { z } from 'zod';
 import type { Mission } from '../../../domain/mission.js';
 import type { BusEvent } from '../../../machines/hall-effects.js';
 import type {
@@ -40,6 +41,8 @@ import { ClusterSubmissions } from './cluster/submit.js';
 import { frontMission, queuedMissions } from './cluster/waiting.js';
 
 export { RELEASE_CLAIMS } from './cluster/rescue.js';
+
+const sessionRow = z.object({ session: z.string() });
 
 export class PostgresSharedQueue implements SharedQueue {
   private readonly scope: ClusterScope;
@@ -77,6 +80,15 @@ export class PostgresSharedQueue implements SharedQueue {
    */
   submit(entry: Mission): Promise<{ depth: number }> {
     return this.submissions.submit(entry);
+  }
+
+  async sessionOf(binding: string): Promise<string | null> {
+    const result = await this.scope.pool.query('SELECT session FROM raider_hall_sessions WHERE cluster = $1 AND binding = $2', [
+      this.scope.cluster,
+      binding,
+    ]);
+    const row = sessionRow.safeParse(result.rows[0]);
+    return row.success ? row.data.session : null;
   }
 
   claim(limit: number): Promise<ClaimedMission[]> {
