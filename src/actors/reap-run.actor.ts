@@ -5,12 +5,12 @@
  * of its own has it settled first (src/adapters/os/git-worktree.ts).
  */
 import { fromPromise } from 'xstate';
-import { readDocumentOrNull, releaseEventsFile } from '../adapters/storage/events-file.js';
+import { openedAgentSession, readDocumentOrNull, releaseEventsFile } from '../adapters/storage/events-file.js';
 import { appendToLogSync } from '../adapters/storage/slot-logs.js';
 import { reportRunWorktree, settleRunWorktree } from '../adapters/os/git-worktree.js';
 import { errorMessage } from '../domain/error-message.js';
 import { resultLine, resultText } from '../domain/log-lines.js';
-import { adoptedOutcome, runOutcome, type RunOutcome } from '../domain/outcome.js';
+import { adoptedOutcome, type RunDocument, runOutcome, type RunOutcome } from '../domain/outcome.js';
 import type { RunWorktree } from '../domain/worktree.js';
 import type { ReapInput, SettleInput } from '../machines/run.machine.js';
 
@@ -18,14 +18,26 @@ export const reapRunLogic = fromPromise<RunOutcome, ReapInput>(async ({ input })
   const document = readDocumentOrNull(input.eventsPath);
   releaseEventsFile(input.eventsPath);
   const bound = input.binding !== undefined && input.session !== undefined ? { binding: input.binding, session: input.session } : {};
-  const ended =
+  const reported =
     input.exit === null
       ? adoptedOutcome({ runId: input.runId, document, ...bound })
       : runOutcome({ runId: input.runId, document, exit: input.exit, ...bound, stop: input.stop });
+  const ended = withOpenedAgentSession(reported, input.eventsPath, { document, session: input.session });
   const outcome = input.worktree === undefined ? ended : await withWorktree(ended, input.worktree);
   appendToLogSync(input.logPath, resultLine(input.runId, outcome.status, resultText(outcome)));
   return outcome;
 });
+
+/** A bound run whose bridge wrote no run document: the agent session its events say it opened, for the binding's next run. */
+export function withOpenedAgentSession(
+  outcome: RunOutcome,
+  eventsPath: string,
+  run: { document: RunDocument | null; session: string | undefined },
+): RunOutcome {
+  if (run.document !== null || run.session === undefined) return outcome;
+  const opened = openedAgentSession(eventsPath);
+  return opened === null ? outcome : { ...outcome, agent_session: opened };
+}
 
 /** A run that ended without a reap (its raider never started): its worktree settled all the same. */
 export const settleWorktreeLogic = fromPromise<RunOutcome, SettleInput>(({ input }) =>

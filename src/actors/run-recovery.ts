@@ -15,7 +15,7 @@ import type { EndedRun } from '../machines/hall-payloads.js';
 import type { AdoptedRun } from '../machines/slot.machine.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 import { definedFields } from '../domain/defined-fields.js';
-import { withWorktree } from './reap-run.actor.js';
+import { withOpenedAgentSession, withWorktree } from './reap-run.actor.js';
 
 const RUN_ID_VAR = 'RAIDER_HALL_RUN_ID=';
 const ROOT_VAR = 'RAIDER_HALL_ROOT=';
@@ -89,7 +89,10 @@ export async function recoverRuns(runs: Iterable<LedgerRun>): Promise<{ adopted:
     // What it wrote on stderr since the last hall copied its spool goes in before its result line.
     new StderrSpool(stderrSpoolPath(run.events_path), run.log_path, raiderLinePrefix(run.id)).finishNow();
     const document = readDocumentOrNull(run.events_path);
-    const reported = adoptedOutcome({ runId: run.id, document, ...bound });
+    const reported = withOpenedAgentSession(adoptedOutcome({ runId: run.id, document, ...bound }), run.events_path, {
+      document,
+      session: run.binding !== undefined ? run.session : undefined,
+    });
     // A worktree run that ended while no hall ran: its worktree is settled now, as at any run's end.
     const outcome = run.worktree === undefined ? reported : await withWorktree(reported, run.worktree);
     await appendToLog(run.log_path, resultLine(run.id, outcome.status, resultText(outcome))).catch(() => {});

@@ -164,6 +164,34 @@ describe.concurrent("a binding's runs continue one session of the agent", () => 
     expect(await doneOf(tap, second.id)).toMatchObject({ status: 'completed', response: 'earlier: answer one' });
   });
 
+  it('the bridge killed (SIGKILL) before its run.finished: the next run of the binding resumes the session its events named', async () => {
+    if (!tap) throw new Error('no hall');
+    const release = path.join(root, 'release-5');
+    const spawned = await request(socketOf(root), { cmd: 'spawn', name: '5resumer', mission: `until ${release}` });
+    const opened = await eventually(
+      () => {
+        const event = fs
+          .readFileSync(eventsFile(root, spawned.id), 'utf8')
+          .split('\n')
+          .find((line) => line.includes('"type":"session"') && line.endsWith('}'));
+        expect(event).toBeDefined();
+        return JSON.parse(String(event)) as Json;
+      },
+      30_000,
+      20,
+    );
+    const running = (await request(socketOf(root), { cmd: 'ps' })).raiders as Json[];
+    const bridge = running.find((r) => r.id === spawned.id);
+    if (typeof bridge?.pid !== 'number') throw new Error('no bridge pid');
+    process.kill(bridge.pid, 'SIGKILL');
+    expect(await doneOf(tap, spawned.id)).toMatchObject({ status: 'failed' });
+    // The agent, left alone, ends its turn once released.
+    fs.writeFileSync(release, '');
+    const next = await run('5resumer', 'recall');
+    expect(next.done).toMatchObject({ status: 'completed', response: `earlier: until ${release}` });
+    expect(sessionEvent(next.id)).toMatchObject({ opened: 'resumed', agent_session: opened?.agent_session });
+  });
+
   it('the agent crashed mid-turn: the next run of the binding resumes its session', async () => {
     const crashed = await run('4resumer', 'crash');
     expect(crashed.done).toMatchObject({ status: 'failed' });

@@ -5,6 +5,7 @@
  * raider that wrote 100 MB costs no more than its tail.
  */
 import fs from 'node:fs';
+import { z } from 'zod';
 import type { RunDocument } from '../../domain/outcome.js';
 import { errorCode } from '../../domain/error-message.js';
 import { RunFinishedLine } from '../../protocol/raider-stream.js';
@@ -140,3 +141,43 @@ export function readDocumentOrNull(file: string): RunDocument | null {
     return null;
   }
 }
+
+/**
+ * The agent session an ACP bridge said it prompted (its `session` event, near the head of its events
+ * file), for a run that ended without its `run.finished` (the bridge was killed): the binding's next run
+ * goes on with it all the same. Null when the head says none.
+ */
+export function openedAgentSession(file: string): { id: string; agent: string } | null {
+  let head: string;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(BLOCK);
+      head = utf8.decode(buf.subarray(0, fs.readSync(fd, buf, 0, BLOCK, 0)));
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  let agent: string | undefined;
+  let id: string | undefined;
+  for (const line of head.split('\n')) {
+    let event: unknown;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const read = bridgeHeadEvent.safeParse(event);
+    if (!read.success) continue;
+    if (read.data.type === 'run.started') agent = read.data.agent;
+    else id = read.data.agent_session;
+  }
+  return agent !== undefined && id !== undefined ? { id, agent } : null;
+}
+
+const bridgeHeadEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('run.started'), agent: z.string() }),
+  z.object({ type: z.literal('session'), agent_session: z.string().min(1) }),
+]);
