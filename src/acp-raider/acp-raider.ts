@@ -31,7 +31,7 @@ import { planSessionConfig } from './session-config.js';
 import { promptUsage, TurnUpdates } from './turn-updates.js';
 import { type OpenedSession, openSession } from './open-session.js';
 import { definedFields } from '../domain/defined-fields.js';
-import type { RunUsage } from '../domain/run-usage.js';
+import { type Cost, runCostOf, type RunUsage } from '../domain/run-usage.js';
 
 /** How long a closed connection waits for the agent's exit status, to say how it ended. */
 const EXIT_WAIT_MS = 2000;
@@ -155,6 +155,8 @@ interface TurnControl {
   tokens?: RunUsage;
   /** The agent session the prompt went to, once the agent opened one. */
   agentSession?: string;
+  /** Whether that session is the one the hall recorded for the binding (resumed or loaded), not a new one. */
+  continued?: boolean;
 }
 
 async function promptTurn(
@@ -263,6 +265,7 @@ function noteOpened(opened: OpenedSession, events: EventSink, control: TurnContr
     note(events, 'session', opened.fallback);
   }
   control.agentSession = opened.sessionId;
+  control.continued = opened.how !== 'new';
   events.emit('session', { agent_session: opened.sessionId, opened: opened.how });
 }
 
@@ -440,9 +443,17 @@ type BridgeFields = Pick<RunDocument, 'session_error' | 'usage' | 'agent_session
 function documentFields(args: AcpRaiderArgs, control: TurnControl, usage: RunUsage): BridgeFields {
   return definedFields({
     session_error: control.sessionError,
-    usage: Object.keys(usage).length > 0 ? usage : undefined,
+    usage: Object.keys(usage).length > 0 ? withRunCost(usage, control.continued === true ? args.agentSessionCost : undefined) : undefined,
     agent_session: control.agentSession !== undefined ? { id: control.agentSession, agent: args.command } : undefined,
   });
+}
+
+/**
+ * The run's own share of its session's cost beside the session's cost so far (docs/agents.md, "Usage and
+ * cost"): less the cost the hall recorded at the binding's run before, when this run went on in that session.
+ */
+function withRunCost(usage: RunUsage, earlier: Cost | undefined): RunUsage {
+  return usage.cost !== undefined ? { ...usage, run_cost: runCostOf(usage.cost, earlier) } : usage;
 }
 
 function runDocument(end: RunEnd, elapsedMs: number, toolCalls: number, fields: BridgeFields): RunDocument {

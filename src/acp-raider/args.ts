@@ -2,7 +2,8 @@
  * The bridge's command line: the raider contract's flags (`--stream-json`,
  * `--root`, `--session`, `--permission-channel`, `--model`,
  * `--permission-mode`, `-- MISSION`), the agent session the hall recorded
- * for the session (`--agent-session`), and the agent to start
+ * for the session (`--agent-session`) and the session's cost at the end of
+ * the binding's run before (`--agent-session-cost AMOUNT:CURRENCY`), and the agent to start
  * (`--agent-command`, `--agent-arg=ARG` repeated, `--agent-package`,
  * `--agent-start-timeout`), and the hall's MCP server for the agent's
  * sessions (`--hall-mcp-command`, `--hall-mcp-arg=ARG` repeated).
@@ -10,6 +11,7 @@
 import { parseArgs } from 'node:util';
 import type { AcpBridgeArgvInput } from '../domain/raider-argv.js';
 import { definedFields } from '../domain/defined-fields.js';
+import { costOfArg } from '../domain/run-usage.js';
 
 /** What the hall passes (domain/raider-argv.ts builds it), with the agent's command spelled out. */
 export interface AcpRaiderArgs extends Omit<AcpBridgeArgvInput, 'agent'> {
@@ -31,7 +33,7 @@ export const ACP_RAIDER_USAGE =
   'usage: raider acp-client [--stream-json] --agent-command CMD [--agent-arg=ARG ...] [--agent-package PKG]\n' +
   '                         [--agent-start-timeout SECONDS]\n' +
   '                         [--hall-mcp-command CMD [--hall-mcp-arg=ARG ...]]\n' +
-  '                         [--root DIR] [--session ID [--agent-session ID]] [--model M] [--permission-mode MODE] -- MISSION';
+  '                         [--root DIR] [--session ID [--agent-session ID [--agent-session-cost AMOUNT:CURRENCY]]] [--model M] [--permission-mode MODE] -- MISSION';
 
 export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsResult {
   let parsed: ReturnType<typeof parse>;
@@ -56,6 +58,10 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
   const session = optional('session');
   const agentSession = optional('agent-session');
   const channel = optional('permission-channel');
+  const costText = values['agent-session-cost'];
+  const agentSessionCost = costText === undefined ? undefined : costOfArg(costText);
+  if (costText !== undefined && agentSessionCost === undefined)
+    return { ok: false, error: `--agent-session-cost wants AMOUNT:CURRENCY (0.5:USD), not ${JSON.stringify(costText)}` };
   const mcpCommand = values['hall-mcp-command'];
   const hallMcp = mcpCommand !== undefined ? { command: mcpCommand, args: values['hall-mcp-arg'] ?? [] } : undefined;
   return {
@@ -67,7 +73,7 @@ export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsRe
       startTimeout,
       ...definedFields({ package: pkg, model, permissionMode: mode }),
       root: values.root ?? cwd,
-      ...definedFields({ session, agentSession, permissionChannel: channel, hallMcp }),
+      ...definedFields({ session, agentSession, agentSessionCost, permissionChannel: channel, hallMcp }),
       mission,
     },
   };
@@ -89,6 +95,7 @@ function parse(argv: readonly string[]) {
       root: { type: 'string', short: 'r' },
       session: { type: 'string' },
       'agent-session': { type: 'string' },
+      'agent-session-cost': { type: 'string' },
       'permission-channel': { type: 'string' },
       'hall-mcp-command': { type: 'string' },
       'hall-mcp-arg': { type: 'string', multiple: true },

@@ -112,7 +112,7 @@ export function prepareRunLogic(env: RunEnvironment) {
           session !== undefined || input.binding === undefined ? await env.permissionChannels.open(input.runId, input.binding) : null;
         const permissionMode = input.entry.permission_mode ?? entry.permission_mode;
         // A bound run of an agent goes on with the agent session the hall recorded for its hall session.
-        const agentSession =
+        const recorded =
           agent !== undefined && session !== undefined ? agentSessionOf(env.kept(AGENT_SESSIONS_NS, session), agent.command) : undefined;
         const runArgs = {
           root: runRoot,
@@ -124,7 +124,12 @@ export function prepareRunLogic(env: RunEnvironment) {
           agent !== undefined
             ? acpBridgeArgv({
                 agent,
-                ...definedFields({ model: entry.model, hallMcp: hallMcpServer(env, agent), agentSession }),
+                ...definedFields({
+                  model: entry.model,
+                  hallMcp: hallMcpServer(env, agent),
+                  agentSession: recorded?.session,
+                  agentSessionCost: recorded?.cost,
+                }),
                 ...runArgs,
               })
             : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });

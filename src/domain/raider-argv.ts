@@ -1,5 +1,6 @@
 /** The command line and environment the hall starts a raider with. */
 import type { AcpAgentCommand } from './acp-agents.js';
+import { type Cost, costArg } from './run-usage.js';
 
 export interface RaiderEntryFields {
   engine?: string;
@@ -44,7 +45,9 @@ export function raiderArgv(input: RaiderArgvInput): string[] {
  * What the ACP bridge is started with. It sets `model` and `permissionMode`
  * on the agent's session (docs/agents.md, "Mode and model"); a bound run
  * has its hall `session` and, once the binding's agent opened one, the
- * `agentSession` the hall recorded for it, to continue (docs/agents.md,
+ * `agentSession` the hall recorded for it, to continue, with the session's
+ * cost at the end of the binding's run before (`agentSessionCost`, when the
+ * agent said one) for the run to say its own share (docs/agents.md,
  * "Sessions across runs"); its agent's permission questions go to
  * `permissionChannel`.
  */
@@ -55,6 +58,7 @@ export interface AcpBridgeArgvInput {
   root: string;
   session?: string;
   agentSession?: string;
+  agentSessionCost?: Cost;
   permissionChannel?: string;
   /** The hall's MCP server on stdio, for the agent's `mcpServers` (docs/agents.md, "The hall's tools"). */
   hallMcp?: { command: string; args: readonly string[] };
@@ -73,6 +77,8 @@ export function acpBridgeArgv(input: AcpBridgeArgvInput): string[] {
   argv.push('--root', input.root);
   if (input.session !== undefined) argv.push('--session', input.session);
   if (input.agentSession !== undefined) argv.push('--agent-session', input.agentSession);
+  if (input.agentSession !== undefined && input.agentSessionCost !== undefined)
+    argv.push('--agent-session-cost', costArg(input.agentSessionCost));
   if (input.permissionChannel !== undefined) argv.push('--permission-channel', input.permissionChannel);
   if (input.hallMcp !== undefined) {
     argv.push('--hall-mcp-command', input.hallMcp.command);

@@ -56,14 +56,16 @@ export function endEvents(run: EndedRun & { cancelRequested?: boolean }): HallBu
 
 /**
  * The store operations of a run's end: the ACP agent session a bound run went
- * on with is recorded for the binding's next run (docs/agents.md, "Sessions
- * across runs") before the end frees the binding, then the end itself.
+ * on with, and its cost so far when the agent said one, are recorded for the
+ * binding's next run (docs/agents.md, "Sessions across runs") before the end
+ * frees the binding, then the end itself.
  */
 export function endOps(run: EndedRun): StoreOp[] {
   const opened = run.outcome.agent_session;
   const end: StoreOp = { op: 'end', runId: run.runId };
   if (opened === undefined || run.session === undefined) return [end];
-  const value: AgentSessionRecord = { v: 1, agent: opened.agent, session: opened.id };
+  const cost = run.outcome.usage?.cost;
+  const value: AgentSessionRecord = { v: 1, agent: opened.agent, session: opened.id, ...definedFields({ cost }) };
   return [{ op: 'set', ns: AGENT_SESSIONS_NS, key: run.session, value }, end];
 }
 

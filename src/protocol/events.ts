@@ -123,7 +123,7 @@ export const RaiderDone = event(
     binding: binding.optional(),
     mission_id: missionId,
     usage: RunUsage.optional().describe(
-      'What the run used, when its raider said it (an ACP agent): `input_tokens`, `output_tokens`, `total_tokens` of the turn, `context_used` and `context_size` of its context, `cost` `{amount, currency}` of its session so far.',
+      "What the run used, when its raider said it (an ACP agent): `input_tokens`, `output_tokens`, `total_tokens` of the turn, `context_used` and `context_size` of its context, `cost` `{amount, currency}` of its session so far, and `run_cost` `{amount, currency}`, this run's own share of that cost (less the session's cost at the end of the binding's run before in the same agent session).",
     ),
     cancel_requested: z.literal(true).optional().describe('A cancel was asked for before the run ended.'),
     reported_by: z

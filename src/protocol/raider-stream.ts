@@ -8,7 +8,7 @@
  * these, so the hall asks of a line no more than `RunFinishedLine` does.
  */
 import { z } from 'zod';
-import { RunUsage } from '../domain/run-usage.js';
+import { Cost, RunUsage } from '../domain/run-usage.js';
 import { AcpToolContent, AcpToolLocations } from '../domain/acp-tool-content.js';
 
 export const STREAM_VERSION = 1;
@@ -96,7 +96,7 @@ export const STREAM_PAYLOADS = {
   usage: z.object({
     context_used: z.number(),
     context_size: z.number(),
-    cost: z.object({ amount: z.number(), currency: z.string() }).optional(),
+    cost: Cost.optional(),
   }),
   /** The run document: only a completed run has `response` and `metrics`, a failed one `error`, an interrupted one `signal`. */
   'run.finished': z.object({

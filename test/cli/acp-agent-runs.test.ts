@@ -170,6 +170,8 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
       context_used: 1500,
       context_size: 200000,
       cost: { amount: 0.25, currency: 'USD' },
+      // A run of a plain name starts its agent session: its own share is the whole cost.
+      run_cost: { amount: 0.25, currency: 'USD' },
     };
     expect((await done(r.id)).usage).toEqual(usage);
     expect(runEvents(r.id).at(-1)).toMatchObject({ type: 'run.finished', usage });

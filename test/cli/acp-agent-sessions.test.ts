@@ -26,6 +26,7 @@ import {
   socketOf,
   startHallProcess,
 } from './cli-helpers.js';
+import { bearer, boardOf, httpRequest } from '../dashboard/dashboard-support.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
@@ -224,6 +225,55 @@ describe.each(BACKENDS)('a session across a kill -9 of the hall, state on %s', (
       const events = fs.readFileSync(eventsFile(own, next.id), 'utf8');
       expect(events).toContain('"opened":"resumed"');
       done.close();
+    } finally {
+      expect((await second.stop()).code).toBe(0);
+    }
+  });
+});
+
+describe.each(BACKENDS)("each run of a binding says its own share of its agent session's cost, state on %s", (name) => {
+  const backend = useHallBackend(name);
+  it('run_cost is the cost less the one recorded at the run before (across a hall restart), the charts sum it; after session reset it is the whole cost', async () => {
+    const own = hallRoot(`${CONFIG}dashboard: { listen: "127.0.0.1:0" }\n`);
+    fs.mkdirSync(path.join(own, 'agent-sessions'));
+    const env = await backend.env();
+    const spend = async (amount: string): Promise<Json> => {
+      const done = await tapEvents(socketOf(own), 'raider.done');
+      try {
+        const spawned = await request(socketOf(own), { cmd: 'spawn', name: '1resumer', mission: `spend ${amount}` });
+        return await doneOf(done, spawned.id);
+      } finally {
+        done.close();
+      }
+    };
+    const usd = (amount: number) => ({ amount, currency: 'USD' });
+
+    const first = await startHallProcess(own, env);
+    const one = await spend('0.5');
+    expect(one).toMatchObject({ status: 'completed', usage: { cost: usd(0.5), run_cost: usd(0.5) } });
+    expect((await first.stop()).code).toBe(0);
+
+    // The figure is recorded with the agent session in the durable state: a new hall process hands it on.
+    const second = await startHallProcess(own, env);
+    try {
+      const two = await spend('0.75');
+      expect(two).toMatchObject({ status: 'completed', session: one.session, usage: { cost: usd(1.25), run_cost: usd(0.75) } });
+      // The run document says the same, so the dashboard's record of the run agrees.
+      const finished =
+        fs
+          .readFileSync(eventsFile(own, String(two.id)), 'utf8')
+          .trim()
+          .split('\n')
+          .at(-1) ?? '';
+      expect(JSON.parse(finished)).toMatchObject({ type: 'run.finished', usage: { cost: usd(1.25), run_cost: usd(0.75) } });
+      const board = await boardOf(own);
+      const charts = await httpRequest(board, '/api/charts?days=1', { headers: bearer(board) });
+      const rows = (JSON.parse(charts.body) as { usage: Json[] }).usage.filter((u) => u.raider === 'resumer');
+      expect(rows).toEqual([expect.objectContaining({ runs: 2, reported: 2, cost: { USD: 1.25 } })]);
+
+      expect((await hall(['session', 'reset', 'slot:1resumer'], own)).code).toBe(0);
+      const three = await spend('0.3');
+      expect(three).toMatchObject({ status: 'completed', usage: { cost: usd(0.3), run_cost: usd(0.3) } });
     } finally {
       expect((await second.stop()).code).toBe(0);
     }

@@ -7,6 +7,7 @@ import {
   doneEvent,
   droppedEvent,
   endEvents,
+  endOps,
   liveRunOf,
   movedEvent,
   movedReply,
@@ -142,6 +143,21 @@ describe('hall payloads: what the hall says, built from what it heard', () => {
       outcome: { ...outcome, session_error: undefined },
     });
     expect(plain.map((e) => e.type)).toEqual(['raider.done']);
+  });
+
+  it("records a bound run's agent session with its cost so far for the binding's next run, and raider.done keeps usage as said", () => {
+    const usage = { context_used: 900, cost: { amount: 1.25, currency: 'USD' }, run_cost: { amount: 0.75, currency: 'USD' } };
+    const agent_session = { id: 'a-1', agent: 'agent-cmd' };
+    const outcome = { status: 'completed', exit_code: 0, signaled: 0 as const, session: 's-1', usage, agent_session };
+    const run = { runId: 'r1', slot: '1bjorn', pid: 7, entry, binding: 'slot:1bjorn', session: 's-1', outcome };
+    expect(endOps(run)).toEqual([
+      { op: 'set', ns: 'acp_agent', key: 's-1', value: { v: 1, agent: 'agent-cmd', session: 'a-1', cost: usage.cost } },
+      { op: 'end', runId: 'r1' },
+    ]);
+    expect(strictly(RaiderDone, doneEvent(run)).usage).toEqual(usage);
+    // An agent that said no cost leaves no figure: the next run's share is its whole cost.
+    const unpriced = { ...run, outcome: { ...outcome, usage: { context_used: 900 } } };
+    expect(endOps(unpriced)[0]).toEqual({ op: 'set', ns: 'acp_agent', key: 's-1', value: { v: 1, agent: 'agent-cmd', session: 'a-1' } });
   });
 
   it('adds what a worktree run left to raider.done: worktree, branch, base, commits, changed', () => {

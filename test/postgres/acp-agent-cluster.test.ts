@@ -100,6 +100,28 @@ describe('an ACP agent on a shared cluster', () => {
     release('h3');
   });
 
+  it("a binding's next run on another hall says its own share of the agent session's cost, from the figure the cluster recorded", async () => {
+    const binding = 'cron:spender';
+    const { url, one, two, hold, release, turn } = await twoHalls(binding);
+    const usd = (amount: number) => ({ amount, currency: 'USD' });
+
+    const x = await hold('h1');
+    const y = x === one ? two : one;
+    const first = await turn('spend 0.5');
+    expect(first).toMatchObject({ hall: y.id, usage: { cost: usd(0.5), run_cost: usd(0.5) } });
+    // The session's cost so far is kept with its agent session, in the cluster's state.
+    await eventually(async () =>
+      expect(await query(url, "SELECT value FROM raider_hall_kv WHERE ns = 'acp_agent'")).toEqual([
+        { value: expect.objectContaining({ cost: usd(0.5) }) },
+      ]),
+    );
+    expect(await hold('h2')).toBe(y);
+    release('h1');
+    const second = await turn('spend 0.75');
+    expect(second).toMatchObject({ hall: x.id, response: 'spent 1.25', usage: { cost: usd(1.25), run_cost: usd(0.75) } });
+    release('h2');
+  });
+
   it('session reset on a hall that never ran the binding resets it for the cluster', async () => {
     const binding = 'cron:weekly';
     const { url, one, two, hold, release, turn } = await twoHalls(binding);

@@ -15,6 +15,7 @@ import type { RunHistory, RunRow } from './run-history.js';
 import type { QueueWaits } from './queue-waits.js';
 import { readTimedLines, trimTimedLines } from './timed-lines.js';
 import type { RunUsages } from './run-usage.js';
+import type { Cost } from '../../domain/run-usage.js';
 import { eventsPath, type HallPaths } from '../../ports/hall-paths.js';
 
 export const OUTCOMES = ['completed', 'failed', 'cancelled', 'interrupted'] as const;
@@ -54,7 +55,8 @@ export interface ChartData {
   /**
    * Per UTC day (`YYYY-MM-DD`) and raider, over the last `days` days: the runs
    * that ended, those whose agent reported usage, their tokens (the context
-   * each used at its end, summed) and cost per currency.
+   * each used at its end, summed) and cost per currency (each run's own
+   * share of its agent session's cost, where its record says it).
    */
   usage: Array<{ day: string; raider: string; runs: number; reported: number; tokens: number; cost: Record<string, number> }>;
   days: number;
@@ -168,13 +170,15 @@ function usagePerDay(runs: ReadonlyArray<RunRow & { duration: number }>, sources
 }
 
 /**
- * What the run's record says it used (its raider.done's `usage`: an ACP run's last context, and the last cost its
- * agent said, which a later usage update without a cost does not undo); null when it says no context.
+ * What the run's record says it used (its raider.done's `usage`: an ACP run's last context, and its own share of
+ * its agent session's cost, `run_cost`, else the last cost its agent said, which a later usage update without a
+ * cost does not undo); null when it says no context.
  */
-function recordedUsage(run: RunRow): { tokens: number; cost?: { amount: number; currency: string } } | null {
+function recordedUsage(run: RunRow): { tokens: number; cost?: Cost } | null {
   const used = run.usage?.context_used;
   if (used === undefined) return null;
-  return run.usage?.cost !== undefined ? { tokens: used, cost: run.usage.cost } : { tokens: used };
+  const cost = run.usage?.run_cost ?? run.usage?.cost;
+  return cost !== undefined ? { tokens: used, cost } : { tokens: used };
 }
 
 export function chartData(

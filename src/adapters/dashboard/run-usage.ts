@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { readJsonLinesTail } from './json-lines-tail.js';
+import { Cost } from '../../domain/run-usage.js';
 
 /** The usage event comes just before the final message and the run's end: this much of the tail holds it. */
 const TAIL_BYTES = 256 * 1024;
@@ -14,7 +15,7 @@ const KEPT = 5000;
 const usageLineSchema = z.looseObject({
   type: z.literal('usage'),
   context_used: z.number(),
-  cost: z.object({ amount: z.number(), currency: z.string() }).optional(),
+  cost: Cost.optional(),
 });
 
 export interface RunUsage {
