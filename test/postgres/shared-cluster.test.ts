@@ -234,7 +234,8 @@ describe('several halls on one shared cluster', () => {
       expect(ps.raiders.map((r: Json) => r.hall).sort()).toEqual(['hall-a', 'hall-b']);
       return ps.raiders as Json[];
     }, 15_000);
-    expect((await request(a.socket, { cmd: 'ps' })).raiders).toEqual(running);
+    // Each hall hears of the other's runs through the database, in its own time: hall a may learn of b's run later.
+    await eventually(async () => expect((await request(a.socket, { cmd: 'ps' })).raiders).toEqual(running), 15_000);
 
     expect(await request(b.socket, { cmd: 'cancel', id: waiting.mission_id })).toEqual({
       dropped: 1,
