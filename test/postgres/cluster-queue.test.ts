@@ -232,8 +232,8 @@ describe('the shared queue', () => {
     const { queue } = await openShared(url, 'h');
     // 500 at once was 294 refused ("timeout exceeded when trying to connect") with one transaction each.
     const burst = Array.from({ length: 500 }, (_, i) => m(`s${i}`, '1bjorn'));
-    const observer = new pg.Client({ connectionString: url });
-    await observer.connect();
+    // One connection of its own; a pool queues the observer's queries (a pg client must not be asked twice at once).
+    const observer = new pg.Pool({ connectionString: url, max: 1 });
     let replies: Array<{ depth: number; committed: boolean }>;
     try {
       replies = await Promise.all(
