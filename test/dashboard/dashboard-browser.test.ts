@@ -5,7 +5,7 @@
  * buttons, and no request leaving the hall's origin. One browser for the file.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { rawExchange, runStarted } from '../support/hall-client.js';
+import { eventually, rawExchange, runStarted } from '../support/hall-client.js';
 import type { TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
@@ -85,12 +85,19 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
       if (url.pathname === '/api/runs') feed.push('runs');
     });
     // Hundreds of events a second (pipelined on one connection, as a script would): the page polls instead of taking each event from a stream.
-    const spawns = Array.from({ length: 300 }, (_, i) =>
-      JSON.stringify({ type: 'command', payload: { cmd: 'spawn', name: 'sven', mission: `answer polled ${i}` } }),
-    );
-    const replies = await rawExchange(hall.socket, `${spawns.join('\n')}\n`, spawns.length, 60_000);
-    expect(replies.filter((r) => typeof r.pid === 'number')).toHaveLength(spawns.length);
-    await expect.poll(() => feed, { timeout: 20_000 }).toContain('poll');
+    // On a machine busy with other tests 300 starts may come slower than a burst's rate (100 events a second), and the
+    // page rightly streams them: then another 300 come, at most three bursts in all.
+    let replies: Awaited<ReturnType<typeof rawExchange>> = [];
+    for (let burst = 0; burst < 3 && !feed.includes('poll'); burst++) {
+      const spawns = Array.from({ length: 300 }, (_, i) =>
+        JSON.stringify({ type: 'command', payload: { cmd: 'spawn', name: 'sven', mission: `answer polled ${burst}.${i}` } }),
+      );
+      replies = await rawExchange(hall.socket, `${spawns.join('\n')}\n`, spawns.length, 60_000);
+      expect(replies.filter((r) => typeof r.pid === 'number')).toHaveLength(spawns.length);
+      // Not polled within a few seconds of the burst's end: the burst was not one to the page.
+      await eventually(() => expect(feed).toContain('poll'), 5_000).catch(() => undefined);
+    }
+    expect(feed).toContain('poll');
     // The newest run of the burst (the last spawned on the connection) shows; then every run shown ended.
     await runs.getByRole('link', { name: String(replies.at(-1)?.id), exact: true }).waitFor({ timeout: 20_000 });
     await expect.poll(() => runs.getByRole('cell', { name: 'running', exact: true }).count(), { timeout: 20_000 }).toBe(0);
@@ -105,7 +112,7 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard in Chromium', { timeou
     expect(feed.filter((f) => f === 'stream')).toHaveLength(1);
     // Runs that newer ones pushed off the table and then ended were placed from what the page had: it never asked for the runs.
     expect(feed).not.toContain('runs');
-  });
+  }, 120_000);
 
   it('holds live updates while Freeze is pressed, and shows them when it is released', async () => {
     const page = await loggedIn();
