@@ -14,12 +14,14 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { errorCode, errorMessage } from '../domain/error-message.js';
-import { leadsOwnGroup, signalGroup, terminateGroup } from '../os/process-group.js';
+import { awaitGroupGone, leadsOwnGroup, signalGroup, terminateGroup } from '../os/process-group.js';
 
 /** How many of the agent's last stderr lines a crash message quotes. */
 const STDERR_TAIL_LINES = 10;
 /** How long the agent has to end after its stdin closes and it gets SIGTERM, before SIGKILL. */
 const STOP_GRACE_MS = 1000;
+/** How long a hangup waits for the SIGKILLed agent's group to be gone before the bridge dies by it anyway. */
+const HANGUP_WAIT_MS = 1000;
 
 export interface AgentExit {
   code: number | null;
@@ -64,10 +66,16 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
     process.once('exit', killAtExit);
     // In a group (and session) of its own the agent no longer gets the terminal's hangup: the
     // bridge's does, which ends the agent's group first and then the bridge, as the hangup would.
+    // SIGKILL is delivered, not done: the bridge waits (briefly) until the group is gone, so that
+    // when the bridge is seen to have died by the hangup, the agent is already gone too.
     const onHangup = (): void => {
-      killAtExit();
       process.off('SIGHUP', onHangup);
-      process.kill(process.pid, 'SIGHUP');
+      killAtExit();
+      const dieByHangup = (): void => {
+        process.kill(process.pid, 'SIGHUP');
+      };
+      if (ownGroup && child.pid !== undefined) void awaitGroupGone(child.pid, HANGUP_WAIT_MS).then(dieByHangup);
+      else dieByHangup();
     };
     if (ownGroup) process.on('SIGHUP', onHangup);
     const tail: string[] = [];

@@ -55,12 +55,17 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** SIGTERM the group, SIGKILL what is left after `graceMs`, resolve when none of it is left. */
 export async function terminateGroup(pgid: number, graceMs: number = TERMINATE_GRACE_MS): Promise<void> {
   signalGroup(pgid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (groupAlive(pgid) && Date.now() < deadline) await sleep(POLL_MS);
+  await awaitGroupGone(pgid, graceMs);
   if (!groupAlive(pgid)) return;
   signalGroup(pgid, 'SIGKILL');
   // SIGKILL cannot be refused; this only waits for the kernel (and our reaper).
-  for (let i = 0; i < 40 && groupAlive(pgid); i++) await sleep(POLL_MS);
+  await awaitGroupGone(pgid, 40 * POLL_MS);
+}
+
+/** Resolves once none of the group is alive, or after `limitMs` whatever is left. */
+export async function awaitGroupGone(pgid: number, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (groupAlive(pgid) && Date.now() < deadline) await sleep(POLL_MS);
 }
 
 /** The fields of /proc/PID/stat after the command name ("pid (comm) state ppid pgrp ..."): comm may hold spaces and parentheses. */

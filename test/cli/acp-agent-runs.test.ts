@@ -341,7 +341,10 @@ describe.concurrent('an ACP agent that misbehaves ends its own run, with a messa
       const error = `the agent did not answer ${step} within 3 s (acp.start_timeout); it was stopped`;
       expect(r.code).toBe(1);
       expect(await done(r.id)).toMatchObject({ status: 'failed', error });
-      const agentPid = Number(fs.readFileSync(path.join(root, `${name}.pid`), 'utf8').split(' ')[0]);
+      // Written before the agent read anything: a run that waited 3 s for it has the whole line.
+      const pidLine = fs.readFileSync(path.join(root, `${name}.pid`), 'utf8');
+      expect(pidLine).toMatch(/^\d+ \d+$/);
+      const agentPid = Number(pidLine.split(' ')[0]);
       await eventually(() => expect(alive(agentPid)).toBe(false), 10_000, 20);
     });
   }

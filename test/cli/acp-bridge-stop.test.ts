@@ -18,8 +18,11 @@ const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 
 afterAll(() => removeRoots());
 
+/** The pid a file holds; 0 while it is missing or not yet written (a file is created empty, then written). */
 function pidIn(file: string): number {
-  return Number(fs.readFileSync(file, 'utf8').split(' ')[0]);
+  if (!fs.existsSync(file)) return 0;
+  const pid = Number(fs.readFileSync(file, 'utf8').split(' ')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : 0;
 }
 
 const PHASES = [
@@ -62,7 +65,8 @@ describe.concurrent('raider acp-client by hand, stopped by a signal', () => {
       let checked = false;
       try {
         // The agent is up (and, for a prompt, has said it is waiting): the run is in that phase.
-        await eventually(() => expect(fs.existsSync(agentPidFile) && fs.existsSync(helperPidFile)).toBe(true), 20_000, 20);
+        // Both files written, not only created: an empty file's pid would be 0, this process's own group.
+        await eventually(() => expect(pidIn(agentPidFile) > 0 && pidIn(helperPidFile) > 0).toBe(true), 20_000, 20);
         if (phase === 'session/prompt') await eventually(() => expect(stdout).toContain('waiting'), 20_000, 20);
         const agentPid = pidIn(agentPidFile);
         const helperPid = pidIn(helperPidFile);
@@ -79,9 +83,9 @@ describe.concurrent('raider acp-client by hand, stopped by a signal', () => {
         if (!checked) {
           if (bridge.exitCode === null && bridge.signalCode === null) bridge.kill('SIGKILL');
           for (const file of [agentPidFile, helperPidFile]) {
-            const pid = fs.existsSync(file) ? pidIn(file) : 0;
-            // Never 0 or less (a file half written): that would signal this process's own group.
-            if (!(pid > 0)) continue;
+            const pid = pidIn(file);
+            // Never 0 (a file half written): that would signal this process's own group.
+            if (pid === 0) continue;
             try {
               process.kill(pid, 'SIGKILL');
             } catch {
