@@ -34,6 +34,11 @@ export class ClusterPermissions {
   private readonly waiting = new Map<string, Waiting>();
   /** Other halls' questions this hall is putting to a handler here, by id. */
   private readonly asking = new Map<string, AbortController>();
+  /**
+   * Other halls' questions answered here whose answer is being written or not yet seen written: watched
+   * (never taken for open again) until a look finds them settled, so a look in between asks no one twice.
+   */
+  private readonly answeredHere = new Set<string>();
   private readonly served = new Set<string>();
   private localHandler: (binding: string) => PermissionHandler | undefined = () => undefined;
   private timer: NodeJS.Timeout | null = null;
@@ -150,7 +155,7 @@ export class ClusterPermissions {
 
   /** Nothing to look for: no binding answered here, no question of ours waiting, none being asked here. */
   private idle(): boolean {
-    return this.served.size === 0 && this.waiting.size === 0 && this.asking.size === 0;
+    return this.served.size === 0 && this.waiting.size === 0 && this.asking.size === 0 && this.answeredHere.size === 0;
   }
 
   /** One look at a time; a wake during one asks for one more. */
@@ -160,7 +165,7 @@ export class ClusterPermissions {
   }
 
   private async lookOnce(): Promise<void> {
-    const watched = [...this.waiting.keys(), ...this.asking.keys()];
+    const watched = [...this.waiting.keys(), ...this.asking.keys(), ...this.answeredHere];
     let seen: Awaited<ReturnType<ClusterQuestions['look']>>;
     try {
       seen = await this.questions.look([...this.served], watched);
@@ -170,6 +175,7 @@ export class ClusterPermissions {
       return;
     }
     for (const [id, answer] of seen.settled) {
+      this.answeredHere.delete(id);
       const waiting = this.waiting.get(id);
       if (waiting) {
         waiting.resolve(
@@ -225,9 +231,13 @@ export class ClusterPermissions {
     // The handler ended it because this hall let the binding go (it stops, or another hall polls the bot now):
     // the question stays open for whichever hall answers for the binding now, or the asker's other faces.
     if (!byFace && context.binding !== undefined && !this.served.has(context.binding)) return;
+    this.answeredHere.add(id);
+    this.keepLooking();
     try {
       await this.questions.answer(id, answer);
     } catch (err) {
+      // Not written: the question is still open, and may be asked again.
+      this.answeredHere.delete(id);
       this.problem(`cannot write the answer to a permission question of run ${context.runId}: ${errorMessage(err)}`);
     }
   }
