@@ -7,6 +7,8 @@
 import type { SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 import { isRecord } from './records.js';
 import { AcpToolContent, AcpToolLocations } from './acp-tool-content.js';
+import { PlanEntries } from './agent-plan.js';
+import { ContextUsage } from './run-usage.js';
 
 /** One `session/update`, as the ACP SDK types it. */
 export type AcpUpdate = SessionUpdate;
@@ -88,13 +90,31 @@ export function toolCallId(runId: string, call: string): string {
 /** The tool calls a client has been shown, by tool call id: the title it was shown under, and whether with its agent's own content. */
 export type AnnouncedCalls = Map<string, { title: string; agentContent: boolean }>;
 
-/** The updates one stream-json event of a run becomes; `announced` holds the tool calls already shown. */
+/**
+ * The updates one stream-json event of a run becomes; `announced` holds the
+ * tool calls already shown. Streamed text (`message.chunk`, `thought.chunk`)
+ * goes on as it comes; a final `message` that repeats it is the caller's to
+ * leave out (domain/streamed-answer.ts).
+ */
 export function updatesForEvent(runId: string, event: Record<string, unknown>, announced: AnnouncedCalls): AcpUpdate[] {
   switch (event.type) {
-    case 'message': {
+    case 'message':
+    case 'message.chunk':
+    case 'thought.chunk': {
       const text = typeof event.content === 'string' ? event.content : '';
       if (text === '' || (event.role !== undefined && event.role !== 'assistant')) return [];
-      return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } }];
+      const sessionUpdate = event.type === 'thought.chunk' ? 'agent_thought_chunk' : 'agent_message_chunk';
+      return [{ sessionUpdate, content: { type: 'text', text } }];
+    }
+    case 'plan': {
+      const entries = PlanEntries.safeParse(event.entries);
+      return entries.success ? [{ sessionUpdate: 'plan', entries: entries.data }] : [];
+    }
+    case 'usage': {
+      const usage = ContextUsage.safeParse(event);
+      if (!usage.success) return [];
+      const { context_used: used, context_size: size, cost } = usage.data;
+      return [{ sessionUpdate: 'usage_update', used, size, ...(cost !== undefined ? { cost } : {}) }];
     }
     case 'tool.call': {
       const name = String(event.name ?? 'tool');

@@ -12,6 +12,10 @@ const count = z.number().nonnegative();
 export const Cost = z.object({ amount: z.number(), currency: z.string() });
 export type Cost = z.infer<typeof Cost>;
 
+/** The agent's context and the session's cumulative cost as one `usage` event of a run says them (an ACP `usage_update`). */
+export const ContextUsage = z.object({ context_used: z.number(), context_size: z.number(), cost: Cost.optional() });
+export type ContextUsage = z.infer<typeof ContextUsage>;
+
 export const RunUsage = z.object({
   input_tokens: count.optional(),
   output_tokens: count.optional(),

@@ -8,7 +8,8 @@
  * these, so the hall asks of a line no more than `RunFinishedLine` does.
  */
 import { z } from 'zod';
-import { Cost, RunUsage } from '../domain/run-usage.js';
+import { ContextUsage, RunUsage } from '../domain/run-usage.js';
+import { PlanEntries } from '../domain/agent-plan.js';
 import { AcpToolContent, AcpToolLocations } from '../domain/acp-tool-content.js';
 
 export const STREAM_VERSION = 1;
@@ -80,24 +81,12 @@ export const STREAM_PAYLOADS = {
   /** A piece of the agent's reasoning as it streams (an ACP agent's `agent_thought_chunk`); never part of the answer. */
   'thought.chunk': z.object({ role: z.literal('assistant'), content: z.string() }),
   /** The agent's plan for the turn, whole each time it changes (an ACP agent's `plan` update). */
-  plan: z.object({
-    entries: z.array(
-      z.object({
-        content: z.string(),
-        priority: z.enum(['high', 'medium', 'low']),
-        status: z.enum(['pending', 'in_progress', 'completed']),
-      }),
-    ),
-  }),
+  plan: z.object({ entries: PlanEntries }),
   /**
    * Tokens in the agent's context and the size of its window, and the session's
    * cumulative cost when the agent says it (an ACP agent's `usage_update`).
    */
-  usage: z.object({
-    context_used: z.number(),
-    context_size: z.number(),
-    cost: Cost.optional(),
-  }),
+  usage: ContextUsage,
   /** The run document: only a completed run has `response` and `metrics`, a failed one `error`, an interrupted one `signal`. */
   'run.finished': z.object({
     version: z.literal(1),

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { methods } from '@agentclientprotocol/sdk';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO } from '../support/hall-client.js';
+import { eventually, REPO } from '../support/hall-client.js';
 import { type AcpTestClient, acpScope, prompt, updatesOf } from './acp-support.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 30_000 });
@@ -35,6 +35,41 @@ function agentText(acp: AcpTestClient, sessionId: string): string {
 }
 
 describe('an editor with an ACP agent behind the hall', () => {
+  it("the agent's text reaches the editor as it streams: the first chunk before the turn ends, the answer once", async () => {
+    const { acp, sessionId } = await opened.session(agentConfig());
+    const go = path.join(sessions, 'partial-go-on');
+    let ended = false;
+    const turn = prompt(acp, sessionId, `partial first words ${go}`).finally(() => {
+      ended = true;
+    });
+    // The agent said its first chunk and waits for the file: the turn goes on, the editor has the chunk already.
+    await eventually(() => expect(agentText(acp, sessionId)).toBe('first words'), 30_000, 20);
+    expect(ended).toBe(false);
+    fs.writeFileSync(go, '');
+    expect(await turn).toEqual({ stopReason: 'end_turn' });
+    // The final message repeats the chunks: not sent again.
+    expect(agentText(acp, sessionId)).toBe('first words, then the rest');
+  });
+
+  it("the agent's thought, plan and usage reach the editor as ACP updates; the thought is not the answer", async () => {
+    const { acp, sessionId } = await opened.session(agentConfig());
+    expect(await prompt(acp, sessionId, 'report')).toEqual({ stopReason: 'end_turn' });
+    const updates = updatesOf(acp, sessionId).filter((u) => u.sessionUpdate !== 'agent_message_chunk');
+    expect(updates).toEqual([
+      { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'thinking it over' } },
+      {
+        sessionUpdate: 'plan',
+        entries: [
+          { content: 'read the code', priority: 'high', status: 'completed' },
+          { content: 'write the fix', priority: 'medium', status: 'in_progress' },
+        ],
+      },
+      { sessionUpdate: 'usage_update', used: 1200, size: 200000, cost: { amount: 0.25, currency: 'USD' } },
+      { sessionUpdate: 'usage_update', used: 1500, size: 200000 },
+    ]);
+    expect(agentText(acp, sessionId)).toBe('reported');
+  });
+
   it('the mode the editor sets is the mode the agent session gets', async () => {
     const { acp, sessionId } = await opened.session(agentConfig());
     expect(await acp.conn.agent.request(methods.agent.session.setMode, { sessionId, modeId: 'plan' })).toEqual({});

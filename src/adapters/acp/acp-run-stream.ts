@@ -1,10 +1,13 @@
 /**
  * One run of an ACP session, streamed to its client: the run's events are
  * followed (its events file here, or the cluster's copy of a run on another
- * hall) and each event becomes `session/update`s; at the run's end the
- * final answer is sent as one chunk when the run streamed no text of its own.
+ * hall) and each event becomes `session/update`s as it comes, an ACP agent's
+ * streamed text as its chunks; a final `message` that repeats streamed text
+ * is not sent again. At the run's end the final answer is sent as one chunk
+ * when the run streamed no text of its own.
  */
 import { finalChunk, updatesForEvent, type AcpUpdate, type AnnouncedCalls, type RunEnd } from '../../domain/acp-mapping.js';
+import { StreamedAnswer } from '../../domain/streamed-answer.js';
 import { describeLineFault, type LineFault } from '../../protocol/line-reader.js';
 import type { RunEventSource } from './run-event-tail.js';
 
@@ -16,6 +19,7 @@ export type RunEventSourceFactory = (
 
 export class AcpRunStream {
   private streamedText = false;
+  private readonly answer = new StreamedAnswer();
   private readonly tail: RunEventSource;
 
   constructor(
@@ -29,6 +33,7 @@ export class AcpRunStream {
   ) {
     this.tail = source(
       (event) => {
+        if (this.answer.repeats(event)) return;
         for (const update of updatesForEvent(runId, event, this.announced)) {
           if (update.sessionUpdate === 'agent_message_chunk') this.streamedText = true;
           void this.send(update).catch(() => {});
