@@ -16,6 +16,7 @@ import {
   eventually,
   hall,
   type HallProcess,
+  hallLive,
   hallRoot,
   removeRoots,
   request,
@@ -119,9 +120,41 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
     expect(logs.stdout).toContain(`scripted agent: session in ${root}`);
   });
 
+  it("attach shows the agent's text as it streams: the first chunk while the turn goes on, the whole answer once", async () => {
+    const go = path.join(root, 'partial-go-on');
+    const spawned = await request(socketOf(root), { cmd: 'spawn', name: 'scripted', mission: `partial first words ${go}` });
+    const id = String(spawned.id);
+    const live = hallLive(['attach', id], root);
+    // The agent said its first chunk and waits for the file: the run has not ended, attach shows it already.
+    await live.printed('first words');
+    expect(live.stdout()).not.toContain('then the rest');
+    fs.writeFileSync(go, '');
+    const r = await live.done;
+    expect(r.code).toBe(0);
+    const answer = 'first words, then the rest';
+    expect(await done(id)).toMatchObject({ status: 'completed', response: answer });
+    // The final message repeats the chunks: not printed again.
+    expect(r.stdout).toBe(`· run started (acp)\n${answer}\n■ completed\n`);
+    // Replayed once ended, the same; --json is the events file, line for line (the chunks and the final message).
+    expect((await hall(['attach', id], root)).stdout).toBe(r.stdout);
+    expect((await hall(['attach', '--json', id], root)).stdout).toBe(fs.readFileSync(eventsFile(root, id), 'utf8'));
+  });
+
   it('tool calls are tool.call and tool.result events with the ACP kind and title; the response is the final message', async () => {
     const r = await attached('scripted', 'tool');
     expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'all read' });
+    // attach: the text before the call and after it as streamed, each on its own lines; the final message not again.
+    expect(r.stdout).toBe(
+      [
+        '· run started (acp)',
+        'Let me read it.',
+        '→ Read README.md {"path":"README.md"}',
+        '← Read README.md succeeded: # the readme',
+        'all read',
+        '■ completed',
+        '',
+      ].join('\n'),
+    );
     const events = runEvents(r.id);
     expect(events.find((e) => e.type === 'tool.call')).toMatchObject({
       call: 't1',
@@ -142,6 +175,19 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
   it("thoughts, plans and usage are thought.chunk, plan and usage events of the stream's schema; a thought is not the answer", async () => {
     const r = await attached('scripted', 'report');
     expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'reported' });
+    // attach shows the thought apart from the answer, and the plan; the answer once.
+    expect(r.stdout).toBe(
+      [
+        '· run started (acp)',
+        '· thought: thinking it over',
+        '· plan',
+        '  ✓ read the code',
+        '  ▸ write the fix',
+        'reported',
+        '■ completed',
+        '',
+      ].join('\n'),
+    );
     const events = runEvents(r.id).filter((e) => ['thought.chunk', 'plan', 'usage'].includes(String(e.type)));
     expect(events).toEqual([
       expect.objectContaining({ type: 'thought.chunk', role: 'assistant', content: 'thinking it over' }),

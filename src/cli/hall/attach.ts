@@ -15,7 +15,7 @@ import { isSafeRunId } from '../../domain/run-id.js';
 import type { BusEnvelope } from '../../protocol/hall-client.js';
 import type { Answer } from '../../protocol/replies.js';
 import { followFile, lineSplitter } from './follow.js';
-import { renderRunEvent, styleFor } from './render.js';
+import { RunOutput, styleFor } from './render.js';
 
 export interface RunEnd {
   status: string;
@@ -67,10 +67,10 @@ async function endIn(events: string, id: string, logLines: () => Promise<string 
   return result.status === 'completed' || result.text === '' ? { status: result.status } : { status: result.status, error: result.text };
 }
 
-/** Prints each events-file line: as it is with --json, rendered for a person otherwise. */
+/** Prints each events-file line: as it is with --json, rendered for a person otherwise (streamed text as it comes). */
 function eventPrinter(json: boolean): { push(chunk: Buffer): void; flush(): void } {
-  const style = styleFor(process.stdout);
-  return lineSplitter((line) => {
+  const output = new RunOutput(styleFor(process.stdout));
+  const lines = lineSplitter((line) => {
     if (json) {
       process.stdout.write(`${line}\n`);
       return;
@@ -82,9 +82,17 @@ function eventPrinter(json: boolean): { push(chunk: Buffer): void; flush(): void
       return;
     }
     if (typeof event !== 'object' || event === null || Array.isArray(event)) return;
-    const text = renderRunEvent(Object.fromEntries(Object.entries(event)), style);
-    if (text !== null) process.stdout.write(`${text}\n`);
+    const text = output.write(Object.fromEntries(Object.entries(event)));
+    if (text !== '') process.stdout.write(text);
   });
+  return {
+    push: (chunk) => lines.push(chunk),
+    flush: () => {
+      lines.flush();
+      const end = output.end();
+      if (end !== '') process.stdout.write(end);
+    },
+  };
 }
 
 /** Says how the run ended (a completed live run already showed it: only its answer, as the raider does) and returns the exit code. */
@@ -105,6 +113,7 @@ export async function attachRunning(
   const printer = eventPrinter(json);
   // Ctrl-C leaves the run alone: say so, and how to end it.
   const detach = (): void => {
+    printer.flush();
     process.stderr.write(`Detached: run ${id} goes on. Cancel it with: raider hall cancel ${id}\n`);
     process.exit(130);
   };

@@ -1,6 +1,8 @@
 /** How hall replies and run events look to a person. Machine output (`--json`) bypasses all of this. */
 import { formatAge } from '../../domain/format-age.js';
+import { PlanEntries } from '../../domain/agent-plan.js';
 import { outcomeText } from '../../domain/outcome.js';
+import { StreamedAnswer } from '../../domain/streamed-answer.js';
 import { picocolors } from '../commonjs-libraries.js';
 
 export { formatAge };
@@ -187,6 +189,13 @@ export function renderRunEvent(event: Record<string, unknown>, style: Style): st
       return String(event.content ?? '');
     case 'tool.call':
       return style.cyan(`→ ${String(event.name)} ${oneLine(event.arguments ?? {}, 100)}`);
+    case 'plan': {
+      const entries = PlanEntries.safeParse(event.entries);
+      if (!entries.success) return null;
+      return [style.dim('· plan'), ...entries.data.map((e) => style.dim(`  ${PLAN_MARKS[e.status]} ${oneLine(e.content, 100)}`))].join(
+        '\n',
+      );
+    }
     case 'tool.result': {
       const ok = event.ok !== false && event.status === 'succeeded';
       const mark = ok ? style.green('←') : style.red('←');
@@ -199,6 +208,56 @@ export function renderRunEvent(event: Record<string, unknown>, style: Style): st
     }
     default:
       return null;
+  }
+}
+
+const PLAN_MARKS: Record<PlanEntries[number]['status'], string> = { pending: '○', in_progress: '▸', completed: '✓' };
+
+/**
+ * A run's events as a person reads them, in order, as they come: streamed
+ * text (an ACP agent's `message.chunk`s) is written as it arrives, a
+ * thought's under a dimmed `· thought:`; every other event worth showing on
+ * a line of its own; a final `message` that repeats the streamed text is not
+ * written again.
+ */
+export class RunOutput {
+  /** The streamed part the output is in, and whether its last line is still open. */
+  private part: 'message' | 'thought' | null = null;
+  private openLine = false;
+  private readonly answer = new StreamedAnswer();
+
+  constructor(private readonly style: Style) {}
+
+  /** What to write for the run's next event ('' for nothing). */
+  write(event: Record<string, unknown>): string {
+    if (this.answer.repeats(event)) return '';
+    if (event.type === 'message.chunk' || event.type === 'thought.chunk') {
+      const text = typeof event.content === 'string' ? event.content : '';
+      if (text === '') return '';
+      const part = event.type === 'message.chunk' ? 'message' : 'thought';
+      const start = this.part === part ? '' : `${this.endLine()}${part === 'thought' ? this.style.dim('· thought: ') : ''}`;
+      this.part = part;
+      this.openLine = !text.endsWith('\n');
+      return `${start}${part === 'thought' ? this.style.dim(text) : text}`;
+    }
+    const line = renderRunEvent(event, this.style);
+    if (line === null) return '';
+    const start = this.endLine();
+    this.part = null;
+    return `${start}${line}\n`;
+  }
+
+  /** What the output still needs at its end: the line break of streamed text that ended without one. */
+  end(): string {
+    const end = this.endLine();
+    this.part = null;
+    return end;
+  }
+
+  private endLine(): string {
+    const end = this.openLine ? '\n' : '';
+    this.openLine = false;
+    return end;
   }
 }
 
