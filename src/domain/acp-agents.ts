@@ -32,7 +32,16 @@ export interface AcpSettings {
   start_timeout?: number;
   /** False: the agent's sessions do not get the hall's MCP server, even with `mcp.enable`. */
   hall_tools?: boolean;
+  /** How many bridges the hall keeps started ahead for this entry's runs (0 or absent: none). */
+  keep_warm?: number;
+  /** Seconds an unused warm bridge waits before the hall ends it and starts another. */
+  warm_idle?: number;
 }
+
+/** The most warm bridges one entry may keep: each idle one costs about 20 MiB. */
+export const MAX_KEEP_WARM = 8;
+/** An idle warm bridge's life when the entry says no `warm_idle`. */
+export const DEFAULT_WARM_IDLE_S = 600;
 
 /** How to start an entry's agent: its command, arguments, extra environment, and the package that provides it when known. */
 export interface AcpAgentCommand extends AcpSettings {

@@ -205,7 +205,8 @@ describe('parseHallConfig: ACP agents', () => {
         `  claude: { acp: { command: claude-agent-acp, env: { ANTHROPIC_API_KEY: "${KEY_REF}" } }, model: sonnet, permission_mode: default }\n` +
         '  codex: { agent: codex }\n' +
         '  own: { acp: { command: ./my-agent, args: [--stdio], start_timeout: 90 } }\n' +
-        '  toolless: { acp: { command: ./my-agent, hall_tools: false } }\n',
+        '  toolless: { acp: { command: ./my-agent, hall_tools: false } }\n' +
+        '  warm: { acp: { command: ./my-agent, keep_warm: 2, warm_idle: 30 } }\n',
     );
     expect(warnings).toEqual([]);
     expect(config.raiders.claude).toEqual({
@@ -218,6 +219,7 @@ describe('parseHallConfig: ACP agents', () => {
     expect(config.raiders.codex).toEqual({ agent: 'codex', packs: [], ignoredKeys: [] });
     expect(config.raiders.own?.acp).toEqual({ command: './my-agent', args: ['--stdio'], env: {}, start_timeout: 90 });
     expect(config.raiders.toolless?.acp).toEqual({ command: './my-agent', args: [], env: {}, hall_tools: false });
+    expect(config.raiders.warm?.acp).toEqual({ command: './my-agent', args: [], env: {}, keep_warm: 2, warm_idle: 30 });
   });
 });
 
@@ -274,6 +276,10 @@ describe('bad values: file + key path + expectation', () => {
     ['raiders: { c: { acp: { command: x, args: x } } }', 'raiders.c.acp.args: expected a list of arguments, got "x"'],
     ['raiders: { c: { acp: { command: x, env: { A: [1] } } } }', 'raiders.c.acp.env.A: expected a string, got a list'],
     ['raiders: { c: { acp: { command: x, start_timeout: 0 } } }', 'raiders.c.acp.start_timeout: expected a number of seconds > 0, got 0'],
+    ['raiders: { c: { acp: { command: x, keep_warm: 9 } } }', 'raiders.c.acp.keep_warm: expected a whole number from 0 to 8, got 9'],
+    ['raiders: { c: { acp: { command: x, keep_warm: 1.5 } } }', 'raiders.c.acp.keep_warm: expected a whole number from 0 to 8, got 1.5'],
+    ['raiders: { c: { acp: { command: x, keep_warm: -1 } } }', 'raiders.c.acp.keep_warm: expected a whole number from 0 to 8, got -1'],
+    ['raiders: { c: { acp: { command: x, warm_idle: 0 } } }', 'raiders.c.acp.warm_idle: expected a number of seconds > 0, got 0'],
     ['raiders: { c: { acp: { command: x, hall_tools: maybe } } }', 'raiders.c.acp.hall_tools: expected true or false, got "maybe"'],
     [
       'raiders: { "../x": {} }',

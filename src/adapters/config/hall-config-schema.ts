@@ -10,7 +10,7 @@
  */
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { ACP_PRESET_NAMES, BUILT_IN_ONLY_KEYS } from '../../domain/acp-agents.js';
+import { ACP_PRESET_NAMES, BUILT_IN_ONLY_KEYS, MAX_KEEP_WARM } from '../../domain/acp-agents.js';
 import { isKnownEngine, KNOWN_ENGINES } from '../../domain/engines.js';
 import { errorMessage } from '../../domain/error-message.js';
 import { NUMBERED_SLOT, SAFE_RAIDER_NAME } from '../../domain/names.js';
@@ -162,8 +162,11 @@ const acpSettings = z.object(
     start_timeout: number('a number of seconds > 0', (n) => n > 0).optional(),
     // With `mcp: { enable: true }`, the agent's sessions get the hall's MCP server unless this is false.
     hall_tools: flag.optional(),
+    // Bridges started ahead of the entry's runs, each handed a run when one comes (docs/agents.md, "Warm bridges").
+    keep_warm: number(`a whole number from 0 to ${MAX_KEEP_WARM}`, (n) => Number.isInteger(n) && n >= 0 && n <= MAX_KEEP_WARM).optional(),
+    warm_idle: number('a number of seconds > 0', (n) => n > 0).optional(),
   },
-  expected('a mapping (command, args, env, start_timeout, hall_tools)'),
+  expected('a mapping (command, args, env, start_timeout, hall_tools, keep_warm, warm_idle)'),
 );
 
 const raiderEntry = z
