@@ -6,6 +6,7 @@
  * session/new in the root, session/prompt with the mission, and the turn's
  * stop reason (or the agent's error, or its crash) is the run's end.
  */
+import fs from 'node:fs';
 import { Writable } from 'node:stream';
 import {
   type AuthMethod,
@@ -23,7 +24,9 @@ import {
 import { errorMessage } from '../domain/error-message.js';
 import { isRecord } from '../domain/records.js';
 import { type Asker, PermissionChannel, type PermissionAnswer } from '../protocol/permission-channel.js';
-import { ACP_RAIDER_USAGE, type AcpRaiderArgs, parseAcpRaiderArgs } from './args.js';
+import { ACP_RAIDER_USAGE, ACP_SPARE_USAGE, type AcpRaiderArgs, parseAcpRaiderArgs, spareIdleSeconds } from './args.js';
+import { awaitHandOver } from './spare.js';
+import { writeAllSync } from '../protocol/canonical-line.js';
 import { AgentLines, MAX_MESSAGE_BYTES } from './agent-lines.js';
 import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
@@ -44,16 +47,74 @@ type RunEnd =
 
 export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   if (argv.includes('--help') && !argv.slice(0, argv.indexOf('--help')).includes('--')) {
-    process.stdout.write(`${ACP_RAIDER_USAGE}\n\nRuns MISSION as one prompt turn of the ACP agent CMD (docs/agents.md).\n`);
+    process.stdout.write(
+      `${ACP_RAIDER_USAGE}\n${ACP_SPARE_USAGE}\n\nRuns MISSION as one prompt turn of the ACP agent CMD (docs/agents.md);\n` +
+        'with --spare, waits for the run a hall hands it on stdin (docs/agents.md, "Warm bridges").\n',
+    );
     return 0;
   }
+  if (argv[0] === '--spare') return runSpare(argv.slice(1));
   const parsed = parseAcpRaiderArgs(argv, process.cwd());
   if (!parsed.ok) {
     process.stderr.write(`raider acp-client: ${parsed.error}\n${ACP_RAIDER_USAGE}\n`);
     return 2;
   }
   const args = parsed.args;
-  const events: EventSink = args.streamJson ? new StreamJsonSink(1) : silentSink;
+  return runBridge(args, { events: args.streamJson ? new StreamJsonSink(1) : silentSink, log: writeStderr });
+}
+
+/**
+ * A warm bridge (`--spare [--warm-idle SECONDS]`, docs/agents.md "Warm
+ * bridges"): loaded ahead, it waits for the run the hall hands it, then runs
+ * it exactly as a bridge started for the run would, with the run's arguments,
+ * environment and working directory, its events into the run's events file
+ * and its stderr into the run's stderr spool. Without a run it ends, 0.
+ */
+async function runSpare(argv: readonly string[]): Promise<number> {
+  const idle = spareIdleSeconds(argv);
+  if (typeof idle === 'string') {
+    process.stderr.write(`raider acp-client: ${idle}\n${ACP_SPARE_USAGE}\n`);
+    return 2;
+  }
+  const wait = await awaitHandOver(idle * 1000);
+  if (wait.kind === 'ended') {
+    process.stderr.write(`raider acp-client: a warm bridge ends unused: ${wait.why}\n`);
+    return 0;
+  }
+  const handOver = wait.handOver;
+  // Whatever goes wrong from here is the run's, and is said where its stderr goes.
+  const errFd = fs.openSync(handOver.stderr_path, 'a');
+  const log = (text: string) => writeAllSync(errFd, text);
+  process.chdir(handOver.cwd);
+  replaceEnvironment(process.env, handOver.env);
+  const parsed = parseAcpRaiderArgs(handOver.argv, handOver.cwd);
+  if (!parsed.ok) {
+    log(`raider acp-client: ${parsed.error}\n${ACP_RAIDER_USAGE}\n`);
+    return 2;
+  }
+  const eventsFd = fs.openSync(handOver.events_path, 'a');
+  return runBridge(parsed.args, { events: parsed.args.streamJson ? new StreamJsonSink(eventsFd) : silentSink, log });
+}
+
+/** The environment of a bridge started for the run: the hand-over's, in place of the one the spare was started with. */
+function replaceEnvironment(env: NodeJS.ProcessEnv, wanted: Readonly<Record<string, string>>): void {
+  for (const key of Object.keys(env)) if (!(key in wanted)) delete env[key];
+  Object.assign(env, wanted);
+}
+
+function writeStderr(text: string): void {
+  process.stderr.write(text);
+}
+
+/** Where the run's events go, and its stderr: the bridge's own, or (a warm bridge's run) the run's files. */
+interface BridgeOutput {
+  events: EventSink;
+  log: (text: string) => void;
+}
+
+async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number> {
+  const { events } = out;
+  const warn = (message: string) => out.log(`${message}\n`);
   const started = performance.now();
   events.emit('run.started', { engine: 'acp', agent: args.command, ...definedFields({ model: args.model }) });
   events.emit('run.state', { state: 'running' });
@@ -61,7 +122,7 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
   const signals = watchSignals();
   // Started here, not inside the race: whatever ends the run (a signal may, while the agent
   // is still starting), the agent this run started is known below and stopped.
-  const starting = startAgent({ command: args.command, args: args.args, cwd: args.root, env: agentEnv(process.env) });
+  const starting = startAgent({ command: args.command, args: args.args, cwd: args.root, env: agentEnv(process.env), stderr: out.log });
   let toolCalls = 0;
   // After the end is fixed (a signal may fix it mid-turn), the turn adds no events.
   let open = true;
@@ -93,7 +154,7 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
     (async (): Promise<RunEnd> => {
       const start = await starting;
       if (!start.ok) return { status: 'failed', error: startError(args, start.code, start.error) };
-      return promptTurn(args, start.agent, updates, turnEvents, control, channel);
+      return promptTurn(args, start.agent, updates, turnEvents, control, channel, warn);
     })(),
   ]);
   signals.settle();
@@ -113,7 +174,7 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
 
   if (!args.streamJson) {
     if (end.status === 'completed') process.stdout.write(`${end.response}\n`);
-    else if (end.status === 'failed') process.stderr.write(`raider acp-client: ${end.error}\n`);
+    else if (end.status === 'failed') warn(`raider acp-client: ${end.error}`);
   }
   if (end.status === 'cancelled' || end.status === 'interrupted') {
     // Die by the signal, as the raider contract says a cancelled or interrupted raider does.
@@ -122,10 +183,6 @@ export async function runAcpRaider(argv: readonly string[]): Promise<number> {
     process.kill(process.pid, signal);
   }
   return end.status === 'completed' ? 0 : 1;
-}
-
-function warn(message: string): void {
-  process.stderr.write(`${message}\n`);
 }
 
 /** The agent's environment: ours, without the variable by which a restarted hall finds its raiders (the bridge is the raider). */
@@ -142,6 +199,9 @@ function startError(args: AcpRaiderArgs, code: string | undefined, error: string
   if (code === 'EACCES') return `agent command ${args.command} cannot be run (not executable)`;
   return `agent command ${args.command} could not be started: ${error}`;
 }
+
+/** A line for the slot log (the bridge's stderr, or the run's stderr spool). */
+type Warn = (message: string) => void;
 
 /** A turn as the signal handling sees it: whether a cancel was asked for, and how to send it once the prompt is in flight. */
 interface TurnControl {
@@ -166,6 +226,7 @@ async function promptTurn(
   events: EventSink,
   control: TurnControl,
   channel: Asker | undefined,
+  warn: Warn,
 ): Promise<RunEnd> {
   // The conversation an agent replays while it loads a session is history, not this run's output.
   let replaying = false;
@@ -206,10 +267,10 @@ async function promptTurn(
     );
     if (session === TIMED_OUT) return startTimeoutEnd(step, args.startTimeout);
     start.clear();
-    noteOpened(session, events, control);
+    noteOpened(session, events, control, warn);
     const plan = planSessionConfig(session.offer, args);
     if (!plan.ok) return { status: 'failed', error: plan.error };
-    for (const n of plan.notes) note(events, n.setting, n.text);
+    for (const n of plan.notes) note(events, warn, n.setting, n.text);
     for (const change of plan.steps) {
       if (change.kind === 'set_mode') {
         step = 'session/set_mode';
@@ -245,7 +306,7 @@ async function promptTurn(
   } finally {
     start.clear();
     conn.close();
-    noteSkipped(lines);
+    noteSkipped(lines, warn);
   }
 }
 
@@ -259,10 +320,10 @@ function hallTools(args: AcpRaiderArgs): McpServer[] {
 }
 
 /** Says which agent session the run prompts; the hall records it with the binding from the run document (`agent_session`). */
-function noteOpened(opened: OpenedSession, events: EventSink, control: TurnControl): void {
+function noteOpened(opened: OpenedSession, events: EventSink, control: TurnControl, warn: Warn): void {
   if (opened.fallback !== undefined) {
     control.sessionError = opened.fallback;
-    note(events, 'session', opened.fallback);
+    note(events, warn, 'session', opened.fallback);
   }
   control.agentSession = opened.sessionId;
   control.continued = opened.how !== 'new';
@@ -270,7 +331,7 @@ function noteOpened(opened: OpenedSession, events: EventSink, control: TurnContr
 }
 
 /** A note in the run's events and the same line in the slot log. */
-function note(events: EventSink, setting: 'mode' | 'model' | 'session', text: string): void {
+function note(events: EventSink, warn: Warn, setting: 'mode' | 'model' | 'session', text: string): void {
   events.emit('note', { setting, text });
   warn(`raider acp-client: ${text}`);
 }
@@ -302,7 +363,7 @@ function startTimeoutEnd(step: string, seconds: number): RunEnd {
 }
 
 /** Lines of the agent's stdout that were not JSON-RPC messages are skipped; the slot log says how many. */
-function noteSkipped(lines: AgentLines): void {
+function noteSkipped(lines: AgentLines, warn: Warn): void {
   const { count, first } = lines.skipped();
   if (count === 0) return;
   warn(

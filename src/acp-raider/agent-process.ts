@@ -45,6 +45,8 @@ export interface AgentSpec {
   args: readonly string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Where the agent's stderr is passed on: the bridge's stderr, or a warm bridge's run's stderr spool. */
+  stderr: (text: string) => void;
 }
 
 export function startAgent(spec: AgentSpec): Promise<AgentStart> {
@@ -82,7 +84,7 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
     let partial = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (text: string) => {
-      process.stderr.write(text);
+      spec.stderr(text);
       const lines = (partial + text).split('\n');
       partial = lines.pop() ?? '';
       for (const line of lines) if (line.trim() !== '') tail.push(line);

@@ -35,6 +35,25 @@ export const ACP_RAIDER_USAGE =
   '                         [--hall-mcp-command CMD [--hall-mcp-arg=ARG ...]]\n' +
   '                         [--root DIR] [--session ID [--agent-session ID [--agent-session-cost AMOUNT:CURRENCY]]] [--model M] [--permission-mode MODE] -- MISSION';
 
+export const ACP_SPARE_USAGE = 'usage: raider acp-client --spare [--warm-idle SECONDS]';
+
+/** A warm bridge's wait for a run when the hall says none (`acp.warm_idle`'s default). */
+export const DEFAULT_SPARE_IDLE_S = 600;
+
+/** `--spare`'s own arguments: how long it waits for a run; or what is wrong with them. */
+export function spareIdleSeconds(argv: readonly string[]): number | string {
+  let values: { 'warm-idle'?: string };
+  try {
+    ({ values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { 'warm-idle': { type: 'string' } } }));
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  const raw = values['warm-idle'];
+  const seconds = raw === undefined ? DEFAULT_SPARE_IDLE_S : Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0) return `--warm-idle wants a number of seconds > 0, not ${JSON.stringify(raw)}`;
+  return seconds;
+}
+
 export function parseAcpRaiderArgs(argv: readonly string[], cwd: string): ArgsResult {
   let parsed: ReturnType<typeof parse>;
   try {
