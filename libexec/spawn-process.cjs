@@ -17,6 +17,7 @@
  *
  * nodeStart and loadPosixSpawn().start({ command, args, env, cwd, stdout, stderr }) return
  *   { pid, stderr: Readable | null, onExit(listener(code, signal)) }, or
+ * (posix_spawn only, with `stdin: 'socket'`: stdin one end of a socket pair) also stdin: the other end, a Duplex; or
  *   { pid: undefined, onError(listener(error)) } when Node tells a failure later,
  * or throw. loadPosixSpawn().startAsync(request, done(error, started)) starts it
  * from a worker thread (the hall's way: its event loop never waits for an exec).
@@ -233,17 +234,30 @@ function loadPosixSpawn() {
       if (libc.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) !== 0) throw spawnError(command, libc.errno());
       pipe = { read: fds.readInt32LE(0), write: fds.readInt32LE(4) };
     }
+    // stdin 'socket': one end of a socket pair, the other ours (a warm bridge's: it hears its run there,
+    // and our end's close, at our exit whatever kind, is its end). Close-on-exec: no other child inherits ours.
+    let input = null;
+    if (request.stdin === 'socket') {
+      const fds = Buffer.alloc(8);
+      if (libc.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) !== 0) {
+        if (pipe !== null) for (const fd of [pipe.read, pipe.write]) fs.closeSync(fd);
+        throw spawnError(command, libc.errno());
+      }
+      input = { ours: fds.readInt32LE(0), child: fds.readInt32LE(4) };
+    }
     const actions = Buffer.alloc(FILE_ACTIONS_BYTES);
     libc.actionsInit(actions);
     const finish = (err, started) => {
       libc.actionsDestroy(actions);
       if (pipe !== null) fs.closeSync(pipe.write);
       if (err !== null && pipe !== null) fs.closeSync(pipe.read);
+      if (input !== null) fs.closeSync(input.child);
+      if (err !== null && input !== null) fs.closeSync(input.ours);
       done(err, started);
     };
     try {
       for (const rc of [
-        libc.addOpen(actions, 0, '/dev/null', O_RDONLY, 0),
+        input !== null ? libc.addDup2(actions, input.child, 0) : libc.addOpen(actions, 0, '/dev/null', O_RDONLY, 0),
         libc.addDup2(actions, stdout, 1),
         libc.addDup2(actions, pipe !== null ? pipe.write : stderr, 2),
         ...(cwd !== undefined ? [libc.addChdir(actions, cwd)] : []),
@@ -286,6 +300,7 @@ function loadPosixSpawn() {
         finish(null, {
           pid,
           stderr: pipe !== null ? new net.Socket({ fd: pipe.read, readable: true, writable: false }) : null,
+          stdin: input !== null ? new net.Socket({ fd: input.ours, readable: true, writable: true }) : null,
           onExit: (l) => {
             onExit = l;
           },

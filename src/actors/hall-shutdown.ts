@@ -5,6 +5,7 @@
  * resolves with the process's exit code. A bug in the hall actor takes the
  * same way down after killing every raider, with exit code 70.
  */
+import type { WarmBridges } from './warm-bridges.js';
 import fs from 'node:fs';
 import type { Actor } from 'xstate';
 import type { ControlSocket } from '../adapters/control/control-socket.js';
@@ -30,6 +31,8 @@ export interface HallHoldings {
   store: HallStateStore;
   socket: ControlSocket;
   raiderStarter: RaiderStarter;
+  /** Unused warm bridges end when the hall begins to stop. */
+  warmBridges: Pick<WarmBridges, 'close'> | null;
   permissionChannels: PermissionChannels;
   eventsFiles: EventsFileMaker;
   registry: RunRegistry;
@@ -57,6 +60,7 @@ export class HallShutdown {
   begin(): void {
     if (this.stopping) return;
     this.stopping = true;
+    this.holdings.warmBridges?.close();
     void this.stopAdapters().then(() => this.actor.send({ type: 'hall.stop' }));
   }
 
@@ -76,6 +80,7 @@ export class HallShutdown {
     const { socket, permissionChannels, raiderStarter, eventsFiles, store, paths, lock, log } = this.holdings;
     await socket.close().catch(() => {});
     permissionChannels.closeAll();
+    this.holdings.warmBridges?.close();
     await raiderStarter.close();
     eventsFiles.close();
     await store.close().catch((err: unknown) => log(`cannot write the final state: ${errorMessage(err)}`));

@@ -22,8 +22,9 @@ import { HallQueries } from '../adapters/control/queries.js';
 import { DroppedMissions } from '../adapters/control/whereabouts.js';
 import { createRunRegistry } from '../adapters/control/run-registry.js';
 import { ActorInspection } from '../adapters/inspect/actor-inspection.js';
-import { ForkServer } from '../adapters/os/fork-server.js';
-import { hallRaiderStarter } from '../adapters/os/hall-spawner.js';
+import { ForkServer, type RaiderStarter } from '../adapters/os/fork-server.js';
+import { HallSpawner, hallRaiderStarter } from '../adapters/os/hall-spawner.js';
+import { WarmBridges, warmEntries } from './warm-bridges.js';
 import { SocketPathError } from '../os/socket-path.js';
 import { socketAnswers } from '../adapters/os/unix-socket.js';
 import { writeFileAtomic } from '../adapters/storage/atomic-file.js';
@@ -148,6 +149,7 @@ async function startLocked(
     : null;
   const permissionChannels = new PermissionChannels(permissionChannelDir(paths), log, clusterPermissions);
   const raiderStarter = hallRaiderStarter(env, log, () => new ForkServer(log));
+  const warmBridges = startWarmBridges(paths, config, env, raiderStarter, log);
   const eventsFiles = new EventsFileMaker(paths.logsDir);
   const bus = new EventBus(log);
   // On a shared cluster every event names its hall.
@@ -174,10 +176,14 @@ async function startLocked(
       kept: (ns, key) => store.state.get(ns, key),
       eventsFiles,
       bindingWorktrees: new BindingWorktrees(store),
+      ...(warmBridges !== null ? { warmBridges } : {}),
       warn: log,
     }),
-    raiderProcess: raiderProcessLogic(raiderStarter, recordWritten(store), (id, pid, signal) =>
-      publish({ type: 'raider.signal', id, slot: parseRunId(id)?.slot ?? id, pid, signal }),
+    raiderProcess: raiderProcessLogic(
+      raiderStarter,
+      recordWritten(store),
+      (id, pid, signal) => publish({ type: 'raider.signal', id, slot: parseRunId(id)?.slot ?? id, pid, signal }),
+      warmBridges ?? undefined,
     ),
     reapRun: reapRunLogic,
     settleWorktree: settleWorktreeLogic,
@@ -248,6 +254,7 @@ async function startLocked(
     const status = adapter.status?.bind(adapter);
     if (status) queries.addStatusSection(status);
   }
+  if (warmBridges !== null) queries.addStatusSection(() => ({ warm_bridges: warmBridges.status() }));
   addFaceCommands(commands, adapters);
   const socket = new ControlSocket({ socketPath: paths.socket, commands, bus, warn: log });
   actor.on('hall.stopped', () => cluster?.stop());
@@ -257,6 +264,7 @@ async function startLocked(
     store,
     socket,
     raiderStarter,
+    warmBridges,
     eventsFiles,
     permissionChannels,
     registry,
@@ -273,10 +281,12 @@ async function startLocked(
   actor.send({ type: 'hall.boot', at: Date.now() });
   // Claims start after the boot: this hall's own adopted runs hold their room first.
   cluster?.start();
+  warmBridges?.start();
   try {
     await socket.listen();
   } catch (err) {
     actor.stop();
+    warmBridges?.close();
     await raiderStarter.close();
     removePidFile(paths);
     // No place for the socket is a matter of how this machine is set up, like a config error.
@@ -286,6 +296,37 @@ async function startLocked(
   if (Object.keys(faceErrors).length > 0) queries.addStatusSection(() => ({ face_errors: faceErrors }));
 
   return { paths, config, bus, actor, faceErrors, stop: () => shutdown.begin(), stopped: shutdown.stopped };
+}
+
+/**
+ * The warm ACP bridges of the entries that keep some (docs/agents.md, "Warm
+ * bridges"), or null when none does. They need the hall's own spawner, which
+ * gives a process a stdin socket; behind the fork server every run starts its own bridge.
+ */
+function startWarmBridges(
+  paths: HallPaths,
+  config: HallConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  starter: RaiderStarter,
+  log: (line: string) => void,
+): WarmBridges | null {
+  const entries = warmEntries(config);
+  if (entries.length === 0) return null;
+  if (!(starter instanceof HallSpawner)) {
+    log(
+      `acp.keep_warm is not kept (${entries.map((e) => e.entry).join(', ')}): raiders are started through the fork server, which cannot hand a run over`,
+    );
+    return null;
+  }
+  return new WarmBridges({
+    spawner: starter,
+    bridge: resolveAcpBridgeCommand(env),
+    baseEnv: env,
+    root: paths.root,
+    logDir: path.join(paths.root, '.raider-hall', 'warm'),
+    entries,
+    log,
+  });
 }
 
 /** A face that cannot serve leaves the others serving; the hall says which, here and in status. */

@@ -120,7 +120,7 @@ export function prepareRunLogic(env: RunEnvironment) {
           ...(channel !== null ? { permissionChannel: channel } : {}),
           mission: input.entry.mission,
         };
-        const args =
+        const bridgeArgs =
           agent !== undefined
             ? acpBridgeArgv({
                 agent,
@@ -132,7 +132,10 @@ export function prepareRunLogic(env: RunEnvironment) {
                 }),
                 ...runArgs,
               })
-            : raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
+            : undefined;
+        const args = bridgeArgs ?? raiderArgv({ entry, libTarget: env.libTarget, ...runArgs });
+        // Taken last, when nothing else here can fail: a warm bridge, loaded ahead, that the run is handed to.
+        const spare = bridgeArgs !== undefined ? env.warmBridges?.take(input.baseName) : undefined;
         return {
           kind: 'ready',
           eventsPath: events,
@@ -156,6 +159,7 @@ export function prepareRunLogic(env: RunEnvironment) {
               ...definedFields({ telegram: input.entry.telegram }),
             }),
             cwd,
+            ...(spare !== undefined && bridgeArgs !== undefined ? { spare: { ...spare, args: bridgeArgs } } : {}),
           },
           ...definedFields({ worktree }),
         };

@@ -12,7 +12,8 @@
  */
 import os from 'node:os';
 import { fromCallback } from 'xstate';
-import type { RaiderStarter } from '../adapters/os/fork-server.js';
+import type { RaiderStarter, SpawnRequest, SpawnWatcher } from '../adapters/os/fork-server.js';
+import type { SparePool } from './warm-bridges.js';
 import { StderrSpool, stderrSpoolPath } from '../adapters/os/stderr-spool.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 import { killGroup } from '../adapters/os/process-group.js';
@@ -30,7 +31,12 @@ const ADOPTED_POLL_MS = 250;
 export type SignalSent = (runId: string, pid: number, signal: RunSignal) => void;
 
 /** Raider processes started by the hall (its own posix_spawn or its fork server), each once its run's record is written. */
-export function raiderProcessLogic(starter: RaiderStarter, recordWritten: RecordWritten, onSignal: SignalSent = () => {}) {
+export function raiderProcessLogic(
+  starter: RaiderStarter,
+  recordWritten: RecordWritten,
+  onSignal: SignalSent = () => {},
+  spares?: Pick<SparePool, 'handOver' | 'release'>,
+) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
     const send = (event: RunEvent) => sendBack(event);
     const sendSignal = (p: number, sig: RunSignal) => {
@@ -51,8 +57,11 @@ export function raiderProcessLogic(starter: RaiderStarter, recordWritten: Record
     let exited = false;
     let stopWatching: (() => void) | undefined;
     let stopped = false;
+    // A warm bridge the run took is the run's once handed over; until then, a stop ends it.
+    let handed = false;
     const fail = (error: string) => {
       exited = true;
+      if (spec.spare !== undefined && !handed) spares?.release(spec.spare.id);
       releaseEventsFile(input.eventsPath);
       send({ type: 'proc.failed', error, at: Date.now() });
     };
@@ -60,32 +69,37 @@ export function raiderProcessLogic(starter: RaiderStarter, recordWritten: Record
       try {
         // The reap reads the result through this, even if the file is deleted meanwhile.
         holdEventsFile(input.eventsPath);
-        stopWatching = starter.spawn(
-          {
-            command: spec.command,
-            args: spec.args,
-            env: spec.env,
-            cwd: spec.cwd,
-            stdoutPath: input.eventsPath,
-            stderrPath: input.logPath,
-            stderrPrefix: raiderLinePrefix(input.runId),
+        const request: SpawnRequest = {
+          command: spec.command,
+          args: spec.args,
+          env: spec.env,
+          cwd: spec.cwd,
+          stdoutPath: input.eventsPath,
+          stderrPath: input.logPath,
+          stderrPrefix: raiderLinePrefix(input.runId),
+        };
+        const watcher: SpawnWatcher = {
+          spawned: (p) => {
+            pid = p;
+            send({ type: 'proc.spawned', pid: p, at: Date.now() });
           },
-          {
-            spawned: (p) => {
-              pid = p;
-              send({ type: 'proc.spawned', pid: p, at: Date.now() });
-            },
-            failed: fail,
-            exited: (code, sig) => {
-              exited = true;
-              send({ type: 'proc.exited', exit: exitOf(code, sig), at: Date.now() });
-            },
-            lost: (p) => {
-              if (p === undefined) fail('the raider spawner ended before the raider started');
-              else stopWatching = watchAdopted(p, send, () => {}, sendSignal);
-            },
+          failed: fail,
+          exited: (code, sig) => {
+            exited = true;
+            send({ type: 'proc.exited', exit: exitOf(code, sig), at: Date.now() });
           },
-        );
+          lost: (p) => {
+            if (p === undefined) fail('the raider spawner ended before the raider started');
+            else stopWatching = watchAdopted(p, send, () => {}, sendSignal);
+          },
+        };
+        // Handed to the warm bridge the run took, as the run's record says; if it is gone, a bridge of its own.
+        const toSpare =
+          spec.spare !== undefined
+            ? (spares?.handOver(spec.spare.id, { ...request, runId: input.runId, bridgeArgs: spec.spare.args }, watcher) ?? null)
+            : null;
+        handed = toSpare !== null;
+        stopWatching = toSpare ?? starter.spawn(request, watcher);
       } catch (e) {
         fail(errorMessage(e));
       }
@@ -109,6 +123,7 @@ export function raiderProcessLogic(starter: RaiderStarter, recordWritten: Record
     return () => {
       stopped = true;
       waiting?.stop();
+      if (spec.spare !== undefined && !handed) spares?.release(spec.spare.id);
       stopWatching?.();
       if (pid !== undefined && !exited) killGroup(pid);
     };

@@ -5,6 +5,7 @@ import type { HallPaths } from '../ports/hall-paths.js';
 import type { ProviderStoreView } from '../domain/refusal.js';
 import type { PermissionChannels } from './permission-channels.js';
 import type { BindingWorktrees } from '../adapters/storage/binding-worktrees.js';
+import type { SparePool } from './warm-bridges.js';
 
 /** How to start the raider executable: `command prefixArgs... raiderArgs...`. */
 export interface RaiderCommand {
@@ -35,6 +36,8 @@ export interface RunEnvironment {
   eventsFiles: EventsFileMaker;
   /** The worktree each binding goes on in (docs/worktrees.md). */
   bindingWorktrees: BindingWorktrees;
+  /** The warm ACP bridges of entries that keep some (docs/agents.md, "Warm bridges"). */
+  warmBridges?: Pick<SparePool, 'take'>;
   /** Diagnostics for the hall's own log. */
   warn: (message: string) => void;
 }

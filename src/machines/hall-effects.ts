@@ -32,6 +32,8 @@ export interface LedgerRun {
   log_path: string;
   /** A worktree run's git worktree: the hall that adopts the run settles it when the run ends. */
   worktree?: RunWorktree;
+  /** The warm ACP bridge the run was handed to (its RAIDER_HALL_RUN_ID is `spare-` and this), when it was. */
+  spare?: string;
 }
 
 /** A change to the durable state (queues, ledger, bindings). */

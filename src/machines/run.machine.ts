@@ -78,6 +78,13 @@ export interface SpawnSpec {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /**
+   * A warm ACP bridge the run took (docs/agents.md, "Warm bridges"): the run
+   * is handed to it, with the bridge's arguments `args` (those after
+   * `acp-client`), rather than started; the rest of the spec is the start of
+   * a bridge of its own, should the spare be gone by then.
+   */
+  spare?: { id: string; pid: number; args: string[] };
 }
 
 export interface ProcessInput {
@@ -223,6 +230,8 @@ function ledgerRunOf(context: RunContext): LedgerRun {
     events_path: context.eventsPath,
     log_path: context.logPath,
     ...definedFields({ worktree: context.worktree }),
+    // A run handed to a warm bridge: a restarted hall finds that process by the spare's id, not the run's.
+    ...(context.spawn?.spare !== undefined ? { pid: context.spawn.spare.pid, spare: context.spawn.spare.id } : {}),
   };
 }
 

@@ -10,7 +10,7 @@
  * the next spawn starts a new fork server.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import fs from 'node:fs';
 import os from 'node:os';
 import { describeLineFault, MAX_LINE_BYTES } from '../../protocol/line-reader.js';
@@ -37,10 +37,17 @@ export interface SpawnRequest {
    * (the run id: parallel runs share one slot log); else the file is its stderr.
    */
   stderrPrefix?: string;
+  /**
+   * 'socket': its stdin is one end of a socket pair, the other the hall's
+   * (`spawned` gets it): a warm ACP bridge's (docs/agents.md, "Warm
+   * bridges"). Only the hall's own spawner (hall-spawner.ts) has it; else stdin is /dev/null.
+   */
+  stdin?: 'socket';
 }
 
 export interface SpawnWatcher {
-  spawned(pid: number): void;
+  /** `stdin`: the hall's end of the process's stdin, when the request asked for a socket. */
+  spawned(pid: number, stdin?: Duplex): void;
   /** The process could not be started. */
   failed(error: string): void;
   exited(code: number | null, signal: NodeJS.Signals | null): void;

@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { errorMessage } from '../../domain/error-message.js';
 import type { RaiderStarter, SpawnRequest, SpawnWatcher } from './fork-server.js';
@@ -21,6 +22,7 @@ import { StderrSpool, stderrSpoolPath } from './stderr-spool.js';
 
 interface StartedProcess {
   pid: number;
+  stdin?: Duplex | null;
   onExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
 }
 
@@ -31,6 +33,7 @@ interface StartRequest {
   cwd: string;
   stdout: number;
   stderr: number;
+  stdin?: 'socket';
 }
 
 /** libexec/spawn-process.cjs: its posix_spawn from a worker thread, or why it cannot be had here. */
@@ -120,7 +123,8 @@ export class HallSpawner implements RaiderStarter {
         if (copier !== null) copier.finish(report);
         else setImmediate(report);
       });
-      if (listening) watcher.spawned(pid);
+      if (listening) watcher.spawned(pid, child.stdin ?? undefined);
+      else child.stdin?.destroy();
     };
     const go = () => {
       // Its run was stopped while it waited its turn.
@@ -133,7 +137,15 @@ export class HallSpawner implements RaiderStarter {
         out = fs.openSync(request.stdoutPath, 'w');
         err = fs.openSync(request.stderrPrefix !== undefined ? spool : request.stderrPath, 'a');
         this.startProcess(
-          { command: request.command, args: request.args, env: request.env, cwd: request.cwd, stdout: out, stderr: err },
+          {
+            command: request.command,
+            args: request.args,
+            env: request.env,
+            cwd: request.cwd,
+            stdout: out,
+            stderr: err,
+            ...(request.stdin !== undefined ? { stdin: request.stdin } : {}),
+          },
           started,
         );
       } catch (e) {

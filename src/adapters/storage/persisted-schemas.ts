@@ -66,6 +66,7 @@ export const ledgerRunSchema = z.object({
   events_path: z.string(),
   log_path: z.string(),
   worktree: runWorktreeSchema.optional(),
+  spare: z.string().optional(),
 });
 
 const queueRef = z.discriminatedUnion('kind', [

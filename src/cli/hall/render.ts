@@ -85,6 +85,8 @@ interface StatusReply {
   >;
   telegram?: Record<string, { state?: string; failures?: number; last_error?: { error?: string } | null }>;
   acp?: { host?: string; port?: number; sessions?: number };
+  /** Each ACP entry's unused warm bridges (docs/agents.md, "Warm bridges"). */
+  warm_bridges?: Record<string, Array<{ pid: number | null; ready: boolean; age: number }>>;
   [key: string]: unknown;
 }
 
@@ -171,6 +173,13 @@ export function renderStatus(reply: StatusReply, style: Style): string {
         ]),
       ).trimEnd(),
     );
+  }
+  const warm = Object.entries(reply.warm_bridges ?? {}).flatMap(([entry, spares]) =>
+    spares.map((s) => [entry, s.pid !== null ? String(s.pid) : '-', formatAge(s.age), s.ready ? 'ready' : 'starting']),
+  );
+  if (warm.length > 0) {
+    out.push('');
+    out.push(alignedTable(['WARM BRIDGE', 'PID', 'AGE', 'STATE'], warm).trimEnd());
   }
   if (reply.acp) {
     const where = reply.acp.port !== undefined ? `${reply.acp.host}:${reply.acp.port}` : 'socket only';

@@ -36,6 +36,7 @@ export const ledgerRunSchema = z.looseObject({
   events_path: z.string(),
   log_path: z.string(),
   worktree: runWorktreeSchema.optional(),
+  spare: optionalText,
 }) satisfies z.ZodType<LedgerRun>;
 
 const queueRow = z.object({ id: z.string(), queue_kind: z.enum(['slot', 'binding']), queue_key: z.string(), entry: z.unknown() });

@@ -1,0 +1,326 @@
+/**
+ * Warm ACP bridges (docs/agents.md, "Warm bridges"): for each entry with
+ * `acp.keep_warm: N`, N bridges started ahead by the hall's own spawner
+ * (`raider acp-client --spare`), their modules loaded, each waiting on its
+ * stdin, a socket whose other end only this hall holds. A run of the entry
+ * takes a ready one (prepare-run.actor.ts, so its ledger record names it),
+ * and the run's process actor hands the run over on that socket
+ * (raider-process.actor.ts): from then on the bridge is the run's raider,
+ * its exit the run's end, its stderr spool copied into the slot log as any
+ * raider's. A replacement starts in the background. Nothing here is durable:
+ * an unused bridge ends at its stdin's end, so it never outlives its hall.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Duplex } from 'node:stream';
+import type { SpawnRequest, SpawnWatcher } from '../adapters/os/fork-server.js';
+import { signalGroup } from '../adapters/os/process-group.js';
+import { StderrSpool, stderrSpoolPath } from '../adapters/os/stderr-spool.js';
+import { canonicalLine } from '../protocol/canonical-line.js';
+import { type BridgeHandOver, HANDOVER_VERSION, SPARE_READY_LINE, SPARE_RUN_ID_PREFIX } from '../protocol/bridge-handover.js';
+import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
+import type { HallConfig } from '../ports/hall-config.js';
+
+/** What warm bridges need of the starter: the hall's own spawner, which can give a process a stdin socket. */
+export interface SpareSpawner {
+  spawn(request: SpawnRequest, watcher: SpawnWatcher): () => void;
+}
+
+/** An entry's warm bridges: how many, and how long one waits unused before the hall ends it. */
+export interface WarmEntry {
+  entry: string;
+  keep: number;
+  idleS: number;
+}
+
+/** A warm bridge a run took, as its spawn spec and ledger record name it. */
+export interface TakenSpare {
+  id: string;
+  pid: number;
+}
+
+/** A warm bridge as `status` shows it. */
+export interface SpareStatus {
+  pid: number | null;
+  ready: boolean;
+  /** Seconds since it was started. */
+  age: number;
+}
+
+/** The run's start as a bridge started for it would have had it, for the hand-over line. */
+export interface HandOverRequest extends SpawnRequest {
+  runId: string;
+  /** The bridge's arguments after `acp-client`. */
+  bridgeArgs: readonly string[];
+}
+
+/** Taking and handing over, as prepare-run and the process actor see them. */
+export interface SparePool {
+  take(entry: string): TakenSpare | undefined;
+  /** Hands the run to the taken spare; null when it is no longer there (the run then starts a bridge of its own). */
+  handOver(id: string, request: HandOverRequest, watcher: SpawnWatcher): (() => void) | null;
+  /** A taken spare whose run will not start: it is ended. */
+  release(id: string): void;
+}
+
+/** A taken spare not handed a run within this long is ended (its run was stopped before it started). */
+const RESERVED_MS = 60_000;
+/** A spare's own limit past the hall's `warm_idle`: it ends by itself only when the hall is stuck. */
+const BACKSTOP_S = 60;
+/** Waits before another start after spares that ended before they were ready: doubled each time, up to the last. */
+const RETRY_MS = [1000, 2000, 5000, 15_000, 60_000];
+
+type State = 'starting' | 'ready' | 'reserved' | 'handed' | 'ending';
+
+interface Spare {
+  id: string;
+  entry: WarmEntry;
+  state: State;
+  startedAt: number;
+  pid?: number;
+  stdin?: Duplex;
+  timer?: NodeJS.Timeout;
+  stopListening: () => void;
+  /** After a hand-over: where its exit goes (the run's watcher, once its stderr is copied). */
+  exitTo?: (code: number | null, signal: NodeJS.Signals | null) => void;
+}
+
+/** The entries that keep bridges warm, from the config. */
+export function warmEntries(config: Pick<HallConfig, 'raiders'>): WarmEntry[] {
+  const out: WarmEntry[] = [];
+  for (const [entry, settings] of Object.entries(config.raiders)) {
+    const keep = settings.acp?.keep_warm ?? 0;
+    if (keep > 0) out.push({ entry, keep, idleS: settings.acp?.warm_idle ?? DEFAULT_WARM_IDLE_S });
+  }
+  return out;
+}
+
+export class WarmBridges implements SparePool {
+  private readonly spares = new Map<string, Spare>();
+  private readonly failures = new Map<string, number>();
+  private readonly retries = new Set<NodeJS.Timeout>();
+  private closing = false;
+
+  constructor(
+    private readonly deps: {
+      spawner: SpareSpawner;
+      /** The bridge's command (`raider acp-client` as resolveAcpBridgeCommand gives it). */
+      bridge: { command: string; prefixArgs: readonly string[] };
+      baseEnv: Readonly<Record<string, string | undefined>>;
+      root: string;
+      /** Where each entry's warm bridges write their own stderr (`ENTRY.log`): what they say while no run is theirs. */
+      logDir: string;
+      entries: readonly WarmEntry[];
+      log: (line: string) => void;
+    },
+  ) {}
+
+  start(): void {
+    if (this.deps.entries.length === 0) return;
+    fs.mkdirSync(this.deps.logDir, { recursive: true });
+    for (const entry of this.deps.entries) this.fill(entry);
+  }
+
+  take(entry: string): TakenSpare | undefined {
+    if (this.closing) return undefined;
+    for (const spare of this.spares.values()) {
+      if (spare.entry.entry !== entry || spare.state !== 'ready' || spare.pid === undefined) continue;
+      spare.state = 'reserved';
+      this.clearTimer(spare);
+      spare.timer = setTimeout(() => this.end(spare), RESERVED_MS);
+      // The replacement starts after this turn: not on the run's path.
+      setImmediate(() => this.fill(spare.entry));
+      return { id: spare.id, pid: spare.pid };
+    }
+    return undefined;
+  }
+
+  handOver(id: string, request: HandOverRequest, watcher: SpawnWatcher): (() => void) | null {
+    const spare = this.spares.get(id);
+    if (spare === undefined || spare.state !== 'reserved' || spare.pid === undefined || spare.stdin === undefined) return null;
+    const pid = spare.pid;
+    const stdin = spare.stdin;
+    spare.state = 'handed';
+    this.clearTimer(spare);
+    let listening = true;
+    // The run's files as the spawner makes them for a raider it starts: its events file
+    // empty, its stderr spool there (the bridge appends to both) and followed into the slot log.
+    const spool = stderrSpoolPath(request.stdoutPath);
+    fs.closeSync(fs.openSync(request.stdoutPath, 'w'));
+    fs.closeSync(fs.openSync(spool, 'a'));
+    const copier = request.stderrPrefix !== undefined ? new StderrSpool(spool, request.stderrPath, request.stderrPrefix) : null;
+    copier?.follow();
+    spare.exitTo = (code, signal) => {
+      const report = () => {
+        if (listening) watcher.exited(code, signal);
+      };
+      if (copier !== null) copier.finish(report);
+      else setImmediate(report);
+    };
+    const handOver: BridgeHandOver = {
+      version: HANDOVER_VERSION,
+      run_id: request.runId,
+      argv: [...request.bridgeArgs],
+      env: { ...request.env },
+      cwd: request.cwd,
+      events_path: request.stdoutPath,
+      stderr_path: copier !== null ? spool : request.stderrPath,
+    };
+    stdin.end(`${canonicalLine(handOver)}\n`);
+    // On a later turn, as the spawner reports a pid.
+    setImmediate(() => {
+      if (listening) watcher.spawned(pid);
+    });
+    return () => {
+      listening = false;
+    };
+  }
+
+  release(id: string): void {
+    const spare = this.spares.get(id);
+    if (spare !== undefined && spare.state === 'reserved') this.end(spare);
+  }
+
+  /** Each entry's unused warm bridges (those starting or ready), for `status`. */
+  status(): Record<string, SpareStatus[]> {
+    const out: Record<string, SpareStatus[]> = {};
+    const now = Date.now();
+    for (const { entry } of this.deps.entries) out[entry] = [];
+    for (const spare of this.spares.values()) {
+      if (spare.state !== 'starting' && spare.state !== 'ready') continue;
+      const list = out[spare.entry.entry] ?? [];
+      list.push({ pid: spare.pid ?? null, ready: spare.state === 'ready', age: Math.round((now - spare.startedAt) / 100) / 10 });
+      out[spare.entry.entry] = list;
+    }
+    return out;
+  }
+
+  /** The RAIDER_HALL_RUN_ID of each warm bridge this hall holds: its own, not left behind by another. */
+  runIds(): Set<string> {
+    return new Set([...this.spares.keys()].map((id) => `${SPARE_RUN_ID_PREFIX}${id}`));
+  }
+
+  /** Starts no more and ends the unused ones (their stdin's end, and SIGTERM); a handed one is its run's. */
+  close(): void {
+    this.closing = true;
+    for (const timer of this.retries) clearTimeout(timer);
+    this.retries.clear();
+    for (const spare of this.spares.values()) if (spare.state !== 'handed') this.end(spare);
+  }
+
+  private fill(entry: WarmEntry): void {
+    if (this.closing) return;
+    let waiting = 0;
+    for (const spare of this.spares.values())
+      if (spare.entry === entry && (spare.state === 'starting' || spare.state === 'ready')) waiting++;
+    for (; waiting < entry.keep; waiting++) this.startOne(entry);
+  }
+
+  private startOne(entry: WarmEntry): void {
+    const id = randomBytes(6).toString('hex');
+    const { bridge, baseEnv, root } = this.deps;
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(baseEnv)) if (value !== undefined) env[key] = value;
+    env.RAIDER_HALL_ROOT = root;
+    // Not a run's id: a hall that finds it and no run that names it knows it is nobody's run.
+    env.RAIDER_HALL_RUN_ID = `${SPARE_RUN_ID_PREFIX}${id}`;
+    const spare: Spare = { id, entry, state: 'starting', startedAt: Date.now(), stopListening: () => {} };
+    this.spares.set(id, spare);
+    spare.stopListening = this.deps.spawner.spawn(
+      {
+        command: bridge.command,
+        args: [...bridge.prefixArgs, '--spare', '--warm-idle', String(entry.idleS + BACKSTOP_S)],
+        env,
+        cwd: root,
+        stdoutPath: '/dev/null',
+        stderrPath: path.join(this.deps.logDir, `${entry.entry}.log`),
+        stdin: 'socket',
+      },
+      {
+        spawned: (pid, stdin) => {
+          spare.pid = pid;
+          if (stdin === undefined) {
+            this.deps.log(`raider ${entry.entry}: a warm bridge got no stdin socket; it is ended`);
+            signalGroup(pid, 'SIGTERM');
+            return;
+          }
+          spare.stdin = stdin;
+          this.listen(spare, stdin);
+          if (this.closing) this.end(spare);
+        },
+        failed: (error) => {
+          this.spares.delete(id);
+          this.deps.log(`raider ${entry.entry}: a warm bridge could not be started: ${error}`);
+          this.retryLater(entry);
+        },
+        exited: (code, signal) => {
+          if (spare.exitTo !== undefined) {
+            spare.exitTo(code, signal);
+            this.spares.delete(id);
+            return;
+          }
+          const wasReady = spare.state !== 'starting';
+          this.clearTimer(spare);
+          spare.stdin?.destroy();
+          this.spares.delete(id);
+          if (this.closing || spare.state === 'ending') {
+            if (!this.closing) this.fill(entry);
+            return;
+          }
+          this.deps.log(
+            `raider ${entry.entry}: a warm bridge (pid ${spare.pid ?? '?'}) ended by itself (${signal ?? `exit code ${code ?? 0}`}); see ${path.join(this.deps.logDir, `${entry.entry}.log`)}`,
+          );
+          if (wasReady) this.fill(entry);
+          else this.retryLater(entry);
+        },
+        lost: () => {},
+      },
+    );
+  }
+
+  /** Its word that it is loaded; anything else on the socket is ignored. */
+  private listen(spare: Spare, stdin: Duplex): void {
+    let heard = '';
+    stdin.on('error', () => {});
+    stdin.setEncoding('utf8');
+    stdin.on('data', (chunk: string) => {
+      if (spare.state !== 'starting') return;
+      heard += chunk;
+      if (!heard.includes(SPARE_READY_LINE)) return;
+      spare.state = 'ready';
+      this.failures.delete(spare.entry.entry);
+      spare.timer = setTimeout(() => this.end(spare), spare.entry.idleS * 1000);
+    });
+  }
+
+  /** Its stdin's end tells it to go; SIGTERM to its group makes sure. */
+  private end(spare: Spare): void {
+    if (spare.state === 'ending' || spare.state === 'handed') return;
+    spare.state = 'ending';
+    this.clearTimer(spare);
+    spare.stdin?.end();
+    if (spare.pid !== undefined) signalGroup(spare.pid, 'SIGTERM');
+  }
+
+  private clearTimer(spare: Spare): void {
+    if (spare.timer !== undefined) clearTimeout(spare.timer);
+    spare.timer = undefined;
+  }
+
+  /** Spares of this entry ended before they were ready: the next start waits longer each time. */
+  private retryLater(entry: WarmEntry): void {
+    if (this.closing) return;
+    const n = this.failures.get(entry.entry) ?? 0;
+    this.failures.set(entry.entry, n + 1);
+    const timer = setTimeout(
+      () => {
+        this.retries.delete(timer);
+        this.fill(entry);
+      },
+      RETRY_MS[Math.min(n, RETRY_MS.length - 1)],
+    );
+    timer.unref();
+    this.retries.add(timer);
+  }
+}
