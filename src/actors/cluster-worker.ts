@@ -21,7 +21,7 @@ import type { hallMachine } from '../machines/hall.machine.js';
 import { doneEvent, type EndedRun } from '../machines/hall-payloads.js';
 import type { RunOutputMirror } from './run-output-mirror.js';
 import type { RunOutputShipper } from './run-output-shipper.js';
-import { orphanRaiders } from './run-recovery.js';
+import { knownRaiderIds, orphanRaiders } from './run-recovery.js';
 import { SerialQueue } from '../adapters/storage/serial-queue.js';
 import { signalGroup } from '../adapters/os/process-group.js';
 import { pullPatiently } from './patient-journal-pull.js';
@@ -261,7 +261,7 @@ export class ClusterWorker {
    * Called after the boot (which adopted the runs the ledger still holds) and before any claim.
    */
   private stopOrphans(): void {
-    const orphans = orphanRaiders(this.root, new Set(this.store.state.runs.keys()));
+    const orphans = orphanRaiders(this.root, knownRaiderIds(this.store.state.runs.values()));
     if (orphans.length === 0) return;
     this.log(
       `stopping ${orphans.length} raiders a previous hall process left running, whose runs the cluster reported failed: ${orphans.map((o) => o.runId).join(', ')}`,

@@ -16,18 +16,36 @@ import type { AdoptedRun } from '../machines/slot.machine.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 import { definedFields } from '../domain/defined-fields.js';
 import { withOpenedAgentSession, withWorktree } from './reap-run.actor.js';
+import { SPARE_RUN_ID_PREFIX } from '../protocol/bridge-handover.js';
 
 const RUN_ID_VAR = 'RAIDER_HALL_RUN_ID=';
 const ROOT_VAR = 'RAIDER_HALL_ROOT=';
 
-/** The pid of the live raider started for `runId`, found by its environment. */
-function findRaiderPid(runId: string, hint: number | undefined): number | undefined {
-  const candidates = hint !== undefined ? [hint] : listPids();
+/**
+ * The pid of the live raider of `run`, found by its environment: the one
+ * started for it, or the warm bridge it was handed to (docs/agents.md, "Warm bridges").
+ */
+function findRaiderPid(run: Pick<LedgerRun, 'id' | 'pid' | 'spare'>): number | undefined {
+  const marks = raiderIdsOf(run).map((id) => `${RUN_ID_VAR}${id}`);
+  const candidates = run.pid !== undefined ? [run.pid] : listPids();
   for (const pid of candidates) {
     if (!processAlive(pid)) continue;
-    if (environOf(pid)?.includes(`${RUN_ID_VAR}${runId}`)) return pid;
+    const vars = environOf(pid);
+    if (vars !== null && marks.some((mark) => vars.includes(mark))) return pid;
   }
   return undefined;
+}
+
+/** The RAIDER_HALL_RUN_ID a run's raider may have: the run's id, or its warm bridge's. */
+function raiderIdsOf(run: Pick<LedgerRun, 'id' | 'spare'>): string[] {
+  return run.spare !== undefined ? [run.id, `${SPARE_RUN_ID_PREFIX}${run.spare}`] : [run.id];
+}
+
+/** The RAIDER_HALL_RUN_ID of each raider the ledger's runs account for, for orphanRaiders. */
+export function knownRaiderIds(runs: Iterable<Pick<LedgerRun, 'id' | 'spare'>>): Set<string> {
+  const known = new Set<string>();
+  for (const run of runs) for (const id of raiderIdsOf(run)) known.add(id);
+  return known;
 }
 
 /**
@@ -71,7 +89,7 @@ export async function recoverRuns(runs: Iterable<LedgerRun>): Promise<{ adopted:
   const adopted: AdoptedRun[] = [];
   const ended: EndedRun[] = [];
   for (const run of runs) {
-    const pid = findRaiderPid(run.id, run.pid);
+    const pid = findRaiderPid(run);
     const bound = run.binding !== undefined && run.session !== undefined ? { binding: run.binding, session: run.session } : {};
     if (pid !== undefined) {
       adopted.push({
