@@ -10,11 +10,16 @@
  *    a `spawn` of the same mission to an `acp:` entry on an open connection;
  *    the first update is the first `message.chunk` line in the run's events
  *    file (what `attach` reads), the end is `raider.done` on the bus.
- *    Target: the hall adds at most 15 ms median per run.
+ *    Target: the hall adds at most 15 ms median per run. Beside them, in the
+ *    same rounds, the same mission to an entry with `acp.keep_warm: 1`
+ *    (docs/agents.md, "Warm bridges"): before each of its runs the bench waits
+ *    (untimed) until status shows a ready warm bridge, and counts the runs
+ *    whose pid was that bridge's (handed over, not started cold).
  * 2. Memory with N runs in flight (mission `hang`: the agent waits for a
  *    cancel). What the hall adds per run: the bridges' PSS plus the growth of
  *    the hall's own PSS, over N; the agents' PSS beside it, and N agents
  *    driven directly for comparison (smaps_rollup). Target: at most 20 MiB.
+ *    And what an idle warm bridge costs, waiting for its run.
  * 3. 50 runs spawned at once (pipelined on one connection): all 50 end
  *    `completed` with their own answer; the same 50 driven directly beside it.
  * 4. The bridge's start: `node -e 0` against `raider acp-client --help`.
@@ -149,17 +154,30 @@ function eventTimeMs(root: string, id: string, type: string): number {
   return Number.NaN;
 }
 
-async function hallRun(root: string, conn: Client, sub: Subscription): Promise<Timing> {
+async function hallRun(root: string, conn: Client, sub: Subscription, name = 'scripted'): Promise<Timing & { pid: number }> {
   const t0 = nowMs();
   const e0 = epochMs();
-  const reply = await conn.command({ cmd: 'spawn', name: 'scripted', mission: MISSION });
+  const reply = await conn.command({ cmd: 'spawn', name, mission: MISSION });
   const id = String(reply.id);
   const done = sub.done(id);
   await eventsHold(root, id, '"message.chunk"');
   const firstAt = nowMs();
   const { event, at } = await done;
   if (event.status !== 'completed') throw new Error(`hall run ${id} ended ${JSON.stringify(event)}`);
-  return { firstUpdate: firstAt - t0, done: at - t0, bridgeUp: eventTimeMs(root, id, 'run.started') - e0 };
+  return { firstUpdate: firstAt - t0, done: at - t0, bridgeUp: eventTimeMs(root, id, 'run.started') - e0, pid: Number(reply.pid) };
+}
+
+/** The pid of a ready warm bridge of the `warm` entry, once status shows one. */
+async function readySpare(conn: Client, timeoutMs = 30_000): Promise<number> {
+  const deadline = nowMs() + timeoutMs;
+  for (;;) {
+    const status = await conn.command({ cmd: 'status' });
+    const spares = (status.warm_bridges as Record<string, Array<{ pid: number | null; ready: boolean }>> | undefined)?.warm ?? [];
+    const ready = spares.find((s) => s.ready && s.pid !== null);
+    if (ready?.pid) return ready.pid;
+    if (nowMs() > deadline) throw new Error('no warm bridge became ready');
+    await sleep(5);
+  }
 }
 
 function sumMemory(pids: readonly number[]): Memory {
@@ -203,7 +221,10 @@ runMain(async () => {
   const running = argNumber('--running') ?? count(10, 5);
   const parallel = argNumber('--parallel') ?? 50;
   const root = tempRoot('acp-agents');
-  fs.writeFileSync(path.join(root, '.raider-hall.yml'), `raiders:\n  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }\n`);
+  fs.writeFileSync(
+    path.join(root, '.raider-hall.yml'),
+    `raiders:\n  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }\n  warm: { acp: { command: ${JSON.stringify(AGENT)}, keep_warm: 1 } }\n`,
+  );
   const floorDir = tempRoot('acp-floor');
   const { hall } = await startHall(root, writeMinimalRaider(root));
   const sub = await Subscription.open(hall.socket, 'raider.done');
@@ -213,15 +234,26 @@ runMain(async () => {
   // 1. Latency, floor and hall in turn, after one warm-up each.
   await floorRun(floorDir);
   await hallRun(root, conn, sub);
+  await readySpare(conn);
+  await hallRun(root, conn, sub, 'warm');
   const floor: Timing[] = [];
   const viaHall: Timing[] = [];
+  const viaWarm: Timing[] = [];
+  let handed = 0;
   for (let i = 0; i < rounds; i++) {
     floor.push(await floorRun(floorDir));
     viaHall.push(await hallRun(root, conn, sub));
+    const spare = await readySpare(conn);
+    const warm = await hallRun(root, conn, sub, 'warm');
+    if (warm.pid === spare) handed++;
+    viaWarm.push(warm);
   }
   const pick = (ts: Timing[], k: 'firstUpdate' | 'done') => ts.map((t) => t[k]);
   const addedFirst = median(pick(viaHall, 'firstUpdate')) - median(pick(floor, 'firstUpdate'));
   const addedDone = median(pick(viaHall, 'done')) - median(pick(floor, 'done'));
+  const warmFirst = median(pick(viaWarm, 'firstUpdate')) - median(pick(floor, 'firstUpdate'));
+  const warmDone = median(pick(viaWarm, 'done')) - median(pick(floor, 'done'));
+  const ratio = (ts: Timing[], k: 'firstUpdate' | 'done') => median(pick(ts, k)) / median(pick(floor, k));
   console.log(`\n## one mission, ${rounds} rounds interleaved (ms)\n`);
   console.log(
     table(STATS_HEADERS, [
@@ -230,9 +262,19 @@ runMain(async () => {
       statsRow('hall: first update', stats(pick(viaHall, 'firstUpdate'))),
       statsRow('floor: end (agent exited)', stats(pick(floor, 'done'))),
       statsRow('hall: raider.done', stats(pick(viaHall, 'done'))),
+      statsRow('hall warm: bridge wrote run.started', stats(viaWarm.map((t) => t.bridgeUp ?? Number.NaN))),
+      statsRow('hall warm: first update', stats(pick(viaWarm, 'firstUpdate'))),
+      statsRow('hall warm: raider.done', stats(pick(viaWarm, 'done'))),
     ]),
   );
   console.log(`\nadded by the hall, median: first update ${fmt(addedFirst)} ms, end ${fmt(addedDone)} ms`);
+  console.log(
+    `added by the hall with a warm bridge (${handed} / ${rounds} runs handed over), median: first update ${fmt(warmFirst)} ms, end ${fmt(warmDone)} ms`,
+  );
+  console.log(
+    `hall / floor, median: cold ${fmt(ratio(viaHall, 'firstUpdate'), 2)} (first update), ${fmt(ratio(viaHall, 'done'), 2)} (end); ` +
+      `warm ${fmt(ratio(viaWarm, 'firstUpdate'), 2)}, ${fmt(ratio(viaWarm, 'done'), 2)}`,
+  );
 
   // 4. The bridge's start, where the latency goes.
   const bare: number[] = [];
@@ -252,7 +294,10 @@ runMain(async () => {
   for (const id of ids) await eventsHold(root, id, 'waiting');
   await sleep(1000);
   const hallBusy = memoryOf(hall.child.pid ?? -1);
-  const bridges = pidsWith(root, 'acp-client');
+  // The warm entry's idle bridge is not a run's: counted apart.
+  const spares = pidsWith(root, 'acp-client\0--spare');
+  const bridges = pidsWith(root, 'acp-client').filter((pid) => !spares.includes(pid));
+  const spareMemory = sumMemory(spares);
   // A bridge's command line names the agent too (--agent-command).
   const agents = pidsWith(root, 'scripted-acp-agent').filter((pid) => !bridges.includes(pid));
   const bridgeMemory = sumMemory(bridges);
@@ -286,6 +331,7 @@ runMain(async () => {
         ['hall, idle', '1', fmt(hallIdle.rss, 1), fmt(hallIdle.pss, 1), fmt(hallIdle.uss, 1)],
         [`hall, ${running} running`, '1', fmt(hallBusy.rss, 1), fmt(hallBusy.pss, 1), fmt(hallBusy.uss, 1)],
         ['bridges', String(bridges.length), fmt(bridgeMemory.rss, 1), fmt(bridgeMemory.pss, 1), fmt(bridgeMemory.uss, 1)],
+        ['idle warm bridges', String(spares.length), fmt(spareMemory.rss, 1), fmt(spareMemory.pss, 1), fmt(spareMemory.uss, 1)],
         ['agents under the hall', String(agents.length), fmt(agentMemory.rss, 1), fmt(agentMemory.pss, 1), fmt(agentMemory.uss, 1)],
         ['agents driven directly', String(running), fmt(directMemory.rss, 1), fmt(directMemory.pss, 1), fmt(directMemory.uss, 1)],
       ],
@@ -339,6 +385,13 @@ runMain(async () => {
       value: `${fmt(addedFirst)} / ${fmt(addedDone)}`,
       target: `<= ${TARGET_ADDED_MS} ms`,
       met: addedDone <= TARGET_ADDED_MS,
+    },
+    {
+      bench: 'acp-agents',
+      metric: `added by the hall with a warm bridge (acp.keep_warm), median: first update / end (ms); ${handed}/${rounds} handed`,
+      value: `${fmt(warmFirst)} / ${fmt(warmDone)}`,
+      target: `<= ${TARGET_ADDED_MS} ms`,
+      met: warmDone <= TARGET_ADDED_MS && warmFirst <= TARGET_ADDED_MS,
     },
     {
       bench: 'acp-agents',

@@ -141,14 +141,20 @@ export class WarmBridges implements SparePool {
     if (spare === undefined || spare.state !== 'reserved' || spare.pid === undefined || spare.stdin === undefined) return null;
     const pid = spare.pid;
     const stdin = spare.stdin;
-    spare.state = 'handed';
-    this.clearTimer(spare);
-    let listening = true;
     // The run's files as the spawner makes them for a raider it starts: its events file
     // empty, its stderr spool there (the bridge appends to both) and followed into the slot log.
     const spool = stderrSpoolPath(request.stdoutPath);
-    fs.closeSync(fs.openSync(request.stdoutPath, 'w'));
-    fs.closeSync(fs.openSync(spool, 'a'));
+    try {
+      fs.closeSync(fs.openSync(request.stdoutPath, 'w'));
+      fs.closeSync(fs.openSync(spool, 'a'));
+    } catch (err) {
+      // The run cannot start (its starter says why); the spare is no one's.
+      this.end(spare);
+      throw err;
+    }
+    spare.state = 'handed';
+    this.clearTimer(spare);
+    let listening = true;
     const copier = request.stderrPrefix !== undefined ? new StderrSpool(spool, request.stderrPath, request.stderrPrefix) : null;
     copier?.follow();
     spare.exitTo = (code, signal) => {
