@@ -24,7 +24,7 @@
  *    `completed` with their own answer; the same 50 driven directly beside it.
  * 4. The bridge's start: `node -e 0` against `raider acp-client --help`.
  *
- *   node --import tsx bench/acp-agents.ts [--quick] [--rounds N] [--running N] [--parallel N]
+ *   node --import tsx bench/acp-agents.ts [--quick] [--rounds N] [--running N] [--parallel N] [--latency-only]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -254,6 +254,8 @@ runMain(async () => {
   const warmFirst = median(pick(viaWarm, 'firstUpdate')) - median(pick(floor, 'firstUpdate'));
   const warmDone = median(pick(viaWarm, 'done')) - median(pick(floor, 'done'));
   const ratio = (ts: Timing[], k: 'firstUpdate' | 'done') => median(pick(ts, k)) / median(pick(floor, k));
+  // Each round's run against the same round's floor: the load, which drifts over a run, cancels out.
+  const paired = (ts: Timing[], k: 'firstUpdate' | 'done') => median(ts.map((t, i) => t[k] - (floor[i]?.[k] ?? Number.NaN)));
   console.log(`\n## one mission, ${rounds} rounds interleaved (ms)\n`);
   console.log(
     table(STATS_HEADERS, [
@@ -275,6 +277,18 @@ runMain(async () => {
     `hall / floor, median: cold ${fmt(ratio(viaHall, 'firstUpdate'), 2)} (first update), ${fmt(ratio(viaHall, 'done'), 2)} (end); ` +
       `warm ${fmt(ratio(viaWarm, 'firstUpdate'), 2)}, ${fmt(ratio(viaWarm, 'done'), 2)}`,
   );
+  console.log(
+    `added, median of each round's difference from its floor run: cold ${fmt(paired(viaHall, 'firstUpdate'))} / ${fmt(paired(viaHall, 'done'))} ms, ` +
+      `warm ${fmt(paired(viaWarm, 'firstUpdate'))} / ${fmt(paired(viaWarm, 'done'))} ms (first update / end)`,
+  );
+
+  if (process.argv.includes('--latency-only')) {
+    sub.close();
+    conn.close();
+    await hall.stop();
+    console.log(`\nload average at the end: ${machine().replace(/.*load average /, '')}`);
+    return;
+  }
 
   // 4. The bridge's start, where the latency goes.
   const bare: number[] = [];

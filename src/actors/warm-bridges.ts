@@ -66,6 +66,8 @@ export interface SparePool {
 
 /** A taken spare not handed a run within this long is ended (its run was stopped before it started). */
 const RESERVED_MS = 60_000;
+/** How long after a hand-over the replacement starts, unless the run ends sooner. */
+const REFILL_AFTER_MS = 2000;
 /** A spare's own limit past the hall's `warm_idle`: it ends by itself only when the hall is stuck. */
 const BACKSTOP_S = 60;
 /** Waits before another start after spares that ended before they were ready: doubled each time, up to the last. */
@@ -82,6 +84,8 @@ interface Spare {
   stdin?: Duplex;
   timer?: NodeJS.Timeout;
   stopListening: () => void;
+  /** After it was taken: when its replacement starts (sooner if it ends). */
+  refill?: NodeJS.Timeout;
   /** After a hand-over: where its exit goes (the run's watcher, once its stderr is copied). */
   exitTo?: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -129,8 +133,9 @@ export class WarmBridges implements SparePool {
       spare.state = 'reserved';
       this.clearTimer(spare);
       spare.timer = setTimeout(() => this.end(spare), RESERVED_MS);
-      // The replacement starts after this turn: not on the run's path.
-      setImmediate(() => this.fill(spare.entry));
+      // The replacement starts once the run has ended or its agent has had time to start, not
+      // while it starts: a bridge loading beside it on a small machine slows that start (bench/RESULTS.md, "Warm bridges").
+      spare.refill = setTimeout(() => this.refill(spare), REFILL_AFTER_MS);
       return { id: spare.id, pid: spare.pid };
     }
     return undefined;
@@ -212,7 +217,11 @@ export class WarmBridges implements SparePool {
     this.closing = true;
     for (const timer of this.retries) clearTimeout(timer);
     this.retries.clear();
-    for (const spare of this.spares.values()) if (spare.state !== 'handed') this.end(spare);
+    for (const spare of this.spares.values()) {
+      if (spare.refill !== undefined) clearTimeout(spare.refill);
+      spare.refill = undefined;
+      if (spare.state !== 'handed') this.end(spare);
+    }
   }
 
   private fill(entry: WarmEntry): void {
@@ -264,10 +273,13 @@ export class WarmBridges implements SparePool {
           if (spare.exitTo !== undefined) {
             spare.exitTo(code, signal);
             this.spares.delete(id);
+            this.refill(spare);
             return;
           }
           const wasReady = spare.state !== 'starting';
           this.clearTimer(spare);
+          // A taken spare that ended unhanded: the fill below replaces it.
+          if (spare.refill !== undefined) clearTimeout(spare.refill);
           spare.stdin?.destroy();
           this.spares.delete(id);
           if (this.closing || spare.state === 'ending') {
@@ -307,6 +319,14 @@ export class WarmBridges implements SparePool {
     this.clearTimer(spare);
     spare.stdin?.end();
     if (spare.pid !== undefined) signalGroup(spare.pid, 'SIGTERM');
+  }
+
+  /** The taken spare's replacement, now (once). */
+  private refill(spare: Spare): void {
+    if (spare.refill === undefined) return;
+    clearTimeout(spare.refill);
+    spare.refill = undefined;
+    this.fill(spare.entry);
   }
 
   private clearTimer(spare: Spare): void {
