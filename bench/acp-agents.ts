@@ -12,9 +12,10 @@
  *    file (what `attach` reads), the end is `raider.done` on the bus.
  *    Target: the hall adds at most 15 ms median per run. Beside them, in the
  *    same rounds, the same mission to an entry with `acp.keep_warm: 1`
- *    (docs/agents.md, "Warm bridges"): before each of its runs the bench waits
- *    (untimed) until status shows a ready warm bridge, and counts the runs
- *    whose pid was that bridge's (handed over, not started cold).
+ *    (docs/agents.md, "Warm bridges"): before each round the bench waits
+ *    (untimed) until status shows a ready warm bridge, so that no run of the
+ *    round has one loading beside it, and counts the warm runs whose pid was
+ *    that bridge's (handed over, not started cold).
  * 2. Memory with N runs in flight (mission `hang`: the agent waits for a
  *    cancel). What the hall adds per run: the bridges' PSS plus the growth of
  *    the hall's own PSS, over N; the agents' PSS beside it, and N agents
@@ -241,9 +242,10 @@ runMain(async () => {
   const viaWarm: Timing[] = [];
   let handed = 0;
   for (let i = 0; i < rounds; i++) {
+    // Each of the three starts with a warm bridge ready and idle: none of them runs beside one that loads.
+    const spare = await readySpare(conn);
     floor.push(await floorRun(floorDir));
     viaHall.push(await hallRun(root, conn, sub));
-    const spare = await readySpare(conn);
     const warm = await hallRun(root, conn, sub, 'warm');
     if (warm.pid === spare) handed++;
     viaWarm.push(warm);
