@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { REPO, tapEvents } from '../support/hall-client.js';
 import { alive, eventsFile, eventually, hall, hallRoot, removeRoots, request, socketOf, startHallProcess } from './cli-helpers.js';
 import { commandLine } from '../support/processes.js';
+import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
@@ -129,47 +130,6 @@ describe('acp.keep_warm: runs handed to bridges started ahead', () => {
     for (const pid of pids) await eventually(() => expect(alive(pid)).toBe(false), 10_000, 20);
   });
 
-  it('kill -9 of the hall during a handed run: the next hall adopts it and reports its end', async () => {
-    const root = hallRoot(config('keep_warm: 1'));
-    const first = await startHallProcess(root);
-    const release = path.join(root, 'release');
-    const sparePid = await readySpare(root);
-    const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: `until ${release}` });
-    expect(run.pid).toBe(sparePid);
-    await eventually(() => expect(fs.readFileSync(eventsFile(root, String(run.id)), 'utf8')).toContain('"session"'), 30_000, 20);
-    const agent = agentPid(root);
-    // The run's record names the warm bridge it went to.
-    const ledger = JSON.parse(fs.readFileSync(path.join(root, '.raider-hall', 'state', 'runs.json'), 'utf8')) as Record<
-      string,
-      { pid?: number; spare?: string }
-    >;
-    expect(ledger[String(run.id)]).toMatchObject({ pid: sparePid, spare: expect.stringMatching(/^[0-9a-f]+$/) });
-    // The bridge's environment names it by that id, not the run's: the next hall finds it by the record.
-    expect(fs.readFileSync(`/proc/${sparePid}/environ`, 'latin1').split('\0')).toContain(
-      `RAIDER_HALL_RUN_ID=spare-${ledger[String(run.id)]?.spare}`,
-    );
-
-    first.child.kill('SIGKILL');
-    await first.exited;
-    expect(alive(sparePid)).toBe(true);
-
-    const second = await startHallProcess(root);
-    try {
-      const tap = await tapEvents(socketOf(root), 'raider.done');
-      const ps = await request(socketOf(root), { cmd: 'ps' });
-      expect(ps.raiders).toContainEqual(expect.objectContaining({ id: run.id, pid: sparePid }));
-      fs.writeFileSync(release, '');
-      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id, 60_000)).toMatchObject({
-        status: 'completed',
-        response: `saw ${release}`,
-      });
-      tap.close();
-      await eventually(() => expect(alive(agent)).toBe(false), 10_000, 20);
-    } finally {
-      expect((await second.stop()).code).toBe(0);
-    }
-  });
-
   it('warm_idle: an unused bridge is ended after it and another started; hall stop ends the last', async () => {
     const root = hallRoot(config('keep_warm: 1, warm_idle: 1'));
     const h = await startHallProcess(root);
@@ -186,5 +146,53 @@ describe('acp.keep_warm: runs handed to bridges started ahead', () => {
     const r = await hall(['start', root], root);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('raiders.warm.acp.keep_warm: expected a whole number from 0 to 8, got 20');
+  });
+});
+
+describe.each(BACKENDS)('a run handed to a warm bridge and a crash of the hall, on %s', (name) => {
+  const backend = useHallBackend(name);
+
+  it('kill -9 of the hall during a handed run: the next hall adopts it and reports its end', async () => {
+    const root = hallRoot(config('keep_warm: 1'));
+    const env = await backend.env();
+    const first = await startHallProcess(root, env);
+    const release = path.join(root, 'release');
+    const sparePid = await readySpare(root);
+    const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: `until ${release}` });
+    expect(run.pid).toBe(sparePid);
+    await eventually(() => expect(fs.readFileSync(eventsFile(root, String(run.id)), 'utf8')).toContain('"session"'), 30_000, 20);
+    const agent = agentPid(root);
+    // The bridge's environment names it by its spare id, not the run's: the next hall finds it by the run's record.
+    const spareId = /^RAIDER_HALL_RUN_ID=spare-([0-9a-f]+)$/m.exec(
+      fs.readFileSync(`/proc/${sparePid}/environ`, 'latin1').replaceAll('\0', '\n'),
+    )?.[1];
+    expect(spareId).toBeDefined();
+    if (backend.name === 'files') {
+      const ledger = JSON.parse(fs.readFileSync(path.join(root, '.raider-hall', 'state', 'runs.json'), 'utf8')) as Record<
+        string,
+        { pid?: number; spare?: string }
+      >;
+      expect(ledger[String(run.id)]).toMatchObject({ pid: sparePid, spare: spareId });
+    }
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(alive(sparePid)).toBe(true);
+
+    const second = await startHallProcess(root, env);
+    try {
+      const tap = await tapEvents(socketOf(root), 'raider.done');
+      const ps = await request(socketOf(root), { cmd: 'ps' });
+      expect(ps.raiders).toContainEqual(expect.objectContaining({ id: run.id, pid: sparePid }));
+      fs.writeFileSync(release, '');
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id, 60_000)).toMatchObject({
+        status: 'completed',
+        response: `saw ${release}`,
+      });
+      tap.close();
+      await eventually(() => expect(alive(agent)).toBe(false), 10_000, 20);
+    } finally {
+      expect((await second.stop()).code).toBe(0);
+    }
   });
 });
