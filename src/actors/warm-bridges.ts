@@ -266,6 +266,8 @@ export class WarmBridges implements SparePool {
         },
         failed: (error) => {
           this.spares.delete(id);
+          // A start the hall's stop turned away is no news.
+          if (this.closing) return;
           this.deps.log(`raider ${entry.entry}: a warm bridge could not be started: ${error}`);
           this.retryLater(entry);
         },

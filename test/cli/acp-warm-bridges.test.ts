@@ -141,6 +141,25 @@ describe('acp.keep_warm: runs handed to bridges started ahead', () => {
     await eventually(() => expect(alive(nextPid)).toBe(false), 10_000, 20);
   });
 
+  it('behind the fork server the hall keeps none, and runs start their own bridges', async () => {
+    const root = hallRoot(config('keep_warm: 1'));
+    const h = await startHallProcess(root, { RAIDER_HALL_SPAWNER: 'fork-server' });
+    try {
+      const tap = await tapEvents(socketOf(root), 'raider.done');
+      const status = await request(socketOf(root), { cmd: 'status' });
+      expect(status).not.toHaveProperty('warm_bridges');
+      const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer cold' });
+      expect(commandLine(Number(run.pid))).not.toContain('--spare');
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id, 60_000)).toMatchObject({
+        status: 'completed',
+        response: 'cold',
+      });
+      tap.close();
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
+
   it('a bad keep_warm is a config error, exit 3, naming the key', async () => {
     const root = hallRoot(config('keep_warm: 20'));
     const r = await hall(['start', root], root);
