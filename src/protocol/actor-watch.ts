@@ -5,6 +5,11 @@
  * `actor.snapshot` (its state and the events it received and sent lately),
  * then `actor.state` at each change of state and `actor.event` at each event,
  * in the order the hall saw them; `actor.stopped` when it is gone.
+ *
+ * With `&batch=1` the same messages, in the same order, come several to an
+ * SSE message: `event: batch`, its `data:` an ActorWatchBatch. A busy actor
+ * (a slot under a burst of missions, a few events each) is then a few
+ * messages a second for the reader, not one per event.
  */
 import { z } from 'zod';
 
@@ -52,3 +57,7 @@ export const ActorWatchMessage = z.discriminatedUnion('type', [
   ActorStoppedMessage,
 ]);
 export type ActorWatchMessage = z.infer<typeof ActorWatchMessage>;
+
+/** One SSE message of a batched stream (`event: batch`): the messages since the last, oldest first, never empty. */
+export const ActorWatchBatch = z.array(ActorWatchMessage).min(1);
+export type ActorWatchBatch = z.infer<typeof ActorWatchBatch>;

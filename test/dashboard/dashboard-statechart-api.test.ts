@@ -8,9 +8,10 @@ import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPageAssets } from '../../src/adapters/dashboard/page-assets.js';
-import { ActorWatchMessage } from '../../src/protocol/actor-watch.js';
+import { BATCH_GAP_MS, FLOOD_BATCH, FLOOD_GAP_MS } from '../../src/adapters/dashboard/actor-stream.js';
+import { ActorWatchBatch, ActorWatchMessage } from '../../src/protocol/actor-watch.js';
 import { defaultAdapters } from '../../src/actors/default-adapters.js';
-import { eventually, runStarted, startTestHall, type TestHall } from '../support/test-hall.js';
+import { eventually, rawExchange, runStarted, startTestHall, type TestHall } from '../support/test-hall.js';
 import { type Board, bearer, boardOf, httpRequest, openEventStream } from './dashboard-support.js';
 
 const CONFIG = `cancel_grace: 0.3
@@ -24,9 +25,11 @@ dashboard: { listen: "127.0.0.1:0" }
  * The body of a `GET route` as the hall wrote it: each chunk of its chunked
  * encoding (one per write of the hall's), read from a plain TCP socket.
  */
-function openChunks(board: Board, route: string): { head: { text: string }; chunks: string[]; close(): void } {
+function openChunks(board: Board, route: string): { head: { text: string }; chunks: string[]; at: number[]; close(): void } {
   const head = { text: '' };
   const chunks: string[] = [];
+  /** When each chunk came (performance.now()). */
+  const at: number[] = [];
   const socket = net.connect(board.port, '127.0.0.1');
   let buffer = Buffer.alloc(0);
   let body = false;
@@ -43,11 +46,12 @@ function openChunks(board: Board, route: string): { head: { text: string }; chun
       const size = Number.parseInt(buffer.subarray(0, line).toString(), 16);
       if (buffer.length < line + 2 + size + 2) return;
       chunks.push(buffer.subarray(line + 2, line + 2 + size).toString());
+      at.push(performance.now());
       buffer = buffer.subarray(line + 2 + size + 2);
     }
   });
   socket.write(`GET ${route} HTTP/1.1\r\nHost: ${board.host}\r\nAuthorization: Bearer ${board.token}\r\n\r\n`);
-  return { head, chunks, close: () => socket.destroy() };
+  return { head, chunks, at, close: () => socket.destroy() };
 }
 
 describe('the live actors on the dashboard', { timeout: 30_000 }, () => {
@@ -62,15 +66,19 @@ describe('the live actors on the dashboard', { timeout: 30_000 }, () => {
     await hall.stop();
   });
 
-  it('lists every live actor with its parent, machine and state', async () => {
-    // A slot is made with its first mission.
+  /** Makes the plain slot bjorn with a first mission (it stays), and waits for that run's end. */
+  async function slotMade(): Promise<void> {
     const events = await hall.events('raider.done');
     try {
-      const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer x' });
-      await events.waitFor((e) => e.id === run.id);
+      const first = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'answer first' });
+      await events.waitFor((e) => e.id === first.id);
     } finally {
       events.close();
     }
+  }
+
+  it('lists every live actor with its parent, machine and state', async () => {
+    await slotMade();
     const reply = await httpRequest(board, '/api/actors', { headers: bearer(board) });
     expect(reply.status).toBe(200);
     const actors = JSON.parse(reply.body).actors;
@@ -138,6 +146,88 @@ describe('the live actors on the dashboard', { timeout: 30_000 }, () => {
       const messages = stream.chunks.flatMap((chunk) => chunk.split('\n\n').filter((m) => m !== ''));
       expect(stream.chunks.length).toBeLessThan(messages.length);
       for (const m of messages) expect(ActorWatchMessage.safeParse(JSON.parse(m.replace(/^data: /, ''))).success).toBe(true);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('with batch=1, sends the same messages in the same order, several to an `event: batch` message', async () => {
+    const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'deaf-int 30' });
+    await runStarted(run.events_path);
+    const route = `/api/actors/stream?id=${encodeURIComponent(`run:${run.id}`)}`;
+    const plain = await openEventStream(board, {}, route);
+    const batched = await openEventStream(board, {}, `${route}&batch=1`);
+    try {
+      await plain.waitFor(() => true);
+      await batched.waitFor(() => true);
+      await hall.request({ cmd: 'cancel', id: run.id });
+      await plain.waitFor((m) => JSON.parse(m.data).type === 'actor.stopped');
+      await batched.waitFor((m) => JSON.parse(m.data).at(-1)?.type === 'actor.stopped');
+      expect(plain.messages.every((m) => m.event === undefined)).toBe(true);
+      expect(batched.messages.every((m) => m.event === 'batch')).toBe(true);
+      const flat = batched.messages.flatMap((m) => ActorWatchBatch.parse(JSON.parse(m.data)));
+      const single = plain.messages.map((m) => ActorWatchMessage.parse(JSON.parse(m.data)));
+      // Both watches began while the run was running: the same snapshot (but its `since`, the time each asked), then the same messages.
+      expect(flat[0]).toMatchObject({ type: 'actor.snapshot', state: 'alive.running' });
+      expect(flat.slice(1)).toEqual(single.slice(1));
+      expect(flat.map((m) => m.type)).toEqual(single.map((m) => m.type));
+      // The run's end: its last events, its last state and actor.stopped, within one gap of each other.
+      expect(batched.messages.length).toBeLessThan(flat.length);
+    } finally {
+      plain.close();
+      batched.close();
+    }
+  });
+
+  it('with batch=1, writes a busy actor at most once every BATCH_GAP_MS, however many turns its events take', async () => {
+    await slotMade();
+    const stream = openChunks(board, `/api/actors/stream?id=${encodeURIComponent('slot:bjorn')}&batch=1`);
+    const t0 = performance.now();
+    try {
+      await eventually(() => expect(stream.chunks.join('')).toContain('"type":"actor.snapshot"'));
+      // Missions one after another: each is its own few turns of the hall's (the slot takes it, its run starts, ends).
+      let last = '';
+      for (let i = 0; i < 30; i++) last = String((await hall.request({ cmd: 'spawn', name: 'bjorn', mission: `answer ${i}` })).id);
+      await eventually(() => expect(stream.chunks.join('')).toContain(`"event":"xstate.done.actor.run:${last}"`), 15_000);
+      const elapsed = performance.now() - t0;
+      const chunks = [...stream.chunks];
+      const messages = chunks
+        .join('')
+        .split('\n\n')
+        .filter((m) => m !== '');
+      // One SSE message a write, each an array of the messages that waited.
+      expect(messages.length).toBe(chunks.length);
+      const flat = messages.flatMap((m) => {
+        expect(m).toMatch(/^event: batch\ndata: \[/);
+        return ActorWatchBatch.parse(JSON.parse(m.slice('event: batch\ndata: '.length)));
+      });
+      // Each mission: the slot took it and heard of its run's end, at least.
+      expect(flat.filter((m) => m.type === 'actor.event').length).toBeGreaterThanOrEqual(30 * 2);
+      // No two writes closer than the gap (a timer may fire a little early: 5 ms of room), all within the elapsed time.
+      expect(chunks.length).toBeLessThanOrEqual(Math.floor(elapsed / (BATCH_GAP_MS - 5)) + 1);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('with batch=1, waits FLOOD_GAP_MS after a write of FLOOD_BATCH messages or more: a slot under a burst', async () => {
+    await slotMade();
+    const stream = openChunks(board, `/api/actors/stream?id=${encodeURIComponent('slot:bjorn')}&batch=1`);
+    try {
+      await eventually(() => expect(stream.chunks.join('')).toContain('"type":"actor.snapshot"'));
+      // 100 missions in one write of the socket's: the slot takes them in a few turns, their runs end in many.
+      const frames = Array.from(
+        { length: 100 },
+        (_, i) => `${JSON.stringify({ type: 'command', payload: { cmd: 'spawn', name: 'bjorn', mission: `answer ${i}` } })}\n`,
+      );
+      const replies = await rawExchange(hall.socket, frames.join(''), 100);
+      const last = String(replies.at(-1)?.id);
+      await eventually(() => expect(stream.chunks.join('')).toContain(`"event":"xstate.done.actor.run:${last}"`), 30_000);
+      const sizes = stream.chunks.map((chunk) => ActorWatchBatch.parse(JSON.parse(chunk.slice('event: batch\ndata: '.length))).length);
+      const floods = sizes.flatMap((size, i) => (size >= FLOOD_BATCH && i + 1 < sizes.length ? [i] : []));
+      expect(floods.length).toBeGreaterThan(0);
+      // The write after a flood came no sooner than the flood's gap (half of it: the chunks' times are this process's reads).
+      for (const i of floods) expect((stream.at[i + 1] ?? 0) - (stream.at[i] ?? 0)).toBeGreaterThanOrEqual(FLOOD_GAP_MS / 2);
     } finally {
       stream.close();
     }

@@ -130,7 +130,7 @@ export async function serveApiRead(deps: DashboardApiDeps, req: IncomingMessage,
   if (url.pathname === '/api/actors/stream') {
     const id = url.searchParams.get('id') ?? '';
     if (id === '') sendJson(res, 400, { error: 'actors/stream takes id=ACTOR: an id from GET /api/actors' });
-    else deps.actorStreams.serve(res, id);
+    else deps.actorStreams.serve(res, id, { batch: url.searchParams.get('batch') === '1' });
     return true;
   }
   if (serveQueueRead(services, res, url) || serveQuestionsRead(deps.questions, res, url)) return true;
