@@ -2,8 +2,9 @@
 // the machine as the build laid it out (/app/statecharts/KIND.svg, made by
 // scripts/statechart-svg.ts), its current states marked `aria-current="true"`,
 // and below it the actor's recent events. The actor is followed over its own
-// event stream (/api/actors/stream?id=ID), one message per change, each
-// marked at once rather than at the live feed's next hand-out.
+// event stream (/api/actors/stream?id=ID&batch=1), what changed in the hall's
+// last few milliseconds in one message, marked at once rather than at the live
+// feed's next hand-out.
 import { Component, h } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -12,8 +13,16 @@ import { preciseTime } from './format.js';
 const html = htm.bind(h);
 /** Events the list shows at most (the hall sends the last 50, then each new one). */
 const EVENTS_SHOWN = 200;
-/** The list is drawn again at most this often while events come (the chart's marks are not held back). */
+/** The list is drawn again at most this often while events come (the chart's marks are not held back)... */
 const EVENTS_EVERY_MS = 250;
+/**
+ * ...and at most this often after a draw of FLOOD events or more (a slot under
+ * a burst of missions, a few events each): each draw of a hundred new rows
+ * costs the browser ~10 ms of script, layout and paint, on the same cores as
+ * the hall in a burst (bench/RESULTS.md, "The statechart burst").
+ */
+const FLOOD_EVERY_MS = 1000;
+const FLOOD = 50;
 
 /** The charts the page fetched, by machine id: one request per machine and page. */
 const charts = new Map();
@@ -74,34 +83,39 @@ export function ActorChart({ id, kind }) {
     // Each event gets a number, the key of its row: a new event adds a row (and the oldest goes), not a new text in each.
     let numbered = 0;
     const number = (e) => ({ n: numbered++, e });
-    // Events are shown at most every EVENTS_EVERY_MS, all that came meanwhile: a busy actor (a slot under a
-    // burst) costs the page a few renders a second, not one per event. States are marked at once.
+    // Events are shown at most every EVENTS_EVERY_MS (in a flood FLOOD_EVERY_MS), all that came meanwhile: a busy
+    // actor (a slot under a burst) costs the page a render or a few a second, not one per event. States are marked at once.
     let pending = [];
     let timer = null;
     let shownAt = 0;
+    let every = EVENTS_EVERY_MS;
     const showPending = () => {
       timer = null;
       shownAt = performance.now();
       const batch = pending;
       pending = [];
+      every = batch.length >= FLOOD ? FLOOD_EVERY_MS : EVENTS_EVERY_MS;
       setEvents((list) => [...list, ...batch].slice(-EVENTS_SHOWN));
     };
-    const source = new EventSource(`/api/actors/stream?id=${encodeURIComponent(id)}`);
-    source.onmessage = (message) => {
-      const m = JSON.parse(message.data);
+    // Batched (`event: batch`, an array of the messages that came meanwhile): a busy actor is a few messages
+    // a second for the browser, not one per event. Each state is marked in order; the text above the chart
+    // is drawn once a batch, with its last state.
+    const source = new EventSource(`/api/actors/stream?id=${encodeURIComponent(id)}&batch=1`);
+    const take = (m) => {
       if (m.type === 'actor.snapshot' || m.type === 'actor.state') {
         seen = true;
         states.current = m.states;
         markStates(chartBox.current, m.states);
-        setActor(m);
         if (m.type === 'actor.snapshot') {
           pending = [];
           setEvents(m.events.map(number));
         }
-      } else if (m.type === 'actor.event') {
+        return m;
+      }
+      if (m.type === 'actor.event') {
         pending.push(number(m));
         if (pending.length > EVENTS_SHOWN) pending.shift();
-        timer ??= setTimeout(showPending, Math.max(0, shownAt + EVENTS_EVERY_MS - performance.now()));
+        timer ??= setTimeout(showPending, Math.max(0, shownAt + every - performance.now()));
       } else if (m.type === 'actor.stopped') {
         source.close();
         // Its last events are shown with its end, not up to EVENTS_EVERY_MS after.
@@ -109,7 +123,13 @@ export function ActorChart({ id, kind }) {
         showPending();
         setEnded('The actor has ended: this is its last state.');
       }
+      return null;
     };
+    source.addEventListener('batch', (message) => {
+      let state = null;
+      for (const m of JSON.parse(message.data)) state = take(m) ?? state;
+      if (state !== null) setActor(state);
+    });
     source.onerror = () => {
       // The hall answers 404 for an actor it no longer has: the browser then gives up on the stream.
       if (source.readyState !== EventSource.CLOSED) return;
