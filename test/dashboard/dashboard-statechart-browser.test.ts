@@ -198,6 +198,55 @@ describe.skipIf(skipBrowserTests !== null)('statecharts in Chromium', { timeout:
     expect(problems).toEqual([]);
   });
 
+  it('opens no live feed on a statechart page, which follows its actor on a stream of its own; the Runs page opens it, and leaving it closes it', async () => {
+    // The plain slot ivar is made by its first mission, and stays.
+    const first = await hall.request({ cmd: 'spawn', name: 'ivar', mission: 'answer first' });
+    const page = await browserBoard.loggedIn();
+    // Each event stream the page opens, and whether it closed it (the bus's feed: /api/events).
+    await page.addInitScript(`(() => {
+      const Base = window.EventSource;
+      window.streams = [];
+      window.EventSource = class extends Base {
+        constructor(url, init) {
+          super(url, init);
+          const stream = { url: String(url), open: true };
+          window.streams.push(stream);
+          this.close = () => {
+            stream.open = false;
+            super.close();
+          };
+        }
+      };
+    })()`);
+    await page.goto(`${browserBoard.board.url}#/actors/${encodeURIComponent('slot:ivar')}`);
+    await page.reload();
+    const list = page.getByRole('list', { name: 'Events of slot:ivar' });
+    await list.getByText(ended(String(first.id))).waitFor();
+    const streams = async (path: string) =>
+      ((await page.evaluate('window.streams')) as Array<{ url: string; open: boolean }>).filter(
+        (s) => new URL(s.url, browserBoard.board.url).pathname === path,
+      );
+    const open = async (path: string) => (await streams(path)).filter((s) => s.open).length;
+    // Nothing on the page listens to the bus (web/dashboard/live.js): it never asked for it.
+    expect(await streams('/api/events')).toEqual([]);
+    expect(await open('/api/actors/stream')).toBe(1);
+    // The chart follows its actor still.
+    const run = await hall.request({ cmd: 'spawn', name: 'ivar', mission: 'answer while the feed is closed' });
+    await list.getByText(ended(String(run.id))).waitFor();
+    // The Runs page listens: the feed opens again, and a run shows as it starts and ends.
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Runs' }).click();
+    await expect.poll(() => open('/api/events')).toBe(1);
+    const later = await hall.request({ cmd: 'spawn', name: 'ivar', mission: 'answer with the feed open again' });
+    const runs = page.getByRole('table', { name: 'Runs' });
+    const row = runs.getByRole('row').filter({ has: page.getByRole('link', { name: String(later.id), exact: true }) });
+    await row.getByRole('cell', { name: 'completed', exact: true }).waitFor();
+    // Back to the chart: two seconds after the Runs page's views stopped listening, the feed is closed.
+    await page.goto(`${browserBoard.board.url}#/actors/${encodeURIComponent('slot:ivar')}`);
+    await list.waitFor();
+    await expect.poll(() => open('/api/events'), { timeout: 10_000 }).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
   it("opens a binding queue's chart from the Tree page: occupied while its run lives", async () => {
     const run = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 30', binding: 'cron:nightly' });
     await runStarted(run.events_path);

@@ -12,15 +12,22 @@ class TestEventSource {
   static opened: TestEventSource[] = [];
   closed = false;
   onmessage: ((message: { data: string }) => void) | null = null;
+  private readonly listeners: Array<{ type: string; listen: () => void }> = [];
   constructor(readonly url: string) {
     TestEventSource.opened.push(this);
   }
-  addEventListener(): void {}
+  addEventListener(type: string, listen: () => void): void {
+    this.listeners.push({ type, listen });
+  }
   close(): void {
     this.closed = true;
   }
   message(event: Record<string, unknown>): void {
     this.onmessage?.({ data: JSON.stringify(event) });
+  }
+  /** The browser's `open`: the hall answered, and sends every event from now on. */
+  open(): void {
+    for (const { type, listen } of this.listeners) if (type === 'open') listen();
   }
 }
 
@@ -47,14 +54,19 @@ let pollReplies: Array<PollReply | 'away'>;
 let batches: Array<Array<Record<string, unknown>>>;
 let latestGiven: number;
 
-/** A fresh copy of live.js (its state is the module's), connected after seq `since`. */
-async function connect(since: number): Promise<Feed> {
+/** A fresh copy of live.js (its state is the module's), connected after seq `since`; `listening`: a view listens from the start. */
+async function connect(since: number, listening = true): Promise<Feed> {
   vi.resetModules();
   // @ts-expect-error: the page's own JavaScript, without types.
   const feed: Feed = await import('../../web/dashboard/live.js');
-  feed.live.listeners.add((batch) => batches.push(batch));
+  if (listening) feed.live.listeners.add(view);
   feed.connectEvents(since);
   return feed;
+}
+
+/** The views' batches, kept in `batches`. */
+function view(batch: Array<Record<string, unknown>>): void {
+  batches.push(batch);
 }
 
 function stream(): TestEventSource {
@@ -194,5 +206,75 @@ describe("the page's live feed", () => {
     feed.live.setFrozen(false);
     await vi.advanceTimersByTimeAsync(20);
     expect(batches.flat().map((e) => e.seq)).toEqual(seqs(6, 60));
+  });
+
+  it('closes the stream when no view has listened for two seconds (a statechart page), and asks nothing while closed', async () => {
+    const feed = await connect(5);
+    feed.live.listeners.delete(view);
+    stream().message(spawned(6));
+    await vi.advanceTimersByTimeAsync(1900);
+    expect(stream().closed).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(stream().closed).toBe(true);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(TestEventSource.opened).toHaveLength(1);
+    expect(asked).toEqual([]);
+    expect(batches).toEqual([]);
+  });
+
+  it('opens it when the first view listens, after the seq of the data the page was drawn from; a page whose views never listen never opens it', async () => {
+    const feed = await connect(5, false);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(TestEventSource.opened).toHaveLength(0);
+    feed.live.listeners.add(view);
+    expect(stream().url).toBe('/api/events?since=5');
+    stream().open();
+    stream().message(spawned(6));
+    await vi.advanceTimersByTimeAsync(50);
+    // Its first opening replays what came after the page's data: the views load nothing anew.
+    expect(batches).toEqual([[spawned(6)]]);
+  });
+
+  it('stops polling in a burst when no view listens any more', async () => {
+    const feed = await connect(5);
+    await burstStart(stream(), 6, 40);
+    await vi.advanceTimersByTimeAsync(1100);
+    expect(asked).toEqual(['/api/events?poll=1&since=45']);
+    feed.live.listeners.delete(view);
+    pollReplies.push({ events: seqs(46, 145).map(spawned), latest: 145 });
+    // Two seconds after its last view left, the feed is closed: the polls of those seconds, then none.
+    await vi.advanceTimersByTimeAsync(2100);
+    const polled = asked.length;
+    expect(polled).toBeLessThanOrEqual(3);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(asked).toHaveLength(polled);
+    expect(TestEventSource.opened).toHaveLength(1);
+  });
+
+  it('keeps the stream while one view follows another (a new page of the dashboard)', async () => {
+    const feed = await connect(5);
+    feed.live.listeners.delete(view);
+    await vi.advanceTimersByTimeAsync(500);
+    feed.live.listeners.add(view);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(TestEventSource.opened).toHaveLength(1);
+    expect(stream().closed).toBe(false);
+  });
+
+  it("opens it again from the hall's present when a view listens, and tells the views to load anew once it is open", async () => {
+    const feed = await connect(5);
+    feed.live.listeners.delete(view);
+    await vi.advanceTimersByTimeAsync(2100);
+    expect(stream().closed).toBe(true);
+    feed.live.listeners.add(view);
+    expect(TestEventSource.opened).toHaveLength(2);
+    // No replay of what came while it was closed: that would be a burst to draw, of events the views' own requests have.
+    expect(stream().url).toBe('/api/events');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(batches).toEqual([]);
+    stream().open();
+    stream().message(spawned(90));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(batches.flat()).toEqual([{ type: 'raider.resync' }, spawned(90)]);
   });
 });

@@ -70,6 +70,31 @@ const SUDDEN_BURST = 10;
 /** The bus's rate is taken over this window: a frame that happens to carry two events is no burst. */
 const RATE_WINDOW_MS = 1000;
 
+/**
+ * The feed opens when the first view listens, and with no view listening for
+ * this long it closes: a statechart page follows its actor on a stream of its
+ * own, and the hall then serves it no bus events, nor does its browser take
+ * any in. A view that listens again opens it from the hall's present, and is
+ * told to load anew (`raider.resync`) once the stream is open, so nothing
+ * that came meanwhile is missed.
+ */
+const UNHEARD_MS = 2000;
+
+/** A set of views that tells the feed when it changes (`live.heard`), so the feed runs only while someone listens. */
+class Listeners extends Set {
+  add(listener) {
+    super.add(listener);
+    live.heard?.();
+    return this;
+  }
+
+  delete(listener) {
+    const had = super.delete(listener);
+    live.heard?.();
+    return had;
+  }
+}
+
 function intervalAt(rate) {
   if (rate >= BURST_RATE) return BURST_INTERVAL_MS;
   return rate >= BUSY_RATE ? BUSY_INTERVAL_MS : 0;
@@ -84,8 +109,8 @@ function intervalAt(rate) {
 export const live = {
   queue: [],
   held: 0,
-  listeners: new Set(),
-  heldListeners: new Set(),
+  listeners: new Listeners(),
+  heldListeners: new Listeners(),
   frozen: false,
   scheduled: false,
   /** The pending hand-out's timer and frame (cancelled when the feed begins to poll). */
@@ -173,6 +198,12 @@ export const live = {
    * it knows a seq).
    */
   onBurst: null,
+  /** Told when views start or stop listening: the feed opens or closes (connectEvents). */
+  heard: null,
+  /** Whether any view listens, for batches or for how many are held. */
+  listened() {
+    return this.listeners.size + this.heldListeners.size > 0;
+  },
   setFrozen(frozen) {
     this.frozen = frozen;
     this.held = 0;
@@ -183,19 +214,25 @@ export const live = {
 
 /**
  * Feeds `live` from the hall: an event stream while the bus is calm or busy,
- * polls every POLL_MS in a burst. `since`: the seq of the newest event in the
- * data the page was drawn from; the feed starts after it (a stream's
- * reconnects say what they saw in Last-Event-ID).
+ * polls every POLL_MS in a burst, nothing while no view listens (UNHEARD_MS).
+ * `since`: the seq of the newest event in the data the page was drawn from;
+ * the feed starts after it (a stream's reconnects say what they saw in
+ * Last-Event-ID).
  */
 export function connectEvents(since) {
   let last = Number.isInteger(since) ? since : null;
   let source = null;
   let received = false;
+  let pollTimer = null;
+  // Opened when the first view listens (after the page's first render), from `since`; after a close, from the present.
+  let closed = true;
+  let opened = false;
+  let unheard = null;
   const take = (event) => {
     if (Number.isInteger(event.seq)) last = event.seq;
     live.push(event);
   };
-  const stream = () => {
+  const stream = (reopened = false) => {
     live.polling = false;
     source = new EventSource(last !== null ? `/api/events?since=${last}` : '/api/events');
     source.onmessage = (message) => {
@@ -212,26 +249,32 @@ export function connectEvents(since) {
       // The hall no longer has what we missed (or restarted): start from its present.
       else location.reload();
     });
+    // Open, the stream has every event from now on: what the views drew while it was closed, they draw anew.
+    if (reopened) source.addEventListener('open', () => live.push({ type: 'raider.resync' }), { once: true });
     // What waited when the polls ended.
     if (live.queue.length > 0) live.schedule();
   };
   const poll = async () => {
+    pollTimer = null;
+    let reply;
     try {
-      const reply = await getJson(`/api/events?poll=1&since=${last}`);
-      if (reply.reload === true) live.push({ type: 'raider.resync' });
-      else for (const event of reply.events) take(event);
-      if (Number.isInteger(reply.latest)) last = reply.latest;
+      reply = await getJson(`/api/events?poll=1&since=${last}`);
     } catch (err) {
+      if (closed) return;
       // The hall is away: the stream's own reconnects wait for it.
       reportFailure(err);
       stream();
       return;
     }
+    if (closed) return;
+    if (reply.reload === true) live.push({ type: 'raider.resync' });
+    else for (const event of reply.events) take(event);
+    if (Number.isInteger(reply.latest)) last = reply.latest;
     // Calm again: stream (the rate counts what this poll brought, and hands it out).
     if (live.rate(performance.now()) < BUSY_RATE) stream();
     else {
       live.handOutPolled();
-      setTimeout(poll, POLL_MS);
+      pollTimer = setTimeout(poll, POLL_MS);
     }
   };
   live.onBurst = () => {
@@ -241,10 +284,41 @@ export function connectEvents(since) {
     live.polling = true;
     source?.close();
     source = null;
-    setTimeout(poll, POLL_MS);
+    pollTimer = setTimeout(poll, POLL_MS);
     return true;
   };
-  stream();
+  const close = () => {
+    unheard = null;
+    closed = true;
+    source?.close();
+    source = null;
+    clearTimeout(pollTimer);
+    pollTimer = null;
+    live.cancelPending();
+    live.polling = false;
+    live.queue = [];
+  };
+  live.heard = () => {
+    if (!live.listened()) {
+      if (!closed) unheard ??= setTimeout(close, UNHEARD_MS);
+      return;
+    }
+    clearTimeout(unheard);
+    unheard = null;
+    if (!closed) return;
+    closed = false;
+    if (!opened) {
+      opened = true;
+      stream();
+      return;
+    }
+    // From the hall's present (what came meanwhile is told by the resync): a replay of it all would be a burst to draw.
+    last = null;
+    received = false;
+    stream(true);
+  };
+  // A page whose views never listen (a statechart's) never opens it.
+  live.heard();
 }
 
 /** The data the hall drew the page from (a JSON block in it), once: later views ask for theirs. */
