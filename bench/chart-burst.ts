@@ -58,14 +58,20 @@ const ACTOR = process.argv.includes('--actor') ? String(process.argv[process.arg
 /** A state the chart marks current: it is drawn and following. */
 const MARKED = '[aria-label^="statechart of "] [aria-current="true"]';
 const CHART_READY = `document.querySelector('${MARKED}') !== null`;
-/** Counts the messages each actor stream of the page brings (window.actorMessages), to show the page followed the burst. */
+/**
+ * Counts the SSE messages each actor stream of the page brings (window.actorMessages), to show the page followed the
+ * burst: one per actor message in the single form, one per batch (`event: batch`, src/protocol/actor-watch.ts) in the
+ * batched form the page asks for.
+ */
 const COUNT_ACTOR_MESSAGES = `(() => {
   const Base = window.EventSource;
   window.actorMessages = 0;
   window.EventSource = class extends Base {
     constructor(url, init) {
       super(url, init);
-      if (String(url).includes('/api/actors/stream')) this.addEventListener('message', () => window.actorMessages++);
+      if (!String(url).includes('/api/actors/stream')) return;
+      this.addEventListener('message', () => window.actorMessages++);
+      this.addEventListener('batch', () => window.actorMessages++);
     }
   };
 })()`;

@@ -28,16 +28,19 @@ const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].find((p) => p 
 const LATENCY_S = count(20, 5);
 const CONFIG = 'raiders: { bjorn: {}, ivar: {} }\nlogs: { keep_events: 50 }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
-/** Each state the chart marks current, with the page's Date.now(), kept on window. */
+/**
+ * Each state the chart marks current, with the page's Date.now(), kept on window. From each change's old value
+ * (one that was not "true" marked the state): the page marks each state of a batch of the actor's stream in order
+ * in one task, so a run's `busy` may be marked and unmarked again before the observer is called.
+ */
 const RECORD_MARKS = `(() => {
   window.marks = [];
   const box = document.querySelector('[aria-label^="statechart of "]');
   new MutationObserver((changes) => {
     const now = Date.now();
     for (const c of changes)
-      if (c.target.getAttribute('aria-current') === 'true' && !c.target.classList.contains('sc-compound'))
-        window.marks.push([c.target.getAttribute('data-state'), now]);
-  }).observe(box, { attributes: true, attributeFilter: ['aria-current'], subtree: true });
+      if (c.oldValue !== 'true' && !c.target.classList.contains('sc-compound')) window.marks.push([c.target.getAttribute('data-state'), now]);
+  }).observe(box, { attributes: true, attributeFilter: ['aria-current'], attributeOldValue: true, subtree: true });
 })()`;
 
 /** Runs the spawns and returns [done → idle, sent → busy] latencies in ms. */
