@@ -262,7 +262,9 @@ export class WarmBridges implements SparePool {
           }
           spare.stdin = stdin;
           this.listen(spare, stdin);
-          if (this.closing) this.end(spare);
+          // Ended (the hall stops) before its pid was known: told now.
+          if (spare.state === 'ending') this.tellToEnd(spare);
+          else if (this.closing) this.end(spare);
         },
         failed: (error) => {
           this.spares.delete(id);
@@ -319,6 +321,11 @@ export class WarmBridges implements SparePool {
     if (spare.state === 'ending' || spare.state === 'handed') return;
     spare.state = 'ending';
     this.clearTimer(spare);
+    this.tellToEnd(spare);
+  }
+
+  /** What ends a spare, as far as it is known yet (a spare still starting has no pid nor stdin: `spawned` tells it then). */
+  private tellToEnd(spare: Spare): void {
     spare.stdin?.end();
     if (spare.pid !== undefined) signalGroup(spare.pid, 'SIGTERM');
   }
