@@ -2,14 +2,12 @@
 // while this hall writes the person's answer, a look at the cluster (the doorbell of any other
 // write, or the half-second look) still finds the question unanswered, and must not ask again.
 // The interleaving is made, not hoped for: the answer's write waits until such a look is done.
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ClusterPermissions } from '../../src/actors/cluster-permissions.js';
-import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
 import { PostgresClusterQuestions } from '../../src/adapters/storage/postgres/postgres-cluster-questions.js';
 import type { ClusterAnswer, ClusterQuestions, QuestionsSeen } from '../../src/ports/cluster-questions.js';
 import type { PermissionQuestion } from '../../src/domain/permission.js';
-import { usePostgresServer } from '../support/postgres-server.js';
+import { migratedPool, usePostgresServer } from '../support/postgres-server.js';
 import { eventually } from '../support/test-hall.js';
 
 const server = usePostgresServer();
@@ -56,17 +54,10 @@ class AnswerAfterALook implements ClusterQuestions {
 describe('a question of another hall, answered here', () => {
   it('is put to the handler here once, also when a look comes while the answer is being written', async () => {
     const url = await server.freshDatabase();
-    const pool = new pg.Pool({ connectionString: url, max: 4 });
-    pool.on('error', () => undefined);
+    const pool = await migratedPool(url, 4);
     const here = new AnswerAfterALook(new PostgresClusterQuestions(pool, 'c1', 'hall-a', 'c1_doorbell'));
     const permissions = new ClusterPermissions(here, here.onDoorbell, 10_000, () => undefined);
     try {
-      const db = await pool.connect();
-      try {
-        await migrate(db, readMigrations(), 'the test database');
-      } finally {
-        db.release();
-      }
       const asked: string[] = [];
       permissions.answerWith((binding) =>
         binding === 'acp:s1'

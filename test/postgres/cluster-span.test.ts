@@ -6,12 +6,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { PostgresJournals } from '../../src/adapters/storage/postgres/journal-sync.js';
-import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
 import { closedAfterEachTest, type HallProcess, roomHolders } from '../support/cluster-hall-processes.js';
-import { queryRows as query, usePostgresServer } from '../support/postgres-server.js';
+import { migratedPool, queryRows as query, usePostgresServer } from '../support/postgres-server.js';
 import {
   eventually,
   hallEnv,
@@ -184,17 +182,8 @@ describe('a shared cluster', () => {
 
   it("a journal's copies: a hall's run adds a piece; another hall's copy gets the pieces it lacks, or the cluster's copy when its own went its own way", async () => {
     const url = await server.freshDatabase();
-    const pool = new pg.Pool({ connectionString: url, max: 2 });
-    // pool.end() resolves before its clients' connections are closed: the server stopping at the end
-    // of this file can end one first (57P01), which a pool without an error listener throws, uncaught.
-    pool.on('error', () => undefined);
+    const pool = await migratedPool(url, 2);
     try {
-      const db = await pool.connect();
-      try {
-        await migrate(db, readMigrations(), 'the test database');
-      } finally {
-        db.release();
-      }
       const warnings: string[] = [];
       const session = '20261202-080000-abcd';
       const [rootA, rootB] = [tempRoot(), tempRoot()];

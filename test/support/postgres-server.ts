@@ -9,6 +9,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
+import { migrate, readMigrations } from '../../src/adapters/storage/postgres/migrations.js';
 import { type PostgresServer, type StartedPostgresServer, startPostgresServer } from './postgres-process.js';
 
 export type { PostgresServer, StartedPostgresServer };
@@ -59,4 +60,22 @@ export async function queryDatabase(url: string, text: string, values: unknown[]
 /** The rows of one statement (see queryDatabase). */
 export async function queryRows(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
   return (await queryDatabase(url, text, values)).rows;
+}
+
+/**
+ * A pool on `url` whose database has the hall's schema, for a test that uses
+ * the PostgreSQL store's classes without a hall. The caller ends it.
+ */
+export async function migratedPool(url: string, max: number): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: url, max });
+  // pool.end() resolves before its clients' connections are closed: the server stopping at the end
+  // of a file can end one first (57P01), which a pool without an error listener throws, uncaught.
+  pool.on('error', () => undefined);
+  const db = await pool.connect();
+  try {
+    await migrate(db, readMigrations(), 'the test database');
+  } finally {
+    db.release();
+  }
+  return pool;
 }
