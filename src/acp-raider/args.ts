@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import type { AcpBridgeArgvInput } from '../domain/raider-argv.js';
 import { definedFields } from '../domain/defined-fields.js';
 import { costOfArg } from '../domain/run-usage.js';
+import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
 
 /** What the hall passes (domain/raider-argv.ts builds it), with the agent's command spelled out. */
 export interface AcpRaiderArgs extends Omit<AcpBridgeArgvInput, 'agent'> {
@@ -37,9 +38,6 @@ export const ACP_RAIDER_USAGE =
 
 export const ACP_SPARE_USAGE = 'usage: raider acp-client --spare [--warm-idle SECONDS]';
 
-/** A warm bridge's wait for a run when the hall says none (`acp.warm_idle`'s default). */
-export const DEFAULT_SPARE_IDLE_S = 600;
-
 /** `--spare`'s own arguments: how long it waits for a run; or what is wrong with them. */
 export function spareIdleSeconds(argv: readonly string[]): number | string {
   let values: { 'warm-idle'?: string };
@@ -49,7 +47,7 @@ export function spareIdleSeconds(argv: readonly string[]): number | string {
     return err instanceof Error ? err.message : String(err);
   }
   const raw = values['warm-idle'];
-  const seconds = raw === undefined ? DEFAULT_SPARE_IDLE_S : Number(raw);
+  const seconds = raw === undefined ? DEFAULT_WARM_IDLE_S : Number(raw);
   if (!Number.isFinite(seconds) || seconds <= 0) return `--warm-idle wants a number of seconds > 0, not ${JSON.stringify(raw)}`;
   return seconds;
 }

@@ -83,7 +83,6 @@ interface Spare {
   pid?: number;
   stdin?: Duplex;
   timer?: NodeJS.Timeout;
-  stopListening: () => void;
   /** After it was taken: when its replacement starts (sooner if it ends). */
   refill?: NodeJS.Timeout;
   /** After a hand-over: where its exit goes (the run's watcher, once its stderr is copied). */
@@ -207,11 +206,6 @@ export class WarmBridges implements SparePool {
     return out;
   }
 
-  /** The RAIDER_HALL_RUN_ID of each warm bridge this hall holds: its own, not left behind by another. */
-  runIds(): Set<string> {
-    return new Set([...this.spares.keys()].map((id) => `${SPARE_RUN_ID_PREFIX}${id}`));
-  }
-
   /** Starts no more and ends the unused ones (their stdin's end, and SIGTERM); a handed one is its run's. */
   close(): void {
     this.closing = true;
@@ -240,9 +234,9 @@ export class WarmBridges implements SparePool {
     env.RAIDER_HALL_ROOT = root;
     // Not a run's id: a hall that finds it and no run that names it knows it is nobody's run.
     env.RAIDER_HALL_RUN_ID = `${SPARE_RUN_ID_PREFIX}${id}`;
-    const spare: Spare = { id, entry, state: 'starting', startedAt: Date.now(), stopListening: () => {} };
+    const spare: Spare = { id, entry, state: 'starting', startedAt: Date.now() };
     this.spares.set(id, spare);
-    spare.stopListening = this.deps.spawner.spawn(
+    this.deps.spawner.spawn(
       {
         command: bridge.command,
         args: [...bridge.prefixArgs, '--spare', '--warm-idle', String(entry.idleS + BACKSTOP_S)],
@@ -287,7 +281,8 @@ export class WarmBridges implements SparePool {
           spare.stdin?.destroy();
           this.spares.delete(id);
           if (this.closing || spare.state === 'ending') {
-            if (!this.closing) this.fill(entry);
+            // Ended by the hall: replaced, unless it stops (fill starts nothing then).
+            this.fill(entry);
             return;
           }
           this.deps.log(

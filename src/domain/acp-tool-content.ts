@@ -10,14 +10,15 @@ import { z } from 'zod';
 const TextBlock = z.object({ type: z.literal('content'), content: z.object({ type: z.literal('text'), text: z.string() }) });
 const DiffBlock = z.object({ type: z.literal('diff'), path: z.string(), oldText: z.string().nullish(), newText: z.string() });
 
-export const AcpToolContent = z.array(z.union([TextBlock, DiffBlock]));
+const ToolBlock = z.union([TextBlock, DiffBlock]);
+export const AcpToolContent = z.array(ToolBlock);
 export type AcpToolContent = z.infer<typeof AcpToolContent>;
 
 export const AcpToolLocations = z.array(z.object({ path: z.string(), line: z.number().int().nonnegative().nullish() }));
 export type AcpToolLocations = z.infer<typeof AcpToolLocations>;
 
 /** Past this much JSON a call's content stays out of the events (a diff holds whole files): readers get its text. */
-export const MAX_ACP_CONTENT_BYTES = 256 * 1024;
+const MAX_ACP_CONTENT_BYTES = 256 * 1024;
 
 /**
  * The blocks of an agent's tool call content worth keeping as they are: its
@@ -26,7 +27,7 @@ export const MAX_ACP_CONTENT_BYTES = 256 * 1024;
  */
 export function keptToolContent(blocks: readonly unknown[] | null | undefined): AcpToolContent | undefined {
   const kept = (blocks ?? []).flatMap((block) => {
-    const parsed = z.union([TextBlock, DiffBlock]).safeParse(block);
+    const parsed = ToolBlock.safeParse(block);
     return parsed.success ? [parsed.data] : [];
   });
   if (!kept.some((block) => block.type === 'diff')) return undefined;

@@ -12,6 +12,7 @@
  * `session reset` drops it with the binding's session.
  */
 import { z } from 'zod';
+import { definedFields } from '../domain/defined-fields.js';
 import { Cost } from '../domain/run-usage.js';
 
 export const AGENT_SESSIONS_NS = 'acp_agent';
@@ -29,5 +30,5 @@ export type AgentSessionRecord = z.infer<typeof AgentSessionRecord>;
 export function agentSessionOf(value: unknown, agent: string): { session: string; cost?: Cost } | undefined {
   const parsed = AgentSessionRecord.safeParse(value);
   if (!parsed.success || parsed.data.agent !== agent) return undefined;
-  return parsed.data.cost !== undefined ? { session: parsed.data.session, cost: parsed.data.cost } : { session: parsed.data.session };
+  return { session: parsed.data.session, ...definedFields({ cost: parsed.data.cost }) };
 }

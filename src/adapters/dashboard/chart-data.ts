@@ -14,8 +14,7 @@ import type { HallQueries } from '../../ports/hall-queries.js';
 import type { RunHistory, RunRow } from './run-history.js';
 import type { QueueWaits } from './queue-waits.js';
 import { readTimedLines, trimTimedLines } from './timed-lines.js';
-import type { RunUsages } from './run-usage.js';
-import type { Cost } from '../../domain/run-usage.js';
+import type { ChartUsage, RunUsages } from './run-usage.js';
 import { eventsPath, type HallPaths } from '../../ports/hall-paths.js';
 
 export const OUTCOMES = ['completed', 'failed', 'cancelled', 'interrupted'] as const;
@@ -174,7 +173,7 @@ function usagePerDay(runs: ReadonlyArray<RunRow & { duration: number }>, sources
  * its agent session's cost, `run_cost`, else the last cost its agent said, which a later usage update without a
  * cost does not undo); null when it says no context.
  */
-function recordedUsage(run: RunRow): { tokens: number; cost?: Cost } | null {
+function recordedUsage(run: RunRow): ChartUsage | null {
   const used = run.usage?.context_used;
   if (used === undefined) return null;
   const cost = run.usage?.run_cost ?? run.usage?.cost;

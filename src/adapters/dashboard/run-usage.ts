@@ -18,21 +18,22 @@ const usageLineSchema = z.looseObject({
   cost: Cost.optional(),
 });
 
-export interface RunUsage {
+/** A run's tokens and cost as the charts count them. */
+export interface ChartUsage {
   tokens: number;
-  cost?: { amount: number; currency: string };
+  cost?: Cost;
 }
 
 export class RunUsages {
-  private readonly cache = new Map<string, { mtimeMs: number; size: number; usage: RunUsage | null }>();
+  private readonly cache = new Map<string, { mtimeMs: number; size: number; usage: ChartUsage | null }>();
 
   /** The run's usage, or null when its agent reported none. */
-  of(file: string): RunUsage | null {
+  of(file: string): ChartUsage | null {
     const stat = fs.statSync(file, { throwIfNoEntry: false });
     if (!stat) return null;
     const cached = this.cache.get(file);
     if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.usage;
-    let usage: RunUsage | null = null;
+    let usage: ChartUsage | null = null;
     for (const line of readJsonLinesTail(file, TAIL_BYTES)?.lines ?? []) {
       const parsed = usageLineSchema.safeParse(line);
       if (parsed.success)

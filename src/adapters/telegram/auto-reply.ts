@@ -141,7 +141,7 @@ export class AutoReply {
     // A record says the raider replied, or the reply is already under way or sent: a second end sends nothing.
     const known = this.record(event.id);
     if (known !== null) {
-      if (known.state !== 'pending') void this.forgetOnceEnded(event.id);
+      if (known.state !== 'pending') this.track(this.forgetOnceEnded(event.id));
       return;
     }
     const text = autoReplyText(event.status, event.response, event.error);

@@ -15,7 +15,7 @@ import { isSafeRunId } from '../../domain/run-id.js';
 import type { BusEnvelope } from '../../protocol/hall-client.js';
 import type { Answer } from '../../protocol/replies.js';
 import { followFile, lineSplitter } from './follow.js';
-import { RunOutput, styleFor } from './render.js';
+import { RunEventPrinter, styleFor } from './render.js';
 
 export interface RunEnd {
   status: string;
@@ -69,7 +69,7 @@ async function endIn(events: string, id: string, logLines: () => Promise<string 
 
 /** Prints each events-file line: as it is with --json, rendered for a person otherwise (streamed text as it comes). */
 function eventPrinter(json: boolean): { push(chunk: Buffer): void; flush(): void } {
-  const output = new RunOutput(styleFor(process.stdout));
+  const output = new RunEventPrinter(styleFor(process.stdout));
   const lines = lineSplitter((line) => {
     if (json) {
       process.stdout.write(`${line}\n`);

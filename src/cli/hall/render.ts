@@ -190,7 +190,7 @@ export function renderStatus(reply: StatusReply, style: Style): string {
 }
 
 /** One stream-json event of a run, as a person reads it; null for events not worth a line. */
-export function renderRunEvent(event: Record<string, unknown>, style: Style): string | null {
+function renderRunEvent(event: Record<string, unknown>, style: Style): string | null {
   switch (event.type) {
     case 'run.started':
       return style.dim(`Â· run started (${String(event.engine ?? 'engine?')}${event.model ? `, ${String(event.model)}` : ''})`);
@@ -229,7 +229,7 @@ const PLAN_MARKS: Record<PlanEntries[number]['status'], string> = { pending: 'â—
  * a line of its own; a final `message` that repeats the streamed text is not
  * written again.
  */
-export class RunOutput {
+export class RunEventPrinter {
   /** The streamed part the output is in, and whether its last line is still open. */
   private part: 'message' | 'thought' | null = null;
   private openLine = false;
