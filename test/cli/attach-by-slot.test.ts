@@ -9,7 +9,7 @@ import { hall, hallForFile, hallLive, raiderStarted, removeRoots, request, socke
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
-const file = hallForFile('raiders:\n  ulf: {}\n  erik: {}\n  sven: {}\ncancel_grace: 0.3\n');
+const file = hallForFile('raiders:\n  ulf: {}\n  erik: {}\n  sven: {}\n  knut: {}\ncancel_grace: 0.3\n');
 
 async function waitingRun(name: string): Promise<string> {
   const spawned = await request(socketOf(file.root), { cmd: 'spawn', name, mission: 'wait 600' });
@@ -27,6 +27,16 @@ describe.concurrent('attach by a slot name', () => {
     const r = await live.done;
     expect(r.code).toBe(130);
     expect(r.stderr).toBe(`Attaching to run ${id}, the one running in slot ulf.\nrun ${id} ended: cancelled\n`);
+  });
+
+  it("follows a numbered slot's run by its raider's name", async () => {
+    const id = await waitingRun('1knut');
+    const live = hallLive(['attach', 'knut'], file.root);
+    await live.printed('· run started (fake)\n');
+    expect(await request(socketOf(file.root), { cmd: 'cancel', id })).toEqual({ cancelled: 1, id });
+    const r = await live.done;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe(`Attaching to run ${id}, the one running in slot 1knut.\nrun ${id} ended: cancelled\n`);
   });
 
   it('names the runs when the slot has several, exit 1, code ambiguous_run', async () => {
