@@ -6,7 +6,8 @@
 
 import type { SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 import { isRecord } from './records.js';
-import { AcpToolContent, AcpToolLocations } from './acp-tool-content.js';
+import { AcpToolContent, type AcpToolLocations, keptLocations } from './acp-tool-content.js';
+import { definedFields } from './defined-fields.js';
 import { PlanEntries } from './agent-plan.js';
 import { ContextUsage } from './run-usage.js';
 
@@ -165,10 +166,9 @@ export function updatesForEvent(runId: string, event: Record<string, unknown>, a
 /** The content and locations an ACP agent gave its call, as it gave them; none for other raiders' calls. */
 function agentGiven(event: Record<string, unknown>): { content?: ToolCallContent[]; locations?: AcpToolLocations } {
   const content = AcpToolContent.safeParse(event.acp_content);
-  const locations = AcpToolLocations.safeParse(event.locations);
   return {
     ...(content.success && content.data.length > 0 ? { content: content.data } : {}),
-    ...(locations.success && locations.data.length > 0 ? { locations: locations.data } : {}),
+    ...definedFields({ locations: keptLocations(event.locations) }),
   };
 }
 

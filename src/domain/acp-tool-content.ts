@@ -35,7 +35,7 @@ export function keptToolContent(blocks: readonly unknown[] | null | undefined): 
 }
 
 /** The places a tool call touches, as an agent named them; undefined when it named none. */
-export function keptLocations(locations: readonly unknown[] | null | undefined): AcpToolLocations | undefined {
+export function keptLocations(locations: unknown): AcpToolLocations | undefined {
   const parsed = AcpToolLocations.safeParse(locations ?? []);
   return parsed.success && parsed.data.length > 0 ? parsed.data : undefined;
 }

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { lineSink, MAX_LINE_BYTES, type LineFault, type LineSink } from '../../protocol/line-reader.js';
+import { parseJsonLine } from '../../protocol/json-line.js';
 
 const POLL_MS = 250;
 /** An events-file line the tail hands on: any JSON object (the ACP mapping picks what it knows). */
@@ -115,12 +116,6 @@ export class RunEventTail implements RunEventSource {
 /** Hands on one line of a run's events when it is a JSON object; anything else is skipped. */
 export function deliver(line: string, onEvent: (event: Record<string, unknown>) => void): void {
   if (line === '') return;
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return;
-  }
-  const event = RunEvent.safeParse(value);
-  if (event.success) onEvent(event.data);
+  const event = parseJsonLine(line, RunEvent);
+  if (event !== null) onEvent(event);
 }

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import type { z } from 'zod';
+import { parseJsonLine } from '../../protocol/json-line.js';
 
 /** The lines of `file` that `schema` takes, with `t` at or after `from`, oldest first; none when it cannot be read. */
 export function readTimedLines<T extends { t: number }>(file: string, schema: z.ZodType<T>, from: number): T[] {
@@ -16,13 +17,9 @@ export function readTimedLines<T extends { t: number }>(file: string, schema: z.
   }
   const kept: T[] = [];
   for (const line of text.split('\n')) {
-    if (line === '') continue;
-    try {
-      const parsed = schema.safeParse(JSON.parse(line));
-      if (parsed.success && parsed.data.t >= from) kept.push(parsed.data);
-    } catch {
-      /* a half line */
-    }
+    // A half line is no figure.
+    const parsed = line === '' ? null : parseJsonLine(line, schema);
+    if (parsed !== null && parsed.t >= from) kept.push(parsed);
   }
   return kept;
 }

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { RunDocument } from '../../domain/outcome.js';
 import { errorCode } from '../../domain/error-message.js';
 import { RunFinishedLine } from '../../protocol/raider-stream.js';
+import { parseJsonLine } from '../../protocol/json-line.js';
 
 const BLOCK = 64 * 1024;
 /**
@@ -97,15 +98,9 @@ const utf8 = new TextDecoder('utf-8');
 function parseFinished(line: Buffer): RunDocument | null {
   // Cheap test first: most lines are other events.
   if (line.length === 0 || line.indexOf('run.finished') < 0) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(utf8.decode(line));
-  } catch {
-    return null;
-  }
-  const finished = RunFinishedLine.safeParse(value);
-  if (!finished.success) return null;
-  const { type: _type, seq: _seq, time: _time, ...document } = finished.data;
+  const finished = parseJsonLine(utf8.decode(line), RunFinishedLine);
+  if (finished === null) return null;
+  const { type: _type, seq: _seq, time: _time, ...document } = finished;
   return document;
 }
 
@@ -163,16 +158,10 @@ export function openedAgentSession(file: string): { id: string; agent: string } 
   let agent: string | undefined;
   let id: string | undefined;
   for (const line of head.split('\n')) {
-    let event: unknown;
-    try {
-      event = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    const read = bridgeHeadEvent.safeParse(event);
-    if (!read.success) continue;
-    if (read.data.type === 'run.started') agent = read.data.agent;
-    else id = read.data.agent_session;
+    const read = parseJsonLine(line, bridgeHeadEvent);
+    if (read === null) continue;
+    if (read.type === 'run.started') agent = read.agent;
+    else id = read.agent_session;
   }
   return agent !== undefined && id !== undefined ? { id, agent } : null;
 }

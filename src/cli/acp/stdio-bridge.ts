@@ -15,6 +15,7 @@ import { hallNotRunning } from './hall-down.js';
 import { isRecord } from '../../domain/records.js';
 import { z } from 'zod';
 import { definedFields } from '../../domain/defined-fields.js';
+import { parseJsonLine } from '../../protocol/json-line.js';
 
 /** A JSON-RPC message as the bridge relays it: only its id and method are read, the rest passes as it came. */
 const MessageSchema = z.looseObject({
@@ -190,16 +191,9 @@ class AcpBridge {
   private readonly ownWaiters = new Map<string, () => void>();
 
   private fromHallLine(line: string): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      return;
-    }
-    const read = MessageSchema.safeParse(parsed);
+    const msg = parseJsonLine(line, MessageSchema);
     // The hall's side speaks JSON-RPC; anything else is not relayed.
-    if (!read.success) return;
-    const msg = read.data;
+    if (msg === null) return;
     if (msg.method !== undefined) {
       if (msg.id === undefined || msg.id === null) {
         this.write(msg);

@@ -1,0 +1,16 @@
+/**
+ * One line of a JSON-lines stream or file read as what `schema` says it is:
+ * null when it is not JSON (a half-written line, garbage) or not that.
+ */
+import type { z } from 'zod';
+
+export function parseJsonLine<T>(line: string, schema: z.ZodType<T>): T | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
