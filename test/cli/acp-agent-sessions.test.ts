@@ -255,6 +255,7 @@ describe.each(BACKENDS)("each run of a binding says its own share of its agent s
 
     // The figure is recorded with the agent session in the durable state: a new hall process hands it on.
     const second = await startHallProcess(own, env);
+    let threeSession = '';
     try {
       const two = await spend('0.75');
       expect(two).toMatchObject({ status: 'completed', session: one.session, usage: { cost: usd(1.25), run_cost: usd(0.75) } });
@@ -274,8 +275,16 @@ describe.each(BACKENDS)("each run of a binding says its own share of its agent s
       expect((await hall(['session', 'reset', 'slot:1resumer'], own)).code).toBe(0);
       const three = await spend('0.3');
       expect(three).toMatchObject({ status: 'completed', usage: { cost: usd(0.3), run_cost: usd(0.3) } });
+      expect(three.session).not.toBe(one.session);
+      threeSession = String(three.session);
     } finally {
       expect((await second.stop()).code).toBe(0);
+    }
+    // The reset took the old hall session's agent session out of the state, not only out of use
+    // (on PostgreSQL test/postgres/acp-agent-cluster.test.ts reads its table).
+    if (name === 'files') {
+      const records = JSON.parse(fs.readFileSync(path.join(own, '.raider-hall', 'state', 'acp_agent.json'), 'utf8')) as Json;
+      expect(Object.keys(records)).toEqual([threeSession]);
     }
   });
 });
