@@ -4,7 +4,8 @@
  * into the chat (in parts past 4,096 characters, into the topic of a forum
  * topic), a failed run's error, nothing when the raider replied itself, and
  * the reply sent once when the hall is killed between the run's end and
- * the send, and no record of a reply kept once it is settled.
+ * the send, and no record of a reply kept once it is settled (sent, replied
+ * by the raider, or dropped after a send refused for good).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -120,6 +121,18 @@ describe('auto_reply: true', () => {
     fs.writeFileSync(gate, '');
     await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id);
     await eventually(() => expect(JSON.parse(fs.readFileSync(records, 'utf8'))).toEqual({}));
+  });
+
+  it('keeps no record of a reply dropped: a send Telegram refuses for good, once the run has ended', async () => {
+    const { hall, api, tap } = await replyHall();
+    api.script('sendMessage', { status: 400, body: { ok: false, error_code: 400, description: 'Bad Request: chat not found' } });
+    const records = path.join(hall.root, '.raider-hall', 'state', 'telegram_auto_reply.json');
+    api.push(TOKEN, privateMessage(42, 'answer lost'));
+    await tap.waitFor((e) => e.type === 'raider.done');
+    await api.waitFor(sentText('lost'));
+    await eventually(() => expect(JSON.parse(fs.readFileSync(records, 'utf8'))).toEqual({}));
+    // Refused for good: not sent again.
+    expect(api.calls('sendMessage').filter(sentText('lost'))).toHaveLength(1);
   });
 
   it('once, when the hall is killed between the run end and the send: the next hall sends it, and only once', async () => {
