@@ -3,9 +3,10 @@ import type { Command } from '../commonjs-libraries.js';
 import { hallRequest } from '../../protocol/hall-client.js';
 import { dirThen, UsageError } from './dir-args.js';
 import { CodedError } from './error-report.js';
-import { ask, HallAnswer, pretty, socketOf } from './hall-ask.js';
+import { ask, pretty, socketOf } from './hall-ask.js';
 import { spawnArgs } from './mission-input.js';
 import type { SetExitCode } from './register.js';
+import { runNamed } from './run-by-name.js';
 import { definedFields } from '../../domain/defined-fields.js';
 
 export function registerSpawnCommands(program: Command, setCode: SetExitCode): void {
@@ -68,23 +69,12 @@ export function registerSpawnCommands(program: Command, setCode: SetExitCode): v
       if (ended?.ended === true) return setCode(await replayCopy(ended, opts.json === true));
       if (ended !== null) return setCode(await attachRunning(dir, socketOf(dir), ended, opts.json === true));
       // A slot's or raider's name where a run id was meant: its one running run, or which ones there are.
-      const running = await runsNamed(dir, id);
-      if (running.length === 1 && running[0] !== undefined) {
-        process.stderr.write(`Attaching to run ${running[0].id}, the one running in slot ${running[0].slot}.\n`);
-        const live = await ask(dir, 'attach', { id: running[0].id });
+      const named = await runNamed(dir, id, 'attach one of them');
+      if (named !== null) {
+        process.stderr.write(`Attaching to run ${named.id}, the one running in slot ${named.slot}.\n`);
+        const live = await ask(dir, 'attach', { id: named.id });
         return setCode(await attachRunning(dir, socketOf(dir), live, opts.json === true));
       }
-      if (running.length > 1)
-        throw new HallAnswer(
-          `${id} names ${running.length} running runs; attach one of them: ${running.map((r) => r.id).join(', ')}`,
-          'ambiguous_run',
-        );
       throw reply;
     });
-}
-
-/** The running runs of the slot or raider entry `name` (none when no hall answers). */
-async function runsNamed(dir: string, name: string): Promise<Array<{ id: string; slot: string }>> {
-  const ps = await ask(dir, 'ps', {}).catch(() => null);
-  return (ps?.raiders ?? []).filter((r) => r.slot === name || r.base_name === name).map((r) => ({ id: r.id, slot: r.slot }));
 }
