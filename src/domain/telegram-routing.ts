@@ -4,6 +4,7 @@
  * announced). Its binding is the chat, or the forum topic, so a conversation
  * continues across messages; `/new` starts it over.
  */
+import { definedFields } from './defined-fields.js';
 
 export const DEFAULT_ROUTE = '*';
 
@@ -38,6 +39,30 @@ export function questionsChatBinding(bot: string): string {
 /** The bot of a questionsChatBinding, or null for any other binding. */
 export function readQuestionsChatBinding(binding: string | undefined): string | null {
   return (binding === undefined ? null : /^telegram:([^:]+):questions$/.exec(binding)?.[1]) ?? null;
+}
+
+/** The keys of a bot that say where it asks permission questions (docs/telegram.md). */
+export interface QuestionKeys {
+  name: string;
+  questions: boolean;
+  questions_chat?: string;
+  questions_thread?: number;
+}
+
+/**
+ * Where `bot` asks the permission questions of a run of this binding: the
+ * run's chat (or topic) when it came from one of the bot's chats and the bot
+ * has `questions`; its `questions_chat` when the run came from no chat, or
+ * when the binding is this bot's questionsChatBinding; null otherwise (a chat
+ * of another bot, another bot's questions chat).
+ */
+export function questionChatOf(bot: QuestionKeys, binding: string | undefined): { chatId: string; threadId?: number } | null {
+  const chat = readTelegramBinding(binding);
+  if (chat !== null)
+    return chat.bot === bot.name && bot.questions ? { chatId: chat.chatId, ...definedFields({ threadId: chat.threadId }) } : null;
+  const toQuestionsChat = readQuestionsChatBinding(binding);
+  if (bot.questions_chat === undefined || (toQuestionsChat !== null && toQuestionsChat !== bot.name)) return null;
+  return { chatId: bot.questions_chat, ...definedFields({ threadId: bot.questions_thread }) };
 }
 
 /**

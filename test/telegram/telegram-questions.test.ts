@@ -238,6 +238,21 @@ describe('permission questions in a Telegram chat (questions: true)', () => {
     expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id)).response).toBe('["once"]');
   });
 
+  it("questions_chat: a run whose binding names the questions chat of a bot this hall does not know gets no channel at once; its own bot's is asked", async () => {
+    // permission_timeout 60: a question nobody asks would wait that long (and the test time out) instead of being refused at once.
+    const { hall, api, tap } = await questionsHall(`questions_chat: ${QUESTIONS_CHAT}`);
+    const ghost = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'ask 1', binding: 'telegram:ghost:questions' });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === ghost.id)).response).toBe('["no channel"]');
+    expect(tap.all.some((e) => e.type === 'permission.asked' && e.id === ghost.id)).toBe(false);
+    const own = await hall.request({ cmd: 'spawn', name: 'bjorn', mission: 'ask 1', binding: 'telegram:ops:questions' });
+    const question = await api.waitFor(isQuestion);
+    expect(question.body).toMatchObject({ chat_id: String(QUESTIONS_CHAT) });
+    expect(question.body.text).toContain(`run ${own.id}`);
+    expect(await hall.request({ cmd: 'answer', run: own.id, question: 'q1', answer: 'once' })).toMatchObject({ answered: 1 });
+    expect((await tap.waitFor((e) => e.type === 'raider.done' && e.id === own.id)).response).toBe('["once"]');
+    expect(api.requests.filter(isQuestion)).toHaveLength(1);
+  });
+
   it('without questions: a run of a chat still gets no permission channel, as before', async () => {
     const { api, tap } = await questionsHall('questions: false');
     api.push(TOKEN, privateMessage(42, 'ask 1'));

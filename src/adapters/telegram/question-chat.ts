@@ -28,7 +28,13 @@ import {
   questionText,
   readCallbackData,
 } from '../../domain/telegram-question.js';
-import { questionsChatBinding, readQuestionsChatBinding, readTelegramBinding, telegramBinding } from '../../domain/telegram-routing.js';
+import {
+  questionChatOf,
+  questionsChatBinding,
+  readQuestionsChatBinding,
+  readTelegramBinding,
+  telegramBinding,
+} from '../../domain/telegram-routing.js';
 import { errorMessage } from '../../domain/error-message.js';
 import type { TelegramPress } from '../../domain/telegram-update.js';
 import type { HallServices } from '../../ports/hall-services.js';
@@ -189,10 +195,7 @@ export class QuestionChat {
 
   /** Whether some bot asks the questions of a run of this binding, on whichever hall polls it. */
   private covers(binding: string | undefined): boolean {
-    const chat = readTelegramBinding(binding);
-    for (const { bot } of this.bots.values()) {
-      if (chat !== null ? chat.bot === bot.name && bot.questions : bot.questions_chat !== undefined) return true;
-    }
+    for (const { bot } of this.bots.values()) if (questionChatOf(bot, binding) !== null) return true;
     return false;
   }
 
@@ -202,21 +205,10 @@ export class QuestionChat {
    * a question another hall's run put to this bot's questions chat.
    */
   private chatsFor(binding: string | undefined): Array<{ bot: BotParts; chatId: string; threadId?: number }> {
-    const chat = readTelegramBinding(binding);
-    const toQuestionsChat = readQuestionsChatBinding(binding);
     const chats: Array<{ bot: BotParts; chatId: string; threadId?: number }> = [];
     for (const parts of this.bots.values()) {
-      const { bot } = parts;
-      if (!this.polls(bot.name)) continue;
-      if (chat !== null && chat.bot === bot.name && bot.questions) {
-        chats.push({ bot: parts, chatId: chat.chatId, ...definedFields({ threadId: chat.threadId }) });
-      } else if (chat === null && (toQuestionsChat === null || toQuestionsChat === bot.name) && bot.questions_chat !== undefined) {
-        chats.push({
-          bot: parts,
-          chatId: bot.questions_chat,
-          ...definedFields({ threadId: bot.questions_thread }),
-        });
-      }
+      const chat = this.polls(parts.bot.name) ? questionChatOf(parts.bot, binding) : null;
+      if (chat !== null) chats.push({ bot: parts, ...chat });
     }
     return chats;
   }
