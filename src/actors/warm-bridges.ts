@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { SpawnRequest, SpawnWatcher } from '../adapters/os/fork-server.js';
 import { signalGroup } from '../adapters/os/process-group.js';
-import { StderrSpool, stderrSpoolPath } from '../adapters/os/stderr-spool.js';
+import { RaiderStderr } from '../adapters/os/stderr-spool.js';
 import { canonicalLine } from '../protocol/canonical-line.js';
 import { type BridgeHandOver, HANDOVER_VERSION, SPARE_READY_LINE, SPARE_RUN_ID_PREFIX } from '../protocol/bridge-handover.js';
 import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
@@ -147,10 +147,10 @@ export class WarmBridges implements SparePool {
     const stdin = spare.stdin;
     // The run's files as the spawner makes them for a raider it starts: its events file
     // empty, its stderr spool there (the bridge appends to both) and followed into the slot log.
-    const spool = stderrSpoolPath(request.stdoutPath);
+    const stderr = new RaiderStderr(request);
     try {
       fs.closeSync(fs.openSync(request.stdoutPath, 'w'));
-      fs.closeSync(fs.openSync(spool, 'a'));
+      fs.closeSync(fs.openSync(stderr.path, 'a'));
     } catch (err) {
       // The run cannot start (its starter says why); the spare is no one's.
       this.end(spare);
@@ -159,15 +159,11 @@ export class WarmBridges implements SparePool {
     spare.state = 'handed';
     this.clearTimer(spare);
     let listening = true;
-    const copier = request.stderrPrefix !== undefined ? new StderrSpool(spool, request.stderrPath, request.stderrPrefix) : null;
-    copier?.follow();
-    spare.exitTo = (code, signal) => {
-      const report = () => {
+    stderr.follow();
+    spare.exitTo = (code, signal) =>
+      stderr.finish(() => {
         if (listening) watcher.exited(code, signal);
-      };
-      if (copier !== null) copier.finish(report);
-      else setImmediate(report);
-    };
+      });
     const handOver: BridgeHandOver = {
       version: HANDOVER_VERSION,
       run_id: request.runId,
@@ -175,7 +171,7 @@ export class WarmBridges implements SparePool {
       env: { ...request.env },
       cwd: request.cwd,
       events_path: request.stdoutPath,
-      stderr_path: copier !== null ? spool : request.stderrPath,
+      stderr_path: stderr.path,
     };
     stdin.end(`${canonicalLine(handOver)}\n`);
     // On a later turn, as the spawner reports a pid.

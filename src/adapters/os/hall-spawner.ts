@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { errorMessage } from '../../domain/error-message.js';
 import type { RaiderStarter, SpawnRequest, SpawnWatcher } from './fork-server.js';
 import { killGroup } from './process-group.js';
-import { StderrSpool, stderrSpoolPath } from './stderr-spool.js';
+import { RaiderStderr } from './stderr-spool.js';
 
 interface StartedProcess {
   pid: number;
@@ -91,7 +91,7 @@ export class HallSpawner implements RaiderStarter {
       watcher.failed('the hall is stopping');
       return stopListening;
     }
-    const spool = stderrSpoolPath(request.stdoutPath);
+    const stderr = new RaiderStderr(request);
     let out: number | undefined;
     let err: number | undefined;
     const closeFiles = () => {
@@ -111,8 +111,7 @@ export class HallSpawner implements RaiderStarter {
       const pid = child.pid;
       // Its run was stopped while it started: it runs for nobody.
       if (!listening) killGroup(pid);
-      const copier = request.stderrPrefix !== undefined ? new StderrSpool(spool, request.stderrPath, request.stderrPrefix) : null;
-      copier?.follow();
+      stderr.follow();
       child.onExit((code, signal) => {
         // What the raider left behind in its group dies before its run counts as over.
         killGroup(pid);
@@ -120,8 +119,7 @@ export class HallSpawner implements RaiderStarter {
           if (listening) watcher.exited(code, signal);
         };
         // On a later turn either way: the reply that the pid set going leaves first.
-        if (copier !== null) copier.finish(report);
-        else setImmediate(report);
+        stderr.finish(report);
       });
       if (listening) watcher.spawned(pid, child.stdin ?? undefined);
       else child.stdin?.destroy();
@@ -135,7 +133,7 @@ export class HallSpawner implements RaiderStarter {
       this.starting++;
       try {
         out = fs.openSync(request.stdoutPath, 'w');
-        err = fs.openSync(request.stderrPrefix !== undefined ? spool : request.stderrPath, 'a');
+        err = fs.openSync(stderr.path, 'a');
         this.startProcess(
           {
             command: request.command,

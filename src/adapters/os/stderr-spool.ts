@@ -195,3 +195,39 @@ export class StderrSpool {
     }
   }
 }
+
+/** A raider's start as far as its stderr goes (these fields of fork-server.ts's SpawnRequest). */
+export interface StderrRoute {
+  stdoutPath: string;
+  stderrPath: string;
+  stderrPrefix?: string;
+}
+
+/**
+ * The stderr of a raider the hall starts itself (hall-spawner.ts) or hands a
+ * run to (a warm bridge, actors/warm-bridges.ts): with a prefix the raider
+ * writes into its spool, which is followed into `stderrPath` once it runs;
+ * without one, straight into `stderrPath`.
+ */
+export class RaiderStderr {
+  /** Where the raider writes its stderr. */
+  readonly path: string;
+  private readonly copier: StderrSpool | null;
+
+  constructor(route: StderrRoute) {
+    const spool = stderrSpoolPath(route.stdoutPath);
+    this.path = route.stderrPrefix !== undefined ? spool : route.stderrPath;
+    this.copier = route.stderrPrefix !== undefined ? new StderrSpool(spool, route.stderrPath, route.stderrPrefix) : null;
+  }
+
+  /** The raider runs: its lines are copied as they come. */
+  follow(): void {
+    this.copier?.follow();
+  }
+
+  /** The raider is gone: what is left is copied, then `then` is called (on a later turn either way). */
+  finish(then: () => void): void {
+    if (this.copier !== null) this.copier.finish(then);
+    else setImmediate(then);
+  }
+}
