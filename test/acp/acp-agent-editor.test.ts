@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { methods } from '@agentclientprotocol/sdk';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { eventually, REPO } from '../support/hall-client.js';
+import { eventually, type Json, REPO } from '../support/hall-client.js';
 import { type AcpTestClient, acpScope, prompt, updatesOf } from './acp-support.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 30_000 });
@@ -32,6 +32,18 @@ function agentText(acp: AcpTestClient, sessionId: string): string {
     .filter((u) => u.sessionUpdate === 'agent_message_chunk')
     .map((u) => String(u.content.text))
     .join('');
+}
+
+/**
+ * A tool call as the editor shows it after these parts of it, in order: each
+ * field given replaces the one before, as ACP says of a ToolCallUpdate.
+ */
+function shownCall(parts: readonly Json[]): Json {
+  const call: Json = {};
+  for (const part of parts)
+    for (const [key, value] of Object.entries(part))
+      if (key !== 'sessionUpdate' && value !== undefined && value !== null) call[key] = value;
+  return call;
 }
 
 describe('an editor with an ACP agent behind the hall', () => {
@@ -95,6 +107,11 @@ describe('an editor with an ACP agent behind the hall', () => {
       name: 'Allow for this session: execute(rm -rf build)',
       kind: 'allow_always',
     });
+    // The call the agent showed is made once: the question only marks it pending, under the agent's title.
+    const askedAbout = acp.permissions[0]?.toolCall;
+    expect(askedAbout).toMatchObject({ title: 'rm -rf build', status: 'pending' });
+    const made = updatesOf(acp, sessionId).filter((u) => u.sessionUpdate === 'tool_call' && u.toolCallId === askedAbout?.toolCallId);
+    expect(made).toEqual([expect.objectContaining({ title: 'rm -rf build', kind: 'execute' })]);
     expect(agentText(acp, sessionId)).toContain('allowed always');
   });
 
@@ -143,6 +160,31 @@ describe('an editor with an ACP agent behind the hall', () => {
     // Nothing after it replaced the diff with text: the question marks the call pending, with no content of its own.
     for (const later of shownWhenAsked.slice(1)) expect(later).not.toHaveProperty('content');
     expect(shownWhenAsked.at(-1)).toMatchObject({ title: `Edit ${file}`, status: 'pending' });
+    expect(agentText(acp, sessionId)).toContain('edited');
+  });
+
+  it("a question that names the agent's call by its id alone leaves the call as the agent showed it: title, kind, input, diff", async () => {
+    const { acp, sessionId } = await opened.session(agentConfig());
+    const file = path.join(sessions, 'bare.txt');
+    let shownWhenAsked: Json[] = [];
+    acp.onPermission = (params) => {
+      const id = params.toolCall.toolCallId;
+      shownWhenAsked = [...updatesOf(acp, sessionId).filter((u) => u.toolCallId === id), params.toolCall];
+      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+    };
+    expect(await prompt(acp, sessionId, `askbare ${file}`)).toEqual({ stopReason: 'end_turn' });
+    const diff = { type: 'diff', path: file, oldText: 'one\ntwo\n', newText: 'one\n2\n' };
+    const agentGave = { title: `Edit ${file}`, kind: 'edit', rawInput: { file_path: file }, locations: [{ path: file, line: 3 }] };
+    expect(shownCall(shownWhenAsked)).toEqual({
+      toolCallId: shownWhenAsked[0]?.toolCallId,
+      ...agentGave,
+      content: [diff],
+      status: 'pending',
+    });
+    // The question itself names the call as the editor shows it, for a client that draws the question from it alone.
+    expect(shownWhenAsked.at(-1)).toMatchObject({ title: `Edit ${file}`, status: 'pending' });
+    const all = updatesOf(acp, sessionId).filter((u) => u.toolCallId === shownWhenAsked[0]?.toolCallId);
+    expect(shownCall(all)).toMatchObject({ ...agentGave, status: 'completed' });
     expect(agentText(acp, sessionId)).toContain('edited');
   });
 });
