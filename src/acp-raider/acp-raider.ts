@@ -31,7 +31,7 @@ import { AgentLines, MAX_MESSAGE_BYTES } from './agent-lines.js';
 import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
 import { planSessionConfig } from './session-config.js';
-import { promptUsage, TurnUpdates } from './turn-updates.js';
+import { promptUsage, type ToolSeen, TurnUpdates } from './turn-updates.js';
 import { type OpenedSession, openSession } from './open-session.js';
 import { definedFields } from '../domain/defined-fields.js';
 import { type Cost, runCostOf, type RunUsage } from '../domain/run-usage.js';
@@ -235,7 +235,7 @@ async function promptTurn(
       if (!replaying) updates.apply(params.update);
     })
     .onRequest(methods.client.session.requestPermission, ({ params }) =>
-      answerPermission(params, events, channel, control.questions.signal),
+      answerPermission(params, updates.asked(params.toolCall), events, channel, control.questions.signal),
     );
   const lines = new AgentLines(agent.child.stdout);
   const conn: ClientConnection = app.connect(ndJsonStream(Writable.toWeb(agent.child.stdin) as WritableStream<Uint8Array>, lines.readable));
@@ -420,23 +420,25 @@ const OPTION_KINDS: Record<PermissionAnswer['answer'], readonly PermissionOption
  * hall's faces answer it. Without a channel, or when the agent offers no
  * option for the answer, it is refused at once with the reason in the run's
  * events: never left hanging, never allowed silently. A question still open
- * at a cancel is withdrawn: the agent gets ACP's `cancelled` outcome.
+ * at a cancel is withdrawn: the agent gets ACP's `cancelled` outcome. The
+ * question names the call as the turn knows it (`named`: what the request
+ * gives over what the agent announced of the call), not by its id alone.
  */
 async function answerPermission(
   params: RequestPermissionRequest,
+  named: ToolSeen,
   events: EventSink,
   channel: Asker | undefined,
   signal: AbortSignal,
 ): Promise<RequestPermissionResponse> {
   const call = params.toolCall.toolCallId;
-  const title = params.toolCall.title ?? call;
-  const kind = params.toolCall.kind ?? 'other';
+  const { title, kind } = named;
   const pick = (answer: PermissionAnswer['answer']) => params.options.find((o) => OPTION_KINDS[answer].includes(o.kind));
   // `session` is the agent's allow_always: the hall offers it for a question that names what it allows.
   const rule = pick('session') !== undefined ? `${kind}(${title})` : undefined;
   let answer: PermissionAnswer = { answer: 'no', reason: 'the hall gave this run no permission channel: nobody can answer' };
   if (channel !== undefined) {
-    const input = params.toolCall.rawInput;
+    const input = named.rawInput;
     answer = await channel.ask(
       {
         tool: title,

@@ -6,7 +6,7 @@
  * usage update a `usage`. The agent's final message (the text after its
  * last tool call, or of its last message id) is the run's response.
  */
-import type { SessionUpdate, ToolCallContent, ToolCallLocation } from '@agentclientprotocol/sdk';
+import type { SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallUpdate } from '@agentclientprotocol/sdk';
 import { keptLocations, keptToolContent } from '../domain/acp-tool-content.js';
 import { z } from 'zod';
 import { definedFields } from '../domain/defined-fields.js';
@@ -14,15 +14,25 @@ import type { RunUsage } from '../domain/run-usage.js';
 import { type StreamPayload, streamToolContent } from '../protocol/raider-stream.js';
 import type { EventSink } from './event-stream.js';
 
-interface ToolSeen {
+/** What the turn has heard of a tool call: each field as the agent last gave it. */
+interface ToolHeard {
+  title?: string;
+  kind?: string;
+  rawInput?: unknown;
+}
+
+/** A tool call as the run's events and the hall's questions name it: stand-ins (its id, `other`) for what the agent never said. */
+export interface ToolSeen {
   title: string;
   kind: string;
+  /** The call's input, when the agent gave one. */
+  rawInput?: unknown;
 }
 
 export class TurnUpdates {
   private finalText = '';
   private messageId: string | undefined;
-  private readonly tools = new Map<string, ToolSeen>();
+  private readonly tools = new Map<string, ToolHeard>();
   private context: Pick<RunUsage, 'context_used' | 'context_size' | 'cost'> = {};
 
   constructor(private readonly events: EventSink) {}
@@ -35,6 +45,17 @@ export class TurnUpdates {
   /** The agent's context and cost as its last usage updates said them (a cost stays until a new one is said). */
   get usage(): Pick<RunUsage, 'context_used' | 'context_size' | 'cost'> {
     return this.context;
+  }
+
+  /**
+   * The call a permission question names: its `toolCall` is a ToolCallUpdate
+   * (an agent may name a call it announced by its id alone), so each field it
+   * gives replaces what the turn has heard of the call, and the rest stays.
+   * The turn goes on knowing the call so, as a client shown the question would.
+   */
+  asked(toolCall: ToolCallUpdate): ToolSeen {
+    this.hear(toolCall);
+    return this.seen(toolCall.toolCallId);
   }
 
   apply(update: SessionUpdate): void {
@@ -73,8 +94,10 @@ export class TurnUpdates {
       case 'tool_call': {
         // What the agent says after a tool call is a new message: the final one is the last.
         this.finalText = '';
-        const seen: ToolSeen = { title: update.title, kind: update.kind ?? 'other' };
-        this.tools.set(update.toolCallId, seen);
+        // A tool_call announces the call afresh: nothing heard of it before stays.
+        this.tools.set(update.toolCallId, {});
+        this.hear(update);
+        const seen = this.seen(update.toolCallId);
         this.events.emit('tool.call', {
           call: update.toolCallId,
           name: seen.title,
@@ -88,10 +111,7 @@ export class TurnUpdates {
         return;
       }
       case 'tool_call_update': {
-        const seen = this.tools.get(update.toolCallId) ?? { title: update.toolCallId, kind: 'other' };
-        if (update.title) seen.title = update.title;
-        if (update.kind) seen.kind = update.kind;
-        this.tools.set(update.toolCallId, seen);
+        this.hear(update);
         if (update.status === 'completed' || update.status === 'failed') this.result(update.toolCallId, update.status, update);
         return;
       }
@@ -100,12 +120,26 @@ export class TurnUpdates {
     }
   }
 
+  /** Takes in what `update` gives of its call: a field given replaces, an absent (or null) one stays; an empty title is none. */
+  private hear(update: ToolCallUpdate): void {
+    const heard = this.tools.get(update.toolCallId) ?? {};
+    this.tools.set(update.toolCallId, {
+      ...heard,
+      ...definedFields({ title: update.title || undefined, kind: update.kind ?? undefined, rawInput: update.rawInput ?? undefined }),
+    });
+  }
+
+  private seen(call: string): ToolSeen {
+    const { title, kind, rawInput } = this.tools.get(call) ?? {};
+    return { title: title ?? call, kind: kind ?? 'other', ...definedFields({ rawInput }) };
+  }
+
   private result(
     call: string,
     status: 'completed' | 'failed',
     update: { content?: ToolCallContent[] | null; locations?: ToolCallLocation[] | null; rawOutput?: unknown },
   ): void {
-    const seen = this.tools.get(call) ?? { title: call, kind: 'other' };
+    const seen = this.seen(call);
     const ok = status === 'completed';
     this.events.emit('tool.result', {
       call,

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type EventTap, type Json, REPO, tapEvents } from '../support/hall-client.js';
-import { apiPost, boardOf } from '../dashboard/dashboard-support.js';
+import { apiGet, apiPost, boardOf } from '../dashboard/dashboard-support.js';
 import { doneOf, eventsFile, type FileHall, hall, hallForFile, removeRoots, request, socketOf } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
@@ -41,9 +41,13 @@ async function whenAsked(on: FileHall, mission: string, then: (run: Json, asked:
 
 const answer = (run: Json, word: string) => request(socketOf(file.root), { cmd: 'answer', run: run.id, question: 'q1', answer: word });
 
-function permissionEvents(id: string, root = file.root): Array<Record<string, unknown>> {
+function runEvents(id: string, root = file.root): Array<Record<string, unknown>> {
   const lines = fs.readFileSync(eventsFile(root, id), 'utf8').trim().split('\n');
-  return lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.type === 'permission');
+  return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+function permissionEvents(id: string, root = file.root): Array<Record<string, unknown>> {
+  return runEvents(id, root).filter((e) => e.type === 'permission');
 }
 
 describe.concurrent("an ACP agent's permission question", () => {
@@ -70,6 +74,39 @@ describe.concurrent("an ACP agent's permission question", () => {
         expect.objectContaining({ call: 't1', decision: 'allowed', asked: true, answer: 'session', rule: 'execute(rm -rf build)' }),
       ]);
     }));
+
+  it("a question naming the agent's call by its id alone shows the call as the agent announced it, and its rule names the agent's kind", () => {
+    const target = path.join(file.root, 'bare.txt');
+    return whenAsked(file, `askbare ${target}`, async (run, asked) => {
+      // The agent announced `e1` with its title, kind and input, then asked about { toolCallId: 'e1' } alone.
+      const title = `Edit ${target}`;
+      const rule = `edit(${title})`;
+      const named = { title, tool: title, kind: 'edit', input: { file_path: target }, rule };
+      expect(asked).toMatchObject({ question: 'q1', ...named });
+      const listed = await apiGet(await boardOf(file.root), '/api/questions');
+      expect(listed.questions).toEqual([expect.objectContaining({ key: `${run.id}:q1`, ...named })]);
+      expect(await answer(run, 'session')).toMatchObject({ answered: 1 });
+      expect(await doneOf(file.tap, run.id)).toMatchObject({ status: 'completed', response: 'edited always' });
+      expect(permissionEvents(run.id)).toEqual([
+        expect.objectContaining({ call: 'e1', name: title, decision: 'allowed', asked: true, answer: 'session', rule }),
+      ]);
+    });
+  });
+
+  it('a question giving some fields of an announced call: each given replaces, the rest stay as announced or updated', () => {
+    const target = path.join(file.root, 'part.txt');
+    return whenAsked(file, `askpart ${target}`, async (run, asked) => {
+      // Announced with title, kind and input; an update gave a new input; the question gives a new title alone.
+      const title = `Edit ${target} at line 3`;
+      expect(asked).toMatchObject({ title, tool: title, kind: 'edit', input: { file_path: target, line: 3 }, rule: `edit(${title})` });
+      expect(await answer(run, 'once')).toMatchObject({ answered: 1 });
+      expect(await doneOf(file.tap, run.id)).toMatchObject({ status: 'completed', response: 'edited' });
+      expect(permissionEvents(run.id)).toEqual([expect.objectContaining({ call: 'e1', name: title, decision: 'allowed', answer: 'once' })]);
+      // The turn goes on knowing the call by the title the question gave it.
+      const results = runEvents(run.id).filter((e) => e.type === 'tool.result' && e.call === 'e1');
+      expect(results).toEqual([expect.objectContaining({ title, kind: 'edit' })]);
+    });
+  });
 
   it('an answer the agent offers no option for is refused, with the reason', () =>
     whenAsked(file, 'ask allow_always,reject_once', async (run) => {
