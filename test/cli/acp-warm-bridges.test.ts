@@ -13,6 +13,7 @@ import { REPO, tapEvents } from '../support/hall-client.js';
 import { alive, eventsFile, eventually, hall, hallRoot, removeRoots, request, socketOf, startHallProcess } from './cli-helpers.js';
 import { commandLine } from '../support/processes.js';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
+import { readySpare, warmSpares } from '../support/warm-bridges.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
@@ -21,32 +22,6 @@ const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 
 function config(acp: string, extra = ''): string {
   return `raiders:\n  warm: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid }, ${acp} } }\n${extra}`;
-}
-
-interface Spare {
-  pid: number | null;
-  ready: boolean;
-  age: number;
-}
-
-async function spares(root: string): Promise<Spare[]> {
-  const status = await request(socketOf(root), { cmd: 'status' });
-  return (status.warm_bridges as Record<string, Spare[]> | undefined)?.warm ?? [];
-}
-
-/** The pid of the entry's ready warm bridge (other than `not`), once there is one. */
-async function readySpare(root: string, not?: number): Promise<number> {
-  let pid = 0;
-  await eventually(
-    async () => {
-      const ready = (await spares(root)).find((s) => s.ready && s.pid !== null && s.pid !== not);
-      expect(ready).toBeDefined();
-      pid = ready?.pid ?? 0;
-    },
-    30_000,
-    20,
-  );
-  return pid;
 }
 
 function agentPid(root: string): number {
@@ -123,8 +98,8 @@ describe('acp.keep_warm: runs handed to bridges started ahead', () => {
   it('kill -9 of the hall with a warm bridge idle: the bridge ends by itself (its stdin ends)', async () => {
     const root = hallRoot(config('keep_warm: 2'));
     const h = await startHallProcess(root);
-    await eventually(async () => expect((await spares(root)).filter((s) => s.ready)).toHaveLength(2), 30_000, 20);
-    const pids = (await spares(root)).map((s) => s.pid ?? 0);
+    await eventually(async () => expect((await warmSpares(root)).filter((s) => s.ready)).toHaveLength(2), 30_000, 20);
+    const pids = (await warmSpares(root)).map((s) => s.pid ?? 0);
     h.child.kill('SIGKILL');
     await h.exited;
     for (const pid of pids) await eventually(() => expect(alive(pid)).toBe(false), 10_000, 20);

@@ -1,0 +1,233 @@
+/**
+ * Warm ACP bridges when something goes wrong around them (docs/agents.md,
+ * "Warm bridges"), through real halls, bridges and the scripted agent of
+ * test/fixtures: a bridge a run took and did not use is ended and replaced;
+ * one that vanished before its hand-over leaves the run to start a bridge of
+ * its own; one that cannot start is tried again later, each time later,
+ * while runs start their own.
+ *
+ * A run takes its warm bridge before its record is written and hands the run
+ * over after: the tests hold that write in between by locking the runs'
+ * table of the hall's PostgreSQL database (the file store gives no such hold).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { DATABASE_URL_ENV } from '../../src/adapters/storage/postgres/database-settings.js';
+import { useHallBackend } from '../support/hall-backends.js';
+import { REPO, tapEvents } from '../support/hall-client.js';
+import { queryDatabase } from '../support/postgres-server.js';
+import { groupAlive } from '../support/processes.js';
+import { readySpare, warmSpares } from '../support/warm-bridges.js';
+import {
+  alive,
+  eventsFile,
+  eventually,
+  type HallProcess,
+  hall,
+  hallRoot,
+  removeRoots,
+  request,
+  socketOf,
+  startHallProcess,
+} from './cli-helpers.js';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+afterAll(removeRoots);
+
+const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+const FAILING_SPARE = path.join(REPO, 'test', 'fixtures', 'failing-spare.cjs');
+const CONFIG = `raiders:\n  warm: { acp: { command: ${JSON.stringify(AGENT)}, keep_warm: 1 } }\n`;
+
+/** Another session's lock on the runs' table: a hall's run record waits until `release`. */
+async function holdRunRecords(url: string): Promise<{ release(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('LOCK TABLE raider_hall_runs IN ACCESS EXCLUSIVE MODE');
+  return {
+    async release() {
+      await client.query('ROLLBACK');
+      await client.end();
+    },
+  };
+}
+
+/** Once a run has taken the warm bridge `pid`: status lists it no more (it is neither dead nor ended, so it was taken). */
+async function taken(root: string, pid: number): Promise<void> {
+  await eventually(async () => expect((await warmSpares(root)).map((s) => s.pid)).not.toContain(pid), 30_000, 20);
+  expect(alive(pid)).toBe(true);
+}
+
+/** What the hall says on its stderr from now on. */
+function hallSays(h: HallProcess): () => string {
+  let said = '';
+  h.child.stderr?.on('data', (d: Buffer) => {
+    said += d.toString();
+  });
+  return () => said;
+}
+
+/** Kills the warm bridge a run took, and waits until the hall has seen it end (it says so). */
+async function killTaken(root: string, h: HallProcess, pid: number): Promise<void> {
+  const said = hallSays(h);
+  process.kill(-pid, 'SIGKILL');
+  await eventually(() => expect(said()).toContain(`raider warm: a warm bridge (pid ${pid}) ended by itself (SIGKILL)`), 10_000, 20);
+  expect(groupAlive(pid)).toBe(false);
+  // Another is started in its place at once; the run keeps the one it took.
+  expect((await warmSpares(root)).map((s) => s.pid)).not.toContain(pid);
+}
+
+/** The id of the one run of `warm` whose events file prepareRun made (its spawn's reply waits for its record). */
+function heldRunId(root: string): string {
+  const logs = path.join(root, '.raider-hall', 'logs');
+  const files = fs.readdirSync(logs).filter((f) => f.startsWith('warm-') && f.endsWith('.events.jsonl'));
+  expect(files).toHaveLength(1);
+  return (files[0] ?? '').slice(0, -'.events.jsonl'.length);
+}
+
+describe('a warm bridge taken and not handed a run, on postgres', () => {
+  const backend = useHallBackend('postgres');
+
+  it('a run whose start fails after it took a bridge: the bridge is ended, another is started, and the next run gets it', async () => {
+    const root = hallRoot(CONFIG);
+    const env = await backend.env();
+    const h = await startHallProcess(root, env);
+    try {
+      const tap = await tapEvents(socketOf(root), 'raider.');
+      const sparePid = await readySpare(root);
+      const held = await holdRunRecords(env[DATABASE_URL_ENV] ?? '');
+      const reply = request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer never' });
+      await taken(root, sparePid);
+      // Its events file gone, the run cannot start once its record is written.
+      const id = heldRunId(root);
+      fs.rmSync(eventsFile(root, id));
+      await held.release();
+      expect((await reply).error).toMatch(new RegExp(`^command failed: raider ${id} could not be started: ENOENT`));
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === id)).toMatchObject({ status: 'failed', pid: 0 });
+      expect(tap.all.filter((e) => e.type === 'raider.spawned')).toEqual([]);
+      // The bridge and anything of its group are gone; a new one takes its place and the next run goes to it.
+      await eventually(() => expect(groupAlive(sparePid)).toBe(false), 10_000, 20);
+      const next = await readySpare(root, sparePid);
+      const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer from the next bridge' });
+      expect(run.pid).toBe(next);
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id)).toMatchObject({
+        status: 'completed',
+        response: 'from the next bridge',
+      });
+      expect(await warmSpares(root)).toHaveLength(1);
+      tap.close();
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
+
+  it('a run cancelled before its hand-over: the hall hands it over and signals it at once, and nothing of it is left behind', async () => {
+    const root = hallRoot(CONFIG.replace('keep_warm: 1', 'keep_warm: 1, env: { SCRIPTED_ACP_PID_FILE: agent.pid }'));
+    const env = await backend.env();
+    const h = await startHallProcess(root, env);
+    try {
+      const tap = await tapEvents(socketOf(root), 'raider.done');
+      const sparePid = await readySpare(root);
+      const held = await holdRunRecords(env[DATABASE_URL_ENV] ?? '');
+      const reply = request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'deaf' });
+      await taken(root, sparePid);
+      const id = heldRunId(root);
+      // Its reply, too, waits for the record.
+      const cancelled = request(socketOf(root), { cmd: 'cancel', id });
+      await held.release();
+      expect(await cancelled).toMatchObject({ cancelled: 1, id });
+      expect((await reply).pid).toBe(sparePid);
+      // Whether the bridge heard the hand-over before the signal or not, the run ends with the cancel said and its processes gone.
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === id)).toMatchObject({ cancel_requested: true, pid: sparePid });
+      await eventually(() => expect(groupAlive(sparePid)).toBe(false), 10_000, 20);
+      const agentPidFile = path.join(root, 'agent.pid');
+      if (fs.existsSync(agentPidFile)) expect(alive(Number(fs.readFileSync(agentPidFile, 'utf8').split(' ')[0]))).toBe(false);
+      await readySpare(root, sparePid);
+      tap.close();
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
+
+  it('a bridge that dies between its run taking it and the hand-over: the run starts a bridge of its own and completes', async () => {
+    const root = hallRoot(CONFIG);
+    const env = await backend.env();
+    const url = env[DATABASE_URL_ENV] ?? '';
+    const h = await startHallProcess(root, env);
+    try {
+      const tap = await tapEvents(socketOf(root), 'raider.');
+      const release = path.join(root, 'release');
+      const sparePid = await readySpare(root);
+      const held = await holdRunRecords(url);
+      const reply = request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: `until ${release}` });
+      await taken(root, sparePid);
+      await killTaken(root, h, sparePid);
+      await held.release();
+      const run = await reply;
+      expect(run.pid).not.toBe(sparePid);
+      const spawned = await tap.waitFor((e) => e.type === 'raider.spawned' && e.id === run.id);
+      expect(spawned.pid).toBe(run.pid);
+      // The run's record names the process that runs it, where a restarted hall would look for it.
+      await eventually(async () => {
+        const record = await queryDatabase(url, 'SELECT pid FROM raider_hall_runs WHERE id = $1', [run.id]);
+        expect(record.rows).toEqual([{ pid: run.pid }]);
+      });
+      fs.writeFileSync(release, '');
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id)).toMatchObject({
+        status: 'completed',
+        response: `saw ${release}`,
+        pid: run.pid,
+      });
+      const events = fs
+        .readFileSync(eventsFile(root, String(run.id)), 'utf8')
+        .trim()
+        .split('\n');
+      expect(JSON.parse(events.at(-1) ?? '{}')).toMatchObject({ type: 'run.finished', status: 'completed' });
+      // The run's bridge was not one started ahead: the one started after the death is still unused.
+      expect((await warmSpares(root)).map((s) => s.pid)).not.toContain(run.pid);
+      tap.close();
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
+});
+
+describe('a warm bridge that cannot start', () => {
+  it('is tried again later, each time later, status shows none ready meanwhile, and a run starts its own', async () => {
+    const root = hallRoot(CONFIG);
+    const starts = path.join(root, 'spare-starts');
+    const warmLog = path.join(root, '.raider-hall', 'warm', 'warm.log');
+    const h = await startHallProcess(root, {
+      RAIDER_HALL_ACP_NODE_FLAGS: `--require ${FAILING_SPARE}`,
+      FAILING_SPARE_STARTS: starts,
+      FAILING_SPARE_FAILS: '2',
+    });
+    try {
+      const tap = await tapEvents(socketOf(root), 'raider.done');
+      // Two starts failed (each says so in the entry's warm log before it exits).
+      await eventually(() => expect(fs.readFileSync(warmLog, 'utf8')).toContain('start 2 fails on purpose'), 30_000, 20);
+      expect((await warmSpares(root)).filter((s) => s.ready)).toEqual([]);
+      const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer cold' });
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id, 30_000)).toMatchObject({
+        status: 'completed',
+        response: 'cold',
+      });
+      // The third start works; the starts came one second, then two seconds after the one before, at least.
+      const sparePid = await readySpare(root);
+      const times = fs.readFileSync(starts, 'utf8').trim().split('\n').map(Number);
+      expect(times).toHaveLength(3);
+      expect((times[1] ?? 0) - (times[0] ?? 0)).toBeGreaterThanOrEqual(1000);
+      expect((times[2] ?? 0) - (times[1] ?? 0)).toBeGreaterThanOrEqual(2000);
+      expect((await hall(['status'], root)).stdout).toMatch(new RegExp(`^warm +${sparePid} +\\d+s +ready$`, 'm'));
+      const warm = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer warm again' });
+      expect(warm.pid).toBe(sparePid);
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === warm.id, 30_000)).toMatchObject({ status: 'completed' });
+      tap.close();
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
+});
