@@ -27,13 +27,16 @@ const ROOT_VAR = 'RAIDER_HALL_ROOT=';
  */
 function findRaiderPid(run: Pick<LedgerRun, 'id' | 'pid' | 'spare'>): number | undefined {
   const marks = raiderIdsOf(run).map((id) => `${RUN_ID_VAR}${id}`);
-  const candidates = run.pid !== undefined ? [run.pid] : listPids();
-  for (const pid of candidates) {
-    if (!processAlive(pid)) continue;
+  const marked = (pid: number): boolean => {
+    if (!processAlive(pid)) return false;
     const vars = environOf(pid);
-    if (vars !== null && marks.some((mark) => vars.includes(mark))) return pid;
-  }
-  return undefined;
+    return vars !== null && marks.some((mark) => vars.includes(mark));
+  };
+  if (run.pid !== undefined && marked(run.pid)) return run.pid;
+  // The record's pid is the warm bridge's until the run's own pid is recorded: a run whose bridge was
+  // gone at the hand-over started one of its own, which a crash before that record finds only by its id.
+  if (run.pid !== undefined && run.spare === undefined) return undefined;
+  return listPids().find(marked);
 }
 
 /** The RAIDER_HALL_RUN_ID a run's raider may have: the run's id, or its warm bridge's. */

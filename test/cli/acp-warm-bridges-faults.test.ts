@@ -193,6 +193,58 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
       expect((await h.stop()).code).toBe(0);
     }
   });
+
+  it('kill -9 of the hall after such a run started its own bridge, before its pid was recorded: the next hall adopts the run', async () => {
+    const root = hallRoot(CONFIG);
+    const env = await backend.env();
+    const url = env[DATABASE_URL_ENV] ?? '';
+    const release = path.join(root, 'release');
+    const first = await startHallProcess(root, env);
+    let second: HallProcess | undefined;
+    let runPid = 0;
+    try {
+      const sparePid = await readySpare(root);
+      // The run's pid is not recorded while this stands: the record keeps the pid of the bridge it took.
+      await queryDatabase(
+        url,
+        `CREATE FUNCTION keep_pid() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN IF NEW.pid IS DISTINCT FROM OLD.pid THEN RAISE EXCEPTION 'the test holds the pid'; END IF; RETURN NEW; END $$`,
+      );
+      await queryDatabase(url, 'CREATE TRIGGER keep_pid BEFORE UPDATE ON raider_hall_runs FOR EACH ROW EXECUTE FUNCTION keep_pid()');
+      const tap = await tapEvents(socketOf(root), 'raider.spawned');
+      const held = await holdRunRecords(url);
+      // Its reply waits for the pid's record: the hall's end ends the wait.
+      void request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: `until ${release}` }).catch(() => undefined);
+      await taken(root, sparePid);
+      const id = heldRunId(root);
+      await killTaken(root, first, sparePid);
+      await held.release();
+      runPid = Number((await tap.waitFor((e) => e.type === 'raider.spawned' && e.id === id)).pid);
+      tap.close();
+      expect(runPid).not.toBe(sparePid);
+      await eventually(() => expect(fs.readFileSync(eventsFile(root, id), 'utf8')).toContain('"session"'), 30_000, 20);
+      expect((await queryDatabase(url, 'SELECT pid FROM raider_hall_runs WHERE id = $1', [id])).rows).toEqual([{ pid: sparePid }]);
+
+      first.child.kill('SIGKILL');
+      await first.exited;
+      expect(alive(runPid)).toBe(true);
+      await queryDatabase(url, 'DROP TRIGGER keep_pid ON raider_hall_runs');
+      second = await startHallProcess(root, env);
+      const done = await tapEvents(socketOf(root), 'raider.done');
+      expect((await request(socketOf(root), { cmd: 'ps' })).raiders).toContainEqual(expect.objectContaining({ id, pid: runPid }));
+      fs.writeFileSync(release, '');
+      expect(await done.waitFor((e) => e.type === 'raider.done' && e.id === id, 30_000)).toMatchObject({
+        status: 'completed',
+        response: `saw ${release}`,
+      });
+      done.close();
+    } finally {
+      await first.stop();
+      if (second !== undefined) expect((await second.stop()).code).toBe(0);
+      // A hall that did not adopt it leaves the run's bridge and agent running.
+      if (runPid > 0 && alive(runPid)) process.kill(-runPid, 'SIGKILL');
+    }
+  });
 });
 
 describe('a warm bridge that cannot start', () => {
