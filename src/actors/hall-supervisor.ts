@@ -254,7 +254,7 @@ async function startLocked(
     const status = adapter.status?.bind(adapter);
     if (status) queries.addStatusSection(status);
   }
-  if (warmBridges !== null) queries.addStatusSection(() => ({ warm_bridges: warmBridges.status() }));
+  if (warmBridges !== null) queries.addStatusSection(() => warmBridges.status());
   addFaceCommands(commands, adapters);
   const socket = new ControlSocket({ socketPath: paths.socket, commands, bus, warn: log });
   actor.on('hall.stopped', () => cluster?.stop());

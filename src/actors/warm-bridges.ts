@@ -20,6 +20,7 @@ import { RaiderStderr } from '../adapters/os/stderr-spool.js';
 import { canonicalLine } from '../protocol/canonical-line.js';
 import { type BridgeHandOver, HANDOVER_VERSION, SPARE_READY_LINE, SPARE_RUN_ID_PREFIX } from '../protocol/bridge-handover.js';
 import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
+import { definedFields } from '../domain/defined-fields.js';
 import type { HallConfig } from '../ports/hall-config.js';
 
 /** What warm bridges need of the starter: the hall's own spawner, which can give a process a stdin socket. */
@@ -46,6 +47,14 @@ export interface SpareStatus {
   ready: boolean;
   /** Seconds since it was started. */
   age: number;
+}
+
+/** An entry whose warm bridges fail to start, as `status` shows it. */
+export interface SpareRetry {
+  /** Starts that failed in a row, since the last one that got ready. */
+  failed_starts: number;
+  /** Seconds until the next start; absent while one is under way. */
+  retry_in?: number;
 }
 
 /** The run's start as a bridge started for it would have had it, for the hand-over line. */
@@ -102,7 +111,8 @@ export function warmEntries(config: Pick<HallConfig, 'raiders'>): WarmEntry[] {
 export class WarmBridges implements SparePool {
   private readonly spares = new Map<string, Spare>();
   private readonly failures = new Map<string, number>();
-  private readonly retries = new Set<NodeJS.Timeout>();
+  /** The starts waited for after failed ones: each one's entry and when it starts. */
+  private readonly retries = new Map<NodeJS.Timeout, { entry: string; at: number }>();
   private closing = false;
 
   constructor(
@@ -188,8 +198,31 @@ export class WarmBridges implements SparePool {
     if (spare !== undefined && spare.state === 'reserved') this.end(spare);
   }
 
-  /** Each entry's unused warm bridges (those starting or ready), for `status`. */
-  status(): Record<string, SpareStatus[]> {
+  /**
+   * `status`'s section: each entry's unused warm bridges (those starting or ready), and, only
+   * while some entry's fail to start, how many failed in a row and when the next start is.
+   */
+  status(): { warm_bridges: Record<string, SpareStatus[]>; warm_bridge_retries?: Record<string, SpareRetry> } {
+    const retrying = this.retrying();
+    return {
+      warm_bridges: this.unused(),
+      ...definedFields({ warm_bridge_retries: Object.keys(retrying).length > 0 ? retrying : undefined }),
+    };
+  }
+
+  /** Starts no more and ends the unused ones (their stdin's end, and SIGTERM); a handed one is its run's. */
+  close(): void {
+    this.closing = true;
+    for (const timer of this.retries.keys()) clearTimeout(timer);
+    this.retries.clear();
+    for (const spare of this.spares.values()) {
+      if (spare.refill !== undefined) clearTimeout(spare.refill);
+      spare.refill = undefined;
+      if (spare.state !== 'handed') this.end(spare);
+    }
+  }
+
+  private unused(): Record<string, SpareStatus[]> {
     const out: Record<string, SpareStatus[]> = {};
     const now = Date.now();
     for (const { entry } of this.deps.entries) out[entry] = [];
@@ -202,16 +235,16 @@ export class WarmBridges implements SparePool {
     return out;
   }
 
-  /** Starts no more and ends the unused ones (their stdin's end, and SIGTERM); a handed one is its run's. */
-  close(): void {
-    this.closing = true;
-    for (const timer of this.retries) clearTimeout(timer);
-    this.retries.clear();
-    for (const spare of this.spares.values()) {
-      if (spare.refill !== undefined) clearTimeout(spare.refill);
-      spare.refill = undefined;
-      if (spare.state !== 'handed') this.end(spare);
+  /** The entries whose last starts failed. */
+  private retrying(): Record<string, SpareRetry> {
+    const out: Record<string, SpareRetry> = {};
+    const now = Date.now();
+    for (const [entry, failed] of this.failures) {
+      const next = Math.min(...[...this.retries.values()].filter((r) => r.entry === entry).map((r) => r.at));
+      const retryIn = Number.isFinite(next) ? Math.max(0, Math.round((next - now) / 100) / 10) : undefined;
+      out[entry] = { failed_starts: failed, ...definedFields({ retry_in: retryIn }) };
     }
+    return out;
   }
 
   private fill(entry: WarmEntry): void {
@@ -339,14 +372,12 @@ export class WarmBridges implements SparePool {
     if (this.closing) return;
     const n = this.failures.get(entry.entry) ?? 0;
     this.failures.set(entry.entry, n + 1);
-    const timer = setTimeout(
-      () => {
-        this.retries.delete(timer);
-        this.fill(entry);
-      },
-      RETRY_MS[Math.min(n, RETRY_MS.length - 1)],
-    );
+    const wait = RETRY_MS[Math.min(n, RETRY_MS.length - 1)] ?? 0;
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
+      this.fill(entry);
+    }, wait);
     timer.unref();
-    this.retries.add(timer);
+    this.retries.set(timer, { entry: entry.entry, at: Date.now() + wait });
   }
 }

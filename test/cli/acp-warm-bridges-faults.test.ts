@@ -248,7 +248,7 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
 });
 
 describe('a warm bridge that cannot start', () => {
-  it('is tried again later, each time later, status shows none ready meanwhile, and a run starts its own', async () => {
+  it('is tried again later, each time later, status says so meanwhile, and a run starts its own', async () => {
     const root = hallRoot(CONFIG);
     const starts = path.join(root, 'spare-starts');
     const warmLog = path.join(root, '.raider-hall', 'warm', 'warm.log');
@@ -259,9 +259,14 @@ describe('a warm bridge that cannot start', () => {
     });
     try {
       const tap = await tapEvents(socketOf(root), 'raider.done');
-      // Two starts failed (each says so in the entry's warm log before it exits).
+      // Two starts failed (each says so in the entry's warm log before it exits): status says so, and shows no bridge ready.
       await eventually(() => expect(fs.readFileSync(warmLog, 'utf8')).toContain('start 2 fails on purpose'), 30_000, 20);
-      expect((await warmSpares(root)).filter((s) => s.ready)).toEqual([]);
+      await eventually(async () => {
+        const status = await request(socketOf(root), { cmd: 'status' });
+        expect(status.warm_bridge_retries).toEqual({ warm: { failed_starts: 2, retry_in: expect.any(Number) } });
+        expect(status.warm_bridge_retries.warm.retry_in).toBeLessThanOrEqual(2);
+        expect(status.warm_bridges).toEqual({ warm: [] });
+      });
       const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer cold' });
       expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id, 30_000)).toMatchObject({
         status: 'completed',
@@ -269,6 +274,7 @@ describe('a warm bridge that cannot start', () => {
       });
       // The third start works; the starts came one second, then two seconds after the one before, at least.
       const sparePid = await readySpare(root);
+      expect(await request(socketOf(root), { cmd: 'status' })).not.toHaveProperty('warm_bridge_retries');
       const times = fs.readFileSync(starts, 'utf8').trim().split('\n').map(Number);
       expect(times).toHaveLength(3);
       expect((times[1] ?? 0) - (times[0] ?? 0)).toBeGreaterThanOrEqual(1000);

@@ -55,6 +55,31 @@ describe('raider hall status for a person', () => {
     );
   });
 
+  it('status: warm bridges, ready or starting, and an entry whose bridges fail to start', () => {
+    const text = renderStatus(
+      {
+        running: 0,
+        root: '/h',
+        warm_bridges: { claude: [{ pid: 41, ready: true, age: 75 }], codex: [], gemini: [{ pid: null, ready: false, age: 0.2 }] },
+        warm_bridge_retries: { codex: { failed_starts: 2, retry_in: 1.6 }, gemini: { failed_starts: 1 } },
+      },
+      plain,
+    );
+    expect(text).toBe(
+      [
+        'Hall /h',
+        '0 running',
+        '',
+        'WARM BRIDGE PID AGE   STATE',
+        'claude      41  1m15s ready',
+        'gemini      -   0s    starting',
+        'codex       -   -     2 failed starts, next in 1s',
+        'gemini      -   -     1 failed start',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('status: a long queue shows its first five mission ids and how many more wait', () => {
     const waiting = Array.from({ length: 7 }, (_, i) => ({ mission_id: `m${i + 1}`, slot: '1ivar', position: i + 1 }));
     expect(renderStatus({ running: 1, root: '/h', queues: { '1ivar': 7 }, waiting }, plain)).toBe(

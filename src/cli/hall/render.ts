@@ -87,6 +87,8 @@ interface StatusReply {
   acp?: { host?: string; port?: number; sessions?: number };
   /** Each ACP entry's unused warm bridges (docs/agents.md, "Warm bridges"). */
   warm_bridges?: Record<string, Array<{ pid: number | null; ready: boolean; age: number }>>;
+  /** The ACP entries whose warm bridges fail to start: starts failed in a row, seconds to the next. */
+  warm_bridge_retries?: Record<string, { failed_starts: number; retry_in?: number }>;
   [key: string]: unknown;
 }
 
@@ -177,6 +179,10 @@ export function renderStatus(reply: StatusReply, style: Style): string {
   const warm = Object.entries(reply.warm_bridges ?? {}).flatMap(([entry, spares]) =>
     spares.map((s) => [entry, s.pid !== null ? String(s.pid) : '-', formatAge(s.age), s.ready ? 'ready' : 'starting']),
   );
+  for (const [entry, retry] of Object.entries(reply.warm_bridge_retries ?? {})) {
+    const next = retry.retry_in !== undefined ? `, next in ${formatAge(retry.retry_in)}` : '';
+    warm.push([entry, '-', '-', `${retry.failed_starts} failed start${retry.failed_starts === 1 ? '' : 's'}${next}`]);
+  }
   if (warm.length > 0) {
     out.push('');
     out.push(alignedTable(['WARM BRIDGE', 'PID', 'AGE', 'STATE'], warm).trimEnd());
