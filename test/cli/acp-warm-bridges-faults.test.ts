@@ -88,6 +88,17 @@ function heldRunId(root: string): string {
   return (files[0] ?? '').slice(0, -'.events.jsonl'.length);
 }
 
+/** A spawn of `warm` whose run took the ready warm bridge and waits for its record, held until `held.release`. */
+async function takenAndHeld(root: string, url: string, mission: string) {
+  const sparePid = await readySpare(root);
+  const held = await holdRunRecords(url);
+  const reply = request(socketOf(root), { cmd: 'spawn', name: 'warm', mission });
+  // A test that ends its hall before the reply does not wait for it.
+  reply.catch(() => undefined);
+  await taken(root, sparePid);
+  return { id: heldRunId(root), sparePid, reply, held };
+}
+
 describe('a warm bridge taken and not handed a run, on postgres', () => {
   const backend = useHallBackend('postgres');
 
@@ -97,12 +108,8 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
     const h = await startHallProcess(root, env);
     try {
       const tap = await tapEvents(socketOf(root), 'raider.');
-      const sparePid = await readySpare(root);
-      const held = await holdRunRecords(env[DATABASE_URL_ENV] ?? '');
-      const reply = request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer never' });
-      await taken(root, sparePid);
+      const { id, sparePid, reply, held } = await takenAndHeld(root, env[DATABASE_URL_ENV] ?? '', 'answer never');
       // Its events file gone, the run cannot start once its record is written.
-      const id = heldRunId(root);
       fs.rmSync(eventsFile(root, id));
       await held.release();
       expect((await reply).error).toMatch(new RegExp(`^command failed: raider ${id} could not be started: ENOENT`));
@@ -130,11 +137,7 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
     const h = await startHallProcess(root, env);
     try {
       const tap = await tapEvents(socketOf(root), 'raider.done');
-      const sparePid = await readySpare(root);
-      const held = await holdRunRecords(env[DATABASE_URL_ENV] ?? '');
-      const reply = request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'deaf' });
-      await taken(root, sparePid);
-      const id = heldRunId(root);
+      const { id, sparePid, reply, held } = await takenAndHeld(root, env[DATABASE_URL_ENV] ?? '', 'deaf');
       // Its reply, too, waits for the record.
       const cancelled = request(socketOf(root), { cmd: 'cancel', id });
       await held.release();
@@ -160,10 +163,7 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
     try {
       const tap = await tapEvents(socketOf(root), 'raider.');
       const release = path.join(root, 'release');
-      const sparePid = await readySpare(root);
-      const held = await holdRunRecords(url);
-      const reply = request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: `until ${release}` });
-      await taken(root, sparePid);
+      const { sparePid, reply, held } = await takenAndHeld(root, url, `until ${release}`);
       await killTaken(root, h, sparePid);
       await held.release();
       const run = await reply;
@@ -203,7 +203,6 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
     let second: HallProcess | undefined;
     let runPid = 0;
     try {
-      const sparePid = await readySpare(root);
       // The run's pid is not recorded while this stands: the record keeps the pid of the bridge it took.
       await queryDatabase(
         url,
@@ -212,11 +211,8 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
       );
       await queryDatabase(url, 'CREATE TRIGGER keep_pid BEFORE UPDATE ON raider_hall_runs FOR EACH ROW EXECUTE FUNCTION keep_pid()');
       const tap = await tapEvents(socketOf(root), 'raider.spawned');
-      const held = await holdRunRecords(url);
       // Its reply waits for the pid's record: the hall's end ends the wait.
-      void request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: `until ${release}` }).catch(() => undefined);
-      await taken(root, sparePid);
-      const id = heldRunId(root);
+      const { id, sparePid, held } = await takenAndHeld(root, url, `until ${release}`);
       await killTaken(root, first, sparePid);
       await held.release();
       runPid = Number((await tap.waitFor((e) => e.type === 'raider.spawned' && e.id === id)).pid);
