@@ -79,7 +79,7 @@ const RESERVED_MS = 60_000;
 const REFILL_AFTER_MS = 2000;
 /** A spare's own limit past the hall's `warm_idle`: it ends by itself only when the hall is stuck. */
 const BACKSTOP_S = 60;
-/** Waits before another start after spares that ended before they were ready: doubled each time, up to the last. */
+/** Waits before the next start after failed ones (not started, or ended before ready): longer each time, then the last. */
 const RETRY_MS = [1000, 2000, 5000, 15_000, 60_000];
 
 type State = 'starting' | 'ready' | 'reserved' | 'handed' | 'ending';
