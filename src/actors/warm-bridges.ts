@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { SpawnRequest, SpawnWatcher } from '../adapters/os/fork-server.js';
 import { signalGroup } from '../adapters/os/process-group.js';
+import { processAlive } from '../adapters/os/process-alive.js';
 import { RaiderStderr } from '../adapters/os/stderr-spool.js';
 import { canonicalLine } from '../protocol/canonical-line.js';
 import { type BridgeHandOver, HANDOVER_VERSION, SPARE_READY_LINE, SPARE_RUN_ID_PREFIX } from '../protocol/bridge-handover.js';
@@ -153,6 +154,8 @@ export class WarmBridges implements SparePool {
   handOver(id: string, request: HandOverRequest, watcher: SpawnWatcher): (() => void) | null {
     const spare = this.spares.get(id);
     if (spare === undefined || spare.state !== 'reserved' || spare.pid === undefined || spare.stdin === undefined) return null;
+    // Dead already, its exit reported on a later turn (which ends and replaces it): no bridge for the run.
+    if (!processAlive(spare.pid)) return null;
     const pid = spare.pid;
     const stdin = spare.stdin;
     // The run's files as the spawner makes them for a raider it starts: its events file
