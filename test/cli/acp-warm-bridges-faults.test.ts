@@ -284,4 +284,30 @@ describe('a warm bridge that cannot start', () => {
       expect((await h.stop()).code).toBe(0);
     }
   });
+
+  it('an agent that exits at once fails each run handed to a bridge, with its reason; the bridges are fine and started once a run', async () => {
+    const root = hallRoot(CONFIG.replace('keep_warm: 1', 'keep_warm: 1, env: { SCRIPTED_ACP_START: exit }'));
+    const starts = path.join(root, 'spare-starts');
+    const h = await startHallProcess(root, { RAIDER_HALL_ACP_NODE_FLAGS: `--require ${FAILING_SPARE}`, FAILING_SPARE_STARTS: starts });
+    try {
+      const tap = await tapEvents(socketOf(root), 'raider.done');
+      const error =
+        'the agent exited during initialize (exit code 2); its last stderr lines:\n' +
+        'scripted agent: no config found\nscripted agent: giving up';
+      let sparePid = 0;
+      for (const mission of ['answer one', 'answer two']) {
+        sparePid = await readySpare(root, sparePid);
+        const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission });
+        expect(run.pid).toBe(sparePid);
+        expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id, 30_000)).toMatchObject({ status: 'failed', error });
+      }
+      // The one started ahead, and one after each run: no more.
+      await readySpare(root, sparePid);
+      expect(fs.readFileSync(starts, 'utf8').trim().split('\n')).toHaveLength(3);
+      expect(await request(socketOf(root), { cmd: 'status' })).not.toHaveProperty('warm_bridge_retries');
+      tap.close();
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
 });
