@@ -7,18 +7,14 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-server.js';
-import { HallSpawner } from '../../src/adapters/os/hall-spawner.js';
-import { resolveAcpBridgeCommand } from '../../src/actors/raider-command.js';
-import { WarmBridges } from '../../src/actors/warm-bridges.js';
 import { alive, eventually, removeRoots, tempRoot } from '../cli/cli-helpers.js';
+import { hallSpawner, oneWarmEntry } from '../support/warm-bridges.js';
 
 afterAll(() => removeRoots());
 
 describe('warm bridges at the hall stop', () => {
   it('ends a bridge whose pid came after the stop began', async () => {
-    const loaded = HallSpawner.load();
-    if (typeof loaded === 'string') throw new Error(`this machine has no posix_spawn for the hall: ${loaded}`);
-    const spawner = loaded;
+    const spawner = hallSpawner();
     const root = tempRoot('warm-close-');
     // Filled in by the spawner's callbacks.
     const seen: { pid: number; report?: () => void; exited?: { code: number | null; signal: NodeJS.Signals | null } } = { pid: 0 };
@@ -37,15 +33,7 @@ describe('warm bridges at the hall stop', () => {
         });
       },
     };
-    const bridges = new WarmBridges({
-      spawner: held,
-      bridge: resolveAcpBridgeCommand(process.env),
-      baseEnv: process.env,
-      root,
-      logDir: root,
-      entries: [{ entry: 'warm', keep: 1, idleS: 600 }],
-      log: () => undefined,
-    });
+    const bridges = oneWarmEntry(held, root);
     bridges.start();
     try {
       await eventually(() => expect(seen.report).toBeDefined(), 20_000, 10);

@@ -9,18 +9,14 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-server.js';
-import { HallSpawner } from '../../src/adapters/os/hall-spawner.js';
-import { resolveAcpBridgeCommand } from '../../src/actors/raider-command.js';
-import { WarmBridges } from '../../src/actors/warm-bridges.js';
 import { alive, eventually, removeRoots, tempRoot } from '../cli/cli-helpers.js';
+import { hallSpawner, oneWarmEntry } from '../support/warm-bridges.js';
 
 afterAll(() => removeRoots());
 
 describe('the hand-over to a warm bridge', () => {
   it('is refused when the bridge died and its exit is not reported yet', async () => {
-    const loaded = HallSpawner.load();
-    if (typeof loaded === 'string') throw new Error(`this machine has no posix_spawn for the hall: ${loaded}`);
-    const spawner = loaded;
+    const spawner = hallSpawner();
     const root = tempRoot('warm-handover-');
     // Filled in by the spawner's callbacks: each exit is held until the test lets it through.
     const pids: number[] = [];
@@ -37,15 +33,7 @@ describe('the hand-over to a warm bridge', () => {
         });
       },
     };
-    const bridges = new WarmBridges({
-      spawner: holding,
-      bridge: resolveAcpBridgeCommand(process.env),
-      baseEnv: process.env,
-      root,
-      logDir: root,
-      entries: [{ entry: 'warm', keep: 1, idleS: 600 }],
-      log: () => undefined,
-    });
+    const bridges = oneWarmEntry(holding, root);
     bridges.start();
     try {
       await eventually(() => expect(bridges.status().warm_bridges.warm).toMatchObject([{ ready: true }]), 20_000, 10);

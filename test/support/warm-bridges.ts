@@ -1,9 +1,13 @@
 /**
  * A hall's warm ACP bridges as `status` shows them (`warm_bridges`,
- * docs/agents.md "Warm bridges"), for the tests of a hall that keeps some.
+ * docs/agents.md "Warm bridges"), for the tests of a hall that keeps some;
+ * and a pool of them with the hall's own spawner, for the tests of the pool itself.
  */
 import path from 'node:path';
 import { expect } from 'vitest';
+import { HallSpawner } from '../../src/adapters/os/hall-spawner.js';
+import { resolveAcpBridgeCommand } from '../../src/actors/raider-command.js';
+import { type SpareSpawner, WarmBridges } from '../../src/actors/warm-bridges.js';
 import { eventually, request } from './hall-client.js';
 
 /** One warm bridge of an entry, as `status` lists it. */
@@ -32,4 +36,24 @@ export async function readySpare(root: string, not?: number, entry = 'warm'): Pr
     20,
   );
   return pid;
+}
+
+/** The hall's own spawner, which warm bridges need: a machine without posix_spawn fails the test saying so. */
+export function hallSpawner(): HallSpawner {
+  const loaded = HallSpawner.load();
+  if (typeof loaded === 'string') throw new Error(`this machine has no posix_spawn for the hall: ${loaded}`);
+  return loaded;
+}
+
+/** The warm bridges of one entry `warm` (one kept, 600 s idle) in `root`, the real bridge started through `spawner`. */
+export function oneWarmEntry(spawner: SpareSpawner, root: string): WarmBridges {
+  return new WarmBridges({
+    spawner,
+    bridge: resolveAcpBridgeCommand(process.env),
+    baseEnv: process.env,
+    root,
+    logDir: root,
+    entries: [{ entry: 'warm', keep: 1, idleS: 600 }],
+    log: () => undefined,
+  });
 }
