@@ -6,6 +6,7 @@
  * session/new in the root, session/prompt with the mission, and the turn's
  * stop reason (or the agent's error, or its crash) is the run's end.
  */
+import './zod-jitless.js';
 import fs from 'node:fs';
 import { Writable } from 'node:stream';
 import {
@@ -25,7 +26,8 @@ import { errorMessage } from '../domain/error-message.js';
 import { isRecord } from '../domain/records.js';
 import { type Asker, PermissionChannel, type PermissionAnswer } from '../protocol/permission-channel.js';
 import { ACP_RAIDER_USAGE, ACP_SPARE_USAGE, type AcpRaiderArgs, parseAcpRaiderArgs, spareIdleSeconds } from './args.js';
-import { awaitHandOver } from './spare.js';
+import { rehearseTurn } from './rehearsal.js';
+import { awaitHandOver, warmUp } from './spare.js';
 import { writeAllSync } from '../protocol/canonical-line.js';
 import { AgentLines, MAX_MESSAGE_BYTES } from './agent-lines.js';
 import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
@@ -75,6 +77,15 @@ async function runSpare(argv: readonly string[]): Promise<number> {
   if (typeof idle === 'string') {
     process.stderr.write(`raider acp-client: ${idle}\n${ACP_SPARE_USAGE}\n`);
     return 2;
+  }
+  warmUp();
+  // The run's arguments are parsed as the hand-over's will be (parseArgs, too, compiles on first use).
+  parseAcpRaiderArgs(['--stream-json', '--agent-command', 'warm-up', '--', 'warm-up'], process.cwd());
+  try {
+    await rehearseTurn();
+  } catch (err) {
+    // Only a run's speed depends on it: the bridge takes its run all the same.
+    process.stderr.write(`raider acp-client: a warm bridge's rehearsal failed: ${errorMessage(err)}\n`);
   }
   const wait = await awaitHandOver(idle * 1000);
   if (wait.kind === 'ended') {

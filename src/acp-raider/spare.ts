@@ -15,6 +15,19 @@ const MAX_HANDOVER_BYTES = 64 * 1024 * 1024;
 
 export type SpareWait = { kind: 'run'; handOver: BridgeHandOver } | { kind: 'ended'; why: string };
 
+/**
+ * What the run's first steps use for the first time, used once while the
+ * bridge waits: the first `performance` call loads perf_hooks, and zod
+ * compiles an object schema's parser on its first parse. A run handed over
+ * then does not pay for them (docs/agents.md, "Warm bridges").
+ */
+export function warmUp(): void {
+  performance.now();
+  parseHandOver(
+    JSON.stringify({ version: 1, run_id: 'warm-up', argv: [], env: {}, cwd: '/', events_path: '/dev/null', stderr_path: '/dev/null' }),
+  );
+}
+
 export function awaitHandOver(idleMs: number): Promise<SpareWait> {
   return new Promise((resolve) => {
     const input = process.stdin;
