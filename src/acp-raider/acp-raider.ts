@@ -30,7 +30,7 @@ import { rehearseTurn } from './rehearsal.js';
 import { awaitHandOver, warmUp } from './spare.js';
 import { writeAllSync } from '../protocol/canonical-line.js';
 import { AgentLines, MAX_MESSAGE_BYTES } from './agent-lines.js';
-import { type AgentExit, type AgentProcess, exitText, startAgent } from './agent-process.js';
+import { type AgentExit, type AgentProcess, exitText, startAgent, within } from './agent-process.js';
 import { type EventSink, silentSink, StreamJsonSink } from './event-stream.js';
 import { planSessionConfig } from './session-config.js';
 import { promptUsage, type ToolSeen, TurnUpdates } from './turn-updates.js';
@@ -173,13 +173,15 @@ async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number
   open = false;
 
   const elapsedMs = performance.now() - started;
+  // The agent never outlives its run: its turn is over, whatever it was doing. Told to stop
+  // before the run's last events are written, so that its exit and theirs overlap.
+  const agent = await starting;
+  const stopped = agent.ok ? agent.agent.stop() : Promise.resolve();
   if (end.status === 'completed') events.emit('message', { role: 'assistant', content: end.response });
   events.emit('run.state', { state: end.status });
   const usage: RunUsage = { ...control.tokens, ...updates.usage };
   events.emit('run.finished', { ...runDocument(end, elapsedMs, toolCalls, documentFields(args, control, usage)) });
-  // The agent never outlives its run: its turn is over, whatever it was doing.
-  const agent = await starting;
-  if (agent.ok) await agent.agent.stop();
+  await stopped;
   signals.release();
   channel?.close();
 
@@ -193,7 +195,12 @@ async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number
     process.removeAllListeners(signal);
     process.kill(process.pid, signal);
   }
-  return end.status === 'completed' ? 0 : 1;
+  const code = end.status === 'completed' ? 0 : 1;
+  // With --stream-json everything the run says went out synchronously and the agent is gone: the
+  // bridge ends now, not after Node has taken its heap apart, which the hall would wait for.
+  // A hangup being carried out decides how the bridge ends, once the agent's group is gone.
+  if (args.streamJson && !(agent.ok && agent.agent.hungUp())) process.exit(code);
+  return code;
 }
 
 /** The agent's environment: ours, without the variable by which a restarted hall finds its raiders (the bridge is the raider). */
@@ -312,7 +319,7 @@ async function promptTurn(
     if (err instanceof RequestError)
       return { status: 'failed', error: `the agent answered ${step} with an error: ${err.message} (code ${err.code})` };
     // The connection ended under the request: the agent is gone, or going.
-    const exit = await exitWithin(agent.exited, EXIT_WAIT_MS);
+    const exit = await within(agent.exited, EXIT_WAIT_MS);
     return { status: 'failed', error: crashText(step, exit, agent.stderrTail(), errorMessage(err)) };
   } finally {
     start.clear();
@@ -409,13 +416,6 @@ function crashText(step: string, exit: AgentExit | null, stderr: readonly string
       ? `the agent exited during ${step} (${exitText(exit)})`
       : `the agent's connection closed during ${step} (${connectionError})`;
   return stderr.length > 0 ? `${how}; its last stderr lines:\n${stderr.join('\n')}` : `${how}; it wrote nothing on stderr`;
-}
-
-function exitWithin(exited: Promise<AgentExit>, ms: number): Promise<AgentExit | null> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([exited, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]).finally(() =>
-    clearTimeout(timer),
-  );
 }
 
 /** The hall's answers as ACP option kinds, in order of preference (`allow_always` is `session`). */

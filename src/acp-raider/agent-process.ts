@@ -22,6 +22,11 @@ const STDERR_TAIL_LINES = 10;
 const STOP_GRACE_MS = 1000;
 /** How long a hangup waits for the SIGKILLed agent's group to be gone before the bridge dies by it anyway. */
 const HANGUP_WAIT_MS = 1000;
+/**
+ * How long a stop waits, after the agent's exit, for the rest of its stderr: a process it started
+ * may hold the pipe open past its exit, and the bridge does not wait for that one.
+ */
+const STDERR_DRAIN_MS = 200;
 
 export interface AgentExit {
   code: number | null;
@@ -34,8 +39,13 @@ export interface AgentProcess {
   readonly exited: Promise<AgentExit>;
   /** Its last stderr lines (at most ten), oldest first. */
   stderrTail(): string[];
-  /** Ends the agent: stdin closed, SIGTERM, SIGKILL after a grace. Resolves once it is gone. */
+  /**
+   * Ends the agent: stdin closed, SIGTERM, SIGKILL after a grace. Resolves once it is gone and its
+   * last stderr has been passed on, so the bridge may exit at once.
+   */
   stop(): Promise<void>;
+  /** Whether a hangup is ending the bridge: it dies by it once the agent's group is gone, and must not exit before. */
+  hungUp(): boolean;
 }
 
 export type AgentStart = { ok: true; agent: AgentProcess } | { ok: false; code: string | undefined; error: string };
@@ -70,7 +80,9 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
     // bridge's does, which ends the agent's group first and then the bridge, as the hangup would.
     // SIGKILL is delivered, not done: the bridge waits (briefly) until the group is gone, so that
     // when the bridge is seen to have died by the hangup, the agent is already gone too.
+    let hangingUp = false;
     const onHangup = (): void => {
+      hangingUp = true;
       process.off('SIGHUP', onHangup);
       killAtExit();
       const dieByHangup = (): void => {
@@ -90,6 +102,8 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
       for (const line of lines) if (line.trim() !== '') tail.push(line);
       tail.splice(0, Math.max(0, tail.length - STDERR_TAIL_LINES));
     });
+    // 'exit' may come before the last of its stderr is read; 'close' comes after both.
+    const drained = new Promise<void>((done) => child.once('close', () => done()));
     const exited = new Promise<AgentExit>((done) =>
       child.once('exit', (code, signal) => {
         if (!ownGroup) process.off('exit', killAtExit);
@@ -106,8 +120,9 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
         await stopAgent(child, exited, ownGroup);
         process.off('exit', killAtExit);
         process.off('SIGHUP', onHangup);
+        await within(drained, STDERR_DRAIN_MS);
       };
-      resolve({ ok: true, agent: { child, exited, stderrTail, stop } });
+      resolve({ ok: true, agent: { child, exited, stderrTail, stop, hungUp: () => hangingUp } });
     });
   });
 }
@@ -137,4 +152,12 @@ async function stopAgent(child: ChildProcessWithoutNullStreams, exited: Promise<
 /** How the agent ended, for a person: `exit code 3`, `killed by SIGKILL`. */
 export function exitText(exit: AgentExit): string {
   return exit.signal !== null ? `killed by ${exit.signal}` : `exit code ${exit.code ?? 0}`;
+}
+
+/** What `settles` resolves with, or null when it has not within `ms`. */
+export function within<T>(settles: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([settles, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
