@@ -120,6 +120,15 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
     expect(logs.stdout).toContain(`scripted agent: session in ${root}`);
   });
 
+  it('what the agent writes on stderr as it is stopped is in the slot log when the run has ended, though the bridge no longer waits for Node to wind down', async () => {
+    // More than a pipe holds: the end of it is still unread when the agent's exit is seen.
+    const r = await attached('scripted', 'lastwords 300000');
+    expect(r.code).toBe(0);
+    expect(await done(r.id)).toMatchObject({ status: 'completed', response: 'said' });
+    const logs = await hall(['logs', r.id], root);
+    expect(logs.stdout).toContain('scripted agent: last words');
+  });
+
   it("attach shows the agent's text as it streams: the first chunk while the turn goes on, the whole answer once", async () => {
     const go = path.join(root, 'partial-go-on');
     const spawned = await request(socketOf(root), { cmd: 'spawn', name: 'scripted', mission: `partial first words ${go}` });
