@@ -4,7 +4,7 @@
  * a run's end becomes a stop reason or a JSON-RPC error.
  */
 
-import type { SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
+import type { SessionUpdate, ToolCallContent, ToolCallUpdate, ToolKind } from '@agentclientprotocol/sdk';
 import { isRecord } from './records.js';
 import { AcpToolContent, type AcpToolLocations, keptLocations } from './acp-tool-content.js';
 import { definedFields } from './defined-fields.js';
@@ -188,6 +188,33 @@ export function permissionToolCall(
     rawInput: q.input,
     ...(text !== '' ? { content: textContent(text) } : {}),
   };
+}
+
+/**
+ * The call a question is about, as the client is shown it before the question
+ * (`shown`) and as the question names it (`asked`). ACP's `toolCall` in
+ * `session/request_permission` is a ToolCallUpdate, like `tool_call_update`:
+ * each field given replaces what the client shows. A call not shown yet is
+ * made from the question, the only word on it there is. A call already shown
+ * (an ACP agent's own, by the run's events) keeps what it was shown with: its
+ * title, kind and input may be the agent's, where the question has the
+ * bridge's stand-ins (the call's id, `other`) for what the agent left out.
+ * The question marks it pending, gives it the question's text unless it
+ * shows its agent's own content (a diff), and names it by the title it shows.
+ */
+export function questionCall(call: ToolCallShown, announced: AnnouncedCalls | undefined): { shown: AcpUpdate; asked: ToolCallUpdate } {
+  const was = announced?.get(call.toolCallId);
+  if (was === undefined) {
+    announced?.set(call.toolCallId, { title: call.title, agentContent: false });
+    const { sessionUpdate: _kind, ...asked } = call;
+    return { shown: call, asked };
+  }
+  const marked: ToolCallUpdate = {
+    toolCallId: call.toolCallId,
+    status: 'pending',
+    ...(was.agentContent || call.content === undefined ? {} : { content: call.content }),
+  };
+  return { shown: { sessionUpdate: 'tool_call_update', ...marked }, asked: { ...marked, title: was.title } };
 }
 
 export interface RunEnd {
