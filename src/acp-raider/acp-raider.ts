@@ -79,8 +79,6 @@ async function runSpare(argv: readonly string[]): Promise<number> {
     return 2;
   }
   warmUp();
-  // The run's arguments are parsed as the hand-over's will be (parseArgs, too, compiles on first use).
-  parseAcpRaiderArgs(['--stream-json', '--agent-command', 'warm-up', '--', 'warm-up'], process.cwd());
   try {
     await rehearseTurn();
   } catch (err) {
@@ -194,13 +192,12 @@ async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number
     const signal = end.status === 'cancelled' ? 'SIGINT' : `SIG${end.signal}`;
     process.removeAllListeners(signal);
     process.kill(process.pid, signal);
+  } else if (args.streamJson) {
+    // Everything the run says went out synchronously and the agent is gone: the bridge ends
+    // now, not after Node has taken its heap apart, which the hall would wait for.
+    process.exit(end.status === 'completed' ? 0 : 1);
   }
-  const code = end.status === 'completed' ? 0 : 1;
-  // With --stream-json everything the run says went out synchronously and the agent is gone: the
-  // bridge ends now, not after Node has taken its heap apart, which the hall would wait for.
-  // A hangup being carried out decides how the bridge ends, once the agent's group is gone.
-  if (args.streamJson && !(agent.ok && agent.agent.hungUp())) process.exit(code);
-  return code;
+  return end.status === 'completed' ? 0 : 1;
 }
 
 /** The agent's environment: ours, without the variable by which a restarted hall finds its raiders (the bridge is the raider). */

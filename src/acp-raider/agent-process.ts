@@ -41,11 +41,9 @@ export interface AgentProcess {
   stderrTail(): string[];
   /**
    * Ends the agent: stdin closed, SIGTERM, SIGKILL after a grace. Resolves once it is gone and its
-   * last stderr has been passed on, so the bridge may exit at once.
+   * last stderr has been passed on, so the bridge may exit at once; never while a hangup ends the bridge.
    */
   stop(): Promise<void>;
-  /** Whether a hangup is ending the bridge: it dies by it once the agent's group is gone, and must not exit before. */
-  hungUp(): boolean;
 }
 
 export type AgentStart = { ok: true; agent: AgentProcess } | { ok: false; code: string | undefined; error: string };
@@ -80,16 +78,16 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
     // bridge's does, which ends the agent's group first and then the bridge, as the hangup would.
     // SIGKILL is delivered, not done: the bridge waits (briefly) until the group is gone, so that
     // when the bridge is seen to have died by the hangup, the agent is already gone too.
-    let hangingUp = false;
+    // A stop during a hangup never ends: the bridge dies by the hangup, not by whatever follows the stop.
+    let hangingUp: Promise<never> | undefined;
     const onHangup = (): void => {
-      hangingUp = true;
       process.off('SIGHUP', onHangup);
       killAtExit();
-      const dieByHangup = (): void => {
+      const dieByHangup = (): Promise<never> => {
         process.kill(process.pid, 'SIGHUP');
+        return new Promise<never>(() => {});
       };
-      if (ownGroup && child.pid !== undefined) void awaitGroupGone(child.pid, HANGUP_WAIT_MS).then(dieByHangup);
-      else dieByHangup();
+      hangingUp = ownGroup && child.pid !== undefined ? awaitGroupGone(child.pid, HANGUP_WAIT_MS).then(dieByHangup) : dieByHangup();
     };
     if (ownGroup) process.on('SIGHUP', onHangup);
     const tail: string[] = [];
@@ -121,8 +119,9 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
         process.off('exit', killAtExit);
         process.off('SIGHUP', onHangup);
         await within(drained, STDERR_DRAIN_MS);
+        if (hangingUp !== undefined) await hangingUp;
       };
-      resolve({ ok: true, agent: { child, exited, stderrTail, stop, hungUp: () => hangingUp } });
+      resolve({ ok: true, agent: { child, exited, stderrTail, stop } });
     });
   });
 }
@@ -138,15 +137,10 @@ async function stopAgent(child: ChildProcessWithoutNullStreams, exited: Promise<
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.stdin.end();
   child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const grace = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), STOP_GRACE_MS);
-  });
-  if ((await Promise.race([exited, grace])) === 'late') {
+  if ((await within(exited, STOP_GRACE_MS)) === null) {
     child.kill('SIGKILL');
     await exited;
   }
-  clearTimeout(timer);
 }
 
 /** How the agent ended, for a person: `exit code 3`, `killed by SIGKILL`. */

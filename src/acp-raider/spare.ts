@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import { errorMessage } from '../domain/error-message.js';
+import { parseAcpRaiderArgs } from './args.js';
 import { type BridgeHandOver, bridgeHandOverSchema, SPARE_READY_LINE } from '../protocol/bridge-handover.js';
 
 /** The longest hand-over line read: a mission is at most a few MiB. */
@@ -17,12 +18,14 @@ export type SpareWait = { kind: 'run'; handOver: BridgeHandOver } | { kind: 'end
 
 /**
  * What the run's first steps use for the first time, used once while the
- * bridge waits: the first `performance` call loads perf_hooks, and zod
- * compiles an object schema's parser on its first parse. A run handed over
- * then does not pay for them (docs/agents.md, "Warm bridges").
+ * bridge waits: the first `performance` call loads perf_hooks, and the
+ * hand-over and the run's arguments are parsed as theirs will be (zod and
+ * parseArgs each do work on a first use). A run handed over then does not
+ * pay for them (docs/agents.md, "Warm bridges").
  */
 export function warmUp(): void {
   performance.now();
+  parseAcpRaiderArgs(['--stream-json', '--agent-command', 'warm-up', '--', 'warm-up'], process.cwd());
   parseHandOver(
     JSON.stringify({ version: 1, run_id: 'warm-up', argv: [], env: {}, cwd: '/', events_path: '/dev/null', stderr_path: '/dev/null' }),
   );
