@@ -186,7 +186,7 @@ describe('retry decisions', () => {
 
 describe('permission questions in a chat: callback data and bindings', () => {
   it('callback data names a question and an answer in a few bytes, and reads back; anything else is not ours', () => {
-    const tag = 'A'.repeat(21) + '_';
+    const tag = `${'A'.repeat(21)}_`;
     for (const answer of ['once', 'session', 'no'] as const) {
       const data = callbackData(tag, answer);
       expect(Buffer.byteLength(data)).toBeLessThanOrEqual(64);
