@@ -33,7 +33,8 @@ export interface RunOutcome {
    * Set when the hall had to escalate to stop the run (the raider did not end
    * on the first signal): who asked and which signals were sent, e.g.
    * "cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)".
-   * `status` stays what the raider's end says; this says why.
+   * `status` stays what the raider's result says (`cancelled` for a cancel
+   * whose raider wrote none: stoppedByCancel); this says why.
    */
   hall_stop?: string;
   /** What the run's own git worktree left (docs/worktrees.md). */
@@ -76,7 +77,18 @@ export function runOutcome(input: OutcomeInput): RunOutcome {
   return hallStop === undefined ? outcome : { ...outcome, hall_stop: hallStop };
 }
 
-function documentedOrExitOutcome({ runId, document, exit, binding, session }: OutcomeInput): RunOutcome {
+/**
+ * A run with no result that a cancel stopped: a cancel was asked for and the
+ * raider died by a signal the hall sent it for that (the cancel's SIGINT, or
+ * the escalation's SIGTERM or SIGKILL). A raider cancelled while it is still
+ * starting, before it handles SIGINT (a warm bridge not yet handed its run,
+ * a raider still loading), dies by the default action and writes nothing.
+ */
+function stoppedByCancel(exit: ProcessExit, stop: HallStop | undefined): boolean {
+  return stop?.cancelRequested === true && exit.signal !== null && stop.signals.includes(exit.signal);
+}
+
+function documentedOrExitOutcome({ runId, document, exit, binding, session, stop }: OutcomeInput): RunOutcome {
   const exitFields = { exit_code: exit.code ?? 0, signaled: exit.signal ? 1 : 0 } as const;
   const bound = binding !== undefined && session !== undefined;
   if (document) {
@@ -107,7 +119,7 @@ function documentedOrExitOutcome({ runId, document, exit, binding, session }: Ou
   }
   const how = exit.signal ? `killed by signal ${exit.signalNumber ?? exit.signal}` : `exit code ${exit.code ?? 0}`;
   const outcome: RunOutcome = {
-    status: 'failed',
+    status: stoppedByCancel(exit, stop) ? 'cancelled' : 'failed',
     ...exitFields,
     error: `raider ${runId} ended without a result (${how})`,
   };

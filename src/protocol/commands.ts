@@ -79,7 +79,7 @@ export const CancelPayload = z
     ),
   })
   .describe(
-    'Cancels a running raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace): it ends as "cancelled". Given a waiting mission\'s id, drops it from its queue.',
+    'Cancels a running raider with SIGINT (SIGTERM, then SIGKILL after cancel_grace): it ends as "cancelled". A run whose raider is still being started gets the SIGINT as soon as it is, and ends "cancelled" too. Given a waiting mission\'s id, drops it from its queue: it never runs and has no raider.done, only raider.dropped.',
   );
 
 export const QueuePayload = z

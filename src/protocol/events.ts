@@ -110,7 +110,11 @@ export const RaiderDone = event(
     pid,
     exit_code: z.number().int().describe('The exit code (0 when a signal ended the process).'),
     signaled: z.union([z.literal(0), z.literal(1)]).describe('1 when a signal ended the process.'),
-    status: z.string().describe('completed, failed, cancelled, interrupted, ...'),
+    status: z
+      .string()
+      .describe(
+        "completed, failed, cancelled, interrupted, ... A run whose raider wrote no result is `failed`, unless a cancel was asked for (`cancel_requested`) and the raider died by a signal the hall sent for it (the SIGINT, or the escalation's SIGTERM or SIGKILL): then it is `cancelled` (a raider cancelled while it is still starting dies by the SIGINT unhandled), and `error` says that it ended without a result.",
+      ),
     response: z.unknown().optional().describe('What the raider answered.'),
     error: error.optional(),
     hall_stop: z

@@ -131,20 +131,26 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
     }
   });
 
-  it('a run cancelled before its hand-over: the hall hands it over and signals it at once, and nothing of it is left behind', async () => {
+  it('a run cancelled before its hand-over: the hall hands it over and signals it at once, the run ends cancelled, and nothing of it is left behind', async () => {
     const root = hallRoot(CONFIG.replace('keep_warm: 1', 'keep_warm: 1, env: { SCRIPTED_ACP_PID_FILE: agent.pid }'));
     const env = await backend.env();
     const h = await startHallProcess(root, env);
     try {
       const tap = await tapEvents(socketOf(root), 'raider.done');
-      const { id, sparePid, reply, held } = await takenAndHeld(root, env[DATABASE_URL_ENV] ?? '', 'deaf');
+      const { id, sparePid, reply, held } = await takenAndHeld(root, env[DATABASE_URL_ENV] ?? '', 'hang');
       // Its reply, too, waits for the record.
       const cancelled = request(socketOf(root), { cmd: 'cancel', id });
       await held.release();
       expect(await cancelled).toMatchObject({ cancelled: 1, id });
       expect((await reply).pid).toBe(sparePid);
-      // Whether the bridge heard the hand-over before the signal or not, the run ends with the cancel said and its processes gone.
-      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === id)).toMatchObject({ cancel_requested: true, pid: sparePid });
+      // Whether the bridge heard the hand-over before the signal (it cancels the turn) or died by the signal unhandled,
+      // the run ends cancelled, with the cancel said and its processes gone.
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === id)).toMatchObject({
+        status: 'cancelled',
+        signaled: 1,
+        cancel_requested: true,
+        pid: sparePid,
+      });
       await eventually(() => expect(groupAlive(sparePid)).toBe(false), 10_000, 20);
       const agentPidFile = path.join(root, 'agent.pid');
       if (fs.existsSync(agentPidFile)) expect(alive(Number(fs.readFileSync(agentPidFile, 'utf8').split(' ')[0]))).toBe(false);

@@ -34,11 +34,12 @@ describe('cancel escalation (run machine, simulated time)', () => {
     expect(h.bus('raider.done')).toEqual([
       expect.objectContaining({
         id,
-        status: 'failed',
+        status: 'cancelled',
         signaled: 1,
         exit_code: 0,
         error: `raider ${id} ended without a result (killed by signal 9)`,
         cancel_requested: true,
+        hall_stop: 'cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)',
       }),
     ]);
     expect(h.proc('stubborn')!.stopped).toBe(true);
@@ -72,6 +73,44 @@ describe('cancel escalation (run machine, simulated time)', () => {
     expect(h.proc('stubborn')!.signals).toEqual(['SIGINT']);
     expect(h.bus('raider.done')[0]).toMatchObject({ id, status: 'cancelled', signaled: 1 });
     expect(h.hall.system.get(`run:${id}`)).toBeUndefined();
+  });
+
+  it('a cancel before the raider started: SIGINT once it has, and a raider that dies by it with no result ends cancelled', async () => {
+    const h = startHall({ graceMs: 5000 });
+    h.boot();
+    h.spawn('bjorn', 'early');
+    const id = h.runIdOf('early');
+    expect(runState(h, id)).toBe('queued');
+    h.hall.send({ type: 'cmd.cancel', reqId: 'c', id });
+    expect(h.reply('c')?.body).toEqual({ cancelled: 1, id });
+    await h.settle();
+    expect(h.proc('early')!.signals).toEqual(['SIGINT']);
+    h.proc('early')!.exit({ signal: 'SIGINT' });
+    await h.settle();
+    expect(h.bus('raider.done')).toEqual([
+      expect.objectContaining({
+        id,
+        status: 'cancelled',
+        signaled: 1,
+        error: `raider ${id} ended without a result (killed by signal 2)`,
+        cancel_requested: true,
+      }),
+    ]);
+    expect(h.bus('raider.done')[0]).not.toHaveProperty('hall_stop');
+  });
+
+  it.each([
+    ['cancelled, it died by a signal the hall did not send', 'cancel', { signal: 'SIGKILL' }, 'killed by signal 9'],
+    ['cancelled, it exited with no result', 'cancel', { code: 130 }, 'exit code 130'],
+    ['killed, it died by the SIGTERM', 'kill', { signal: 'SIGTERM' }, 'killed by signal 15'],
+  ])('a raider with no result ends the run failed when, %s', async (_, how, exit, why) => {
+    const { h, id } = await runningHall(5000);
+    h.hall.send({ type: how === 'cancel' ? 'cmd.cancel' : 'cmd.kill', reqId: 'c', id });
+    h.proc('stubborn')!.exit(exit);
+    await h.settle();
+    expect(h.bus('raider.done')).toEqual([
+      expect.objectContaining({ id, status: 'failed', error: `raider ${id} ended without a result (${why})` }),
+    ]);
   });
 
   it('kill sends SIGTERM, escalates to SIGKILL after the grace, and a second kill is immediate', async () => {

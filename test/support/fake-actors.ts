@@ -120,6 +120,7 @@ export function fakeActors(world: FakeWorld) {
       exit: input.exit ?? { code: null, signal: null, signalNumber: null },
       ...(input.binding !== undefined ? { binding: input.binding } : {}),
       ...(input.session !== undefined ? { session: input.session } : {}),
+      stop: input.stop,
     }),
   );
 
