@@ -52,7 +52,7 @@ export interface SpareStatus {
 
 /** An entry whose warm bridges fail to start, as `status` shows it. */
 export interface SpareRetry {
-  /** Starts that failed in a row, since the last one that got ready. */
+  /** Starts that failed in a row (a bridge that ended by itself soon after it got ready is one), since the last one that got ready. */
   failed_starts: number;
   /** Seconds until the next start; absent while one is under way. */
   retry_in?: number;
@@ -80,8 +80,14 @@ const RESERVED_MS = 60_000;
 const REFILL_AFTER_MS = 2000;
 /** A spare's own limit past the hall's `warm_idle`: it ends by itself only when the hall is stuck. */
 const BACKSTOP_S = 60;
-/** Waits before the next start after failed ones (not started, or ended before ready): longer each time, then the last. */
+/** Waits before the next start after failed ones (not started, ended before ready, or soon after): longer each time, then the last. */
 const RETRY_MS = [1000, 2000, 5000, 15_000, 60_000];
+/**
+ * A ready spare that ends by itself sooner than this after it got ready counts
+ * as a failed start: something on the machine kills the spares, and starting
+ * each again at once would be a restart loop.
+ */
+const EARLY_END_MS = 10_000;
 
 type State = 'starting' | 'ready' | 'reserved' | 'handed' | 'ending';
 
@@ -90,6 +96,10 @@ interface Spare {
   entry: WarmEntry;
   state: State;
   startedAt: number;
+  /** When it said it was ready. */
+  readyAt?: number;
+  /** The entry's failed starts in a row before it got ready: it carries them until it proves itself. */
+  failedBefore: number;
   pid?: number;
   stdin?: Duplex;
   timer?: NodeJS.Timeout;
@@ -266,7 +276,7 @@ export class WarmBridges implements SparePool {
     env.RAIDER_HALL_ROOT = root;
     // Not a run's id: a hall that finds it and no run that names it knows it is nobody's run.
     env.RAIDER_HALL_RUN_ID = `${SPARE_RUN_ID_PREFIX}${id}`;
-    const spare: Spare = { id, entry, state: 'starting', startedAt: Date.now() };
+    const spare: Spare = { id, entry, state: 'starting', startedAt: Date.now(), failedBefore: 0 };
     this.spares.set(id, spare);
     this.deps.spawner.spawn(
       {
@@ -307,6 +317,7 @@ export class WarmBridges implements SparePool {
             return;
           }
           const wasReady = spare.state !== 'starting';
+          const endedEarly = spare.state === 'ready' && Date.now() - (spare.readyAt ?? 0) < EARLY_END_MS;
           this.clearTimer(spare);
           // A taken spare that ended unhanded: the fill below replaces it.
           if (spare.refill !== undefined) clearTimeout(spare.refill);
@@ -317,11 +328,13 @@ export class WarmBridges implements SparePool {
             this.fill(entry);
             return;
           }
+          const early = endedEarly ? ` within ${EARLY_END_MS / 1000} s of getting ready, a failed start` : '';
           this.deps.log(
-            `raider ${entry.entry}: a warm bridge (pid ${spare.pid ?? '?'}) ended by itself (${signal ?? `exit code ${code ?? 0}`}); see ${path.join(this.deps.logDir, `${entry.entry}.log`)}`,
+            `raider ${entry.entry}: a warm bridge (pid ${spare.pid ?? '?'}) ended by itself (${signal ?? `exit code ${code ?? 0}`})${early}; see ${path.join(this.deps.logDir, `${entry.entry}.log`)}`,
           );
-          if (wasReady) this.fill(entry);
-          else this.retryLater(entry);
+          // A taken one ended its run's way; one that lived long was fine: replaced at once.
+          if (wasReady && !endedEarly) this.fill(entry);
+          else this.retryLater(entry, spare.failedBefore);
         },
         lost: () => {},
       },
@@ -338,6 +351,8 @@ export class WarmBridges implements SparePool {
       heard += chunk;
       if (!heard.includes(SPARE_READY_LINE)) return;
       spare.state = 'ready';
+      spare.readyAt = Date.now();
+      spare.failedBefore = this.failures.get(spare.entry.entry) ?? 0;
       this.failures.delete(spare.entry.entry);
       spare.timer = setTimeout(() => this.end(spare), spare.entry.idleS * 1000);
     });
@@ -370,10 +385,13 @@ export class WarmBridges implements SparePool {
     spare.timer = undefined;
   }
 
-  /** Spares of this entry ended before they were ready: the next start waits longer each time. */
-  private retryLater(entry: WarmEntry): void {
+  /**
+   * A spare of this entry failed to start (ended before it was ready, or soon after; `failedBefore` the
+   * failed starts in a row before one that got ready): the next start waits longer each time.
+   */
+  private retryLater(entry: WarmEntry, failedBefore = 0): void {
     if (this.closing) return;
-    const n = this.failures.get(entry.entry) ?? 0;
+    const n = Math.max(this.failures.get(entry.entry) ?? 0, failedBefore);
     this.failures.set(entry.entry, n + 1);
     const wait = RETRY_MS[Math.min(n, RETRY_MS.length - 1)] ?? 0;
     const timer = setTimeout(() => {

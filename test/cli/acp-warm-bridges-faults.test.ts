@@ -317,3 +317,97 @@ describe('a warm bridge that cannot start', () => {
     }
   });
 });
+
+describe('a warm bridge that ends by itself once ready', () => {
+  /** Each `status` the test asks for, from now on, and whether any said that starts failed. */
+  function statusWatch(root: string) {
+    const seen: { warm_bridge_retries?: unknown }[] = [];
+    return {
+      seen,
+      async spares() {
+        const status = await request(socketOf(root), { cmd: 'status' });
+        seen.push(status);
+        return (status.warm_bridges?.warm ?? []) as { pid: number | null; ready: boolean; age: number }[];
+      },
+    };
+  }
+
+  it('soon after it got ready, again and again: each next start waits as after a failed start, 1 s, then 2 s, and status says so', async () => {
+    const root = hallRoot(CONFIG);
+    const starts = path.join(root, 'spare-starts');
+    const h = await startHallProcess(root, { RAIDER_HALL_ACP_NODE_FLAGS: `--require ${FAILING_SPARE}`, FAILING_SPARE_STARTS: starts });
+    const said = hallSays(h);
+    try {
+      let pid = await readySpare(root);
+      const killedAt: number[] = [];
+      for (const [n, wait] of [
+        [1, 1],
+        [2, 2],
+      ] as const) {
+        killedAt.push(Date.now());
+        process.kill(pid, 'SIGKILL');
+        // While the next start waits, status says how many failed and when it is; no bridge is listed meanwhile.
+        await eventually(async () => {
+          const status = await request(socketOf(root), { cmd: 'status' });
+          expect(status.warm_bridge_retries).toEqual({ warm: { failed_starts: n, retry_in: expect.any(Number) } });
+          expect(status.warm_bridge_retries.warm.retry_in).toBeLessThanOrEqual(wait);
+          expect(status.warm_bridges).toEqual({ warm: [] });
+        });
+        expect(said()).toContain(
+          `raider warm: a warm bridge (pid ${pid}) ended by itself (SIGKILL) within 10 s of getting ready, a failed start`,
+        );
+        pid = await readySpare(root, pid);
+      }
+      const times = fs.readFileSync(starts, 'utf8').trim().split('\n').map(Number);
+      expect(times).toHaveLength(3);
+      expect((times[1] ?? 0) - (killedAt[0] ?? 0)).toBeGreaterThanOrEqual(1000);
+      expect((times[2] ?? 0) - (killedAt[1] ?? 0)).toBeGreaterThanOrEqual(2000);
+      // The one that got ready after them is used by a run; so it proved itself, and the count starts again.
+      const tap = await tapEvents(socketOf(root), 'raider.done');
+      const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer from a bridge that lived' });
+      expect(run.pid).toBe(pid);
+      expect(await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id, 30_000)).toMatchObject({ status: 'completed' });
+      tap.close();
+      const next = await readySpare(root, pid);
+      process.kill(next, 'SIGKILL');
+      await eventually(async () => {
+        const status = await request(socketOf(root), { cmd: 'status' });
+        expect(status.warm_bridge_retries).toEqual({ warm: { failed_starts: 1, retry_in: expect.any(Number) } });
+      });
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
+
+  it('long after it got ready: started again at once, no failed start', async () => {
+    const root = hallRoot(CONFIG);
+    const h = await startHallProcess(root);
+    try {
+      const watch = statusWatch(root);
+      let readyAge = 0;
+      let pid = 0;
+      await eventually(
+        async () => {
+          const ready = (await watch.spares()).find((s) => s.ready && s.pid !== null);
+          expect(ready).toBeDefined();
+          readyAge = ready?.age ?? 0;
+          pid = ready?.pid ?? 0;
+        },
+        30_000,
+        20,
+      );
+      // The hall saw it ready before the test did: past this age, it has been ready longer than 10 s.
+      await eventually(
+        async () => expect((await watch.spares()).find((s) => s.pid === pid)?.age).toBeGreaterThan(readyAge + 10.5),
+        30_000,
+        100,
+      );
+      process.kill(pid, 'SIGKILL');
+      await eventually(async () => expect((await watch.spares()).filter((s) => s.pid !== pid)).toHaveLength(1), 10_000, 20);
+      expect(watch.seen.filter((s) => s.warm_bridge_retries !== undefined)).toEqual([]);
+      await readySpare(root, pid);
+    } finally {
+      expect((await h.stop()).code).toBe(0);
+    }
+  });
+});
