@@ -11,6 +11,18 @@ async function runningHall(graceMs: number) {
   return { h, id };
 }
 
+/** What raider.done says of a cancelled run whose raider died by the hall's signal `signalNumber` with no result. */
+function cancelledWithoutResult(id: string, signalNumber: number) {
+  return {
+    id,
+    status: 'cancelled',
+    signaled: 1,
+    exit_code: 0,
+    error: `raider ${id} ended without a result (killed by signal ${signalNumber})`,
+    cancel_requested: true,
+  };
+}
+
 function runState(h: ReturnType<typeof startHall>, id: string): unknown {
   return h.hall.system.get(`run:${id}`)?.getSnapshot().value;
 }
@@ -33,12 +45,7 @@ describe('cancel escalation (run machine, simulated time)', () => {
     await h.settle();
     expect(h.bus('raider.done')).toEqual([
       expect.objectContaining({
-        id,
-        status: 'cancelled',
-        signaled: 1,
-        exit_code: 0,
-        error: `raider ${id} ended without a result (killed by signal 9)`,
-        cancel_requested: true,
+        ...cancelledWithoutResult(id, 9),
         hall_stop: 'cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)',
       }),
     ]);
@@ -87,15 +94,7 @@ describe('cancel escalation (run machine, simulated time)', () => {
     expect(h.proc('early')!.signals).toEqual(['SIGINT']);
     h.proc('early')!.exit({ signal: 'SIGINT' });
     await h.settle();
-    expect(h.bus('raider.done')).toEqual([
-      expect.objectContaining({
-        id,
-        status: 'cancelled',
-        signaled: 1,
-        error: `raider ${id} ended without a result (killed by signal 2)`,
-        cancel_requested: true,
-      }),
-    ]);
+    expect(h.bus('raider.done')).toEqual([expect.objectContaining(cancelledWithoutResult(id, 2))]);
     expect(h.bus('raider.done')[0]).not.toHaveProperty('hall_stop');
   });
 
