@@ -12,12 +12,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DATABASE_URL_ENV } from '../../src/adapters/storage/postgres/database-settings.js';
 import { useHallBackend } from '../support/hall-backends.js';
 import { REPO, tapEvents } from '../support/hall-client.js';
-import { queryDatabase } from '../support/postgres-server.js';
+import { holdRunRecords, queryDatabase } from '../support/postgres-server.js';
 import { groupAlive } from '../support/processes.js';
 import { readySpare, warmSpares } from '../support/warm-bridges.js';
 import {
@@ -39,21 +38,6 @@ afterAll(removeRoots);
 const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const FAILING_SPARE = path.join(REPO, 'test', 'fixtures', 'failing-spare.cjs');
 const CONFIG = `raiders:\n  warm: { acp: { command: ${JSON.stringify(AGENT)}, keep_warm: 1 } }\n`;
-
-/** Another session's lock on the runs' table: a hall's run record waits until `release`. */
-async function holdRunRecords(url: string): Promise<{ release(): Promise<void> }> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => undefined);
-  await client.connect();
-  await client.query('BEGIN');
-  await client.query('LOCK TABLE raider_hall_runs IN ACCESS EXCLUSIVE MODE');
-  return {
-    async release() {
-      await client.query('ROLLBACK');
-      await client.end();
-    },
-  };
-}
 
 /** Once a run has taken the warm bridge `pid`: status lists it no more (it is neither dead nor ended, so it was taken). */
 async function taken(root: string, pid: number): Promise<void> {

@@ -4,12 +4,18 @@
  * the hall's SIGINT meets the default action and the raider dies by it with
  * no `run.finished`. Somebody asked for that cancel and the run stopped by
  * the hall's signal: the run ends `cancelled` (docs/protocol.md, `raider.done`),
- * for the built-in raider and for an ACP bridge started for its run alike.
+ * for the built-in raider and for an ACP bridge started for its run alike,
+ * and for a run cancelled before its raider was started at all (held
+ * between its take and its start: on PostgreSQL, by a lock on the runs'
+ * table that holds its record), whose raider gets the SIGINT once it is.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO, eventually, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
+import { DATABASE_URL_ENV } from '../../src/adapters/storage/postgres/database-settings.js';
+import { useHallBackend } from '../support/hall-backends.js';
+import { holdRunRecords } from '../support/postgres-server.js';
+import { FAKE_RAIDER, REPO, eventually, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
 
 const HELD_START = path.join(REPO, 'test', 'fixtures', 'held-start.cjs');
 const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
@@ -23,15 +29,24 @@ afterEach(async () => {
   hall = undefined;
 });
 
-/** A hall whose raiders (the real `raider`, not the fake one) are held in their start until the test's gate opens. */
-async function heldHall(config: string): Promise<{ h: TestHall; started: string }> {
+/**
+ * A hall whose raiders are held in their start until the test's gate opens: the real `raider`
+ * unless `env` names another (RAIDER_HALL_RAIDER_BIN), and whatever else `env` adds.
+ */
+async function heldHall(config: string, env: Record<string, string | undefined> = {}): Promise<{ h: TestHall; started: string }> {
   const root = tempRoot();
   const started = path.join(root, 'held-started');
   gate = path.join(root, 'held-gate');
   hall = await startTestHall({
     root,
     config,
-    env: { RAIDER_HALL_RAIDER_BIN: undefined, NODE_OPTIONS: `--require ${HELD_START}`, HELD_START_GATE: gate, HELD_START_STARTED: started },
+    env: {
+      RAIDER_HALL_RAIDER_BIN: undefined,
+      NODE_OPTIONS: `--require ${HELD_START}`,
+      HELD_START_GATE: gate,
+      HELD_START_STARTED: started,
+      ...env,
+    },
   });
   return { h: hall, started };
 }
@@ -74,5 +89,42 @@ describe('a cancel before the raider handles SIGINT ends the run cancelled', () 
     expect(done).toMatchObject({ status: 'cancelled', signaled: 1, cancel_requested: true });
     expect(signals).toEqual(['SIGINT']);
     expect(fs.existsSync(path.join(h.root, 'agent.pid'))).toBe(false);
+  });
+});
+
+describe('a cancel between the take and the start, on postgres', () => {
+  const backend = useHallBackend('postgres');
+
+  it('a run cancelled while its record is being written: its raider gets the SIGINT as soon as it is started, and the run ends cancelled', async () => {
+    const env = await backend.env();
+    const { h, started } = await heldHall('raiders:\n  bjorn: {}\ncancel_grace: 30\n', { ...env, RAIDER_HALL_RAIDER_BIN: FAKE_RAIDER });
+    const tap = await h.events('raider.');
+    const held = await holdRunRecords(env[DATABASE_URL_ENV] ?? '');
+    const spawned = h.request({ cmd: 'spawn', name: 'bjorn', mission: 'wait 30' });
+    // A test that fails before the reply does not wait for it.
+    spawned.catch(() => undefined);
+    // The run is made (prepareRun wrote its events file) and waits for its record: its raider is not started.
+    const logs = path.join(h.root, '.raider-hall', 'logs');
+    const id = await eventually(() => {
+      const files = fs.readdirSync(logs).filter((f) => f.startsWith('bjorn-') && f.endsWith('.events.jsonl'));
+      expect(files).toHaveLength(1);
+      return (files[0] ?? '').slice(0, -'.events.jsonl'.length);
+    });
+    const cancelled = h.request({ cmd: 'cancel', id });
+    expect(fs.existsSync(started)).toBe(false);
+    await held.release();
+    expect(await cancelled).toEqual({ cancelled: 1, id });
+    const reply = await spawned;
+    expect(reply.id).toBe(id);
+    const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === id, 30_000);
+    expect(done).toMatchObject({
+      status: 'cancelled',
+      pid: reply.pid,
+      signaled: 1,
+      cancel_requested: true,
+      error: `raider ${id} ended without a result (killed by signal 2)`,
+    });
+    expect(tap.all.filter((e) => e.type === 'raider.signal' && e.id === id).map((e) => e.signal)).toEqual(['SIGINT']);
+    tap.close();
   });
 });

@@ -57,6 +57,21 @@ export async function queryDatabase(url: string, text: string, values: unknown[]
   }
 }
 
+/** Another session's lock on the runs' table: a hall's run record waits until `release` (a run held between its take and its start). */
+export async function holdRunRecords(url: string): Promise<{ release(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('LOCK TABLE raider_hall_runs IN ACCESS EXCLUSIVE MODE');
+  return {
+    async release() {
+      await client.query('ROLLBACK');
+      await client.end();
+    },
+  };
+}
+
 /** The rows of one statement (see queryDatabase). */
 export async function queryRows(url: string, text: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
   return (await queryDatabase(url, text, values)).rows;
