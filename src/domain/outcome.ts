@@ -33,8 +33,8 @@ export interface RunOutcome {
    * Set when the hall had to escalate to stop the run (the raider did not end
    * on the first signal): who asked and which signals were sent, e.g.
    * "cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)".
-   * `status` stays what the raider's result says (`cancelled` for a cancel
-   * whose raider wrote none: stoppedByCancel); this says why.
+   * `status` stays what the raider's result says (`cancelled` for a raider
+   * the cancel's SIGINT ended before it wrote one: stoppedByCancel); this says why.
    */
   hall_stop?: string;
   /** What the run's own git worktree left (docs/worktrees.md). */
@@ -78,14 +78,15 @@ export function runOutcome(input: OutcomeInput): RunOutcome {
 }
 
 /**
- * A run with no result that a cancel stopped: a cancel was asked for and the
- * raider died by a signal the hall sent it for that (the cancel's SIGINT, or
- * the escalation's SIGTERM or SIGKILL). A raider cancelled while it is still
- * starting, before it handles SIGINT (a warm bridge not yet handed its run,
- * a raider still loading), dies by the default action and writes nothing.
+ * A run with no result that the cancel's own SIGINT ended: a raider cancelled
+ * while it is still starting, before it handles SIGINT (a warm bridge not yet
+ * handed its run, a raider still loading), dies by the default action and
+ * writes nothing; it was cancelled, as a raider that dies by SIGINT after a
+ * result says. One the escalation had to end (SIGTERM, SIGKILL) stays failed,
+ * with `hall_stop` saying why (README, "Cancel escalation").
  */
 function stoppedByCancel(exit: ProcessExit, stop: HallStop | undefined): boolean {
-  return stop?.cancelRequested === true && exit.signal !== null && stop.signals.includes(exit.signal);
+  return stop?.cancelRequested === true && exit.signal === 'SIGINT' && stop.signals.includes('SIGINT');
 }
 
 function documentedOrExitOutcome({ runId, document, exit, binding, session, stop }: OutcomeInput): RunOutcome {

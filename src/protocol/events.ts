@@ -113,7 +113,7 @@ export const RaiderDone = event(
     status: z
       .string()
       .describe(
-        "completed, failed, cancelled, interrupted, ... A run whose raider wrote no result is `failed`, unless a cancel was asked for (`cancel_requested`) and the raider died by a signal the hall sent for it (the SIGINT, or the escalation's SIGTERM or SIGKILL): then it is `cancelled` (a raider cancelled while it is still starting dies by the SIGINT unhandled), and `error` says that it ended without a result.",
+        "completed, failed, cancelled, interrupted, ... A run whose raider wrote no result is `failed` (also after the escalation's SIGKILL; `hall_stop` says so), unless a cancel was asked for (`cancel_requested`) and the raider died by the cancel's SIGINT (a raider cancelled while it is still starting, before it handles SIGINT): then it is `cancelled`, and `error` says that it ended without a result.",
       ),
     response: z.unknown().optional().describe('What the raider answered.'),
     error: error.optional(),

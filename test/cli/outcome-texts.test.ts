@@ -1,8 +1,8 @@
 /**
  * Outcome texts: no empty reason after `STATUS:`; a cancel that had to be
- * escalated to SIGKILL ends the run `cancelled` (its raider wrote no result,
- * and died by the hall's signal), and the slot log line, `raider.done` (field
- * hall_stop) and the CLI say that the hall cancelled it and escalated.
+ * escalated to SIGKILL keeps its wire status (failed) but the slot log line,
+ * `raider.done` (field hall_stop) and the CLI say that the hall cancelled it
+ * and escalated (issue 14, item 17).
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { doneOf, hall, hallLive, raiderStarted, removeRoots, request, socketOf, hallForFile } from './cli-helpers.js';
@@ -32,18 +32,12 @@ describe.concurrent('outcome texts', () => {
     await request(socketOf(file.root), { cmd: 'cancel', id });
     const hallStop = 'cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)';
     const error = `raider ${id} ended without a result (killed by signal 9)`;
-    // The error says that no result was written; hall_stop says what the hall did.
-    expect(await doneOf(file.tap, id)).toMatchObject({
-      status: 'cancelled',
-      signaled: 1,
-      error,
-      cancel_requested: true,
-      hall_stop: hallStop,
-    });
+    // The wire status and error stay; hall_stop says what the hall did.
+    expect(await doneOf(file.tap, id)).toMatchObject({ status: 'failed', signaled: 1, error, cancel_requested: true, hall_stop: hallStop });
     const attached = await live.done;
-    expect(attached.code).toBe(130);
-    expect(attached.stderr).toContain(`run ${id} ended: cancelled: ${hallStop}: ${error}\n`);
+    expect(attached.code).toBe(1);
+    expect(attached.stderr).toContain(`run ${id} ended: failed: ${hallStop}: ${error}\n`);
     const logs = await hall(['logs', id], file.root);
-    expect(logs.stdout).toContain(`[hall] raider ${id} cancelled: ${hallStop}: ${error}\n`);
+    expect(logs.stdout).toContain(`[hall] raider ${id} failed: ${hallStop}: ${error}\n`);
   });
 });

@@ -188,7 +188,7 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
       .getByText(/Running/)
       .waitFor();
     await page.getByRole('button', { name: `Cancel ${run.id}` }).click();
-    await talk.getByRole('article', { name: 'End' }).getByText('cancelled').waitFor();
+    await talk.getByRole('article', { name: 'End' }).getByText('failed').waitFor();
     const escalation = talk.getByRole('article', { name: 'Cancel escalation' });
     await escalation.getByText(/Cancel asked at/).waitFor();
     const signals = await escalation.getByRole('list', { name: 'Signals' }).getByRole('listitem').allTextContents();

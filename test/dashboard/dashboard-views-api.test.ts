@@ -51,10 +51,10 @@ describe('a run page timeline', () => {
       // Each escalation waits out cancel_grace (0.3 s); the clock's milliseconds may round down.
       expect(at('SIGTERM') - at('SIGINT')).toBeGreaterThanOrEqual(0.29);
       expect(at('SIGKILL') - at('SIGTERM')).toBeGreaterThanOrEqual(0.29);
-      // A raider killed by SIGKILL leaves no result: the end says so, and the cancel that had it killed makes it cancelled.
+      // A raider killed by SIGKILL leaves no result: the end says so, and that the hall escalated.
       expect(timeline.at(-1)).toMatchObject({
         type: 'raider.done',
-        status: 'cancelled',
+        status: 'failed',
         signaled: 1,
         cancel_requested: true,
         error: expect.stringMatching(/killed by signal 9/),

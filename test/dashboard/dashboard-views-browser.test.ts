@@ -39,7 +39,7 @@ describe.skipIf(skipBrowserTests !== null)('the dashboard views in Chromium', { 
     const page = await loggedIn(`#/runs/${run.id}`);
     await page.getByRole('button', { name: `Cancel ${run.id}` }).click();
     const timeline = page.getByRole('region', { name: 'Timeline' });
-    await timeline.getByText(/ended: cancelled/).waitFor();
+    await timeline.getByText(/ended: failed/).waitFor();
     const steps = await timeline.getByRole('listitem').allTextContents();
     const signals = steps.filter((s) => /SIG(INT|TERM|KILL) sent/.test(s));
     expect(signals.map((s) => /SIG\w+/.exec(s)?.[0])).toEqual(['SIGINT', 'SIGTERM', 'SIGKILL']);

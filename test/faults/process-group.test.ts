@@ -59,7 +59,7 @@ describe('a child that ignores SIGINT and SIGTERM (cancel_grace 0.2)', () => {
     expect(await hall.request({ cmd: 'cancel', id: reply.id })).toEqual({ cancelled: 1, id: reply.id });
     const done = await tap.waitFor((e) => e.id === reply.id);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(390);
-    expect(done).toMatchObject({ status: 'cancelled', signaled: 1, cancel_requested: true });
+    expect(done).toMatchObject({ status: 'failed', signaled: 1, cancel_requested: true });
     await eventually(() => expect(processAlive(child)).toBe(false), 3000);
     tap.close();
   });

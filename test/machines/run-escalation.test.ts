@@ -45,7 +45,12 @@ describe('cancel escalation (run machine, simulated time)', () => {
     await h.settle();
     expect(h.bus('raider.done')).toEqual([
       expect.objectContaining({
-        ...cancelledWithoutResult(id, 9),
+        id,
+        status: 'failed',
+        signaled: 1,
+        exit_code: 0,
+        error: `raider ${id} ended without a result (killed by signal 9)`,
+        cancel_requested: true,
         hall_stop: 'cancelled by the hall, escalated to SIGKILL (SIGINT, SIGTERM, SIGKILL)',
       }),
     ]);
