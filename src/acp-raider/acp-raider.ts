@@ -125,13 +125,13 @@ async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number
   const { events } = out;
   const warn = (message: string) => out.log(`${message}\n`);
   const started = performance.now();
-  events.emit('run.started', { engine: 'acp', agent: args.command, ...definedFields({ model: args.model }) });
-  events.emit('run.state', { state: 'running' });
-
-  const signals = watchSignals();
+  // The agent first: its start is the run's longest wait, and what follows goes on beside it.
   // Started here, not inside the race: whatever ends the run (a signal may, while the agent
   // is still starting), the agent this run started is known below and stopped.
   const starting = startAgent({ command: args.command, args: args.args, cwd: args.root, env: agentEnv(process.env), stderr: out.log });
+  events.emit('run.started', { engine: 'acp', agent: args.command, ...definedFields({ model: args.model }) });
+  events.emit('run.state', { state: 'running' });
+  const signals = watchSignals();
   let toolCalls = 0;
   // After the end is fixed (a signal may fix it mid-turn), the turn adds no events.
   let open = true;
