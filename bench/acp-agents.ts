@@ -15,7 +15,11 @@
  *    (docs/agents.md, "Warm bridges"): before each round the bench waits
  *    (untimed) until status shows a ready warm bridge, so that no run of the
  *    round has one loading beside it, and counts the warm runs whose pid was
- *    that bridge's (handed over, not started cold).
+ *    that bridge's (handed over, not started cold). Beside the end-to-end
+ *    figures, each run less its agent's own time (SCRIPTED_ACP_TIMES: its
+ *    process's start to its first chunk, and to its answer), which varies by
+ *    tens of ms from run to run and drowns the hall's few; and that own time
+ *    on each side, which the hall could lengthen.
  * 2. Memory with N runs in flight (mission `hang`: the agent waits for a
  *    cancel). What the hall adds per run: the bridges' PSS plus the growth of
  *    the hall's own PSS, over N; the agents' PSS beside it, and N agents
@@ -348,6 +352,13 @@ runMain(async () => {
       `cold ${fmt(addedOutside(viaHall, 'outsideFirst'))} / ${fmt(addedOutside(viaHall, 'outsideEnd'))} ms, ` +
       `warm ${fmt(warmOutsideFirst)} / ${fmt(warmOutsideEnd)} ms (first update / end); each round against its floor: ` +
       `warm ${fmt(paired(viaWarm, 'outsideFirst'))} / ${fmt(paired(viaWarm, 'outsideEnd'))} ms`,
+  );
+  // The other side of it: the agent's own time, which the hall could lengthen (its work beside the agent's start).
+  const own = (ts: Timing[], k: 'first' | 'end') =>
+    median(ts.map((t) => (k === 'first' ? t.firstUpdate - t.outsideFirst : t.done - t.outsideEnd)));
+  console.log(
+    `the agent's own time (process start to first chunk / to answer), median: floor ${fmt(own(floor, 'first'))} / ${fmt(own(floor, 'end'))} ms, ` +
+      `hall warm ${fmt(own(viaWarm, 'first'))} / ${fmt(own(viaWarm, 'end'))} ms, cold ${fmt(own(viaHall, 'first'))} / ${fmt(own(viaHall, 'end'))} ms`,
   );
 
   if (process.argv.includes('--latency-only')) {
