@@ -12,10 +12,12 @@
  *    file (what `attach` reads), the end is `raider.done` on the bus.
  *    Target: the hall adds at most 15 ms median per run. Beside them, in the
  *    same rounds, the same mission to an entry with `acp.keep_warm: 1`
- *    (docs/agents.md, "Warm bridges"): before each round the bench waits
- *    (untimed) until status shows a ready warm bridge, so that no run of the
- *    round has one loading beside it, and counts the warm runs whose pid was
- *    that bridge's (handed over, not started cold). Beside the end-to-end
+ *    (docs/agents.md, "Warm bridges"): before each run the bench waits
+ *    (untimed) until status shows a ready warm bridge, so that no run has
+ *    one loading beside it, then pauses 250 ms (an agent started right
+ *    after another run's end started slower), and each round turns the
+ *    order of the three; it counts the warm runs whose pid was that
+ *    bridge's (handed over, not started cold). Beside the end-to-end
  *    figures, each run less its agent's own time (SCRIPTED_ACP_TIMES: its
  *    process's start to its first chunk, and to its answer), which varies by
  *    tens of ms from run to run and drowns the hall's few; and that own time
@@ -83,6 +85,8 @@ function lastAgentTimes(): AgentTimes {
 const TARGET_ADDED_MS = 15;
 const TARGET_ADDED_PSS_MIB = 20;
 const MISSION = 'answer hello';
+/** The untimed pause before each measured run, the same for each. */
+const SETTLE_MS = 250;
 
 interface Timing {
   firstUpdate: number;
@@ -297,14 +301,23 @@ runMain(async () => {
   const viaHall: Timing[] = [];
   const viaWarm: Timing[] = [];
   let handed = 0;
+  const kinds = ['floor', 'cold', 'warm'] as const;
   for (let i = 0; i < rounds; i++) {
-    // Each of the three starts with a warm bridge ready and idle: none of them runs beside one that loads.
-    const spare = await readySpare(conn);
-    floor.push(await floorRun(floorDir));
-    viaHall.push(await hallRun(root, conn, sub));
-    const warm = await hallRun(root, conn, sub, 'warm');
-    if (warm.pid === spare) handed++;
-    viaWarm.push(warm);
+    // Each of the three starts with a warm bridge ready and idle (none of them runs beside one that
+    // loads) and after the same pause: an agent started right after another run's end started some
+    // ms slower here (the exits' work in the kernel), so each waits alike, and the order turns.
+    for (let k = 0; k < kinds.length; k++) {
+      const kind = kinds[(i + k) % kinds.length];
+      const spare = await readySpare(conn);
+      await sleep(SETTLE_MS);
+      if (kind === 'floor') floor.push(await floorRun(floorDir));
+      else if (kind === 'cold') viaHall.push(await hallRun(root, conn, sub));
+      else {
+        const warm = await hallRun(root, conn, sub, 'warm');
+        if (warm.pid === spare) handed++;
+        viaWarm.push(warm);
+      }
+    }
   }
   type Measure = 'firstUpdate' | 'done' | 'outsideFirst' | 'outsideEnd';
   const pick = (ts: Timing[], k: Measure) => ts.map((t) => t[k]);
