@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import type { SpawnRequest, SpawnWatcher } from '../adapters/os/fork-server.js';
+import type { RaiderStarter, SpawnRequest, SpawnWatcher } from '../adapters/os/fork-server.js';
 import { signalGroup } from '../adapters/os/process-group.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 import { RaiderStderr } from '../adapters/os/stderr-spool.js';
@@ -22,12 +22,11 @@ import { canonicalLine } from '../protocol/canonical-line.js';
 import { type BridgeHandOver, HANDOVER_VERSION, SPARE_READY_LINE, SPARE_RUN_ID_PREFIX } from '../protocol/bridge-handover.js';
 import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
 import { definedFields } from '../domain/defined-fields.js';
+import { EARLY_END_MS, retryWaitMs, spareEndVerdict } from '../domain/warm-retry.js';
 import type { HallConfig } from '../ports/hall-config.js';
 
 /** What warm bridges need of the starter: the hall's own spawner, which can give a process a stdin socket. */
-export interface SpareSpawner {
-  spawn(request: SpawnRequest, watcher: SpawnWatcher): () => void;
-}
+export type SpareSpawner = Pick<RaiderStarter, 'spawn'>;
 
 /** An entry's warm bridges: how many, and how long one waits unused before the hall ends it. */
 export interface WarmEntry {
@@ -80,14 +79,6 @@ const RESERVED_MS = 60_000;
 const REFILL_AFTER_MS = 2000;
 /** A spare's own limit past the hall's `warm_idle`: it ends by itself only when the hall is stuck. */
 const BACKSTOP_S = 60;
-/** Waits before the next start after failed ones (not started, ended before ready, or soon after): longer each time, then the last. */
-const RETRY_MS = [1000, 2000, 5000, 15_000, 60_000];
-/**
- * A ready spare that ends by itself sooner than this after it got ready counts
- * as a failed start: something on the machine kills the spares, and starting
- * each again at once would be a restart loop.
- */
-const EARLY_END_MS = 10_000;
 
 type State = 'starting' | 'ready' | 'reserved' | 'handed' | 'ending';
 
@@ -241,9 +232,12 @@ export class WarmBridges implements SparePool {
     for (const { entry } of this.deps.entries) out[entry] = [];
     for (const spare of this.spares.values()) {
       if (spare.state !== 'starting' && spare.state !== 'ready') continue;
-      const list = out[spare.entry.entry] ?? [];
-      list.push({ pid: spare.pid ?? null, ready: spare.state === 'ready', age: Math.round((now - spare.startedAt) / 100) / 10 });
-      out[spare.entry.entry] = list;
+      // Every entry has its list from above.
+      out[spare.entry.entry]?.push({
+        pid: spare.pid ?? null,
+        ready: spare.state === 'ready',
+        age: Math.round((now - spare.startedAt) / 100) / 10,
+      });
     }
     return out;
   }
@@ -316,8 +310,11 @@ export class WarmBridges implements SparePool {
             this.refill(spare);
             return;
           }
-          const wasReady = spare.state !== 'starting';
-          const endedEarly = spare.state === 'ready' && Date.now() - (spare.readyAt ?? 0) < EARLY_END_MS;
+          const verdict = spareEndVerdict({
+            state: spare.state === 'starting' || spare.state === 'ready' ? spare.state : 'taken',
+            endedAt: Date.now(),
+            ...definedFields({ readyAt: spare.readyAt }),
+          });
           this.clearTimer(spare);
           // A taken spare that ended unhanded: the fill below replaces it.
           if (spare.refill !== undefined) clearTimeout(spare.refill);
@@ -328,12 +325,13 @@ export class WarmBridges implements SparePool {
             this.fill(entry);
             return;
           }
-          const early = endedEarly ? ` within ${EARLY_END_MS / 1000} s of getting ready, a failed start` : '';
+          const early =
+            verdict.kind === 'retry' && verdict.early ? ` within ${EARLY_END_MS / 1000} s of getting ready, a failed start` : '';
           this.deps.log(
             `raider ${entry.entry}: a warm bridge (pid ${spare.pid ?? '?'}) ended by itself (${signal ?? `exit code ${code ?? 0}`})${early}; see ${path.join(this.deps.logDir, `${entry.entry}.log`)}`,
           );
           // A taken one ended its run's way; one that lived long was fine: replaced at once.
-          if (wasReady && !endedEarly) this.fill(entry);
+          if (verdict.kind === 'replace') this.fill(entry);
           else this.retryLater(entry, spare.failedBefore);
         },
         lost: () => {},
@@ -393,7 +391,7 @@ export class WarmBridges implements SparePool {
     if (this.closing) return;
     const n = Math.max(this.failures.get(entry.entry) ?? 0, failedBefore);
     this.failures.set(entry.entry, n + 1);
-    const wait = RETRY_MS[Math.min(n, RETRY_MS.length - 1)] ?? 0;
+    const wait = retryWaitMs(n);
     const timer = setTimeout(() => {
       this.retries.delete(timer);
       this.fill(entry);
