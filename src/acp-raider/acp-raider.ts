@@ -187,6 +187,7 @@ async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number
     if (end.status === 'completed') process.stdout.write(`${end.response}\n`);
     else if (end.status === 'failed') warn(`raider acp-client: ${end.error}`);
   }
+  const code = end.status === 'completed' ? 0 : 1;
   if (end.status === 'cancelled' || end.status === 'interrupted') {
     // Die by the signal, as the raider contract says a cancelled or interrupted raider does.
     const signal = end.status === 'cancelled' ? 'SIGINT' : `SIG${end.signal}`;
@@ -195,9 +196,9 @@ async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number
   } else if (args.streamJson) {
     // Everything the run says went out synchronously and the agent is gone: the bridge ends
     // now, not after Node has taken its heap apart, which the hall would wait for.
-    process.exit(end.status === 'completed' ? 0 : 1);
+    process.exit(code);
   }
-  return end.status === 'completed' ? 0 : 1;
+  return code;
 }
 
 /** The agent's environment: ours, without the variable by which a restarted hall finds its raiders (the bridge is the raider). */

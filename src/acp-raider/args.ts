@@ -13,6 +13,7 @@ import type { AcpBridgeArgvInput } from '../domain/raider-argv.js';
 import { definedFields } from '../domain/defined-fields.js';
 import { costOfArg } from '../domain/run-usage.js';
 import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
+import { errorMessage } from '../domain/error-message.js';
 
 /** What the hall passes (domain/raider-argv.ts builds it), with the agent's command spelled out. */
 export interface AcpRaiderArgs extends Omit<AcpBridgeArgvInput, 'agent'> {
@@ -44,7 +45,7 @@ export function spareIdleSeconds(argv: readonly string[]): number | string {
   try {
     ({ values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { 'warm-idle': { type: 'string' } } }));
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return errorMessage(err);
   }
   const raw = values['warm-idle'];
   const seconds = raw === undefined ? DEFAULT_WARM_IDLE_S : Number(raw);

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import { errorMessage } from '../domain/error-message.js';
 import { parseAcpRaiderArgs } from './args.js';
-import { type BridgeHandOver, bridgeHandOverSchema, SPARE_READY_LINE } from '../protocol/bridge-handover.js';
+import { type BridgeHandOver, bridgeHandOverSchema, HANDOVER_VERSION, SPARE_READY_LINE } from '../protocol/bridge-handover.js';
 
 /** The longest hand-over line read: a mission is at most a few MiB. */
 const MAX_HANDOVER_BYTES = 64 * 1024 * 1024;
@@ -27,7 +27,15 @@ export function warmUp(): void {
   performance.now();
   parseAcpRaiderArgs(['--stream-json', '--agent-command', 'warm-up', '--', 'warm-up'], process.cwd());
   parseHandOver(
-    JSON.stringify({ version: 1, run_id: 'warm-up', argv: [], env: {}, cwd: '/', events_path: '/dev/null', stderr_path: '/dev/null' }),
+    JSON.stringify({
+      version: HANDOVER_VERSION,
+      run_id: 'warm-up',
+      argv: [],
+      env: {},
+      cwd: '/',
+      events_path: '/dev/null',
+      stderr_path: '/dev/null',
+    }),
   );
 }
 

@@ -175,6 +175,14 @@ export async function raiderStarted(root: string, id: string): Promise<void> {
   await eventually(() => expect(fs.readFileSync(eventsFile(root, id), 'utf8')).toContain('"run.started"'), 60_000, 10);
 }
 
+/** Spawns `mission` to `name` on the hall of `root` and waits until its fake raider has started; its run id. */
+export async function startedRun(root: string, name: string, mission = 'wait 600'): Promise<string> {
+  const spawned = await request(socketOf(root), { cmd: 'spawn', name, mission });
+  const id = String(spawned.id);
+  await raiderStarted(root, id);
+  return id;
+}
+
 /** Subscribes to raider.done before something is spawned. */
 export function doneTap(root: string): Promise<EventTap> {
   return tapEvents(socketOf(root), 'raider.done');

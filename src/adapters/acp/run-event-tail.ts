@@ -7,13 +7,11 @@
  * without newlines must not grow the hall's memory.
  */
 import fs from 'node:fs';
-import { z } from 'zod';
 import { lineSink, MAX_LINE_BYTES, type LineFault, type LineSink } from '../../protocol/line-reader.js';
-import { parseJsonLine } from '../../protocol/json-line.js';
+import { JsonObject, parseJsonLine } from '../../protocol/json-line.js';
 
 const POLL_MS = 250;
 /** An events-file line the tail hands on: any JSON object (the ACP mapping picks what it knows). */
-const RunEvent = z.record(z.string(), z.unknown());
 
 /** What follows one run's events for an ACP stream: a local file, or the cluster's copy of a run on another hall. */
 export interface RunEventSource {
@@ -116,6 +114,6 @@ export class RunEventTail implements RunEventSource {
 /** Hands on one line of a run's events when it is a JSON object; anything else is skipped. */
 export function deliver(line: string, onEvent: (event: Record<string, unknown>) => void): void {
   if (line === '') return;
-  const event = parseJsonLine(line, RunEvent);
+  const event = parseJsonLine(line, JsonObject);
   if (event !== null) onEvent(event);
 }

@@ -28,7 +28,7 @@ export const FLOOD_BATCH = 10;
 export const FLOOD_GAP_MS = 250;
 
 /** How a stream sends its messages: one SSE message each, or all that waited as one `event: batch`. */
-export interface ActorStreamOptions {
+interface ActorStreamOptions {
   batch: boolean;
 }
 
@@ -50,7 +50,7 @@ export class ActorStreams {
   }
 
   /** Answers 404 when no live actor has the id (it ended, or never was). */
-  serve(res: ServerResponse, id: string, options: ActorStreamOptions = { batch: false }): void {
+  serve(res: ServerResponse, id: string, options: ActorStreamOptions): void {
     let ended = false;
     // The messages of one turn of the event loop (a batched stream: of one gap) go out in one write: a busy actor
     // (a slot under a burst sends several a mission) costs the hall, and the page's browser, one write and one read

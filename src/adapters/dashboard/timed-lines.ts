@@ -17,8 +17,8 @@ export function readTimedLines<T extends { t: number }>(file: string, schema: z.
   }
   const kept: T[] = [];
   for (const line of text.split('\n')) {
-    // A half line is no figure.
-    const parsed = line === '' ? null : parseJsonLine(line, schema);
+    // A half line, or the empty one after the last, is no figure.
+    const parsed = parseJsonLine(line, schema);
     if (parsed !== null && parsed.t >= from) kept.push(parsed);
   }
   return kept;

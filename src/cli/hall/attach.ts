@@ -13,6 +13,7 @@ import { raiderSaid, runLog } from '../../adapters/storage/slot-logs.js';
 import { resultOf } from '../../domain/log-lines.js';
 import { isSafeRunId } from '../../domain/run-id.js';
 import type { BusEnvelope } from '../../protocol/hall-client.js';
+import { JsonObject, parseJsonLine } from '../../protocol/json-line.js';
 import type { Answer } from '../../protocol/replies.js';
 import { followFile, lineSplitter } from './follow.js';
 import { RunEventPrinter, styleFor } from './render.js';
@@ -75,14 +76,9 @@ function eventPrinter(json: boolean): { push(chunk: Buffer): void; flush(): void
       process.stdout.write(`${line}\n`);
       return;
     }
-    let event: unknown;
-    try {
-      event = JSON.parse(line);
-    } catch {
-      return;
-    }
-    if (typeof event !== 'object' || event === null || Array.isArray(event)) return;
-    const text = output.write(Object.fromEntries(Object.entries(event)));
+    const event = parseJsonLine(line, JsonObject);
+    if (event === null) return;
+    const text = output.write(event);
     if (text !== '') process.stdout.write(text);
   });
   return {
