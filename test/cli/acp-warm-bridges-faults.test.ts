@@ -86,13 +86,18 @@ async function takenAndHeld(root: string, url: string, mission: string) {
 describe('a warm bridge taken and not handed a run, on postgres', () => {
   const backend = useHallBackend('postgres');
 
-  it('a run whose start fails after it took a bridge: the bridge is ended, another is started, and the next run gets it', async () => {
-    const root = hallRoot(CONFIG);
+  /** A hall root with `config`, the backend's environment for its halls, and its database's URL. */
+  async function onDatabase(config = CONFIG) {
     const env = await backend.env();
+    return { root: hallRoot(config), env, url: env[DATABASE_URL_ENV] ?? '' };
+  }
+
+  it('a run whose start fails after it took a bridge: the bridge is ended, another is started, and the next run gets it', async () => {
+    const { root, env, url } = await onDatabase();
     const h = await startHallProcess(root, env);
     try {
       const tap = await tapEvents(socketOf(root), 'raider.');
-      const { id, sparePid, reply, held } = await takenAndHeld(root, env[DATABASE_URL_ENV] ?? '', 'answer never');
+      const { id, sparePid, reply, held } = await takenAndHeld(root, url, 'answer never');
       // Its events file gone, the run cannot start once its record is written.
       fs.rmSync(eventsFile(root, id));
       await held.release();
@@ -116,12 +121,11 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
   });
 
   it('a run cancelled before its hand-over: the hall hands it over and signals it at once, the run ends cancelled, and nothing of it is left behind', async () => {
-    const root = hallRoot(CONFIG.replace('keep_warm: 1', 'keep_warm: 1, env: { SCRIPTED_ACP_PID_FILE: agent.pid }'));
-    const env = await backend.env();
+    const { root, env, url } = await onDatabase(CONFIG.replace('keep_warm: 1', 'keep_warm: 1, env: { SCRIPTED_ACP_PID_FILE: agent.pid }'));
     const h = await startHallProcess(root, env);
     try {
       const tap = await tapEvents(socketOf(root), 'raider.done');
-      const { id, sparePid, reply, held } = await takenAndHeld(root, env[DATABASE_URL_ENV] ?? '', 'hang');
+      const { id, sparePid, reply, held } = await takenAndHeld(root, url, 'hang');
       // Its reply, too, waits for the record.
       const cancelled = request(socketOf(root), { cmd: 'cancel', id });
       await held.release();
@@ -146,9 +150,7 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
   });
 
   it('a bridge that dies between its run taking it and the hand-over: the run starts a bridge of its own and completes', async () => {
-    const root = hallRoot(CONFIG);
-    const env = await backend.env();
-    const url = env[DATABASE_URL_ENV] ?? '';
+    const { root, env, url } = await onDatabase();
     const h = await startHallProcess(root, env);
     try {
       const tap = await tapEvents(socketOf(root), 'raider.');
@@ -185,9 +187,7 @@ describe('a warm bridge taken and not handed a run, on postgres', () => {
   });
 
   it('kill -9 of the hall after such a run started its own bridge, before its pid was recorded: the next hall adopts the run', async () => {
-    const root = hallRoot(CONFIG);
-    const env = await backend.env();
-    const url = env[DATABASE_URL_ENV] ?? '';
+    const { root, env, url } = await onDatabase();
     const release = path.join(root, 'release');
     const first = await startHallProcess(root, env);
     let second: HallProcess | undefined;

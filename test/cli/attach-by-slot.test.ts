@@ -4,43 +4,29 @@
  * (code `ambiguous_run`), and is "raider not found" when nothing by that name runs.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { hall, hallForFile, hallLive, raiderStarted, removeRoots, request, socketOf } from './cli-helpers.js';
+import { hall, hallForFile, hallLive, removeRoots, request, socketOf, startedRun } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
 const file = hallForFile('raiders:\n  ulf: {}\n  erik: {}\n  sven: {}\n  knut: {}\ncancel_grace: 0.3\n');
 
-async function waitingRun(name: string): Promise<string> {
-  const spawned = await request(socketOf(file.root), { cmd: 'spawn', name, mission: 'wait 600' });
-  const id = String(spawned.id);
-  await raiderStarted(file.root, id);
-  return id;
-}
-
 describe.concurrent('attach by a slot name', () => {
-  it("follows the slot's one running run, and says which", async () => {
-    const id = await waitingRun('ulf');
-    const live = hallLive(['attach', 'ulf'], file.root);
+  it.each([
+    ["the slot's one running run, and says which", 'ulf', 'ulf'],
+    ["a numbered slot's run by its raider's name", '1knut', 'knut'],
+  ])('follows %s', async (_, slot, name) => {
+    const id = await startedRun(file.root, slot);
+    const live = hallLive(['attach', name], file.root);
     await live.printed('· run started (fake)\n');
     expect(await request(socketOf(file.root), { cmd: 'cancel', id })).toEqual({ cancelled: 1, id });
     const r = await live.done;
     expect(r.code).toBe(130);
-    expect(r.stderr).toBe(`Attaching to run ${id}, the one running in slot ulf.\nrun ${id} ended: cancelled\n`);
-  });
-
-  it("follows a numbered slot's run by its raider's name", async () => {
-    const id = await waitingRun('1knut');
-    const live = hallLive(['attach', 'knut'], file.root);
-    await live.printed('· run started (fake)\n');
-    expect(await request(socketOf(file.root), { cmd: 'cancel', id })).toEqual({ cancelled: 1, id });
-    const r = await live.done;
-    expect(r.code).toBe(130);
-    expect(r.stderr).toBe(`Attaching to run ${id}, the one running in slot 1knut.\nrun ${id} ended: cancelled\n`);
+    expect(r.stderr).toBe(`Attaching to run ${id}, the one running in slot ${slot}.\nrun ${id} ended: cancelled\n`);
   });
 
   it('names the runs when the slot has several, exit 1, code ambiguous_run', async () => {
-    const ids = (await Promise.all([waitingRun('erik'), waitingRun('erik')])).sort();
+    const ids = (await Promise.all([startedRun(file.root, 'erik'), startedRun(file.root, 'erik')])).sort();
     try {
       const r = await hall(['attach', 'erik'], file.root);
       expect(r).toMatchObject({ code: 1, stdout: '', stderr: `Hall: erik names 2 running runs; attach one of them: ${ids.join(', ')}\n` });

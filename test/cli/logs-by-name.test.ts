@@ -8,23 +8,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { doneOf, hall, hallForFile, hallLive, raiderStarted, removeRoots, request, socketOf } from './cli-helpers.js';
+import { doneOf, hall, hallForFile, hallLive, removeRoots, request, socketOf, startedRun } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
 const file = hallForFile('raiders:\n  ulf: {}\n  erik: {}\n  sven: {}\n  knut: {}\ncancel_grace: 0.3\n');
 
-async function runningRun(name: string, mission: string): Promise<string> {
-  const spawned = await request(socketOf(file.root), { cmd: 'spawn', name, mission });
-  const id = String(spawned.id);
-  await raiderStarted(file.root, id);
-  return id;
-}
-
 describe.concurrent('logs by a slot name', () => {
   it("prints the slot's one running run's lines, as logs ID does, and says which run on stderr", async () => {
-    const id = await runningRun('ulf', 'wait 600');
+    const id = await startedRun(file.root, 'ulf');
     try {
       const byId = await hall(['logs', id], file.root);
       expect(byId).toMatchObject({ code: 0, stderr: '' });
@@ -41,7 +34,7 @@ describe.concurrent('logs by a slot name', () => {
 
   it("follows a numbered slot's run by its raider's name until its result line", async () => {
     const go = path.join(file.root, 'go-knut');
-    const id = await runningRun('1knut', `chatter ${go} alpha`);
+    const id = await startedRun(file.root, '1knut', `chatter ${go} alpha`);
     const live = hallLive(['logs', '--follow', 'knut'], file.root);
     await live.printed(`[${id}] alpha before\n`);
     fs.writeFileSync(go, '');
@@ -57,7 +50,7 @@ describe.concurrent('logs by a slot name', () => {
   });
 
   it('names the runs when the slot has several, exit 1, code ambiguous_run', async () => {
-    const ids = (await Promise.all([runningRun('erik', 'wait 600'), runningRun('erik', 'wait 600')])).sort();
+    const ids = (await Promise.all([startedRun(file.root, 'erik'), startedRun(file.root, 'erik')])).sort();
     const error = `Hall: erik names 2 running runs; ask for the logs of one of them: ${ids.join(', ')}`;
     try {
       expect(await hall(['logs', 'erik'], file.root)).toMatchObject({ code: 1, stdout: '', stderr: `${error}\n` });
