@@ -27,7 +27,7 @@ import { isRecord } from '../domain/records.js';
 import { type Asker, PermissionChannel, type PermissionAnswer } from '../protocol/permission-channel.js';
 import { ACP_RAIDER_USAGE, ACP_SPARE_USAGE, type AcpRaiderArgs, parseAcpRaiderArgs, spareIdleSeconds } from './args.js';
 import { rehearseTurn } from './rehearsal.js';
-import { awaitHandOver, warmUp } from './spare.js';
+import { awaitHandOver, sayExit, warmUp } from './spare.js';
 import { writeAllSync } from '../protocol/canonical-line.js';
 import { AgentLines, MAX_MESSAGE_BYTES } from './agent-lines.js';
 import { type AgentExit, type AgentProcess, exitText, startAgent, within } from './agent-process.js';
@@ -102,7 +102,7 @@ async function runSpare(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const eventsFd = fs.openSync(handOver.events_path, 'a');
-  return runBridge(parsed.args, { events: parsed.args.streamJson ? new StreamJsonSink(eventsFd) : silentSink, log });
+  return runBridge(parsed.args, { events: parsed.args.streamJson ? new StreamJsonSink(eventsFd) : silentSink, log, ending: sayExit });
 }
 
 /** The environment of a bridge started for the run: the hand-over's, in place of the one the spare was started with. */
@@ -119,6 +119,8 @@ function writeStderr(text: string): void {
 interface BridgeOutput {
   events: EventSink;
   log: (text: string) => void;
+  /** A warm bridge's word to its hall, at the last moment, that it exits with `code`. */
+  ending?: (code: number) => void;
 }
 
 async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number> {
@@ -172,7 +174,8 @@ async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number
 
   const elapsedMs = performance.now() - started;
   // The agent never outlives its run: its turn is over, whatever it was doing. Told to stop
-  // before the run's last events are written, so that its exit and theirs overlap.
+  // (unless its answer already did) before the run's last events are written, so that its
+  // exit and theirs overlap.
   const agent = await starting;
   const stopped = agent.ok ? agent.agent.stop() : Promise.resolve();
   if (end.status === 'completed') events.emit('message', { role: 'assistant', content: end.response });
@@ -195,7 +198,10 @@ async function runBridge(args: AcpRaiderArgs, out: BridgeOutput): Promise<number
     process.kill(process.pid, signal);
   } else if (args.streamJson) {
     // Everything the run says went out synchronously and the agent is gone: the bridge ends
-    // now, not after Node has taken its heap apart, which the hall would wait for.
+    // now, not after Node has taken its heap apart, which the hall would wait for. A warm
+    // bridge says so first to the hall that handed it the run, which need not wait for the
+    // kernel to take the process apart either (docs/agents.md, "Warm bridges").
+    out.ending?.(code);
     process.exit(code);
   }
   return code;
@@ -307,6 +313,9 @@ async function promptTurn(
     });
     control.cancel = () => void conn.agent.notify(methods.agent.session.cancel, { sessionId: session.sessionId }).catch(() => {});
     const result = await prompt;
+    // The turn is over and nothing more is asked of the agent: it is told to stop now, so that its
+    // exit, which the run's end waits for, overlaps with the bridge's last work.
+    void agent.stop();
     control.tokens = promptUsage(result);
     return stopEnd(result.stopReason, updates.response, control.cancelled);
   };

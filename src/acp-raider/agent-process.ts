@@ -42,6 +42,7 @@ export interface AgentProcess {
   /**
    * Ends the agent: stdin closed, SIGTERM, SIGKILL after a grace. Resolves once it is gone and its
    * last stderr has been passed on, so the bridge may exit at once; never while a hangup ends the bridge.
+   * Called again, it is the same stop.
    */
   stop(): Promise<void>;
 }
@@ -114,13 +115,15 @@ export function startAgent(spec: AgentSpec): Promise<AgentStart> {
     child.once('spawn', () => {
       const stderrTail = () => (partial.trim() !== '' ? [...tail, partial].slice(-STDERR_TAIL_LINES) : [...tail]);
       // Once stopped, its group is gone: nothing is left for the exit or a hangup to kill.
-      const stop = async (): Promise<void> => {
-        await stopAgent(child, exited, ownGroup);
-        process.off('exit', killAtExit);
-        process.off('SIGHUP', onHangup);
-        await within(drained, STDERR_DRAIN_MS);
-        if (hangingUp !== undefined) await hangingUp;
-      };
+      let stopping: Promise<void> | undefined;
+      const stop = (): Promise<void> =>
+        (stopping ??= (async () => {
+          await stopAgent(child, exited, ownGroup);
+          process.off('exit', killAtExit);
+          process.off('SIGHUP', onHangup);
+          await within(drained, STDERR_DRAIN_MS);
+          if (hangingUp !== undefined) await hangingUp;
+        })());
       resolve({ ok: true, agent: { child, exited, stderrTail, stop } });
     });
   });

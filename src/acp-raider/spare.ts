@@ -2,14 +2,21 @@
  * A warm bridge's wait (`raider acp-client --spare`, docs/agents.md "Warm
  * bridges"): started ahead by the hall with its modules loaded, it says so
  * on its stdin (a socket the hall holds), then waits for one line there, the
- * run handed to it. Its stdin's end without a hand-over (the hall stopped,
+ * run handed to it; as it exits at the run's end, it says its exit code
+ * there too. Its stdin's end without a hand-over (the hall stopped,
  * died or let it go) or `idle` seconds with nothing end it at once: an
  * unused bridge never outlives its hall.
  */
 import fs from 'node:fs';
 import { errorMessage } from '../domain/error-message.js';
 import { parseAcpRaiderArgs } from './args.js';
-import { type BridgeHandOver, bridgeHandOverSchema, HANDOVER_VERSION, SPARE_READY_LINE } from '../protocol/bridge-handover.js';
+import {
+  type BridgeHandOver,
+  bridgeHandOverSchema,
+  HANDOVER_VERSION,
+  SPARE_READY_LINE,
+  spareExitLine,
+} from '../protocol/bridge-handover.js';
 
 /** The longest hand-over line read: a mission is at most a few MiB. */
 const MAX_HANDOVER_BYTES = 64 * 1024 * 1024;
@@ -50,7 +57,11 @@ export function awaitHandOver(idleMs: number): Promise<SpareWait> {
       clearTimeout(timer);
       input.pause();
       input.removeAllListeners('data');
-      input.destroy();
+      input.removeAllListeners('end');
+      if (wait.kind === 'run') {
+        // Kept open, unread, for the word at the run's end (sayExit); it holds nothing up.
+        input.unref();
+      } else input.destroy();
       resolve(wait);
     };
     const timer = setTimeout(() => done({ kind: 'ended', why: `no run within ${idleMs / 1000} s` }), idleMs);
@@ -84,9 +95,18 @@ function parseHandOver(line: string): SpareWait {
 
 /** On the stdin socket the hall holds; stdin that cannot be written (a pipe, a terminal) simply hears nothing. */
 function sayReady(): void {
+  say(SPARE_READY_LINE);
+}
+
+/** The run's end, as its exit code, said as the bridge exits: the hall need not wait for the exit itself. */
+export function sayExit(code: number): void {
+  say(spareExitLine(code));
+}
+
+function say(line: string): void {
   try {
-    fs.writeSync(0, SPARE_READY_LINE);
+    fs.writeSync(0, line);
   } catch {
-    // Not a socket: whoever started us does not wait for the word.
+    // Not a socket, or its hall is gone: nobody waits for the word.
   }
 }

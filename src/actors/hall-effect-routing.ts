@@ -12,6 +12,7 @@ import type { EventsRetention } from '../adapters/storage/events-retention.js';
 import type { HallStateStore } from '../ports/state-store.js';
 import type { hallMachine } from '../machines/hall.machine.js';
 import type { PermissionChannels } from './permission-channels.js';
+import type { WarmBridges } from './warm-bridges.js';
 
 export interface EffectTargets {
   store: HallStateStore;
@@ -19,17 +20,22 @@ export interface EffectTargets {
   registry: RunRegistry;
   retention: EventsRetention;
   permissionChannels: PermissionChannels;
+  /** Told of each run's end once it is published: a warm bridge's replacement starts then. */
+  warmBridges?: Pick<WarmBridges, 'runEnded'> | undefined;
   /** Every event-bus event, for the foreground view. */
   onEvent?: ((event: Envelope) => void) | undefined;
 }
 
 export function routeHallEffects(actor: Actor<typeof hallMachine>, targets: EffectTargets): void {
-  const { store, bus, registry, retention, permissionChannels, onEvent } = targets;
+  const { store, bus, registry, retention, permissionChannels, warmBridges, onEvent } = targets;
   actor.on('store', (e) => store.apply(e.op));
   actor.on('bus', (e) => {
     const envelope = bus.publish(e.event);
     onEvent?.(envelope);
-    if (e.event.type === 'raider.done') permissionChannels.close(e.event.id);
+    if (e.event.type === 'raider.done') {
+      permissionChannels.close(e.event.id);
+      warmBridges?.runEnded(e.event.id);
+    }
   });
   actor.on('registry.runStarted', (e) => {
     // send, not trigger: a trigger copies its payload into an event with a spread (V8's slow path on Node 20).

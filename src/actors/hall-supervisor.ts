@@ -198,7 +198,7 @@ async function startLocked(
     config.permission_timeout * 1000,
   );
   permissionChannels.setDefault(questions.ask, questions.covers);
-  routeHallEffects(actor, { store, bus, registry, retention, permissionChannels, onEvent });
+  routeHallEffects(actor, { store, bus, registry, retention, permissionChannels, warmBridges: warmBridges ?? undefined, onEvent });
   actor.on('bus', (e) => dropped.noteEvent(e.event));
 
   const spawnNotice = (name: string) => (ownEntry(config.raiders, slotOf(name).baseName) === undefined ? noEntryNotice(name) : undefined);

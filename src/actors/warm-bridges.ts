@@ -6,8 +6,10 @@
  * takes a ready one (prepare-run.actor.ts, so its ledger record names it),
  * and the run's process actor hands the run over on that socket
  * (raider-process.actor.ts): from then on the bridge is the run's raider,
- * its exit the run's end, its stderr spool copied into the slot log as any
- * raider's. A replacement starts in the background. Nothing here is durable:
+ * its exit the run's end (said by the bridge on that socket as it exits),
+ * its stderr spool copied into the slot log as any raider's. A replacement
+ * starts in the background, 2 s after the take or once the run's end is
+ * told, whichever comes first. Nothing here is durable:
  * an unused bridge ends at its stdin's end, so it never outlives its hall.
  */
 import { randomBytes } from 'node:crypto';
@@ -19,7 +21,13 @@ import { signalGroup } from '../adapters/os/process-group.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 import { RaiderStderr } from '../adapters/os/stderr-spool.js';
 import { canonicalLine } from '../protocol/canonical-line.js';
-import { type BridgeHandOver, HANDOVER_VERSION, SPARE_READY_LINE, SPARE_RUN_ID_PREFIX } from '../protocol/bridge-handover.js';
+import {
+  type BridgeHandOver,
+  HANDOVER_VERSION,
+  SPARE_READY_LINE,
+  SPARE_RUN_ID_PREFIX,
+  spareExitCode,
+} from '../protocol/bridge-handover.js';
 import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
 import { definedFields } from '../domain/defined-fields.js';
 import { EARLY_END_MS, retryWaitMs, spareEndVerdict } from '../domain/warm-retry.js';
@@ -77,6 +85,8 @@ export interface SparePool {
 const RESERVED_MS = 60_000;
 /** How long after a hand-over the replacement starts, unless the run ends sooner. */
 const REFILL_AFTER_MS = 2000;
+/** The longest line a spare says (`ready`, `exit CODE`), with room to spare. */
+const MAX_LINE_CHARS = 256;
 /** A spare's own limit past the hall's `warm_idle`: it ends by itself only when the hall is stuck. */
 const BACKSTOP_S = 60;
 
@@ -96,7 +106,7 @@ interface Spare {
   timer?: NodeJS.Timeout;
   /** After it was taken: when its replacement starts (sooner if it ends). */
   refill?: NodeJS.Timeout;
-  /** After a hand-over: where its exit goes (the run's watcher, once its stderr is copied). */
+  /** After a hand-over: where its exit goes (the run's watcher, once its stderr is copied); cleared once told. */
   exitTo?: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
@@ -112,6 +122,8 @@ export function warmEntries(config: Pick<HallConfig, 'raiders'>): WarmEntry[] {
 
 export class WarmBridges implements SparePool {
   private readonly spares = new Map<string, Spare>();
+  /** Handed spares by their run's id, until the run's end is told (its replacement starts then). */
+  private readonly handedRuns = new Map<string, Spare>();
   private readonly failures = new Map<string, number>();
   /** The starts waited for after failed ones: each one's entry and when it starts. */
   private readonly retries = new Map<NodeJS.Timeout, { entry: string; at: number }>();
@@ -172,6 +184,7 @@ export class WarmBridges implements SparePool {
     }
     spare.state = 'handed';
     this.clearTimer(spare);
+    this.handedRuns.set(request.runId, spare);
     let listening = true;
     stderr.follow();
     spare.exitTo = (code, signal) =>
@@ -187,7 +200,8 @@ export class WarmBridges implements SparePool {
       events_path: request.stdoutPath,
       stderr_path: stderr.path,
     };
-    stdin.end(`${canonicalLine(handOver)}\n`);
+    // Not ended: the bridge says its exit code on the socket as it exits (exitSaid).
+    stdin.write(`${canonicalLine(handOver)}\n`);
     // On a later turn, as the spawner reports a pid.
     setImmediate(() => {
       if (listening) watcher.spawned(pid);
@@ -195,6 +209,17 @@ export class WarmBridges implements SparePool {
     return () => {
       listening = false;
     };
+  }
+
+  /**
+   * A run's end has been told (its `raider.done` published). A handed bridge's replacement starts
+   * then, not while the end is still being told: a bridge loading takes a core of a small machine.
+   */
+  runEnded(runId: string): void {
+    const spare = this.handedRuns.get(runId);
+    if (spare === undefined) return;
+    this.handedRuns.delete(runId);
+    this.refill(spare);
   }
 
   release(id: string): void {
@@ -219,11 +244,12 @@ export class WarmBridges implements SparePool {
     this.closing = true;
     for (const timer of this.retries.keys()) clearTimeout(timer);
     this.retries.clear();
-    for (const spare of this.spares.values()) {
+    for (const spare of [...this.spares.values(), ...this.handedRuns.values()]) {
       if (spare.refill !== undefined) clearTimeout(spare.refill);
       spare.refill = undefined;
       if (spare.state !== 'handed') this.end(spare);
     }
+    this.handedRuns.clear();
   }
 
   private unused(): Record<string, SpareStatus[]> {
@@ -304,10 +330,11 @@ export class WarmBridges implements SparePool {
           this.retryLater(entry);
         },
         exited: (code, signal) => {
-          if (spare.exitTo !== undefined) {
-            spare.exitTo(code, signal);
+          if (spare.state === 'handed') {
             this.spares.delete(id);
-            this.refill(spare);
+            spare.stdin?.destroy();
+            // Its run's end, unless the bridge said it as it exited; the replacement starts once that end is told (runEnded).
+            this.tellExit(spare, code, signal);
             return;
           }
           const verdict = spareEndVerdict({
@@ -339,21 +366,49 @@ export class WarmBridges implements SparePool {
     );
   }
 
-  /** Its word that it is loaded; anything else on the socket is ignored. */
+  /** Its word that it is loaded, and once handed a run, its exit code as it exits; any other line is ignored. */
   private listen(spare: Spare, stdin: Duplex): void {
     let heard = '';
     stdin.on('error', () => {});
     stdin.setEncoding('utf8');
     stdin.on('data', (chunk: string) => {
-      if (spare.state !== 'starting') return;
       heard += chunk;
-      if (!heard.includes(SPARE_READY_LINE)) return;
-      spare.state = 'ready';
-      spare.readyAt = Date.now();
-      spare.failedBefore = this.failures.get(spare.entry.entry) ?? 0;
-      this.failures.delete(spare.entry.entry);
-      spare.timer = setTimeout(() => this.end(spare), spare.entry.idleS * 1000);
+      for (let end = heard.indexOf('\n'); end >= 0; end = heard.indexOf('\n')) {
+        const line = heard.slice(0, end + 1);
+        heard = heard.slice(end + 1);
+        if (spare.state === 'starting' && line === SPARE_READY_LINE) this.ready(spare);
+        const code = spare.state === 'handed' ? spareExitCode(line.slice(0, -1)) : null;
+        if (code !== null) this.exitSaid(spare, code);
+      }
+      // Its lines are short: a longer one is none of them.
+      if (heard.length > MAX_LINE_CHARS) heard = '';
     });
+  }
+
+  private ready(spare: Spare): void {
+    spare.state = 'ready';
+    spare.readyAt = Date.now();
+    spare.failedBefore = this.failures.get(spare.entry.entry) ?? 0;
+    this.failures.delete(spare.entry.entry);
+    spare.timer = setTimeout(() => this.end(spare), spare.entry.idleS * 1000);
+  }
+
+  /**
+   * A handed bridge said it exits with `code`, its run's events written and its agent gone: its run
+   * ends now, not once the kernel has taken the process apart. What is left of its process group is
+   * killed first, as at any raider's exit; the exit itself, which follows, then tells nobody.
+   */
+  private exitSaid(spare: Spare, code: number): void {
+    if (spare.exitTo === undefined || spare.pid === undefined) return;
+    signalGroup(spare.pid, 'SIGKILL');
+    this.tellExit(spare, code, null);
+  }
+
+  /** The handed spare's end, to its run, once. */
+  private tellExit(spare: Spare, code: number | null, signal: NodeJS.Signals | null): void {
+    const exitTo = spare.exitTo;
+    spare.exitTo = undefined;
+    exitTo?.(code, signal);
   }
 
   /** Its stdin's end tells it to go; SIGTERM to its group makes sure. */

@@ -1,0 +1,104 @@
+/**
+ * The end of a run handed to a warm bridge (docs/agents.md, "Warm bridges"):
+ * the bridge says its exit code on the socket it was handed the run on as it
+ * exits, and the pool tells the run then, not once the kernel has taken the
+ * process apart and the spawner has reported the exit. The replacement bridge
+ * starts once the run's end has been told (runEnded), not beside it. The
+ * hall's real spawner starts the real bridge and a real agent; only the
+ * spawner's reports of exits are held, so the run can hear of its end only by
+ * the bridge's word.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-server.js';
+import { alive, eventually, removeRoots, tempRoot } from '../cli/cli-helpers.js';
+import { hallSpawner, oneWarmEntry } from '../support/warm-bridges.js';
+
+afterAll(() => removeRoots());
+
+const AGENT = path.resolve('test/fixtures/scripted-acp-agent.mjs');
+
+describe('the end of a run handed to a warm bridge', () => {
+  it("is told at the bridge's word, before its exit is reported; the replacement starts once that end is told", async () => {
+    const spawner = hallSpawner();
+    const root = tempRoot('warm-exit-');
+    const pids: number[] = [];
+    const spawnedAt: number[] = [];
+    const held: Array<() => void> = [];
+    const holding = {
+      spawn(request: SpawnRequest, watcher: SpawnWatcher): () => void {
+        spawnedAt.push(Date.now());
+        return spawner.spawn(request, {
+          ...watcher,
+          spawned: (pid, stdin) => {
+            pids.push(pid);
+            watcher.spawned(pid, stdin);
+          },
+          exited: (code, signal) => held.push(() => watcher.exited(code, signal)),
+        });
+      },
+    };
+    const bridges = oneWarmEntry(holding, root);
+    bridges.start();
+    try {
+      await eventually(() => expect(bridges.status().warm_bridges.warm).toMatchObject([{ ready: true }]), 20_000, 10);
+      const spare = bridges.take('warm');
+      const takenAt = Date.now();
+      expect(spare).toBeDefined();
+      const events = path.join(root, 'warm-1.events.jsonl');
+      const told: string[] = [];
+      const env: Record<string, string> = {};
+      for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+      const handOver = bridges.handOver(
+        spare?.id ?? '',
+        {
+          command: process.execPath,
+          args: [],
+          env,
+          cwd: root,
+          stdoutPath: events,
+          stderrPath: path.join(root, 'warm.log'),
+          runId: 'warm-1',
+          bridgeArgs: ['--stream-json', '--agent-command', AGENT, '--', 'answer hello'],
+        },
+        {
+          spawned: (p) => told.push(`spawned ${p}`),
+          failed: (e) => told.push(`failed ${e}`),
+          exited: (code, signal) => told.push(`exited ${code} ${signal}`),
+          lost: () => {},
+        },
+      );
+      expect(handOver).not.toBeNull();
+      await eventually(() => expect(told).toContain('exited 0 null'), 20_000, 10);
+      // Nothing reported the exit to the pool: the run heard it from the bridge.
+      expect(told).toEqual([`spawned ${spare?.pid}`, 'exited 0 null']);
+      const finished = fs
+        .readFileSync(events, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; status?: string; response?: string })
+        .filter((e) => e.type === 'run.finished');
+      expect(finished).toMatchObject([{ status: 'completed', response: 'hello' }]);
+      await eventually(() => expect(alive(spare?.pid ?? 0)).toBe(false), 10_000, 10);
+
+      // Its exit, reported now, tells the run nothing more.
+      await eventually(() => expect(held).toHaveLength(1), 10_000, 10);
+      held.shift()?.();
+      expect(told).toHaveLength(2);
+
+      // The replacement: not before the run's end is told, unless the take was long enough ago.
+      const endedAt = Date.now();
+      bridges.runEnded('warm-1');
+      expect(bridges.status().warm_bridges.warm).toHaveLength(1);
+      expect(spawnedAt).toHaveLength(2);
+      const refilledAt = spawnedAt[1] ?? 0;
+      expect(refilledAt >= endedAt || refilledAt - takenAt >= 2000).toBe(true);
+    } finally {
+      bridges.close();
+      for (const report of held.splice(0)) report();
+      await eventually(() => expect(pids.filter(alive)).toEqual([]), 10_000, 20);
+      await spawner.close();
+    }
+  }, 60_000);
+});
