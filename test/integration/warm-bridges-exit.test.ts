@@ -11,9 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-server.js';
 import { alive, eventually, removeRoots, tempRoot } from '../cli/cli-helpers.js';
-import { hallSpawner, oneWarmEntry } from '../support/warm-bridges.js';
+import { hallSpawner, holdingSpawner, oneWarmEntry } from '../support/warm-bridges.js';
 
 afterAll(() => removeRoots());
 
@@ -23,22 +22,8 @@ describe('the end of a run handed to a warm bridge', () => {
   it("is told at the bridge's word, before its exit is reported; the replacement starts once that end is told", async () => {
     const spawner = hallSpawner();
     const root = tempRoot('warm-exit-');
-    const pids: number[] = [];
-    const spawnedAt: number[] = [];
-    const held: Array<() => void> = [];
-    const holding = {
-      spawn(request: SpawnRequest, watcher: SpawnWatcher): () => void {
-        spawnedAt.push(Date.now());
-        return spawner.spawn(request, {
-          ...watcher,
-          spawned: (pid, stdin) => {
-            pids.push(pid);
-            watcher.spawned(pid, stdin);
-          },
-          exited: (code, signal) => held.push(() => watcher.exited(code, signal)),
-        });
-      },
-    };
+    const holding = holdingSpawner(spawner);
+    const { held, spawnedAt } = holding;
     const bridges = oneWarmEntry(holding, root);
     bridges.start();
     try {
@@ -95,10 +80,7 @@ describe('the end of a run handed to a warm bridge', () => {
       const refilledAt = spawnedAt[1] ?? 0;
       expect(refilledAt >= endedAt || refilledAt - takenAt >= 2000).toBe(true);
     } finally {
-      bridges.close();
-      for (const report of held.splice(0)) report();
-      await eventually(() => expect(pids.filter(alive)).toEqual([]), 10_000, 20);
-      await spawner.close();
+      await holding.closeWith(bridges);
     }
   }, 60_000);
 });

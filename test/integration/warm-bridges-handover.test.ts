@@ -8,9 +8,8 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-server.js';
 import { alive, eventually, removeRoots, tempRoot } from '../cli/cli-helpers.js';
-import { hallSpawner, oneWarmEntry } from '../support/warm-bridges.js';
+import { hallSpawner, holdingSpawner, oneWarmEntry } from '../support/warm-bridges.js';
 
 afterAll(() => removeRoots());
 
@@ -18,21 +17,9 @@ describe('the hand-over to a warm bridge', () => {
   it('is refused when the bridge died and its exit is not reported yet', async () => {
     const spawner = hallSpawner();
     const root = tempRoot('warm-handover-');
-    // Filled in by the spawner's callbacks: each exit is held until the test lets it through.
-    const pids: number[] = [];
-    const held: Array<() => void> = [];
-    const holding = {
-      spawn(request: SpawnRequest, watcher: SpawnWatcher): () => void {
-        return spawner.spawn(request, {
-          ...watcher,
-          spawned: (pid, stdin) => {
-            pids.push(pid);
-            watcher.spawned(pid, stdin);
-          },
-          exited: (code, signal) => held.push(() => watcher.exited(code, signal)),
-        });
-      },
-    };
+    // Each exit is held until the test lets it through.
+    const holding = holdingSpawner(spawner);
+    const { held } = holding;
     const bridges = oneWarmEntry(holding, root);
     bridges.start();
     try {
@@ -70,10 +57,7 @@ describe('the hand-over to a warm bridge', () => {
       await eventually(() => expect(bridges.status().warm_bridges.warm).toMatchObject([{ ready: true }]), 20_000, 10);
       expect(told).toEqual([]);
     } finally {
-      bridges.close();
-      for (const report of held.splice(0)) report();
-      await eventually(() => expect(pids.filter(alive)).toEqual([]), 10_000, 20);
-      await spawner.close();
+      await holding.closeWith(bridges);
     }
   }, 60_000);
 });

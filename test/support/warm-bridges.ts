@@ -5,7 +5,9 @@
  */
 import path from 'node:path';
 import { expect } from 'vitest';
+import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-server.js';
 import { HallSpawner } from '../../src/adapters/os/hall-spawner.js';
+import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { resolveAcpBridgeCommand } from '../../src/actors/raider-command.js';
 import { type SpareSpawner, WarmBridges } from '../../src/actors/warm-bridges.js';
 import { eventually, request } from './hall-client.js';
@@ -56,4 +58,40 @@ export function oneWarmEntry(spawner: SpareSpawner, root: string): WarmBridges {
     entries: [{ entry: 'warm', keep: 1, idleS: 600 }],
     log: () => undefined,
   });
+}
+
+/**
+ * The hall's own spawner with each exit report held until the test lets it
+ * through (`held`), the pids it started and when each start was asked for:
+ * the pool then hears of a bridge's end only as the test allows.
+ */
+export function holdingSpawner(
+  spawner: HallSpawner,
+): SpareSpawner & { pids: number[]; held: Array<() => void>; spawnedAt: number[]; closeWith(bridges: WarmBridges): Promise<void> } {
+  const pids: number[] = [];
+  const held: Array<() => void> = [];
+  const spawnedAt: number[] = [];
+  return {
+    pids,
+    held,
+    spawnedAt,
+    /** The test's end: the pool closed, every held exit let through, each bridge gone, the spawner closed. */
+    async closeWith(bridges: WarmBridges): Promise<void> {
+      bridges.close();
+      for (const report of held.splice(0)) report();
+      await eventually(() => expect(pids.filter(processAlive)).toEqual([]), 10_000, 20);
+      await spawner.close();
+    },
+    spawn(request: SpawnRequest, watcher: SpawnWatcher): () => void {
+      spawnedAt.push(Date.now());
+      return spawner.spawn(request, {
+        ...watcher,
+        spawned: (pid, stdin) => {
+          pids.push(pid);
+          watcher.spawned(pid, stdin);
+        },
+        exited: (code, signal) => held.push(() => watcher.exited(code, signal)),
+      });
+    },
+  };
 }
