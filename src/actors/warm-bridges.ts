@@ -30,6 +30,7 @@ import {
 } from '../protocol/bridge-handover.js';
 import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
 import { definedFields } from '../domain/defined-fields.js';
+import { inheritedEnv } from '../domain/raider-argv.js';
 import { EARLY_END_MS, retryWaitMs, spareEndVerdict } from '../domain/warm-retry.js';
 import type { HallConfig } from '../ports/hall-config.js';
 
@@ -291,8 +292,8 @@ export class WarmBridges implements SparePool {
   private startOne(entry: WarmEntry): void {
     const id = randomBytes(6).toString('hex');
     const { bridge, baseEnv, root } = this.deps;
-    const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries(baseEnv)) if (value !== undefined) env[key] = value;
+    // Until its hand-over, whose environment replaces this one.
+    const env = inheritedEnv(baseEnv);
     env.RAIDER_HALL_ROOT = root;
     // Not a run's id: a hall that finds it and no run that names it knows it is nobody's run.
     env.RAIDER_HALL_RUN_ID = `${SPARE_RUN_ID_PREFIX}${id}`;

@@ -111,12 +111,18 @@ export interface RaiderEnvInput {
 
 const TELEGRAM_VARS = ['RAIDER_HALL_TELEGRAM_BOT', 'RAIDER_HALL_TELEGRAM_CHAT_ID', 'RAIDER_HALL_TELEGRAM_THREAD_ID'];
 
-/** The hall's environment without the Telegram variables, plus the run's own. */
-export function raiderEnv(base: Readonly<Record<string, string | undefined>>, input: RaiderEnvInput): Record<string, string> {
+/** What a raider the hall starts has of the hall's environment: all of it but the Telegram variables (a run's own binding says those). */
+export function inheritedEnv(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(base)) {
     if (value !== undefined && !TELEGRAM_VARS.includes(key)) env[key] = value;
   }
+  return env;
+}
+
+/** The hall's environment without the Telegram variables, plus the run's own. */
+export function raiderEnv(base: Readonly<Record<string, string | undefined>>, input: RaiderEnvInput): Record<string, string> {
+  const env = inheritedEnv(base);
   env.RAIDER_HALL_MODE = '1';
   env.RAIDER_HALL_ROOT = input.root;
   env.RAIDER_HALL_SLOT = input.slot;

@@ -31,11 +31,16 @@ function agentPid(root: string): number {
 describe('acp.keep_warm: runs handed to bridges started ahead', () => {
   it('a run goes to the warm bridge status showed, completes as any run, and the next one runs too', async () => {
     const root = hallRoot(config('keep_warm: 1'));
-    const h = await startHallProcess(root);
+    // A hall started by a run of a Telegram binding: its chat is that run's, not its raiders'.
+    const h = await startHallProcess(root, { RAIDER_HALL_TELEGRAM_BOT: 'parents-bot' });
     try {
       const tap = await tapEvents(socketOf(root), 'raider.');
       const sparePid = await readySpare(root);
       expect(commandLine(sparePid)).toContain('acp-client --spare');
+      // A warm bridge has of the hall's environment what any raider has.
+      const environment = fs.readFileSync(`/proc/${sparePid}/environ`, 'utf8').split('\0');
+      expect(environment).toContain(`RAIDER_HALL_ROOT=${root}`);
+      expect(environment.filter((v) => v.startsWith('RAIDER_HALL_TELEGRAM_'))).toEqual([]);
       expect((await hall(['status'], root)).stdout).toMatch(new RegExp(`^warm +${sparePid} +\\d+s +ready$`, 'm'));
       const run = await request(socketOf(root), { cmd: 'spawn', name: 'warm', mission: 'answer from a warm bridge' });
       // The run's raider is the warm bridge: the pid the reply, raider.spawned and ps say.
