@@ -8,6 +8,7 @@
  * unused bridge never outlives its hall.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import { errorMessage } from '../domain/error-message.js';
 import { parseAcpRaiderArgs } from './args.js';
 import {
@@ -58,10 +59,10 @@ export function awaitHandOver(idleMs: number): Promise<SpareWait> {
       input.pause();
       input.removeAllListeners('data');
       input.removeAllListeners('end');
-      if (wait.kind === 'run') {
-        // Kept open, unread, for the word at the run's end (sayExit); it holds nothing up.
-        input.unref();
-      } else input.destroy();
+      // A socket (the hall's) is kept open, unread, for the word at the run's end (sayExit), holding
+      // nothing up; anything else (a file, a pipe of a bridge started by hand) has nobody to hear it.
+      if (wait.kind === 'run' && input instanceof net.Socket) input.unref();
+      else input.destroy();
       resolve(wait);
     };
     const timer = setTimeout(() => done({ kind: 'ended', why: `no run within ${idleMs / 1000} s` }), idleMs);

@@ -4,7 +4,9 @@
  * prefixed with the run id (by the hall from the raider's stderr spool, or by
  * the fork server); told SIGINT or SIGTERM (the raider cleans up its tools)
  * or SIGKILL (the whole group). A run is over only when the process has
- * exited, and whatever it left behind in its group is killed then. Stopping
+ * exited, and whatever it left behind in its group is killed then; a warm
+ * bridge's run, when the bridge says it exits and its whole group, itself
+ * included, is sent SIGKILL (warm-bridges.ts, exitSaid). Stopping
  * the actor kills the group. The hall's raider starter (hall-spawner.ts, or
  * the fork server) starts the process and reports its exit; signals go from
  * the hall straight to the process. It is asked only once the run's record is

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { RaiderStarter, SpawnRequest, SpawnWatcher } from '../adapters/os/fork-server.js';
-import { signalGroup } from '../adapters/os/process-group.js';
+import { killGroup, signalGroup } from '../adapters/os/process-group.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 import { RaiderStderr } from '../adapters/os/stderr-spool.js';
 import { canonicalLine } from '../protocol/canonical-line.js';
@@ -401,7 +401,8 @@ export class WarmBridges implements SparePool {
    */
   private exitSaid(spare: Spare, code: number): void {
     if (spare.exitTo === undefined || spare.pid === undefined) return;
-    signalGroup(spare.pid, 'SIGKILL');
+    killGroup(spare.pid);
+    spare.stdin?.destroy();
     this.tellExit(spare, code, null);
   }
 

@@ -73,6 +73,34 @@ describe.concurrent('raider acp-client --spare', () => {
     expect(spare.err()).toBe('');
   });
 
+  it('takes its run from a file on its stdin too (a bridge started by hand)', async () => {
+    const root = tempRoot('acp-spare-');
+    const eventsPath = path.join(root, 'run.events');
+    const handOverPath = path.join(root, 'hand-over.json');
+    const handOver = {
+      version: 1,
+      run_id: 'r-2',
+      argv: ['--stream-json', '--agent-command', AGENT, '--', 'answer', 'from a file'],
+      env: { PATH: process.env.PATH ?? '' },
+      cwd: root,
+      events_path: eventsPath,
+      stderr_path: path.join(root, 'run.stderr'),
+    };
+    fs.writeFileSync(handOverPath, `${JSON.stringify(handOver)}\n`);
+    const input = fs.openSync(handOverPath, 'r');
+    const child = spawn(process.execPath, [RAIDER_BIN, 'acp-client', '--spare'], { cwd: root, stdio: [input, 'ignore', 'pipe'] });
+    fs.closeSync(input);
+    const errors = child.stderr;
+    if (errors === null) throw new Error('the bridge has no stderr pipe');
+    let stderr = '';
+    errors.on('data', (d: Buffer) => (stderr += d.toString()));
+    const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    expect({ ...ended, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(events(eventsPath).at(-1)).toMatchObject({ type: 'run.finished', status: 'completed', response: 'from a file' });
+  });
+
   it('ends at once, 0, when its stdin ends without a run', async () => {
     const root = tempRoot('acp-spare-');
     const spare = startSpare(root);

@@ -49,7 +49,8 @@ describe('acp.keep_warm: runs handed to bridges started ahead', () => {
       expect(started.pid).toBe(sparePid);
       const done = await tap.waitFor((e) => e.type === 'raider.done' && e.id === run.id, 60_000);
       expect(done).toMatchObject({ status: 'completed', response: 'from a warm bridge' });
-      // Its replacement is under way as soon as the run's end is out (or 2 s after the take, were the run slower).
+      // The pool hears of the run's end (raider.done): the replacement is under way as soon as it is
+      // out (or 2 s after the take, were the run slower). The order is warm-bridges-exit.test.ts's.
       expect(await warmSpares(root)).toHaveLength(1);
       const events = fs
         .readFileSync(eventsFile(root, String(run.id)), 'utf8')
