@@ -17,11 +17,9 @@ import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-serv
 import { WarmBridges } from '../../src/actors/warm-bridges.js';
 import { alive, eventually, removeRoots, tempRoot } from '../cli/cli-helpers.js';
 import { settle } from '../support/fake-actors.js';
-import { hallSpawner, holdingSpawner, oneWarmEntry } from '../support/warm-bridges.js';
+import { hallSpawner, holdingSpawner, oneWarmEntry, scriptedRunRequest, tellingWatcher } from '../support/warm-bridges.js';
 
 afterAll(() => removeRoots());
-
-const AGENT = path.resolve('test/fixtures/scripted-acp-agent.mjs');
 
 describe('the end of a run handed to a warm bridge', () => {
   it("is told at the bridge's word, before its exit is reported; the replacement starts once that end is told", async () => {
@@ -36,29 +34,10 @@ describe('the end of a run handed to a warm bridge', () => {
       const spare = bridges.take('warm');
       const takenAt = Date.now();
       expect(spare).toBeDefined();
-      const events = path.join(root, 'warm-1.events.jsonl');
+      const run = scriptedRunRequest(root, 'warm-1', 'answer hello');
+      const events = run.stdoutPath;
       const told: string[] = [];
-      const env: Record<string, string> = {};
-      for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
-      const handOver = bridges.handOver(
-        spare?.id ?? '',
-        {
-          command: process.execPath,
-          args: [],
-          env,
-          cwd: root,
-          stdoutPath: events,
-          stderrPath: path.join(root, 'warm.log'),
-          runId: 'warm-1',
-          bridgeArgs: ['--stream-json', '--agent-command', AGENT, '--', 'answer hello'],
-        },
-        {
-          spawned: (p) => told.push(`spawned ${p}`),
-          failed: (e) => told.push(`failed ${e}`),
-          exited: (code, signal) => told.push(`exited ${code} ${signal}`),
-          lost: () => {},
-        },
-      );
+      const handOver = bridges.handOver(spare?.id ?? '', run, tellingWatcher(told));
       expect(handOver).not.toBeNull();
       await eventually(() => expect(told).toContain('exited 0 null'), 20_000, 10);
       // Nothing reported the exit to the pool: the run heard it from the bridge.
@@ -148,12 +127,7 @@ describe('the end of a run handed to a warm bridge', () => {
           runId: 'warm-2',
           bridgeArgs: [],
         },
-        {
-          spawned: (p) => told.push(`spawned ${p}`),
-          failed: (e) => told.push(`failed ${e}`),
-          exited: (code, signal) => told.push(`exited ${code} ${signal}`),
-          lost: () => {},
-        },
+        tellingWatcher(told),
       );
       expect(handOver).not.toBeNull();
       first.say('exit 3\n');

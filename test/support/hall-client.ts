@@ -195,6 +195,9 @@ export function readJsonLines(file: string): Json[] {
     .map((l) => JSON.parse(l) as Json);
 }
 
+/** The real setTimeout, taken before any test fakes it: `eventually` waits on real time (a test may fake the timers of the code it drives). */
+const realSetTimeout = globalThis.setTimeout;
+
 export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, stepMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -205,7 +208,7 @@ export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000
       last = err;
     }
     if (Date.now() > deadline) throw last;
-    await new Promise((r) => setTimeout(r, stepMs));
+    await new Promise((r) => realSetTimeout(r, stepMs));
   }
 }
 

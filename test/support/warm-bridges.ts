@@ -4,13 +4,17 @@
  * and a pool of them with the hall's own spawner, for the tests of the pool itself.
  */
 import path from 'node:path';
+import type { Duplex } from 'node:stream';
 import { expect } from 'vitest';
 import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-server.js';
 import { HallSpawner } from '../../src/adapters/os/hall-spawner.js';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { resolveAcpBridgeCommand } from '../../src/actors/raider-command.js';
-import { type SpareSpawner, WarmBridges } from '../../src/actors/warm-bridges.js';
-import { eventually, request } from './hall-client.js';
+import { type HandOverRequest, type SpareSpawner, WarmBridges } from '../../src/actors/warm-bridges.js';
+import { eventually, REPO, request } from './hall-client.js';
+
+/** The scripted ACP agent (test/fixtures/scripted-acp-agent.mjs: the prompt says what it does). */
+export const SCRIPTED_ACP_AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 
 /** One warm bridge of an entry, as `status` lists it. */
 export interface WarmSpare {
@@ -47,16 +51,23 @@ export function hallSpawner(): HallSpawner {
   return loaded;
 }
 
-/** The warm bridges of one entry `warm` (one kept, 600 s idle) in `root`, the real bridge started through `spawner`. */
-export function oneWarmEntry(spawner: SpareSpawner, root: string): WarmBridges {
+/**
+ * The warm bridges of one entry `warm` (one kept, `idleS` idle, 600 s unless said) in `root`, the real
+ * bridge started through `spawner`; what the pool logs goes to `log`.
+ */
+export function oneWarmEntry(
+  spawner: SpareSpawner,
+  root: string,
+  options: { idleS?: number; log?: (line: string) => void } = {},
+): WarmBridges {
   return new WarmBridges({
     spawner,
     bridge: resolveAcpBridgeCommand(process.env),
     baseEnv: process.env,
     root,
     logDir: root,
-    entries: [{ entry: 'warm', keep: 1, idleS: 600 }],
-    log: () => undefined,
+    entries: [{ entry: 'warm', keep: 1, idleS: options.idleS ?? 600 }],
+    log: options.log ?? (() => undefined),
   });
 }
 
@@ -93,5 +104,67 @@ export function holdingSpawner(
         exited: (code, signal) => held.push(() => watcher.exited(code, signal)),
       });
     },
+  };
+}
+
+/** What a spawner stand-in around the real one saw: each start asked for, each pid and stdin it got, each exit. */
+export interface SeenSpawns {
+  /** How many starts were asked for, counted as they are asked (synchronously). */
+  asked: number;
+  pids: number[];
+  stdins: Map<number, Duplex>;
+  exited: Set<number>;
+}
+
+/** The hall's real spawner, seen: what `spawner` starts and reports, recorded in `seen` as it passes. */
+export function seenSpawner(spawner: SpareSpawner): { spawner: SpareSpawner; seen: SeenSpawns } {
+  const seen: SeenSpawns = { asked: 0, pids: [], stdins: new Map(), exited: new Set() };
+  return {
+    seen,
+    spawner: {
+      spawn(request, watcher) {
+        seen.asked++;
+        let started = 0;
+        return spawner.spawn(request, {
+          ...watcher,
+          spawned: (pid, stdin) => {
+            started = pid;
+            seen.pids.push(pid);
+            if (stdin !== undefined) seen.stdins.set(pid, stdin);
+            watcher.spawned(pid, stdin);
+          },
+          exited: (code, signal) => {
+            seen.exited.add(started);
+            watcher.exited(code, signal);
+          },
+        });
+      },
+    },
+  };
+}
+
+/** The hand-over of run `runId` of mission `mission` to a warm bridge of the scripted ACP agent, its files in `root`. */
+export function scriptedRunRequest(root: string, runId: string, mission: string): HandOverRequest {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  return {
+    command: process.execPath,
+    args: [],
+    env,
+    cwd: root,
+    stdoutPath: path.join(root, `${runId}.events.jsonl`),
+    stderrPath: path.join(root, 'warm.log'),
+    runId,
+    bridgeArgs: ['--stream-json', '--agent-command', SCRIPTED_ACP_AGENT, '--', mission],
+  };
+}
+
+/** A run's watcher that says in `told` what it was told, one line each. */
+export function tellingWatcher(told: string[]): SpawnWatcher {
+  return {
+    spawned: (p) => told.push(`spawned ${p}`),
+    failed: (e) => told.push(`failed ${e}`),
+    exited: (code, signal) => told.push(`exited ${code} ${signal}`),
+    lost: () => {},
   };
 }
