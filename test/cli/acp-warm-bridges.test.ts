@@ -80,7 +80,8 @@ describe('acp.keep_warm: runs handed to bridges started ahead', () => {
 
   it('a cancel of a handed run to a deaf agent escalates as for any raider, and the agent ends', async () => {
     const root = hallRoot(config('keep_warm: 1'), 'hall-cli-');
-    fs.appendFileSync(path.join(root, '.raider-hall.yml'), 'cancel_grace: 0.5\n');
+    // Long enough for the bridge to end its agent and itself after the SIGTERM on a loaded machine, not to be SIGKILLed.
+    fs.appendFileSync(path.join(root, '.raider-hall.yml'), 'cancel_grace: 1.5\n');
     const h = await startHallProcess(root);
     try {
       const tap = await tapEvents(socketOf(root), 'raider.done');
