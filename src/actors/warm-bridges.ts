@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
+import { type Actor, createActor } from 'xstate';
 import type { RaiderStarter, SpawnRequest, SpawnWatcher } from '../adapters/os/fork-server.js';
 import { killGroup, signalGroup } from '../adapters/os/process-group.js';
 import { processAlive } from '../adapters/os/process-alive.js';
@@ -31,7 +32,8 @@ import {
 import { DEFAULT_WARM_IDLE_S } from '../domain/acp-agents.js';
 import { definedFields } from '../domain/defined-fields.js';
 import { inheritedEnv } from '../domain/raider-argv.js';
-import { EARLY_END_MS, retryWaitMs, spareEndVerdict } from '../domain/warm-retry.js';
+import { EARLY_END_MS, retryWaitMs } from '../domain/warm-retry.js';
+import { type SpareEnd, type WarmSpareEffect, type WarmSpareEvent, warmSpareMachine } from '../machines/warm-spare.machine.js';
 import type { HallConfig } from '../ports/hall-config.js';
 
 /** What warm bridges need of the starter: the hall's own spawner, which can give a process a stdin socket. */
@@ -82,33 +84,36 @@ export interface SparePool {
   release(id: string): void;
 }
 
-/** A taken spare not handed a run within this long is ended (its run was stopped before it started). */
-const RESERVED_MS = 60_000;
-/** How long after a hand-over the replacement starts, unless the run ends sooner. */
-const REFILL_AFTER_MS = 2000;
 /** The longest line a spare says (`ready`, `exit CODE`), with room to spare. */
 const MAX_LINE_CHARS = 256;
 /** A spare's own limit past the hall's `warm_idle`: it ends by itself only when the hall is stuck. */
 const BACKSTOP_S = 60;
 
-type State = 'starting' | 'ready' | 'reserved' | 'handed' | 'ending';
-
+/** A spare's process and what its machine (src/machines/warm-spare.machine.ts) decides for it. */
 interface Spare {
   id: string;
   entry: WarmEntry;
-  state: State;
+  machine: Actor<typeof warmSpareMachine>;
   startedAt: number;
-  /** When it said it was ready. */
-  readyAt?: number;
   /** The entry's failed starts in a row before it got ready: it carries them until it proves itself. */
   failedBefore: number;
   pid?: number;
   stdin?: Duplex;
-  timer?: NodeJS.Timeout;
-  /** After it was taken: when its replacement starts (sooner if it ends). */
-  refill?: NodeJS.Timeout;
-  /** After a hand-over: where its exit goes (the run's watcher, once its stderr is copied); cleared once told. */
+  /** How its process exited, once it has. */
+  exit?: { code: number | null; signal: NodeJS.Signals | null };
+  /** After a hand-over: where its exit goes (the run's watcher, once its stderr is copied). */
   exitTo?: (code: number | null, signal: NodeJS.Signals | null) => void;
+}
+
+/** An event for the spare's machine, unless it is done (a handed one gone, its replacement started). */
+function tell(spare: Spare, event: WarmSpareEvent): void {
+  if (spare.machine.getSnapshot().status === 'active') spare.machine.send(event);
+}
+
+/** Starting or ready: one the entry keeps. */
+function isUnused(spare: Spare): boolean {
+  const snapshot = spare.machine.getSnapshot();
+  return snapshot.matches('starting') || snapshot.matches('ready');
 }
 
 /** The entries that keep bridges warm, from the config. */
@@ -151,15 +156,9 @@ export class WarmBridges implements SparePool {
   }
 
   take(entry: string): TakenSpare | undefined {
-    if (this.closing) return undefined;
     for (const spare of this.spares.values()) {
-      if (spare.entry.entry !== entry || spare.state !== 'ready' || spare.pid === undefined) continue;
-      spare.state = 'reserved';
-      this.clearTimer(spare);
-      spare.timer = setTimeout(() => this.end(spare), RESERVED_MS);
-      // The replacement starts once the run has ended or its agent has had time to start, not
-      // while it starts: a bridge loading beside it on a small machine slows that start (bench/RESULTS.md, "Warm bridges").
-      spare.refill = setTimeout(() => this.refill(spare), REFILL_AFTER_MS);
+      if (spare.entry.entry !== entry || spare.pid === undefined || !spare.machine.getSnapshot().can({ type: 'take' })) continue;
+      spare.machine.send({ type: 'take' });
       return { id: spare.id, pid: spare.pid };
     }
     return undefined;
@@ -167,7 +166,7 @@ export class WarmBridges implements SparePool {
 
   handOver(id: string, request: HandOverRequest, watcher: SpawnWatcher): (() => void) | null {
     const spare = this.spares.get(id);
-    if (spare === undefined || spare.state !== 'reserved' || spare.pid === undefined || spare.stdin === undefined) return null;
+    if (spare?.pid === undefined || spare.stdin === undefined || !spare.machine.getSnapshot().can({ type: 'handed' })) return null;
     // Dead already, its exit reported on a later turn (which ends and replaces it): no bridge for the run.
     if (!processAlive(spare.pid)) return null;
     const pid = spare.pid;
@@ -180,11 +179,10 @@ export class WarmBridges implements SparePool {
       fs.closeSync(fs.openSync(stderr.path, 'a'));
     } catch (err) {
       // The run cannot start (its starter says why); the spare is no one's.
-      this.end(spare);
+      spare.machine.send({ type: 'release' });
       throw err;
     }
-    spare.state = 'handed';
-    this.clearTimer(spare);
+    spare.machine.send({ type: 'handed' });
     this.handedRuns.set(request.runId, spare);
     let listening = true;
     stderr.follow();
@@ -220,12 +218,11 @@ export class WarmBridges implements SparePool {
     const spare = this.handedRuns.get(runId);
     if (spare === undefined) return;
     this.handedRuns.delete(runId);
-    this.refill(spare);
+    tell(spare, { type: 'runEnded' });
   }
 
   release(id: string): void {
-    const spare = this.spares.get(id);
-    if (spare !== undefined && spare.state === 'reserved') this.end(spare);
+    this.spares.get(id)?.machine.send({ type: 'release' });
   }
 
   /**
@@ -245,11 +242,7 @@ export class WarmBridges implements SparePool {
     this.closing = true;
     for (const timer of this.retries.keys()) clearTimeout(timer);
     this.retries.clear();
-    for (const spare of [...this.spares.values(), ...this.handedRuns.values()]) {
-      if (spare.refill !== undefined) clearTimeout(spare.refill);
-      spare.refill = undefined;
-      if (spare.state !== 'handed') this.end(spare);
-    }
+    for (const spare of [...this.spares.values(), ...this.handedRuns.values()]) tell(spare, { type: 'close' });
     this.handedRuns.clear();
   }
 
@@ -258,11 +251,11 @@ export class WarmBridges implements SparePool {
     const now = Date.now();
     for (const { entry } of this.deps.entries) out[entry] = [];
     for (const spare of this.spares.values()) {
-      if (spare.state !== 'starting' && spare.state !== 'ready') continue;
+      if (!isUnused(spare)) continue;
       // Every entry has its list from above.
       out[spare.entry.entry]?.push({
         pid: spare.pid ?? null,
-        ready: spare.state === 'ready',
+        ready: spare.machine.getSnapshot().matches('ready'),
         age: Math.round((now - spare.startedAt) / 100) / 10,
       });
     }
@@ -284,8 +277,7 @@ export class WarmBridges implements SparePool {
   private fill(entry: WarmEntry): void {
     if (this.closing) return;
     let waiting = 0;
-    for (const spare of this.spares.values())
-      if (spare.entry === entry && (spare.state === 'starting' || spare.state === 'ready')) waiting++;
+    for (const spare of this.spares.values()) if (spare.entry === entry && isUnused(spare)) waiting++;
     for (; waiting < entry.keep; waiting++) this.startOne(entry);
   }
 
@@ -297,7 +289,10 @@ export class WarmBridges implements SparePool {
     env.RAIDER_HALL_ROOT = root;
     // Not a run's id: a hall that finds it and no run that names it knows it is nobody's run.
     env.RAIDER_HALL_RUN_ID = `${SPARE_RUN_ID_PREFIX}${id}`;
-    const spare: Spare = { id, entry, state: 'starting', startedAt: Date.now(), failedBefore: 0 };
+    const machine = createActor(warmSpareMachine, { input: { idleMs: entry.idleS * 1000 } });
+    const spare: Spare = { id, entry, machine, startedAt: Date.now(), failedBefore: 0 };
+    machine.on('*', (effect) => this.carryOut(spare, effect));
+    machine.start();
     this.spares.set(id, spare);
     this.deps.spawner.spawn(
       {
@@ -306,7 +301,7 @@ export class WarmBridges implements SparePool {
         env,
         cwd: root,
         stdoutPath: '/dev/null',
-        stderrPath: path.join(this.deps.logDir, `${entry.entry}.log`),
+        stderrPath: this.logPath(entry),
         stdin: 'socket',
       },
       {
@@ -319,11 +314,10 @@ export class WarmBridges implements SparePool {
           }
           spare.stdin = stdin;
           this.listen(spare, stdin);
-          // Ended (the hall stops) before its pid was known: told now.
-          if (spare.state === 'ending') this.tellToEnd(spare);
-          else if (this.closing) this.end(spare);
+          machine.send({ type: 'spawned' });
         },
         failed: (error) => {
+          machine.stop();
           this.spares.delete(id);
           // A start the hall's stop turned away is no news.
           if (this.closing) return;
@@ -331,36 +325,10 @@ export class WarmBridges implements SparePool {
           this.retryLater(entry);
         },
         exited: (code, signal) => {
-          if (spare.state === 'handed') {
-            this.spares.delete(id);
-            spare.stdin?.destroy();
-            // Its run's end, unless the bridge said it as it exited; the replacement starts once that end is told (runEnded).
-            this.tellExit(spare, code, signal);
-            return;
-          }
-          const verdict = spareEndVerdict({
-            state: spare.state === 'starting' || spare.state === 'ready' ? spare.state : 'taken',
-            endedAt: Date.now(),
-            ...definedFields({ readyAt: spare.readyAt }),
-          });
-          this.clearTimer(spare);
-          // A taken spare that ended unhanded: the fill below replaces it.
-          if (spare.refill !== undefined) clearTimeout(spare.refill);
-          spare.stdin?.destroy();
           this.spares.delete(id);
-          if (this.closing || spare.state === 'ending') {
-            // Ended by the hall: replaced, unless it stops (fill starts nothing then).
-            this.fill(entry);
-            return;
-          }
-          const early =
-            verdict.kind === 'retry' && verdict.early ? ` within ${EARLY_END_MS / 1000} s of getting ready, a failed start` : '';
-          this.deps.log(
-            `raider ${entry.entry}: a warm bridge (pid ${spare.pid ?? '?'}) ended by itself (${signal ?? `exit code ${code ?? 0}`})${early}; see ${path.join(this.deps.logDir, `${entry.entry}.log`)}`,
-          );
-          // A taken one ended its run's way; one that lived long was fine: replaced at once.
-          if (verdict.kind === 'replace') this.fill(entry);
-          else this.retryLater(entry, spare.failedBefore);
+          spare.stdin?.destroy();
+          spare.exit = { code, signal };
+          machine.send({ type: 'exited' });
         },
         lost: () => {},
       },
@@ -377,67 +345,65 @@ export class WarmBridges implements SparePool {
       for (let end = heard.indexOf('\n'); end >= 0; end = heard.indexOf('\n')) {
         const line = heard.slice(0, end + 1);
         heard = heard.slice(end + 1);
-        if (spare.state === 'starting' && line === SPARE_READY_LINE) this.ready(spare);
-        const code = spare.state === 'handed' ? spareExitCode(line.slice(0, -1)) : null;
-        if (code !== null) this.exitSaid(spare, code);
+        if (line === SPARE_READY_LINE) spare.machine.send({ type: 'ready' });
+        const code = spareExitCode(line.slice(0, -1));
+        if (code !== null) spare.machine.send({ type: 'said', code });
       }
       // Its lines are short: a longer one is none of them.
       if (heard.length > MAX_LINE_CHARS) heard = '';
     });
   }
 
-  private ready(spare: Spare): void {
-    spare.state = 'ready';
-    spare.readyAt = Date.now();
-    spare.failedBefore = this.failures.get(spare.entry.entry) ?? 0;
-    this.failures.delete(spare.entry.entry);
-    spare.timer = setTimeout(() => this.end(spare), spare.entry.idleS * 1000);
+  /** What the spare's machine decided, done. */
+  private carryOut(spare: Spare, effect: WarmSpareEffect): void {
+    switch (effect.type) {
+      case 'tellToEnd':
+        // Its stdin's end tells it to go; SIGTERM to its group makes sure (as far as they are known yet).
+        spare.stdin?.end();
+        if (spare.pid !== undefined) signalGroup(spare.pid, 'SIGTERM');
+        return;
+      case 'readied':
+        spare.failedBefore = this.failures.get(spare.entry.entry) ?? 0;
+        this.failures.delete(spare.entry.entry);
+        return;
+      case 'exitSaid':
+        // Its run's events are written and its agent gone: the run ends now, not once the kernel has
+        // taken the process apart. What is left of its group is killed first, as at any raider's exit.
+        if (spare.pid !== undefined) killGroup(spare.pid);
+        spare.stdin?.destroy();
+        spare.exitTo?.(effect.code, null);
+        return;
+      case 'runExit':
+        spare.exitTo?.(spare.exit?.code ?? null, spare.exit?.signal ?? null);
+        return;
+      case 'fill':
+        this.fill(spare.entry);
+        return;
+      case 'ended':
+        this.replace(spare, effect.how);
+    }
   }
 
-  /**
-   * A handed bridge said it exits with `code`, its run's events written and its agent gone: its run
-   * ends now, not once the kernel has taken the process apart. What is left of its process group is
-   * killed first, as at any raider's exit; the exit itself, which follows, then tells nobody.
-   */
-  private exitSaid(spare: Spare, code: number): void {
-    if (spare.exitTo === undefined || spare.pid === undefined) return;
-    killGroup(spare.pid);
-    spare.stdin?.destroy();
-    this.tellExit(spare, code, null);
+  /** An unhanded spare that ended: replaced at once, or after a wait when it failed to start. */
+  private replace(spare: Spare, how: SpareEnd): void {
+    const { entry } = spare;
+    if (how === 'byHall' || this.closing) {
+      // Replaced, unless the hall stops (fill starts nothing then).
+      this.fill(entry);
+      return;
+    }
+    const early = how === 'earlyEnd' ? ` within ${EARLY_END_MS / 1000} s of getting ready, a failed start` : '';
+    const { code, signal } = spare.exit ?? { code: null, signal: null };
+    this.deps.log(
+      `raider ${entry.entry}: a warm bridge (pid ${spare.pid ?? '?'}) ended by itself (${signal ?? `exit code ${code ?? 0}`})${early}; see ${this.logPath(entry)}`,
+    );
+    if (how === 'replace') this.fill(entry);
+    else this.retryLater(entry, spare.failedBefore);
   }
 
-  /** The handed spare's end, to its run, once. */
-  private tellExit(spare: Spare, code: number | null, signal: NodeJS.Signals | null): void {
-    const exitTo = spare.exitTo;
-    spare.exitTo = undefined;
-    exitTo?.(code, signal);
-  }
-
-  /** Its stdin's end tells it to go; SIGTERM to its group makes sure. */
-  private end(spare: Spare): void {
-    if (spare.state === 'ending' || spare.state === 'handed') return;
-    spare.state = 'ending';
-    this.clearTimer(spare);
-    this.tellToEnd(spare);
-  }
-
-  /** What ends a spare, as far as it is known yet (a spare still starting has no pid nor stdin: `spawned` tells it then). */
-  private tellToEnd(spare: Spare): void {
-    spare.stdin?.end();
-    if (spare.pid !== undefined) signalGroup(spare.pid, 'SIGTERM');
-  }
-
-  /** The taken spare's replacement, now (once). */
-  private refill(spare: Spare): void {
-    if (spare.refill === undefined) return;
-    clearTimeout(spare.refill);
-    spare.refill = undefined;
-    this.fill(spare.entry);
-  }
-
-  private clearTimer(spare: Spare): void {
-    if (spare.timer !== undefined) clearTimeout(spare.timer);
-    spare.timer = undefined;
+  /** Where an entry's bridges write their own stderr. */
+  private logPath(entry: WarmEntry): string {
+    return path.join(this.deps.logDir, `${entry.entry}.log`);
   }
 
   /**

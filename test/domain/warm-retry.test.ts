@@ -1,25 +1,6 @@
-/** When an ended warm bridge is replaced: at once, or after a growing wait (docs/agents.md, "Warm bridges"). */
+/** How long an ended warm bridge that failed to start waits to be replaced (docs/agents.md, "Warm bridges"). */
 import { describe, expect, it } from 'vitest';
-import { EARLY_END_MS, RETRY_MS, retryWaitMs, spareEndVerdict } from '../../src/domain/warm-retry.js';
-
-describe('spareEndVerdict', () => {
-  it.each([
-    ['one that never got ready: a failed start', { state: 'starting', endedAt: 5 }, { kind: 'retry', early: false }],
-    [
-      'one that ended soon after it got ready: a failed start',
-      { state: 'ready', readyAt: 1000, endedAt: 1000 + EARLY_END_MS - 1 },
-      { kind: 'retry', early: true },
-    ],
-    [
-      'one that lived long after it got ready: replaced at once',
-      { state: 'ready', readyAt: 1000, endedAt: 1000 + EARLY_END_MS },
-      { kind: 'replace' },
-    ],
-    ['one a run took, however soon: replaced at once', { state: 'taken', readyAt: 1000, endedAt: 1001 }, { kind: 'replace' }],
-  ] as const)('%s', (_, end, verdict) => {
-    expect(spareEndVerdict(end)).toEqual(verdict);
-  });
-});
+import { RETRY_MS, retryWaitMs } from '../../src/domain/warm-retry.js';
 
 describe('retryWaitMs', () => {
   it('waits longer with each failed start in a row, then keeps the last wait', () => {

@@ -1,0 +1,164 @@
+/**
+ * One warm ACP bridge of the pool (docs/agents.md, "Warm bridges"), from its
+ * start to its end, and the replacement its take is owed:
+ *
+ *   starting ──ready──▶ ready ──take──▶ reserved ──handed──▶ handed ──exited──▶ handedGone
+ *      │                  │ after idle     │ after 60 s, release      │ said: the run ends now
+ *      │ close            │ close          ▼                          ▼
+ *      └──────────────────┴──────────▶ ending ──exited──▶ gone ◀── exited (starting, ready, reserved)
+ *
+ * A take owes the entry one replacement (`fill`): 2 s after it, or once the
+ * run's end is told, whichever comes first; never when the bridge ends
+ * unhanded (its end starts the replacement) nor once the hall stops. An
+ * unhanded end says how to replace it (`ended`): at once when the hall ended
+ * it, lived long after it got ready or was taken; after a wait (a failed
+ * start) when it never got ready or ended by itself soon after it did. The
+ * pool (src/actors/warm-bridges.ts) carries every emitted effect out.
+ */
+import { assign, emit, enqueueActions, not, raise, setup } from 'xstate';
+import { EARLY_END_MS } from '../domain/warm-retry.js';
+
+/** A taken spare not handed a run within this long is ended (its run was stopped before it started). */
+export const RESERVED_MS = 60_000;
+/** How long after a take the replacement starts, unless the run ends sooner. */
+export const REFILL_AFTER_MS = 2000;
+
+export interface WarmSpareInput {
+  /** How long it waits ready and unused before the hall ends it (`warm_idle`). */
+  idleMs: number;
+}
+
+export type WarmSpareEvent =
+  /** Its pid (and stdin socket) is known: what ends it can reach it now. */
+  | { type: 'spawned' }
+  /** It said it is loaded. */
+  | { type: 'ready' }
+  | { type: 'take' }
+  /** A taken spare whose run will not start. */
+  | { type: 'release' }
+  /** Its run was written to it. */
+  | { type: 'handed' }
+  /** Handed, it said it exits with `code`. */
+  | { type: 'said'; code: number }
+  /** Its process exited (the pool keeps how, for its run and its log). */
+  | { type: 'exited' }
+  /** Its run's end has been told. */
+  | { type: 'runEnded' }
+  /** The hall stops. */
+  | { type: 'close' }
+  | { type: 'refill' };
+
+/** How an unhanded spare that ended is replaced. */
+export type SpareEnd = 'byHall' | 'replace' | 'failedStart' | 'earlyEnd';
+
+export type WarmSpareEffect =
+  /** End its stdin and SIGTERM its group, as far as they are known yet. */
+  | { type: 'tellToEnd' }
+  | { type: 'readied' }
+  /** The handed run ends with this code: kill what is left of the group first. */
+  | { type: 'exitSaid'; code: number }
+  /** The handed bridge exited without saying its code: that is its run's end. */
+  | { type: 'runExit' }
+  | { type: 'ended'; how: SpareEnd }
+  /** Start the take's replacement. */
+  | { type: 'fill' };
+
+export const warmSpareMachine = setup({
+  types: {} as {
+    context: WarmSpareInput & { refillDue: boolean };
+    input: WarmSpareInput;
+    events: WarmSpareEvent;
+    emitted: WarmSpareEffect;
+  },
+  delays: {
+    idle: ({ context }) => context.idleMs,
+    reserved: RESERVED_MS,
+    refill: REFILL_AFTER_MS,
+    earlyEnd: EARLY_END_MS,
+  },
+  actions: {
+    forgetRefill: enqueueActions(({ enqueue }) => {
+      enqueue.assign({ refillDue: false });
+      enqueue.cancel('refill');
+    }),
+  },
+  guards: {
+    refillDue: ({ context }) => context.refillDue,
+  },
+}).createMachine({
+  id: 'warmSpare',
+  context: ({ input }) => ({ ...input, refillDue: false }),
+  initial: 'starting',
+  // Final states cancel the delays, the owed refill's with them.
+  on: {
+    refill: { guard: 'refillDue', actions: ['forgetRefill', emit({ type: 'fill' })] },
+    runEnded: { guard: 'refillDue', actions: ['forgetRefill', emit({ type: 'fill' })] },
+    close: { actions: 'forgetRefill' },
+  },
+  states: {
+    starting: {
+      on: {
+        ready: 'ready',
+        close: 'ending',
+        exited: { target: 'gone', actions: emit({ type: 'ended', how: 'failedStart' }) },
+      },
+    },
+    ready: {
+      entry: emit({ type: 'readied' }),
+      initial: 'fresh',
+      states: {
+        fresh: {
+          after: { earlyEnd: 'proven' },
+          on: { exited: { target: '#warmSpare.gone', actions: emit({ type: 'ended', how: 'earlyEnd' }) } },
+        },
+        proven: {},
+      },
+      after: { idle: 'ending' },
+      on: {
+        take: {
+          target: 'reserved',
+          actions: [assign({ refillDue: true }), raise({ type: 'refill' }, { id: 'refill', delay: 'refill' })],
+        },
+        close: 'ending',
+        exited: { target: 'gone', actions: emit({ type: 'ended', how: 'replace' }) },
+      },
+    },
+    reserved: {
+      after: { reserved: 'ending' },
+      on: {
+        handed: 'handed',
+        release: 'ending',
+        close: { target: 'ending', actions: 'forgetRefill' },
+        exited: { target: 'gone', actions: emit({ type: 'ended', how: 'replace' }) },
+      },
+    },
+    handed: {
+      initial: 'running',
+      states: {
+        running: {
+          on: {
+            said: { target: 'told', actions: emit(({ event }) => ({ type: 'exitSaid', code: event.code })) },
+            exited: {
+              target: '#warmSpare.handedGone',
+              actions: emit({ type: 'runExit' }),
+            },
+          },
+        },
+        told: { on: { exited: '#warmSpare.handedGone' } },
+      },
+    },
+    /** Its run is over; it is gone once its take's replacement has started (or never will). */
+    handedGone: {
+      always: { guard: not('refillDue'), target: 'gone' },
+    },
+    ending: {
+      entry: emit({ type: 'tellToEnd' }),
+      on: {
+        // Ended before its pid was known: told now.
+        spawned: { actions: emit({ type: 'tellToEnd' }) },
+        exited: { target: 'gone', actions: emit({ type: 'ended', how: 'byHall' }) },
+      },
+    },
+    gone: { type: 'final' },
+  },
+});
