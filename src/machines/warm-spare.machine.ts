@@ -2,17 +2,18 @@
  * One warm ACP bridge of the pool (docs/agents.md, "Warm bridges"), from its
  * start to its end, and the replacement its take is owed:
  *
- *   starting ──ready──▶ ready ──take──▶ reserved ──handed──▶ handed ──exited──▶ handedGone
- *      │                  │ after idle     │ after 60 s, release      │ said: the run ends now
- *      │ close            │ close          ▼                          ▼
- *      └──────────────────┴──────────▶ ending ──exited──▶ gone ◀── exited (starting, ready, reserved)
+ *   starting ──ready──▶ ready ──take──▶ reserved ──handed──▶ handed ──exited──▶ handedGone ──▶ gone
+ *      │ close            │ idle, close    │ 60 s, release, close    (said: its run ends now)
+ *      └──────────────────┴───────────────┴──▶ ending ──exited──▶ gone
  *
  * A take owes the entry one replacement (`fill`): 2 s after it, or once the
- * run's end is told, whichever comes first; never when the bridge ends
- * unhanded (its end starts the replacement) nor once the hall stops. An
- * unhanded end says how to replace it (`ended`): at once when the hall ended
- * it, lived long after it got ready or was taken; after a wait (a failed
- * start) when it never got ready or ended by itself soon after it did. The
+ * run's end is told, whichever comes first; none when the bridge ends
+ * unhanded (that end starts one) nor once the hall stops. A handed bridge
+ * gone lives on (handedGone) until that replacement is started. An unhanded
+ * bridge's end says how to replace it (`ended`): at once when the hall ended
+ * it, when a run took it or when it lived long after it got ready; after a
+ * wait (a failed start) when it never got ready or ended by itself soon
+ * after it did. Nothing here touches a process: the
  * pool (src/actors/warm-bridges.ts) carries every emitted effect out.
  */
 import { assign, emit, enqueueActions, not, raise, setup } from 'xstate';
@@ -20,7 +21,10 @@ import { EARLY_END_MS } from '../domain/warm-retry.js';
 
 /** A taken spare not handed a run within this long is ended (its run was stopped before it started). */
 export const RESERVED_MS = 60_000;
-/** How long after a take the replacement starts, unless the run ends sooner. */
+/**
+ * How long after a take the replacement starts, unless the run ends sooner: once its agent has had time
+ * to start, not while it starts (a bridge loading beside it on a small machine slows that start: bench/RESULTS.md, "Warm bridges").
+ */
 export const REFILL_AFTER_MS = 2000;
 
 export interface WarmSpareInput {
@@ -89,9 +93,9 @@ export const warmSpareMachine = setup({
   id: 'warmSpare',
   context: ({ input }) => ({ ...input, refillDue: false }),
   initial: 'starting',
-  // Final states cancel the delays, the owed refill's with them.
+  // Forgetting the owed refill cancels its delayed event; the final state cancels every delay.
   on: {
-    refill: { guard: 'refillDue', actions: ['forgetRefill', emit({ type: 'fill' })] },
+    refill: { actions: ['forgetRefill', emit({ type: 'fill' })] },
     runEnded: { guard: 'refillDue', actions: ['forgetRefill', emit({ type: 'fill' })] },
     close: { actions: 'forgetRefill' },
   },
