@@ -50,14 +50,20 @@ export type WarmSpareEvent =
   | { type: 'runEnded' }
   /** The hall stops. */
   | { type: 'close' }
+  /** Its own, REFILL_AFTER_MS after the take. */
   | { type: 'refill' };
 
-/** How an unhanded spare that ended is replaced. */
+/**
+ * How an unhanded spare ended, which says how it is replaced: at once when the hall ended it (`byHall`) or it
+ * ended by itself fine (`replace`: taken, or ready EARLY_END_MS or longer); after a wait when that end is a
+ * failed start (`failedStart`: never ready; `earlyEnd`: ready for less than EARLY_END_MS).
+ */
 export type SpareEnd = 'byHall' | 'replace' | 'failedStart' | 'earlyEnd';
 
 export type WarmSpareEffect =
   /** End its stdin and SIGTERM its group, as far as they are known yet. */
   | { type: 'tellToEnd' }
+  /** It got ready: the entry's failed starts in a row are its to carry until it proves itself. */
   | { type: 'readied' }
   /** The handed run ends with this code: kill what is left of the group first. */
   | { type: 'exitSaid'; code: number }
