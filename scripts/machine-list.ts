@@ -7,6 +7,7 @@ import { hallMachine } from '../src/machines/hall.machine.js';
 import { permissionQuestionMachine } from '../src/machines/permission-question.machine.js';
 import { runMachine } from '../src/machines/run.machine.js';
 import { slotMachine } from '../src/machines/slot.machine.js';
+import { warmSpareMachine } from '../src/machines/warm-spare.machine.js';
 
 /** [docs name, what it is, the machine]; the dashboard names each chart by the machine's id. */
 export const MACHINES: ReadonlyArray<readonly [string, string, AnyStateMachine]> = [
@@ -17,4 +18,5 @@ export const MACHINES: ReadonlyArray<readonly [string, string, AnyStateMachine]>
   ['acp-session', 'An ACP session: prompts become missions of binding acp:SESSION.', acpSessionMachine],
   ['permission-question', 'A permission question put to the ACP client.', permissionQuestionMachine],
   ['cron-job', 'A cron job: sleeps until its next time, fires, records it.', cronJobMachine],
+  ['warm-spare', 'A warm ACP bridge: started ahead, ready, taken by a run, handed it, or ended unused.', warmSpareMachine],
 ];
