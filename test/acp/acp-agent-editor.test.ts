@@ -12,18 +12,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { methods } from '@agentclientprotocol/sdk';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { eventually, type Json, REPO } from '../support/hall-client.js';
+import { eventually, type Json, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { type AcpTestClient, acpScope, prompt, updatesOf } from './acp-support.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 30_000 });
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const opened = acpScope();
 const sessions = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-agent-sessions-'));
 afterAll(() => fs.rmSync(sessions, { recursive: true, force: true }));
 
 function agentConfig(env = ''): string {
-  return `raiders: { scripted: { acp: { command: ${JSON.stringify(AGENT)}${env !== '' ? `, env: { ${env} }` : ''} } } }\n`;
+  return `raiders: { scripted: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}${env !== '' ? `, env: { ${env} }` : ''} } } }\n`;
 }
 
 /** What the agent said in the session, its chunks joined. */

@@ -6,18 +6,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO, tapEvents } from '../support/hall-client.js';
+import { tapEvents, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { alive, eventually, hallRoot, removeRoots, request, socketOf, startHallProcess } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
-
 describe('an ACP run and a crash of the hall', () => {
   it('goes on while no hall runs, is adopted by the next hall and reported completed; the agent ends with it', async () => {
     const root = hallRoot(
-      `raiders:\n  scripted: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }\n`,
+      `raiders:\n  scripted: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }\n`,
     );
     const first = await startHallProcess(root);
     const release = path.join(root, 'release');

@@ -9,16 +9,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO } from '../support/hall-client.js';
+import { REPO, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { doneOf, type FileHall, hallForFile, removeRoots, request, socketOf } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
 const entry = (out: string, more = '', env = '') =>
-  `{ acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_MCP_OUT: ${out}${env} }${more} } }`;
+  `{ acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_MCP_OUT: ${out}${env} }${more} } }`;
 const RAIDERS = `raiders:
   tooled: ${entry('tooled.mcp')}
   untooled: ${entry('untooled.mcp', ', hall_tools: false')}

@@ -9,16 +9,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { type EventTap, type Json, REPO, tapEvents } from '../support/hall-client.js';
+import { type EventTap, type Json, tapEvents, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { apiGet, apiPost, boardOf } from '../dashboard/dashboard-support.js';
 import { doneOf, eventsFile, type FileHall, hall, hallForFile, removeRoots, request, socketOf } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
-
-const RAIDERS = `raiders:\n  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }\n`;
+const RAIDERS = `raiders:\n  scripted: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} } }\n`;
 const ASKING = 'dashboard: { listen: "127.0.0.1:0" }\nquestions: { dashboard: true }\n';
 const file = hallForFile(`${RAIDERS}${ASKING}permission_timeout: 60\n`);
 const impatient = hallForFile(`${RAIDERS}${ASKING}permission_timeout: 1\n`);

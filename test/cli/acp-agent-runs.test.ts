@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StreamEvent } from '../../src/protocol/raider-stream.js';
-import { REPO } from '../support/hall-client.js';
+import { REPO, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import {
   alive,
   doneOf,
@@ -29,30 +29,29 @@ import { bearer, boardOf, httpRequest } from '../dashboard/dashboard-support.js'
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const SPAWNED_ID = /^Spawned raider (\S+) \(PID \d+\)/m;
 const VARIABLE = '$' + '{ACP_TEST_WORD}';
 const UNSET = '$' + '{ACP_TEST_UNSET}';
 
 const CONFIG = `raiders:
-  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }
-  reporter: { acp: { command: ${JSON.stringify(AGENT)} } }
-  pids: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }
-  envy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_ENV_OUT: GREETING, GREETING: "${VARIABLE} there" } }, model: m1, permission_mode: default }
-  deaf: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: deaf.pid } } }
-  hanger: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: hang.pid } } }
-  unset: { acp: { command: ${JSON.stringify(AGENT)}, env: { KEY: "${UNSET}" } } }
+  scripted: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} } }
+  reporter: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} } }
+  pids: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }
+  envy: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_ENV_OUT: GREETING, GREETING: "${VARIABLE} there" } }, model: m1, permission_mode: default }
+  deaf: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_PID_FILE: deaf.pid } } }
+  hanger: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_PID_FILE: hang.pid } } }
+  unset: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { KEY: "${UNSET}" } } }
   claude: { agent: claude }
-  planner: { acp: { command: ${JSON.stringify(AGENT)} }, permission_mode: plan, model: m2 }
-  optioned: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: config } }, permission_mode: acceptEdits }
-  wrongmode: { acp: { command: ${JSON.stringify(AGENT)} }, permission_mode: bypassPermissions }
-  wrongmodel: { acp: { command: ${JSON.stringify(AGENT)} }, model: gpt-9 }
-  bare: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_OFFER: none } }, permission_mode: plan, model: m2 }
-  hanginit: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-initialize, SCRIPTED_ACP_PID_FILE: hanginit.pid }, start_timeout: 3 } }
-  hangnew: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: hang-session-new, SCRIPTED_ACP_PID_FILE: hangnew.pid }, start_timeout: 3 } }
-  authy: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: auth } } }
-  exiter: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_START: exit } } }
-  huge: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: huge.pid } } }
+  planner: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} }, permission_mode: plan, model: m2 }
+  optioned: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_OFFER: config } }, permission_mode: acceptEdits }
+  wrongmode: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} }, permission_mode: bypassPermissions }
+  wrongmodel: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} }, model: gpt-9 }
+  bare: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_OFFER: none } }, permission_mode: plan, model: m2 }
+  hanginit: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_START: hang-initialize, SCRIPTED_ACP_PID_FILE: hanginit.pid }, start_timeout: 3 } }
+  hangnew: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_START: hang-session-new, SCRIPTED_ACP_PID_FILE: hangnew.pid }, start_timeout: 3 } }
+  authy: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_START: auth } } }
+  exiter: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_START: exit } } }
+  huge: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_PID_FILE: huge.pid } } }
 cancel_grace: 0.5
 dashboard: { listen: "127.0.0.1:0" }
 `;
@@ -112,7 +111,7 @@ describe.concurrent('a run of an ACP agent is one prompt turn', () => {
       'run.state',
       'run.finished',
     ]);
-    expect(events[0]).toMatchObject({ engine: 'acp', agent: AGENT });
+    expect(events[0]).toMatchObject({ engine: 'acp', agent: SCRIPTED_ACP_AGENT });
     // The agent session the prompt went to: a plain name's run opens a new one.
     expect(events[2]).toMatchObject({ agent_session: 'scripted-1', opened: 'new' });
     // The agent's stderr is in the slot log with the run id, as any raider's.
@@ -458,7 +457,7 @@ describe.concurrent('raider acp-client by hand', () => {
   });
 
   it('without --stream-json it prints the answer', async () => {
-    const r = await runCli(['acp-client', '--agent-command', AGENT, '--', 'answer', 'by', 'hand'], { cwd: REPO });
+    const r = await runCli(['acp-client', '--agent-command', SCRIPTED_ACP_AGENT, '--', 'answer', 'by', 'hand'], { cwd: REPO });
     expect(r).toMatchObject({ code: 0, stdout: 'by hand\n' });
   });
 });

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
-import { REPO, tapEvents, type EventTap } from '../support/hall-client.js';
+import { tapEvents, type EventTap, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import {
   doneOf,
   doneTap,
@@ -30,9 +30,8 @@ import { bearer, boardOf, httpRequest } from '../dashboard/dashboard-support.js'
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const agentEntry = (continues: string) =>
-  `{ acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_SESSIONS: agent-sessions, SCRIPTED_ACP_CONTINUE: "${continues}" } } }`;
+  `{ acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_SESSIONS: agent-sessions, SCRIPTED_ACP_CONTINUE: "${continues}" } } }`;
 const CONFIG = `raiders:
   resumer: ${agentEntry('resume,load')}
   loader: ${agentEntry('load')}
@@ -95,7 +94,10 @@ describe.concurrent("a binding's runs continue one session of the agent", () => 
     expect(second.done.session).toBe(first.done.session);
     expect(fs.existsSync(path.join(root, '.raider', 'sessions', `${String(first.done.session)}.acp.json`))).toBe(false);
     // The bridge says in its run document which agent session it went on with, for the hall to record.
-    expect(runEvents(second.id).at(-1)).toMatchObject({ type: 'run.finished', agent_session: { id: opened?.agent_session, agent: AGENT } });
+    expect(runEvents(second.id).at(-1)).toMatchObject({
+      type: 'run.finished',
+      agent_session: { id: opened?.agent_session, agent: SCRIPTED_ACP_AGENT },
+    });
   });
 
   it("an agent that can only load: session/load, and its replay of the conversation is not the run's output", async () => {

@@ -10,13 +10,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ACP_BRIDGE_NODE_FLAGS, acpBridgeNodeFlags, resolveAcpBridgeCommand } from '../../src/actors/raider-command.js';
-import { REPO, tempRoot } from '../support/hall-client.js';
+import { REPO, tempRoot, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { eventually, hallRoot, removeRoots, request, socketOf, startHallProcess } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const BUNDLE = path.join(REPO, 'dist', 'acp-raider', 'acp-raider.bundle.cjs');
 
 describe("the ACP bridge's V8 flags", () => {
@@ -45,7 +44,7 @@ describe("the ACP bridge's V8 flags", () => {
   ])(
     "a bridge the hall started (RAIDER_HALL_ACP_NODE_FLAGS=%j) has %s of young generation once its agent's turn runs",
     async (flags, _, check) => {
-      const root = hallRoot(`raiders:\n  scripted: { acp: { command: ${JSON.stringify(AGENT)} } }\n`);
+      const root = hallRoot(`raiders:\n  scripted: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} } }\n`);
       const out = path.join(tempRoot('acp-bridge-memory-'), 'memory.json');
       const h = await startHallProcess(root, {
         ...(flags !== undefined ? { RAIDER_HALL_ACP_NODE_FLAGS: flags } : {}),

@@ -10,12 +10,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO, RAIDER_BIN } from '../support/hall-client.js';
+import { RAIDER_BIN, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { removeRoots, tempRoot } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 60_000 });
-
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 
 afterAll(() => removeRoots());
 
@@ -54,7 +52,7 @@ describe.concurrent('raider acp-client --spare', () => {
     const handOver = {
       version: 1,
       run_id: 'r-1',
-      argv: ['--stream-json', '--agent-command', AGENT, '--root', work, '--', 'answer', 'ignored'],
+      argv: ['--stream-json', '--agent-command', SCRIPTED_ACP_AGENT, '--root', work, '--', 'answer', 'ignored'],
       // Only the run's environment reaches the agent: not the spare's own (RAIDER_HALL_RUN_ID aside, as always).
       env: { PATH: process.env.PATH ?? '', SCRIPTED_ACP_ENV_OUT: 'RUN_ONLY', RUN_ONLY: 'from the hand-over' },
       cwd: work,
@@ -64,7 +62,7 @@ describe.concurrent('raider acp-client --spare', () => {
     spare.child.stdin.end(`${JSON.stringify(handOver)}\n`);
     expect(await spare.ended).toEqual({ code: 0, signal: null });
     const evs = events(eventsPath);
-    expect(evs[0]).toMatchObject({ type: 'run.started', engine: 'acp', agent: AGENT });
+    expect(evs[0]).toMatchObject({ type: 'run.started', engine: 'acp', agent: SCRIPTED_ACP_AGENT });
     const finished = evs.at(-1);
     expect(finished).toMatchObject({ type: 'run.finished', status: 'completed', response: 'RUN_ONLY=from the hand-over' });
     // The agent's stderr went to the run's file; nothing to the spare's own stdout or stderr.
@@ -80,7 +78,7 @@ describe.concurrent('raider acp-client --spare', () => {
     const handOver = {
       version: 1,
       run_id: 'r-2',
-      argv: ['--stream-json', '--agent-command', AGENT, '--', 'answer', 'from a file'],
+      argv: ['--stream-json', '--agent-command', SCRIPTED_ACP_AGENT, '--', 'answer', 'from a file'],
       env: { PATH: process.env.PATH ?? '' },
       cwd: root,
       events_path: eventsPath,

@@ -9,12 +9,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO, RAIDER_BIN } from '../support/hall-client.js';
+import { RAIDER_BIN, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { alive, eventually, removeRoots, tempRoot } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 60_000 });
-
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 
 afterAll(() => removeRoots());
 
@@ -39,7 +37,7 @@ describe.concurrent('raider acp-client by hand, stopped by a signal', () => {
       const root = tempRoot('acp-bridge-stop-');
       const agentPidFile = path.join(root, 'agent.pid');
       const helperPidFile = path.join(root, 'helper.pid');
-      const script = `sleep 300 & echo $! > ${JSON.stringify(helperPidFile)}; exec ${JSON.stringify(AGENT)}`;
+      const script = `sleep 300 & echo $! > ${JSON.stringify(helperPidFile)}; exec ${JSON.stringify(SCRIPTED_ACP_AGENT)}`;
       const bridge = spawn(
         process.execPath,
         [

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DATABASE_URL_ENV } from '../../src/adapters/storage/postgres/database-settings.js';
 import { useHallBackend } from '../support/hall-backends.js';
-import { REPO, tapEvents } from '../support/hall-client.js';
+import { REPO, tapEvents, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { holdRunRecords, queryDatabase } from '../support/postgres-server.js';
 import { groupAlive } from '../support/processes.js';
 import { readySpare, warmSpares } from '../support/warm-bridges.js';
@@ -35,9 +35,8 @@ import {
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const FAILING_SPARE = path.join(REPO, 'test', 'fixtures', 'failing-spare.cjs');
-const CONFIG = `raiders:\n  warm: { acp: { command: ${JSON.stringify(AGENT)}, keep_warm: 1 } }\n`;
+const CONFIG = `raiders:\n  warm: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, keep_warm: 1 } }\n`;
 
 /** Once a run has taken the warm bridge `pid`: status lists it no more (it is neither dead nor ended, so it was taken). */
 async function taken(root: string, pid: number): Promise<void> {

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO, tapEvents } from '../support/hall-client.js';
+import { tapEvents, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { alive, eventsFile, eventually, hall, hallRoot, removeRoots, request, socketOf, startHallProcess } from './cli-helpers.js';
 import { commandLine } from '../support/processes.js';
 import { BACKENDS, useHallBackend } from '../support/hall-backends.js';
@@ -18,10 +18,8 @@ import { readySpare, warmSpares } from '../support/warm-bridges.js';
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 afterAll(removeRoots);
 
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
-
 function config(acp: string, extra = ''): string {
-  return `raiders:\n  warm: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid }, ${acp} } }\n${extra}`;
+  return `raiders:\n  warm: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid }, ${acp} } }\n${extra}`;
 }
 
 function agentPid(root: string): number {
@@ -57,7 +55,7 @@ describe('acp.keep_warm: runs handed to bridges started ahead', () => {
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(events[0]).toMatchObject({ type: 'run.started', engine: 'acp', agent: AGENT });
+      expect(events[0]).toMatchObject({ type: 'run.started', engine: 'acp', agent: SCRIPTED_ACP_AGENT });
       expect(events.at(-1)).toMatchObject({ type: 'run.finished', status: 'completed', response: 'from a warm bridge' });
       // The agent's stderr is in the slot log with the run id in front, as for a bridge started for the run.
       const log = fs.readFileSync(path.join(root, '.raider-hall', 'logs', 'warm.log'), 'utf8');

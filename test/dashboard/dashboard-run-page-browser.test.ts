@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardAdapter } from '../../src/adapters/dashboard/dashboard-adapter.js';
-import { eventually, REPO, runStarted, tempRoot, type Json } from '../support/hall-client.js';
+import { eventually, runStarted, tempRoot, type Json, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { startTestHall, type TestHall } from '../support/test-hall.js';
 import { useBrowserBoard } from './browser-board.js';
 import { skipBrowserTests } from './browser.js';
@@ -18,7 +18,6 @@ import { boardOf, runToEnd, type Board } from './dashboard-support.js';
 
 if (skipBrowserTests !== null) console.warn(`dashboard run page browser tests skipped: ${skipBrowserTests}`);
 
-const ACP_AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 const CONFIG = 'cancel_grace: 0.3\nraiders: { ivar: {} }\ndashboard: { listen: "127.0.0.1:0" }\n';
 
 /** A listing, a long file read, an edit of notes.txt, a shell command the person is asked about, the answer. */
@@ -51,7 +50,7 @@ describe.skipIf(skipBrowserTests !== null)("a run's page and the charts in Chrom
       root,
       config:
         'permission_timeout: 60\nraiders:\n  bjorn: { engine: scripted, permission_mode: acceptEdits }\n' +
-        `  astrid: { acp: { command: ${JSON.stringify(ACP_AGENT)} } }\n` +
+        `  astrid: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} } }\n` +
         'questions: { dashboard: true }\ndashboard: { listen: "127.0.0.1:0" }\n',
       adapters: [dashboardAdapter],
       env: { RAIDER_HALL_RAIDER_BIN: undefined },

@@ -16,9 +16,9 @@ import { DATABASE_URL_ENV } from '../../src/adapters/storage/postgres/database-s
 import { useHallBackend } from '../support/hall-backends.js';
 import { holdRunRecords } from '../support/postgres-server.js';
 import { FAKE_RAIDER, REPO, eventually, startTestHall, type TestHall, tempRoot } from '../support/test-hall.js';
+import { SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 
 const HELD_START = path.join(REPO, 'test', 'fixtures', 'held-start.cjs');
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 
 let hall: TestHall | undefined;
 let gate = '';
@@ -83,7 +83,7 @@ describe('a cancel before the raider handles SIGINT ends the run cancelled', () 
   });
 
   it('an ACP bridge started for its run, still loading: cancelled, and no agent was started', async () => {
-    const config = `raiders:\n  claude: { acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }\ncancel_grace: 30\n`;
+    const config = `raiders:\n  claude: { acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_PID_FILE: agent.pid } } }\ncancel_grace: 30\n`;
     const { h, started } = await heldHall(config);
     const { done, signals } = await cancelledWhileStarting(h, started, 'claude');
     expect(done).toMatchObject({ status: 'cancelled', signaled: 1, cancel_requested: true });

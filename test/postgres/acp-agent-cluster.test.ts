@@ -11,18 +11,26 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { closedAfterEachTest, type HallProcess, roomHolders } from '../support/cluster-hall-processes.js';
 import { queryRows as query, usePostgresServer } from '../support/postgres-server.js';
-import { eventually, REPO, request, spawnHallProcess, tapEvents, tempRoot, type EventTap, type Json } from '../support/hall-client.js';
+import {
+  eventually,
+  request,
+  spawnHallProcess,
+  tapEvents,
+  tempRoot,
+  type EventTap,
+  type Json,
+  SCRIPTED_ACP_AGENT,
+} from '../support/hall-client.js';
 import { eventsFile } from '../cli/cli-helpers.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
 const server = usePostgresServer();
 const { halls, taps } = closedAfterEachTest();
-const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 
 async function startHallOn(url: string, id: string, agentSessions: string): Promise<HallProcess> {
   const root = tempRoot();
-  const agent = `{ acp: { command: ${JSON.stringify(AGENT)}, env: { SCRIPTED_ACP_SESSIONS: ${JSON.stringify(agentSessions)}, SCRIPTED_ACP_CONTINUE: resume } } }`;
+  const agent = `{ acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)}, env: { SCRIPTED_ACP_SESSIONS: ${JSON.stringify(agentSessions)}, SCRIPTED_ACP_CONTINUE: resume } } }`;
   fs.writeFileSync(
     path.join(root, '.raider-hall.yml'),
     `raiders: { bjorn: {}, scripted: ${agent} }\nstorage: { postgres: "${url}" }\ncluster: team-a\ncluster_mode: shared\n` +
@@ -74,7 +82,7 @@ describe('an ACP agent on a shared cluster', () => {
     const opened = sessionEvent(y, first.id);
     expect(opened).toMatchObject({ opened: 'new', agent_session: expect.stringMatching(/^s-[0-9a-f]+$/) });
     // The cluster keeps it with the binding's hall session, not a file of one hall (committed with the run's end, which the bus may tell first).
-    const record = { v: 1, agent: AGENT, session: opened?.agent_session };
+    const record = { v: 1, agent: SCRIPTED_ACP_AGENT, session: opened?.agent_session };
     await eventually(async () =>
       expect(await query(url, "SELECT key, value FROM raider_hall_kv WHERE ns = 'acp_agent'")).toEqual([
         { key: first.session, value: record },

@@ -17,6 +17,8 @@ export { tempRoot };
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const RAIDER_BIN = path.join(REPO, 'bin', 'raider');
+/** The scripted ACP agent (test/fixtures/scripted-acp-agent.mjs: the prompt says what it does). */
+export const SCRIPTED_ACP_AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 /** fake-raider.mjs behind a sh front that answers plain `answer TEXT` missions without a Node start-up. */
 export const FAKE_RAIDER = path.join(REPO, 'test', 'fixtures', 'fake-raider.sh');
 

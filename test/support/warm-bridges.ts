@@ -11,10 +11,7 @@ import { HallSpawner } from '../../src/adapters/os/hall-spawner.js';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { resolveAcpBridgeCommand } from '../../src/actors/raider-command.js';
 import { type HandOverRequest, type SpareSpawner, WarmBridges } from '../../src/actors/warm-bridges.js';
-import { eventually, REPO, request } from './hall-client.js';
-
-/** The scripted ACP agent (test/fixtures/scripted-acp-agent.mjs: the prompt says what it does). */
-export const SCRIPTED_ACP_AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
+import { eventually, request, SCRIPTED_ACP_AGENT } from './hall-client.js';
 
 /** One warm bridge of an entry, as `status` lists it. */
 export interface WarmSpare {

@@ -7,11 +7,10 @@
  * topic, and the questions of runs that came from no chat.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventsPath } from '../../src/ports/hall-paths.js';
 import { telegramAdapter } from '../../src/adapters/telegram/telegram-adapter.js';
-import { REPO } from '../support/hall-client.js';
+import { SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { eventually, startTestHall, type EventTap, type Json, type TestHall } from '../support/test-hall.js';
 import { fast, from, press, privateMessage } from './telegram-support.js';
 import { FakeBotApi, type FakeRequest } from './fake-bot-api.js';
@@ -34,7 +33,7 @@ afterEach(async () => {
 /** The scripted ACP agent (test/fixtures/scripted-acp-agent.mjs) as the raider a chat's missions go to. */
 const ACP_RAIDER = {
   name: 'scripted',
-  entry: `{ acp: { command: ${JSON.stringify(path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs'))} } }`,
+  entry: `{ acp: { command: ${JSON.stringify(SCRIPTED_ACP_AGENT)} } }`,
 };
 
 async function questionsHall(
