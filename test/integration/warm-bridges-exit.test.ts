@@ -9,7 +9,6 @@
  * the bridge's word.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { Duplex, PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -115,20 +114,8 @@ describe('the end of a run handed to a warm bridge', () => {
       await settle();
       expect(alive(first.pid)).toBe(true);
 
-      const handOver = bridges.handOver(
-        spare?.id ?? '',
-        {
-          command: 'unused',
-          args: [],
-          env: {},
-          cwd: root,
-          stdoutPath: path.join(root, 'warm-2.events.jsonl'),
-          stderrPath: path.join(root, 'warm.log'),
-          runId: 'warm-2',
-          bridgeArgs: [],
-        },
-        tellingWatcher(told),
-      );
+      // The stand-in "bridge" reads no hand-over: any run will do.
+      const handOver = bridges.handOver(spare?.id ?? '', scriptedRunRequest(root, 'warm-2', 'answer hello'), tellingWatcher(told));
       expect(handOver).not.toBeNull();
       first.say('exit 3\n');
       // Its group is killed at the word; the run hears the code it said, and nothing more of its exit.

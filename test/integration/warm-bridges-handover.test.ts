@@ -1,15 +1,6 @@
-/**
- * A warm bridge that died after a run took it, its exit not yet reported to
- * the pool (the spawner reports it on a later turn), is no bridge to hand the
- * run to: the hand-over says so, and the run starts a bridge of its own
- * (docs/agents.md, "Warm bridges"), instead of being handed to a dead process
- * and failing with no result. The hall's real spawner starts the real bridge;
- * only the report of its exit is held, to keep that window open.
- */
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { alive, eventually, removeRoots, tempRoot } from '../cli/cli-helpers.js';
-import { hallSpawner, holdingSpawner, oneWarmEntry } from '../support/warm-bridges.js';
+import { hallSpawner, holdingSpawner, oneWarmEntry, scriptedRunRequest, tellingWatcher } from '../support/warm-bridges.js';
 
 afterAll(() => removeRoots());
 
@@ -32,25 +23,7 @@ describe('the hand-over to a warm bridge', () => {
       await eventually(() => expect(held).toHaveLength(1), 10_000, 10);
 
       const told: string[] = [];
-      const handOver = bridges.handOver(
-        spare?.id ?? '',
-        {
-          command: process.execPath,
-          args: [],
-          env: {},
-          cwd: root,
-          stdoutPath: path.join(root, 'warm-1.events.jsonl'),
-          stderrPath: path.join(root, 'warm.log'),
-          runId: 'warm-1',
-          bridgeArgs: [],
-        },
-        {
-          spawned: (p) => told.push(`spawned ${p}`),
-          failed: (e) => told.push(`failed ${e}`),
-          exited: () => told.push('exited'),
-          lost: () => {},
-        },
-      );
+      const handOver = bridges.handOver(spare?.id ?? '', scriptedRunRequest(root, 'warm-1', 'answer hello'), tellingWatcher(told));
       expect(handOver).toBeNull();
       // Its exit, reported now, starts another in its place; the run that took it was told nothing.
       held.shift()?.();
