@@ -22,6 +22,7 @@ import { killGroup, signalGroup } from '../adapters/os/process-group.js';
 import { processAlive } from '../adapters/os/process-alive.js';
 import { RaiderStderr } from '../adapters/os/stderr-spool.js';
 import { canonicalLine } from '../protocol/canonical-line.js';
+import { readLines } from '../protocol/line-reader.js';
 import {
   type BridgeHandOver,
   HANDOVER_VERSION,
@@ -85,7 +86,7 @@ export interface SparePool {
 }
 
 /** The longest line a spare says (`ready`, `exit CODE`), with room to spare. */
-const MAX_LINE_CHARS = 256;
+const MAX_LINE_BYTES = 256;
 /** A spare's own limit past the hall's `warm_idle`: it ends by itself only when the hall is stuck. */
 const BACKSTOP_S = 60;
 
@@ -110,10 +111,9 @@ function tell(spare: Spare, event: WarmSpareEvent): void {
   if (spare.machine.getSnapshot().status === 'active') spare.machine.send(event);
 }
 
-/** Starting or ready: one the entry keeps. */
+/** Starting or ready: one the entry keeps (its machine says so). */
 function isUnused(spare: Spare): boolean {
-  const snapshot = spare.machine.getSnapshot();
-  return snapshot.matches('starting') || snapshot.matches('ready');
+  return spare.machine.getSnapshot().hasTag('unused');
 }
 
 /** The entries that keep bridges warm, from the config. */
@@ -337,21 +337,17 @@ export class WarmBridges implements SparePool {
 
   /** Its word that it is loaded, and once handed a run, its exit code as it exits; any other line is ignored. */
   private listen(spare: Spare, stdin: Duplex): void {
-    let heard = '';
     stdin.on('error', () => {});
-    stdin.setEncoding('utf8');
-    stdin.on('data', (chunk: string) => {
-      heard += chunk;
-      for (let end = heard.indexOf('\n'); end >= 0; end = heard.indexOf('\n')) {
-        const line = heard.slice(0, end + 1);
-        heard = heard.slice(end + 1);
-        if (line === SPARE_READY_LINE) spare.machine.send({ type: 'ready' });
-        const code = spareExitCode(line.slice(0, -1));
+    // Its lines are short: a longer one is none of them, and is skipped.
+    readLines(
+      stdin,
+      (line) => {
+        if (`${line}\n` === SPARE_READY_LINE) spare.machine.send({ type: 'ready' });
+        const code = spareExitCode(line);
         if (code !== null) spare.machine.send({ type: 'said', code });
-      }
-      // Its lines are short: a longer one is none of them.
-      if (heard.length > MAX_LINE_CHARS) heard = '';
-    });
+      },
+      { maxBytes: MAX_LINE_BYTES },
+    );
   }
 
   /** What the spare's machine decided, done. */
@@ -387,7 +383,7 @@ export class WarmBridges implements SparePool {
   /** An unhanded spare that ended: replaced at once, or after a wait when it failed to start. */
   private replace(spare: Spare, how: SpareEnd): void {
     const { entry } = spare;
-    if (how === 'byHall' || this.closing) {
+    if (how === 'byHall') {
       // Replaced, unless the hall stops (fill starts nothing then).
       this.fill(entry);
       return;

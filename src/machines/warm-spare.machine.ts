@@ -79,6 +79,7 @@ export const warmSpareMachine = setup({
     input: WarmSpareInput;
     events: WarmSpareEvent;
     emitted: WarmSpareEffect;
+    tags: 'unused';
   },
   delays: {
     idle: ({ context }) => context.idleMs,
@@ -106,7 +107,9 @@ export const warmSpareMachine = setup({
     close: { actions: 'forgetRefill' },
   },
   states: {
+    // Starting or ready: a spare its entry keeps (the pool counts these against `keep_warm`).
     starting: {
+      tags: ['unused'],
       on: {
         ready: 'ready',
         close: 'ending',
@@ -114,6 +117,7 @@ export const warmSpareMachine = setup({
       },
     },
     ready: {
+      tags: ['unused'],
       entry: emit({ type: 'readied' }),
       initial: 'fresh',
       states: {

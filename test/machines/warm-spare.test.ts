@@ -72,6 +72,23 @@ describe('a warm spare starting', () => {
   });
 });
 
+describe('which spares an entry keeps', () => {
+  it('counts one starting or ready as unused, and no longer once it is taken, handed or ending', () => {
+    const unused = (s: ReturnType<typeof spare>) => s.actor.getSnapshot().hasTag('unused');
+    const s = spare();
+    expect(unused(s)).toBe(true);
+    s.send('spawned', 'ready');
+    expect(unused(s)).toBe(true);
+    s.send('take');
+    expect(unused(s)).toBe(false);
+    s.send('handed');
+    expect(unused(s)).toBe(false);
+    const idle = spare();
+    idle.send('spawned', 'close');
+    expect(unused(idle)).toBe(false);
+  });
+});
+
 describe('a warm spare ready and unused', () => {
   it('is ended after its idle time, not a millisecond sooner; its end is the hall’s', () => {
     const s = spare();

@@ -10,15 +10,11 @@ import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-serv
 import { HallSpawner } from '../../src/adapters/os/hall-spawner.js';
 import { processAlive } from '../../src/adapters/os/process-alive.js';
 import { resolveAcpBridgeCommand } from '../../src/actors/raider-command.js';
-import { type HandOverRequest, type SpareSpawner, WarmBridges } from '../../src/actors/warm-bridges.js';
+import { type HandOverRequest, type SpareSpawner, type SpareStatus, WarmBridges } from '../../src/actors/warm-bridges.js';
 import { eventually, request, SCRIPTED_ACP_AGENT } from './hall-client.js';
 
 /** One warm bridge of an entry, as `status` lists it. */
-export interface WarmSpare {
-  pid: number | null;
-  ready: boolean;
-  age: number;
-}
+export type WarmSpare = SpareStatus;
 
 /** The unused warm bridges of `entry` (default `warm`) of the hall in `root`. */
 export async function warmSpares(root: string, entry = 'warm'): Promise<WarmSpare[]> {

@@ -197,7 +197,7 @@ export class StderrSpool {
 }
 
 /** A raider's start as far as its stderr goes (these fields of fork-server.ts's SpawnRequest). */
-export interface StderrRoute {
+interface StderrRoute {
   stdoutPath: string;
   stderrPath: string;
   stderrPrefix?: string;
