@@ -38,6 +38,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { client, methods, ndJsonStream } from '@agentclientprotocol/sdk';
+import { z } from 'zod';
+import { parseJsonLine } from '../src/protocol/json-line.js';
 import {
   argNumber,
   Client,
@@ -68,19 +70,14 @@ const AGENT = path.join(REPO, 'test', 'fixtures', 'scripted-acp-agent.mjs');
 /** Where each agent's `answer` says when its process began, sent its first chunk and its answer (epoch ms). */
 const AGENT_TIMES = path.join(tempRoot('acp-agent-times'), 'times.jsonl');
 
-interface AgentTimes {
-  origin: number;
-  first: number;
-  answer: number;
-}
+const agentTimesSchema = z.object({ origin: z.number(), first: z.number(), answer: z.number() });
 
 /** The last agent's times: the runs go one at a time. */
-function lastAgentTimes(): AgentTimes {
+function lastAgentTimes(): z.infer<typeof agentTimesSchema> {
   const lines = fs.readFileSync(AGENT_TIMES, 'utf8').trim().split('\n');
-  const times: unknown = JSON.parse(lines.at(-1) ?? '{}');
-  if (typeof times !== 'object' || times === null || !('origin' in times) || !('first' in times) || !('answer' in times))
-    throw new Error('no agent times');
-  return { origin: Number(times.origin), first: Number(times.first), answer: Number(times.answer) };
+  const times = parseJsonLine(lines.at(-1) ?? '', agentTimesSchema);
+  if (times === null) throw new Error(`no agent times in ${AGENT_TIMES}`);
+  return times;
 }
 const TARGET_ADDED_MS = 15;
 const TARGET_ADDED_PSS_MIB = 20;

@@ -1,15 +1,6 @@
-/**
- * An ACP agent's permission question (`session/request_permission`) is the
- * hall's question: asked on the run's permission channel, answered from the
- * hall's faces (the socket's `answer` and the dashboard's HTTP answer, with
- * `questions: { dashboard: true }`) or refused by `permission_timeout`, and the answer
- * is the agent's matching option (docs/agents.md). A cancel withdraws a
- * question still open.
- */
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { type EventTap, type Json, tapEvents, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
+import { type EventTap, type Json, readJsonLines, tapEvents, SCRIPTED_ACP_AGENT } from '../support/hall-client.js';
 import { apiGet, apiPost, boardOf } from '../dashboard/dashboard-support.js';
 import { doneOf, eventsFile, type FileHall, hall, hallForFile, removeRoots, request, socketOf } from './cli-helpers.js';
 
@@ -39,12 +30,11 @@ async function whenAsked(on: FileHall, mission: string, then: (run: Json, asked:
 
 const answer = (run: Json, word: string) => request(socketOf(file.root), { cmd: 'answer', run: run.id, question: 'q1', answer: word });
 
-function runEvents(id: string, root = file.root): Array<Record<string, unknown>> {
-  const lines = fs.readFileSync(eventsFile(root, id), 'utf8').trim().split('\n');
-  return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+function runEvents(id: string, root = file.root): Json[] {
+  return readJsonLines(eventsFile(root, id));
 }
 
-function permissionEvents(id: string, root = file.root): Array<Record<string, unknown>> {
+function permissionEvents(id: string, root = file.root): Json[] {
   return runEvents(id, root).filter((e) => e.type === 'permission');
 }
 

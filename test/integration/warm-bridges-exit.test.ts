@@ -1,14 +1,3 @@
-/**
- * The end of a run handed to a warm bridge (docs/agents.md, "Warm bridges"):
- * the bridge says its exit code on the socket it was handed the run on as it
- * exits, and the pool tells the run then, not once the kernel has taken the
- * process apart and the spawner has reported the exit. The replacement bridge
- * starts once the run's end has been told (runEnded), not beside it. The
- * hall's real spawner starts the real bridge and a real agent; only the
- * spawner's reports of exits are held, so the run can hear of its end only by
- * the bridge's word.
- */
-import fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import { Duplex, PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,6 +5,7 @@ import type { SpawnRequest, SpawnWatcher } from '../../src/adapters/os/fork-serv
 import { WarmBridges } from '../../src/actors/warm-bridges.js';
 import { alive, eventually, removeRoots, tempRoot } from '../cli/cli-helpers.js';
 import { settle } from '../support/fake-actors.js';
+import { readJsonLines } from '../support/hall-client.js';
 import { hallSpawner, holdingSpawner, oneWarmEntry, scriptedRunRequest, tellingWatcher } from '../support/warm-bridges.js';
 
 afterAll(() => removeRoots());
@@ -41,12 +31,7 @@ describe('the end of a run handed to a warm bridge', () => {
       await eventually(() => expect(told).toContain('exited 0 null'), 20_000, 10);
       // Nothing reported the exit to the pool: the run heard it from the bridge.
       expect(told).toEqual([`spawned ${spare?.pid}`, 'exited 0 null']);
-      const finished = fs
-        .readFileSync(events, 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as { type: string; status?: string; response?: string })
-        .filter((e) => e.type === 'run.finished');
+      const finished = readJsonLines(events).filter((e) => e.type === 'run.finished');
       expect(finished).toMatchObject([{ status: 'completed', response: 'hello' }]);
       await eventually(() => expect(alive(spare?.pid ?? 0)).toBe(false), 10_000, 10);
 

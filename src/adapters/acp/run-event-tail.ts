@@ -11,8 +11,6 @@ import { lineSink, MAX_LINE_BYTES, type LineFault, type LineSink } from '../../p
 import { JsonObject, parseJsonLine } from '../../protocol/json-line.js';
 
 const POLL_MS = 250;
-/** An events-file line the tail hands on: any JSON object (the ACP mapping picks what it knows). */
-
 /** What follows one run's events for an ACP stream: a local file, or the cluster's copy of a run on another hall. */
 export interface RunEventSource {
   start(): void;

@@ -106,8 +106,9 @@ export function registerLogsCommand(program: Command): void {
         await followRunLog(socketOf(dir), id, run.live.log_path, (line) => (opts.json ? `${JSON.stringify({ id, line })}\n` : `${line}\n`));
         return;
       }
-      // Not followed, or already ended: the run's lines of its log as the hall has them.
-      const { id, log } = await logOf(dir, run.id);
+      // Not followed, or already ended: the run's lines of its log as the hall has them (a followed
+      // name is looked up once, above).
+      const { id, log } = opts.follow ? { id: run.id, log: await runLogText(dir, run.id) } : await logOf(dir, asked);
       if (!opts.json) process.stdout.write(log);
       else if (opts.follow)
         for (const line of log
