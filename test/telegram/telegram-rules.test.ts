@@ -5,6 +5,7 @@ import { DEFAULT_POLL_BACKOFF, DEFAULT_SEND_POLICY, pollRetryDelay, sendRetry } 
 import { callbackData, readCallbackData } from '../../src/domain/telegram-question.js';
 import {
   botIdOf,
+  questionChatOf,
   questionsChatBinding,
   readQuestionsChatBinding,
   readTelegramBinding,
@@ -208,6 +209,23 @@ describe('permission questions in a chat: callback data and bindings', () => {
     expect(readQuestionsChatBinding(questionsChatBinding('ops_bot'))).toBe('ops_bot');
     expect(readQuestionsChatBinding(telegramBinding('ops', 42))).toBeNull();
     expect(readQuestionsChatBinding(undefined)).toBeNull();
+  });
+
+  it("says which chat (and topic) a bot asks a binding's run's questions in, or that it asks none", () => {
+    const ops = { name: 'ops', questions: true, questions_chat: '-100900', questions_thread: 3 };
+    // A run of one of the bot's chats: that chat, or its topic.
+    expect(questionChatOf(ops, telegramBinding('ops', 42))).toEqual({ chatId: '42' });
+    expect(questionChatOf(ops, telegramBinding('ops', -100500, 7))).toEqual({ chatId: '-100500', threadId: 7 });
+    // Not with `questions` off, and never in another bot's chat.
+    expect(questionChatOf({ ...ops, questions: false }, telegramBinding('ops', 42))).toBeNull();
+    expect(questionChatOf(ops, telegramBinding('other', 42))).toBeNull();
+    // A run of no chat, or bound to this bot's questions chat: its questions_chat (and topic); none without one.
+    expect(questionChatOf(ops, undefined)).toEqual({ chatId: '-100900', threadId: 3 });
+    expect(questionChatOf(ops, 'acp:abc')).toEqual({ chatId: '-100900', threadId: 3 });
+    expect(questionChatOf(ops, questionsChatBinding('ops'))).toEqual({ chatId: '-100900', threadId: 3 });
+    expect(questionChatOf({ name: 'ops', questions: true }, undefined)).toBeNull();
+    // Another bot's questions chat is that bot's to ask in.
+    expect(questionChatOf(ops, questionsChatBinding('other'))).toBeNull();
   });
 
   it('reads a button press: who, which message, what data; a press without a message is ignored', () => {
